@@ -1,0 +1,126 @@
+"""Reads Anchor's configuration from the environment and fails loudly on bad values.
+
+Every error names the variable and says what a good value looks like, because the usual reader
+is someone editing an MCP client's JSON configuration, not this code.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from django.core.exceptions import ImproperlyConfigured
+
+WORKSPACE_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+MAX_ACTOR_ID_LENGTH = 300
+
+
+def env_str(name: str, default: str) -> str:
+    value = os.environ.get(name)
+    return default if value is None else value
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    lowered = raw.strip().lower()
+    if lowered in {"1", "true", "yes", "on"}:
+        return True
+    if lowered in {"0", "false", "no", "off"}:
+        return False
+    raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean; use 1/0, true/false or yes/no.")
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return default
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def workspace_id_from_env() -> str:
+    value = env_str("ANCHOR_WORKSPACE_ID", "local").strip()
+    if not WORKSPACE_ID_PATTERN.match(value):
+        raise ImproperlyConfigured(
+            f"ANCHOR_WORKSPACE_ID={value!r} is not a valid workspace ID; use 1-64 letters, "
+            "digits, '.', '_' or '-', starting with a letter or digit (for example 'local')."
+        )
+    return value
+
+
+def actor_id_from_env() -> str:
+    value = env_str("ANCHOR_ACTOR_ID", "local-agent").strip()
+    if not value or len(value) > MAX_ACTOR_ID_LENGTH or any(ord(c) < 32 for c in value):
+        raise ImproperlyConfigured(
+            f"ANCHOR_ACTOR_ID={value!r} is not a valid actor ID; use 1-{MAX_ACTOR_ID_LENGTH} "
+            "printable characters (for example 'local-agent')."
+        )
+    return value
+
+
+def sqlite_path_from_env() -> Path:
+    raw = env_str("ANCHOR_DB_PATH", "anchor.db").strip()
+    if not raw:
+        raise ImproperlyConfigured(
+            "ANCHOR_DB_PATH is empty; set it to the SQLite file to use (for example "
+            "/home/me/anchor.db) or unset it to use anchor.db in the working directory."
+        )
+    path = Path(raw).expanduser()
+    if not path.is_absolute():
+        path = Path.cwd() / path
+    if path.is_dir():
+        raise ImproperlyConfigured(
+            f"ANCHOR_DB_PATH={raw!r} is a directory; point it at a file inside it, "
+            f"for example {str(path / 'anchor.db')!r}."
+        )
+    if not path.parent.is_dir():
+        raise ImproperlyConfigured(
+            f"ANCHOR_DB_PATH={raw!r}: the directory {str(path.parent)!r} does not exist; "
+            "create it first or choose another path."
+        )
+    return path
+
+
+def database_from_env() -> dict[str, Any]:
+    """DATABASE_URL (PostgreSQL) wins when set; otherwise the embedded SQLite file."""
+    url = os.environ.get("DATABASE_URL", "").strip()
+    if url:
+        import dj_database_url
+
+        if not url.startswith(("postgres://", "postgresql://", "pgsql://")):
+            raise ImproperlyConfigured(
+                "DATABASE_URL must be a PostgreSQL URL such as "
+                "postgres://user:password@host:5432/anchor; unset it to use the SQLite file "
+                "named by ANCHOR_DB_PATH."
+            )
+        try:
+            config = dj_database_url.parse(url, conn_max_age=0)
+        except Exception as exc:  # the parser raises several types; all mean a bad URL
+            raise ImproperlyConfigured(f"DATABASE_URL could not be parsed: {exc}") from exc
+        if not config.get("NAME"):
+            raise ImproperlyConfigured(
+                "DATABASE_URL names no database; add one after the host, e.g. .../anchor."
+            )
+        config.setdefault("TEST", {})
+        return config
+    return {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": str(sqlite_path_from_env()),
+        "OPTIONS": {
+            # BEGIN IMMEDIATE takes the write lock up front, so two writers queue on the busy
+            # timeout instead of failing with "database is locked" when a read upgrades.
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 60,
+            # WAL lets readers run beside the writer; synchronous=FULL makes every acknowledged
+            # commit survive power loss, not just a process crash.
+            "init_command": (
+                "PRAGMA journal_mode=WAL;"
+                "PRAGMA synchronous=FULL;"
+                "PRAGMA foreign_keys=ON;"
+                "PRAGMA busy_timeout=60000;"
+            ),
+        },
+    }

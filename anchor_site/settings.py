@@ -1,0 +1,109 @@
+"""Django settings for Anchor: one readable module, configured from the environment."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from django.core.management.utils import get_random_secret_key
+
+from anchor_site.env import (
+    actor_id_from_env,
+    database_from_env,
+    env_bool,
+    env_list,
+    env_str,
+    workspace_id_from_env,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+DEBUG = env_bool("DJANGO_DEBUG", False)
+# A per-process random key is safe for the stdio server (it signs nothing that outlives the
+# process); the HTTP deployment must set SECRET_KEY, which a system check enforces.
+SECRET_KEY = env_str("SECRET_KEY", "") or get_random_secret_key()
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_extensions",
+    "mcp_server",
+    "records",
+    "workflow",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "anchor_site.urls"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+WSGI_APPLICATION = "anchor_site.wsgi.application"
+
+DATABASES = {"default": database_from_env()}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+
+# Scope of the stdio server. Over HTTP the authenticated user decides instead.
+ANCHOR_WORKSPACE_ID = workspace_id_from_env()
+ANCHOR_ACTOR_ID = actor_id_from_env()
+
+# Read once by django-mcp-server at import time.
+DJANGO_MCP_GLOBAL_SERVER_CONFIG = {
+    "name": "anchor",
+    "instructions": None,  # filled in by workflow.instructions at app start-up
+}
+# The package's "get_server_instructions" tool duplicates the initialize result; agents get the
+# instructions there already.
+DJANGO_MCP_GET_SERVER_INSTRUCTIONS_TOOL = False
+
+# Everything goes to stderr: stdout of mcp_serve carries JSON-RPC only.
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {
+        "stderr": {"class": "logging.StreamHandler", "stream": sys.stderr, "formatter": "plain"}
+    },
+    "root": {"handlers": ["stderr"], "level": env_str("ANCHOR_LOG_LEVEL", "WARNING").upper()},
+}
