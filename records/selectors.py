@@ -1,0 +1,1 @@
+"""Every read of the store. (Being written.)"""

@@ -1,0 +1,101 @@
+"""Shared fixtures: write contexts and the small hiring demo every area's tests build on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from records import services
+from records.models import Collection, Record
+from records.services import CollectionFields, WriteContext
+
+WORKSPACE = "local"
+OTHER_WORKSPACE = "elsewhere"
+ACTOR = "local-agent"
+
+
+@pytest.fixture
+def ctx(db) -> WriteContext:
+    services.workspace_ensure(WORKSPACE)
+    return WriteContext(workspace_id=WORKSPACE, actor_id=ACTOR, decision_reason="test setup")
+
+
+@pytest.fixture
+def other_ctx(db) -> WriteContext:
+    services.workspace_ensure(OTHER_WORKSPACE)
+    return WriteContext(workspace_id=OTHER_WORKSPACE, actor_id=ACTOR, decision_reason="setup")
+
+
+def make_collection(ctx: WriteContext, name: str, purpose: str | None = None) -> Collection:
+    return services.collection_create(
+        ctx=ctx,
+        fields=CollectionFields.validated(
+            name=name,
+            purpose=purpose or f"Track {name}",
+            record_meaning=f"One of the {name}",
+            typical_fields=["notes"],
+            relationship_guidance="",
+        ),
+    )
+
+
+def make_record(ctx: WriteContext, collection: Collection, title: str, **data) -> Record:
+    return services.record_create(ctx=ctx, collection_id=collection.pk, title=title, data=data)
+
+
+def link(ctx: WriteContext, source: Record, relationship_type: str, target: Record):
+    rel, _ = services.relationship_create(
+        ctx=ctx, source_id=source.pk, relationship_type=relationship_type, target_id=target.pk
+    )
+    return rel
+
+
+@dataclass
+class Hiring:
+    people: Collection
+    openings: Collection
+    applications: Collection
+    interviews: Collection
+    feedback: Collection
+    kirat: Record
+    abhishek: Record
+    rahul_backend: Record
+    rahul_frontend: Record
+    backend: Record
+    frontend: Record
+    kirat_backend: Record
+    kirat_frontend: Record
+    abhishek_backend: Record
+    coding_interview: Record
+
+
+@pytest.fixture
+def hiring(ctx: WriteContext) -> Hiring:
+    """Kirat, Abhishek and two Rahuls; two openings; applications; one coding interview."""
+    people = make_collection(ctx, "people", "People we are hiring or working with")
+    openings = make_collection(ctx, "openings", "Open roles we are hiring for")
+    applications = make_collection(ctx, "applications", "A person's application to an opening")
+    interviews = make_collection(ctx, "interviews", "Interviews held for an application")
+    feedback = make_collection(ctx, "feedback", "An interviewer's assessment of an interview")
+    kirat = make_record(ctx, people, "Kirat", email="kirat@example.com")
+    abhishek = make_record(ctx, people, "Abhishek")
+    rahul_backend = make_record(ctx, people, "Rahul", team="backend", city="Pune")
+    rahul_frontend = make_record(ctx, people, "Rahul", team="frontend", city="Delhi")
+    backend = make_record(ctx, openings, "Junior Backend", level="junior")
+    frontend = make_record(ctx, openings, "Senior Frontend", level="senior")
+    kirat_backend = make_record(ctx, applications, "Kirat - Junior Backend", stage="interview")
+    kirat_frontend = make_record(ctx, applications, "Kirat - Senior Frontend", stage="applied")
+    abhishek_backend = make_record(ctx, applications, "Abhishek - Junior Backend")
+    coding = make_record(ctx, interviews, "Kirat backend coding interview", kind="coding")
+    link(ctx, kirat_backend, "applicant", kirat)
+    link(ctx, kirat_backend, "opening", backend)
+    link(ctx, kirat_frontend, "applicant", kirat)
+    link(ctx, kirat_frontend, "opening", frontend)
+    link(ctx, abhishek_backend, "applicant", abhishek)
+    link(ctx, abhishek_backend, "opening", backend)
+    link(ctx, coding, "for_application", kirat_backend)
+    return Hiring(
+        people, openings, applications, interviews, feedback, kirat, abhishek, rahul_backend,
+        rahul_frontend, backend, frontend, kirat_backend, kirat_frontend, abhishek_backend, coding,
+    )

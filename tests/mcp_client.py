@@ -1,0 +1,42 @@
+"""Drive the real MCP server object in process, from synchronous pytest-django tests.
+
+Tools run through sync_to_async(thread_sensitive=True), which executes them on the calling
+thread here, so they see the test's database transaction.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from mcp.shared.memory import create_connected_server_and_client_session
+from mcp_server.djangomcp import global_mcp_server
+
+
+async def _call(name: str, arguments: dict[str, Any]) -> Any:
+    async with create_connected_server_and_client_session(global_mcp_server._mcp_server) as s:
+        return await s.call_tool(name, arguments)
+
+
+async def _list() -> Any:
+    async with create_connected_server_and_client_session(global_mcp_server._mcp_server) as s:
+        return await s.list_tools()
+
+
+def call_tool_raw(name: str, arguments: dict[str, Any] | None = None) -> Any:
+    return async_to_sync(_call)(name, arguments or {})
+
+
+def call_tool(name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The tool's envelope ({"ok": ...}) as the client sees it in structuredContent."""
+    result = call_tool_raw(name, arguments)
+    assert not result.isError, f"{name} failed at the protocol level: {result.content}"
+    envelope = result.structuredContent
+    if envelope is None:  # fall back to the text block, which carries the same JSON
+        envelope = json.loads(result.content[0].text)
+    return envelope
+
+
+def list_tools() -> list[Any]:
+    return async_to_sync(_list)().tools

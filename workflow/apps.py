@@ -1,0 +1,12 @@
+from django.apps import AppConfig
+
+
+class WorkflowConfig(AppConfig):
+    name = "workflow"
+    verbose_name = "Agent workflow"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from workflow.instructions import install_server_instructions
+
+        install_server_instructions()
