@@ -241,3 +241,35 @@ class RevisionCounter(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key}={self.value}"
+
+
+class ClarificationReview(models.Model):
+    """A person's verdict on what an agent reported the user said, for one audit event.
+
+    Audit events are append-only, so the verdict lives beside them; several reviews of one event
+    may exist and the latest stands (the earlier ones stay as the trail of who changed their mind).
+    """
+
+    CONFIRMED = "confirmed"
+    DISPUTED = "disputed"
+    STATES = [(CONFIRMED, "Confirmed"), (DISPUTED, "Disputed")]
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.PROTECT, related_name="+")
+    audit_event = models.ForeignKey(
+        AuditEvent, on_delete=models.PROTECT, related_name="clarification_reviews"
+    )
+    state = models.CharField(max_length=20, choices=STATES)
+    reviewer_id = models.CharField(max_length=300)
+    note = models.TextField(max_length=2000, blank=True, default="")
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(
+                fields=["audit_event", "created_at", "id"], name="clarification_review_event"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.state} by {self.reviewer_id} on event {self.audit_event_id}"
