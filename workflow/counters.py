@@ -1,0 +1,66 @@
+"""Reading and locking the revision counters that review tickets depend on.
+
+A counter with no row has never moved: its value is 0. The triggers in records keep them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from records.models import RevisionCounter, Workspace
+
+CATALOG = "catalog"
+ALL_NAMES = "names:*"
+
+
+def names_key(collection_id: str | None) -> str:
+    return f"names:{collection_id}" if collection_id else ALL_NAMES
+
+
+def links_key(record_id: str) -> str:
+    return f"links:{record_id}"
+
+
+def counter_values(workspace_id: str, keys: Iterable[str]) -> dict[str, int]:
+    wanted = sorted(set(keys))
+    found = dict(
+        RevisionCounter.objects.filter(workspace_id=workspace_id, key__in=wanted).values_list(
+            "key", "value"
+        )
+    )
+    return {key: found.get(key, 0) for key in wanted}
+
+
+def lock_counters(workspace_id: str, keys: Iterable[str]) -> dict[str, int]:
+    """Current values, with the rows locked until the transaction ends.
+
+    Missing rows are created first so there is something to lock: otherwise two PostgreSQL
+    transactions could both see "0" and both commit a write the other's review did not see.
+    SQLite needs none of this (BEGIN IMMEDIATE already serialises writers) but it is harmless.
+    """
+    wanted = sorted(set(keys))
+    if not wanted:
+        return {}
+    Workspace.objects.get_or_create(id=workspace_id)
+    existing = set(
+        RevisionCounter.objects.filter(workspace_id=workspace_id, key__in=wanted).values_list(
+            "key", flat=True
+        )
+    )
+    missing = [
+        RevisionCounter(workspace_id=workspace_id, key=k, value=0)
+        for k in wanted
+        if k not in existing
+    ]
+    if missing:
+        RevisionCounter.objects.bulk_create(missing, ignore_conflicts=True)
+    rows = (
+        RevisionCounter.objects.select_for_update()
+        .filter(workspace_id=workspace_id, key__in=wanted)
+        .order_by("key")
+    )
+    return {row.key: row.value for row in rows}
+
+
+def moved_counters(expected: dict[str, int], current: dict[str, int]) -> list[str]:
+    return sorted(key for key, value in expected.items() if current.get(key, 0) != value)

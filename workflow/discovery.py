@@ -1,0 +1,227 @@
+"""discover_collections: the whole catalog plus lexical hints, before organising anything.
+
+The server supplies lexical evidence (similar names, shared purpose words); deciding whether two
+collections mean the same thing is the agent's job, so the full catalog is always returned.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Any
+
+from django.db.models import Count, Q
+
+from records import validation as v
+from records.models import Collection, Record
+from records.names import normalize_name
+from workflow.counters import CATALOG
+from workflow.models import ReviewTicket
+from workflow.name_index import similarity
+from workflow.scope import Scope
+from workflow.tickets import issue_ticket
+
+MAX_CATALOG = 200
+SAMPLES_PER_COLLECTION = 3
+NAME_SIMILARITY = 0.6
+# Words too common to say anything about overlap between two purposes.
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "one",
+        "or",
+        "our",
+        "that",
+        "the",
+        "their",
+        "them",
+        "these",
+        "this",
+        "to",
+        "track",
+        "tracking",
+        "we",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "with",
+        "record",
+        "records",
+        "store",
+        "keep",
+        "list",
+        "each",
+        "per",
+        "about",
+        "any",
+        "all",
+    ]
+)
+WORD = re.compile(r"\w+")
+
+
+def _words(text: str) -> set[str]:
+    words = set()
+    for word in WORD.findall(normalize_name(text)):
+        if word in STOPWORDS or len(word) < 3:
+            continue
+        # Crude plural folding so "expenses" meets "expense"; lexical evidence only.
+        words.add(word[:-1] if word.endswith("s") and len(word) > 3 else word)
+    return words
+
+
+def _suggestion(collection: dict[str, Any], name: str, purpose_words: set[str]):
+    normalized = normalize_name(name)
+    reasons: list[str] = []
+    score = 0.0
+    names = [(collection["name"], False), *((a, True) for a in collection["aliases"])]
+    for candidate, is_alias in names:
+        kind = "alias" if is_alias else "name"
+        candidate_normalized = normalize_name(candidate)
+        if candidate_normalized == normalized:
+            reasons.append(f"exact {kind} match: {candidate!r}")
+            score = 1.0
+            continue
+        ratio = similarity(normalized, candidate_normalized)
+        singular = _words(normalized) & _words(candidate_normalized)
+        if ratio >= NAME_SIMILARITY:
+            reasons.append(f"similar {kind} {candidate!r} (score {ratio:.2f})")
+            score = max(score, ratio)
+        elif singular:
+            reasons.append(f"{kind} {candidate!r} shares the word(s) {sorted(singular)}")
+            score = max(score, 0.5)
+    described = " ".join(
+        [
+            collection["purpose"],
+            collection["record_meaning"],
+            " ".join(collection["typical_fields"]),
+        ]
+    )
+    shared = purpose_words & _words(described)
+    if shared:
+        reasons.append(f"purpose shares the word(s) {sorted(shared)}")
+        score = max(score, min(0.9, 0.3 + 0.1 * len(shared)))
+    if not reasons:
+        return None
+    return {
+        "collection_id": collection["collection_id"],
+        "name": collection["name"],
+        "score": round(score, 3),
+        "exact": score == 1.0,
+        "reasons": reasons,
+    }
+
+
+def catalog(workspace_id: str) -> tuple[list[dict[str, Any]], bool]:
+    """Up to MAX_CATALOG collections with aliases, active counts and sample records."""
+    rows = list(
+        Collection.objects.filter(workspace_id=workspace_id)
+        .annotate(active=Count("records", filter=Q(records__archived_at__isnull=True)))
+        .prefetch_related("aliases")
+        .order_by("name", "id")[: MAX_CATALOG + 1]
+    )
+    truncated = len(rows) > MAX_CATALOG
+    rows = rows[:MAX_CATALOG]
+    samples: dict[str, list[dict[str, str]]] = defaultdict(list)
+    # One small query per collection, bounded by MAX_CATALOG and served by the record_page index.
+    for collection in rows:
+        for record_id, title in (
+            Record.objects.filter(collection=collection, archived_at__isnull=True)
+            .order_by("created_at", "id")
+            .values_list("id", "title")[:SAMPLES_PER_COLLECTION]
+        ):
+            samples[collection.pk].append({"record_id": record_id, "title": title})
+    entries = [
+        {
+            "collection_id": c.pk,
+            "name": c.name,
+            "purpose": c.purpose,
+            "record_meaning": c.record_meaning,
+            "typical_fields": c.typical_fields,
+            "relationship_guidance": c.relationship_guidance,
+            "aliases": [a.alias for a in c.aliases.all()],
+            "requires_approval": c.requires_approval,
+            "active_record_count": c.active,
+            "sample_records": samples[c.pk],
+        }
+        for c in rows
+    ]
+    return entries, truncated
+
+
+def discover_collections(scope: Scope, *, name: Any, purpose: Any) -> dict[str, Any]:
+    name_text = v.name(name)
+    purpose_text = v.description(purpose, "purpose")
+    entries, truncated = catalog(scope.workspace_id)
+    purpose_words = _words(purpose_text) | _words(name_text)
+    suggestions = [
+        s for s in (_suggestion(entry, name_text, purpose_words) for entry in entries) if s
+    ]
+    suggestions.sort(key=lambda s: (-s["score"], s["name"]))
+    exact = next((s for s in suggestions if s["exact"]), None)
+    if truncated:
+        message = (
+            f"The workspace has more than {MAX_CATALOG} collections and only the first "
+            f"{MAX_CATALOG} are shown, so this review is incomplete and cannot authorize "
+            "creating a collection."
+        )
+    elif exact:
+        message = (
+            f"A collection named {exact['name']!r} already exists: reuse it. Creating the same "
+            "name again returns it unchanged."
+        )
+    elif suggestions:
+        message = (
+            "Some collections look related. Read their purposes: reuse one if it fits; creating "
+            "a new one needs a clarification saying how it differs."
+        )
+    else:
+        message = (
+            "No lexical overlap found, but meaning can overlap without shared words: read every "
+            "catalog entry before creating a new collection."
+        )
+    answer = {
+        "status": "incomplete" if truncated else "complete",
+        "suggestions": suggestions,
+        "catalog_ids": [e["collection_id"] for e in entries],
+    }
+    ticket = issue_ticket(
+        scope,
+        kind=ReviewTicket.DISCOVERY,
+        request={
+            "name": name_text,
+            "normalized_name": normalize_name(name_text),
+            "purpose": purpose_text,
+        },
+        answer=answer,
+        counter_keys=[CATALOG],
+    )
+    return {
+        "discovery_id": ticket.pk,
+        "status": answer["status"],
+        "message": message,
+        "suggestions": suggestions,
+        "catalog": entries,
+        "catalog_truncated": truncated,
+        "expires_at": ticket.expires_at.isoformat(),
+    }

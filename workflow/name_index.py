@@ -1,0 +1,160 @@
+"""Every title and alias in a scope, held in memory and matched with one rule on both backends.
+
+The list for a scope (a collection, or the whole workspace) is cached per process and rebuilt
+only when that scope's `names:` counter has moved, so a repeated resolution does not reload it.
+Similarity is rapidfuzz's normalized Indel ratio over normalized names: a ranking heuristic,
+never evidence of identity.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict, defaultdict
+from dataclasses import dataclass, field
+
+from rapidfuzz import fuzz, process
+
+from records.models import Record, RecordAlias
+from records.names import normalize_name
+from workflow.counters import counter_values, names_key
+
+# Indel ratio 0.75 admits one transposition in a five-letter name ("kriat" ~ "kirat" = 0.80) and
+# one missing letter in a longer one, and rejects names sharing only a few letters.
+SIMILARITY_THRESHOLD = 0.75
+MIN_FUZZY_LENGTH = 3
+MAX_SCOPE_RECORDS = 100_000
+CACHED_SCOPES = 32
+
+
+@dataclass
+class ScopeNames:
+    """Parallel lists of names; index i is one title or alias of record_ids[i]."""
+
+    revision: int
+    record_ids: list[str] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+    displays: list[str] = field(default_factory=list)
+    is_alias: list[bool] = field(default_factory=list)
+    exact: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    words: dict[str, set[int]] = field(default_factory=lambda: defaultdict(set))
+    record_count: int = 0
+
+    @property
+    def too_large(self) -> bool:
+        return self.record_count > MAX_SCOPE_RECORDS
+
+    def add(self, record_id: str, display: str, alias: bool) -> None:
+        normalized = normalize_name(display)
+        index = len(self.names)
+        self.record_ids.append(record_id)
+        self.names.append(normalized)
+        self.displays.append(display)
+        self.is_alias.append(alias)
+        self.exact[normalized].append(index)
+        for word in set(normalized.split()):
+            self.words[word].add(index)
+
+
+@dataclass(frozen=True)
+class NameMatch:
+    index: int
+    record_id: str
+    display: str
+    is_alias: bool
+    score: float
+    exact: bool
+    word_match: bool
+
+
+_cache: OrderedDict[tuple[str, str | None], ScopeNames] = OrderedDict()
+_lock = threading.Lock()
+
+
+def _load(workspace_id: str, collection_id: str | None, revision: int) -> ScopeNames:
+    scope = ScopeNames(revision=revision)
+    records = Record.objects.filter(workspace_id=workspace_id)
+    aliases = RecordAlias.objects.filter(workspace_id=workspace_id)
+    if collection_id:
+        records = records.filter(collection_id=collection_id)
+        aliases = aliases.filter(record__collection_id=collection_id)
+    scope.record_count = records.count()
+    if scope.too_large:
+        return scope
+    for record_id, title in records.values_list("id", "title").iterator(chunk_size=5000):
+        scope.add(record_id, title, alias=False)
+    for record_id, alias in aliases.values_list("record_id", "alias").iterator(chunk_size=5000):
+        scope.add(record_id, alias, alias=True)
+    return scope
+
+
+def scope_names(workspace_id: str, collection_id: str | None) -> ScopeNames:
+    """The scope's names, from cache when its names counter has not moved.
+
+    The counter is read before the names: a write racing the load leaves the cache one
+    revision behind (it is reloaded next time), never ahead of the counter a ticket records.
+    """
+    key = (workspace_id, collection_id)
+    counter = names_key(collection_id)
+    revision = counter_values(workspace_id, [counter])[counter]
+    with _lock:
+        cached = _cache.get(key)
+        if cached is not None and cached.revision == revision:
+            _cache.move_to_end(key)
+            return cached
+    loaded = _load(workspace_id, collection_id, revision)
+    with _lock:
+        _cache[key] = loaded
+        _cache.move_to_end(key)
+        while len(_cache) > CACHED_SCOPES:
+            _cache.popitem(last=False)
+    return loaded
+
+
+def clear_cache() -> None:
+    with _lock:
+        _cache.clear()
+
+
+def similarity(a: str, b: str) -> float:
+    """The one similarity rule, on already-normalized names, in 0..1."""
+    return fuzz.ratio(a, b) / 100.0
+
+
+def match_names(names: ScopeNames, normalized_query: str) -> list[NameMatch]:
+    """Exact matches, then similar spellings and whole-word matches (queries of 3+ chars)."""
+    found: dict[int, NameMatch] = {}
+
+    def keep(index: int, score: float, exact: bool, word: bool) -> None:
+        previous = found.get(index)
+        if previous is None or score > previous.score:
+            found[index] = NameMatch(
+                index,
+                names.record_ids[index],
+                names.displays[index],
+                names.is_alias[index],
+                score,
+                exact,
+                word,
+            )
+
+    for index in names.exact.get(normalized_query, []):
+        keep(index, 1.0, True, False)
+    if len(normalized_query) >= MIN_FUZZY_LENGTH:
+        for _, score, index in process.extract(
+            normalized_query,
+            names.names,
+            scorer=fuzz.ratio,
+            processor=None,
+            score_cutoff=SIMILARITY_THRESHOLD * 100,
+            limit=None,
+        ):
+            if index not in found:
+                keep(index, score / 100.0, False, False)
+        # "Rahul" should surface "Rahul Sharma": every query word is a word of the name.
+        words = normalized_query.split()
+        hits = set.intersection(*(names.words.get(w, set()) for w in words)) if words else set()
+        padded = f" {normalized_query} "
+        for index in hits:
+            if index not in found and padded in f" {names.names[index]} ":
+                keep(index, similarity(normalized_query, names.names[index]), False, True)
+    return sorted(found.values(), key=lambda m: (not m.exact, -m.score, m.index))

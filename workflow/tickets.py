@@ -1,0 +1,118 @@
+"""Issuing and checking review tickets: scoped to workspace and actor, fresh for 15 minutes."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.utils import timezone
+
+from records import validation as v
+from records.errors import STALE_REVIEW, AnchorError, invalid, not_found
+from records.ids import is_valid_id
+from records.services import workspace_ensure
+from workflow.counters import counter_values, moved_counters
+from workflow.models import ReviewTicket
+from workflow.scope import Scope
+
+TICKET_LIFETIME = timedelta(minutes=15)
+MAX_REVIEW_IDS = 12
+
+
+def issue_ticket(
+    scope: Scope,
+    *,
+    kind: str,
+    request: dict[str, Any],
+    answer: dict[str, Any],
+    counter_keys: list[str],
+) -> ReviewTicket:
+    workspace_ensure(scope.workspace_id)
+    now = timezone.now()
+    return ReviewTicket.objects.create(
+        workspace_id=scope.workspace_id,
+        actor_id=scope.actor_id,
+        kind=kind,
+        request=request,
+        answer=answer,
+        counters=counter_values(scope.workspace_id, counter_keys),
+        created_at=now,
+        expires_at=now + TICKET_LIFETIME,
+    )
+
+
+def parse_review_ids(value: Any) -> list[str]:
+    if not isinstance(value, list) or not 1 <= len(value) <= MAX_REVIEW_IDS:
+        raise invalid(
+            "review_ids",
+            f"must list 1-{MAX_REVIEW_IDS} discovery_id/resolution_id values from "
+            "discover_collections or resolve_record.",
+        )
+    ids: list[str] = []
+    for index, item in enumerate(value):
+        if not is_valid_id(item):
+            raise invalid(f"review_ids[{index}]", f"{item!r} is not a review ID.")
+        if item not in ids:
+            ids.append(item)
+    return ids
+
+
+def load_tickets(scope: Scope, review_ids: list[str]) -> list[ReviewTicket]:
+    """The cited tickets, in order. Another workspace's or actor's ticket does not exist here."""
+    found = {
+        t.pk: t
+        for t in ReviewTicket.objects.filter(
+            pk__in=review_ids, workspace_id=scope.workspace_id, actor_id=scope.actor_id
+        )
+    }
+    for review_id in review_ids:
+        if review_id not in found:
+            raise not_found("review", review_id)
+    return [found[r] for r in review_ids]
+
+
+def check_fresh(tickets: list[ReviewTicket], current: dict[str, int] | None = None) -> None:
+    """Refuse expired tickets and tickets whose counters moved. current: locked values."""
+    now = timezone.now()
+    for ticket in tickets:
+        if ticket.expires_at <= now:
+            raise AnchorError(
+                STALE_REVIEW,
+                f"Review {ticket.pk} expired at {ticket.expires_at.isoformat()} (reviews last "
+                "15 minutes). Run the review again and reconsider its answer.",
+                review_id=ticket.pk,
+            )
+        values = (
+            current if current is not None else counter_values(ticket.workspace_id, ticket.counters)
+        )
+        moved = moved_counters(ticket.counters, values)
+        if moved:
+            raise AnchorError(
+                STALE_REVIEW,
+                f"Review {ticket.pk} is stale: {', '.join(moved)} changed since it was made "
+                "(a record or name it depends on was written). Run the review again and "
+                "reconsider its answer before preparing the write.",
+                review_id=ticket.pk,
+                changed=moved,
+            )
+
+
+def ticket_evidence(ticket: ReviewTicket) -> dict[str, Any]:
+    """What an audit event keeps of a cited review."""
+    answer = ticket.answer
+    return {
+        "review_id": ticket.pk,
+        "kind": ticket.kind,
+        "request": ticket.request,
+        "status": answer.get("status"),
+        "selected_record_id": answer.get("selected_record_id"),
+        "candidate_ids": [c["record_id"] for c in answer.get("candidates", [])]
+        or [c["collection_id"] for c in answer.get("suggestions", [])],
+        "created_at": ticket.created_at.isoformat(),
+    }
+
+
+def clarification_text(value: Any) -> str:
+    if value is None:
+        return ""
+    return v.description(value, "clarification", allow_blank=True)
