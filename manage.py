@@ -7,8 +7,16 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "anchor_site.settings")
+    from django.conf import settings
+    from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
 
+    try:
+        # Load settings here so a bad environment variable is one clear line naming it, not a
+        # traceback (or Django's "Unknown command") in an MCP client's log.
+        settings.INSTALLED_APPS  # noqa: B018
+    except ImproperlyConfigured as exc:
+        sys.exit(f"Anchor configuration error: {exc}")
     execute_from_command_line(sys.argv)
 
 

@@ -61,6 +61,18 @@ def actor_id_from_env() -> str:
     return value
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def log_level_from_env() -> str:
+    value = env_str("ANCHOR_LOG_LEVEL", "WARNING").strip().upper()
+    if value not in LOG_LEVELS:
+        raise ImproperlyConfigured(
+            f"ANCHOR_LOG_LEVEL={value!r} is not a log level; use one of {', '.join(LOG_LEVELS)}."
+        )
+    return value
+
+
 def sqlite_path_from_env() -> Path:
     raw = env_str("ANCHOR_DB_PATH", "anchor.db").strip()
     if not raw:

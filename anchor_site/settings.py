@@ -13,6 +13,7 @@ from anchor_site.env import (
     env_bool,
     env_list,
     env_str,
+    log_level_from_env,
     workspace_id_from_env,
 )
 
@@ -105,5 +106,5 @@ LOGGING = {
     "handlers": {
         "stderr": {"class": "logging.StreamHandler", "stream": sys.stderr, "formatter": "plain"}
     },
-    "root": {"handlers": ["stderr"], "level": env_str("ANCHOR_LOG_LEVEL", "WARNING").upper()},
+    "root": {"handlers": ["stderr"], "level": log_level_from_env()},
 }
