@@ -45,11 +45,13 @@ class PreparedAction(models.Model):
     COMMITTED = "committed"
     AWAITING_APPROVAL = "awaiting_approval"
     REJECTED = "rejected"
+    STALE = "stale"
     STATE_CHOICES = [
         (PREPARED, "Prepared"),
         (COMMITTED, "Committed"),
         (AWAITING_APPROVAL, "Awaiting human approval"),
         (REJECTED, "Rejected"),
+        (STALE, "Stale: a review it relied on changed or expired"),
     ]
 
     id = models.CharField(primary_key=True, max_length=36, default=new_id, editable=False)
