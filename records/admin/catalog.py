@@ -1,0 +1,278 @@
+"""Workspaces and collections: what a person checks first, and edits through the services."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.contrib import admin
+from django.db import transaction
+from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
+from django.db.models.functions import Coalesce
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
+
+from records import services
+from records.admin.common import (
+    ReadOnlyAdmin,
+    ServiceWriteAdmin,
+    admin_context,
+    as_validation_error,
+    copy_saved,
+)
+from records.errors import VERSION_CONFLICT, AnchorError
+from records.models import Collection, CollectionAlias, Record, Workspace
+from records.validation import canonical_json
+
+
+def _count_subquery(model: Any, link: str, **filters: Any) -> Coalesce:
+    # One correlated COUNT per listed row, evaluated inside the page's single query: the
+    # changelist never issues a query per row, and paging still limits the work to 100 rows.
+    counted = (
+        model.objects.filter(**{link: OuterRef("pk")}, **filters)
+        .order_by()
+        .values(link)
+        .annotate(total=Count("pk"))
+        .values("total")
+    )
+    return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
+
+
+@admin.register(Workspace)
+class WorkspaceAdmin(ReadOnlyAdmin):
+    """Workspaces appear when something is first written to them; there is nothing to edit."""
+
+    list_display = ["id", "collection_count", "created_at"]
+    search_fields = ["id"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Workspace]:
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(collection_count=_count_subquery(Collection, "workspace"))
+        )
+
+    @admin.display(description="collections", ordering="collection_count")
+    def collection_count(self, obj: Workspace) -> int:
+        return obj.collection_count  # type: ignore[attr-defined]
+
+
+def collection_digest(collection: Collection) -> str:
+    """Collections carry no version number; a digest of their audited state stands in for one."""
+    state = services.collection_state(collection)
+    return hashlib.sha256(canonical_json(state).encode()).hexdigest()[:20]
+
+
+class CollectionForm(forms.ModelForm):
+    typical_fields = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="One field name per line: the fields records in this collection usually have.",
+    )
+    change_reason = forms.CharField(
+        required=False,
+        max_length=2000,
+        help_text="Why you are changing this; kept in the audit trail.",
+    )
+    loaded_state = forms.CharField(required=False, widget=forms.HiddenInput)
+
+    class Meta:
+        model = Collection
+        fields = [
+            "workspace",
+            "name",
+            "purpose",
+            "record_meaning",
+            "typical_fields",
+            "relationship_guidance",
+            "requires_approval",
+        ]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            self.initial["typical_fields"] = "\n".join(self.instance.typical_fields or [])
+            self.fields["loaded_state"].initial = collection_digest(self.instance)
+        elif "workspace" in self.fields:
+            self.fields["workspace"].initial = settings.ANCHOR_WORKSPACE_ID
+            self.fields["workspace"].required = False
+            self.fields[
+                "workspace"
+            ].help_text = (
+                "Leave empty for the default workspace; it is created if it does not exist."
+            )
+
+    def clean_typical_fields(self) -> list[str]:
+        lines = self.cleaned_data["typical_fields"].splitlines()
+        return [line.strip() for line in lines if line.strip()]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        if self.errors:
+            return cleaned
+        try:
+            cleaned["fields"] = services.CollectionFields.validated(
+                name=cleaned.get("name", ""),
+                purpose=cleaned.get("purpose", ""),
+                record_meaning=cleaned.get("record_meaning", ""),
+                typical_fields=cleaned.get("typical_fields", []),
+                relationship_guidance=cleaned.get("relationship_guidance", ""),
+            )
+        except AnchorError as exc:
+            field = str(exc.details.get("field", "")).split("[")[0]
+            self.add_error(field if field in self.fields else None, as_validation_error(exc))
+            return cleaned
+        if self.instance.pk and cleaned.get("loaded_state") != collection_digest(self.instance):
+            raise forms.ValidationError(
+                "This collection changed since you opened it (someone edited its description, "
+                "policy or aliases). Nothing was saved. Reload the page to see the current "
+                "state and make your change again.",
+                code="stale",
+            )
+        return cleaned
+
+
+class CollectionAliasInline(admin.TabularInline):
+    model = CollectionAlias
+    fields = ["alias", "created_by", "created_at"]
+    readonly_fields = ["created_by", "created_at"]
+    extra = 1
+    verbose_name = "alias (another name agents may use for this collection)"
+
+
+@admin.register(Collection)
+class CollectionAdmin(ServiceWriteAdmin):
+    form = CollectionForm
+    inlines = [CollectionAliasInline]
+    list_display = [
+        "name",
+        "workspace",
+        "purpose_summary",
+        "active_records",
+        "requires_approval",
+        "updated_at",
+    ]
+    list_filter = ["workspace", "requires_approval"]
+    list_select_related = ["workspace"]
+    search_fields = ["name", "normalized_name", "purpose", "=id"]
+    readonly_fields = ["id", "created_by", "created_at", "updated_at", "records_link"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Collection]:
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                active_records=_count_subquery(Record, "collection", archived_at__isnull=True)
+            )
+        )
+
+    def get_fieldsets(self, request: HttpRequest, obj: Collection | None = None) -> Any:
+        main = ["name", "purpose", "record_meaning", "typical_fields", "relationship_guidance"]
+        fieldsets: list[tuple[str | None, dict[str, Any]]] = [
+            (None, {"fields": ["workspace", *main]}),
+            ("Policy", {"fields": ["requires_approval"]}),
+            ("This change", {"fields": ["change_reason", "loaded_state"]}),
+        ]
+        if obj is not None:
+            fieldsets.append(
+                (
+                    "Provenance",
+                    {"fields": ["id", "records_link", "created_by", "created_at", "updated_at"]},
+                )
+            )
+        return fieldsets
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Collection | None = None) -> Any:
+        # A collection never moves between workspaces: every row in it carries the workspace.
+        if obj is not None:
+            return [*self.readonly_fields, "workspace"]
+        return self.readonly_fields
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # records hang off collections and the audit trail names them
+
+    @admin.display(description="purpose")
+    def purpose_summary(self, obj: Collection) -> str:
+        return obj.purpose if len(obj.purpose) <= 90 else obj.purpose[:89] + "…"
+
+    @admin.display(description="active records", ordering="active_records")
+    def active_records(self, obj: Collection) -> int:
+        return obj.active_records  # type: ignore[attr-defined]
+
+    @admin.display(description="records")
+    def records_link(self, obj: Collection) -> str:
+        url = reverse("admin:records_record_changelist")
+        return format_html(
+            '<a href="{}?collection__id__exact={}">Browse the records of {}</a>',
+            url,
+            obj.pk,
+            obj.name,
+        )
+
+    def save_model(
+        self, request: HttpRequest, obj: Collection, form: CollectionForm, change: bool
+    ) -> None:
+        cleaned = form.cleaned_data
+        fields: services.CollectionFields = cleaned["fields"]
+        if not change:
+            workspace = cleaned.get("workspace")
+            workspace_id = workspace.pk if workspace else settings.ANCHOR_WORKSPACE_ID
+            ctx = admin_context(request, workspace_id, cleaned.get("change_reason", ""))
+            created = services.collection_create(ctx=ctx, fields=fields)
+            if cleaned.get("requires_approval"):
+                created = services.collection_set_requires_approval(
+                    ctx=ctx, collection_id=created.pk, requires_approval=True
+                )
+            copy_saved(obj, created)
+            return
+        ctx = admin_context(request, obj.workspace_id, cleaned.get("change_reason", ""))
+        current = Collection.objects.select_for_update().get(pk=obj.pk)
+        if collection_digest(current) != cleaned.get("loaded_state"):
+            raise AnchorError(
+                VERSION_CONFLICT,
+                f"Collection {current.name!r} changed while you were editing it; reload the "
+                "page and make your change again.",
+            )
+        before = services.collection_state(current)
+        wanted = {
+            "name": fields.name,
+            "purpose": fields.purpose,
+            "record_meaning": fields.record_meaning,
+            "typical_fields": fields.typical_fields,
+            "relationship_guidance": fields.relationship_guidance,
+        }
+        if any(before[key] != value for key, value in wanted.items()):
+            services.collection_update(ctx=ctx, collection_id=obj.pk, fields=fields)
+        if before["requires_approval"] != bool(cleaned.get("requires_approval")):
+            services.collection_set_requires_approval(
+                ctx=ctx, collection_id=obj.pk, requires_approval=bool(cleaned["requires_approval"])
+            )
+        copy_saved(obj, Collection.objects.get(pk=obj.pk))
+
+    def save_formset(
+        self, request: HttpRequest, form: CollectionForm, formset: Any, change: bool
+    ) -> None:
+        """Alias rows become collection_alias_add / _remove calls; an edited alias is a removal
+        of the old name and an addition of the new one, both audited."""
+        collection: Collection = form.instance
+        ctx = admin_context(
+            request, collection.workspace_id, form.cleaned_data.get("change_reason", "")
+        )
+        with transaction.atomic():
+            for alias_form in formset.forms:
+                if not alias_form.has_changed() and alias_form not in formset.deleted_forms:
+                    continue
+                original = alias_form.initial.get("alias")
+                wanted = (alias_form.cleaned_data or {}).get("alias")
+                deleting = alias_form in formset.deleted_forms
+                if original and (deleting or wanted != original):
+                    services.collection_alias_remove(
+                        ctx=ctx, collection_id=collection.pk, alias=original
+                    )
+                if wanted and not deleting and wanted != original:
+                    services.collection_alias_add(
+                        ctx=ctx, collection_id=collection.pk, alias=wanted
+                    )
+        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []

@@ -1,0 +1,104 @@
+"""What every store admin shares: who is writing, how refusals are shown, how JSON reads.
+
+People write through the same services as agents; the only difference is the actor, which is
+always the signed-in user, never something typed into a form.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponseRedirect
+from django.utils.html import format_html
+
+from records.errors import AnchorError
+from records.services import WriteContext
+
+
+def actor_for(request: HttpRequest) -> str:
+    return f"user:{request.user.get_username()}"
+
+
+def admin_context(request: HttpRequest, workspace_id: str, reason: str = "") -> WriteContext:
+    reason = reason.strip() or f"Edited in the admin by {request.user.get_username()}."
+    return WriteContext(
+        workspace_id=workspace_id, actor_id=actor_for(request), decision_reason=reason
+    )
+
+
+def report_refusal(model_admin: admin.ModelAdmin, request: HttpRequest, exc: AnchorError) -> None:
+    model_admin.message_user(
+        request, f"Nothing was saved. {exc.message} ({exc.code})", messages.ERROR
+    )
+
+
+def as_validation_error(exc: AnchorError) -> ValidationError:
+    """Service refusals carry their field in details; forms show them next to that field."""
+    return ValidationError(f"{exc.message}", code=exc.code.lower())
+
+
+def pretty_json(value: Any) -> str:
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+def json_block(value: Any, *, fold_over: int = 400, summary: str = "show") -> str:
+    """Pretty JSON in a <pre>; long payloads folded in <details> so lists stay scannable."""
+    if value is None:
+        return "—"
+    text = pretty_json(value)
+    if len(text) <= fold_over:
+        return format_html('<pre class="anchor-json">{}</pre>', text)
+    return format_html(
+        '<details><summary>{} ({} characters)</summary><pre class="anchor-json">{}</pre></details>',
+        summary,
+        len(text),
+        text,
+    )
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """For rows only triggers or services write (audit, versions, counters): view, never edit."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class ServiceWriteAdmin(admin.ModelAdmin):
+    """An admin whose saves call services inside the change view's transaction.
+
+    Forms pre-check everything they can and show it next to the field. What only the locked
+    re-check at save time can see (a concurrent write landing between form check and save)
+    surfaces as an AnchorError; the change view's transaction then rolls back every write of
+    this request, and the person gets the refusal as a message instead of a half-applied edit.
+    """
+
+    def changeform_view(  # type: ignore[override]
+        self,
+        request: HttpRequest,
+        object_id: str | None = None,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ):
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except AnchorError as exc:
+            report_refusal(self, request, exc)
+            return HttpResponseRedirect(request.get_full_path())
+
+
+def copy_saved(target: Any, saved: Any) -> None:
+    """Give the admin's unsaved instance the identity and values the service stored, so
+    Django's post-save steps (messages, log entry, redirect) point at the real row."""
+    for model_field in saved._meta.concrete_fields:
+        setattr(target, model_field.attname, getattr(saved, model_field.attname))
+    target._state.adding = False
+    target._state.db = saved._state.db

@@ -1,0 +1,144 @@
+"""Relationships and self mappings across the whole workspace.
+
+Links are usually edited on their source record's page, where the form is checked against the
+links the person saw. Here a person can still add one or remove a wrong one; both go through the
+services and are audited. Self mappings are shown only: the services offer no way to change one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from records import services
+from records.admin.common import ReadOnlyAdmin, ServiceWriteAdmin, admin_context, copy_saved
+from records.admin.record_admin import record_link
+from records.errors import AnchorError
+from records.models import Relationship, SelfMapping
+
+
+class RelationshipForm(forms.ModelForm):
+    change_reason = forms.CharField(
+        required=False, max_length=2000, help_text="Why this link is right; kept in the audit."
+    )
+
+    class Meta:
+        model = Relationship
+        fields = ["source", "relationship_type", "target"]
+
+
+@admin.register(Relationship)
+class RelationshipAdmin(ServiceWriteAdmin):
+    form = RelationshipForm
+    list_display = ["source_link", "relationship_type", "target_link", "created_by", "created_at"]
+    list_filter = ["relationship_type", "created_at", "workspace"]
+    list_select_related = ["source", "target"]
+    raw_id_fields = ["source", "target"]
+    search_fields = [
+        "relationship_type",
+        "=source__id",
+        "=target__id",
+        "source__title",
+        "target__title",
+    ]
+    show_full_result_count = False
+    readonly_fields = ["id", "source_link", "target_link", "workspace", "created_by", "created_at"]
+    actions = ["remove_selected"]
+
+    def get_fields(self, request: HttpRequest, obj: Relationship | None = None) -> Any:
+        if obj is None:
+            return ["source", "relationship_type", "target", "change_reason"]
+        return [
+            "source_link",
+            "relationship_type",
+            "target_link",
+            "workspace",
+            "created_by",
+            "created_at",
+            "id",
+        ]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Relationship | None = None) -> Any:
+        if obj is None:
+            return []
+        return [*self.readonly_fields, "relationship_type"]
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # a link is a fact; a wrong one is removed and the right one added
+
+    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)  # removal goes through the audited service
+        return actions
+
+    @admin.display(description="source", ordering="source__title")
+    def source_link(self, obj: Relationship) -> str:
+        return record_link(obj.source)
+
+    @admin.display(description="target", ordering="target__title")
+    def target_link(self, obj: Relationship) -> str:
+        return record_link(obj.target)
+
+    def save_model(
+        self, request: HttpRequest, obj: Relationship, form: RelationshipForm, change: bool
+    ) -> None:
+        source = form.cleaned_data["source"]
+        ctx = admin_context(request, source.workspace_id, form.cleaned_data["change_reason"])
+        rel, created = services.relationship_create(
+            ctx=ctx,
+            source_id=source.pk,
+            relationship_type=form.cleaned_data["relationship_type"],
+            target_id=form.cleaned_data["target"].pk,
+        )
+        if not created:
+            self.message_user(
+                request, "That link already existed; nothing changed.", messages.WARNING
+            )
+        copy_saved(obj, rel)
+
+    def delete_model(self, request: HttpRequest, obj: Relationship) -> None:
+        ctx = admin_context(request, obj.workspace_id, "Link removed in the admin.")
+        services.relationship_delete(ctx=ctx, relationship_id=obj.pk)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Relationship]) -> None:
+        for rel in queryset:
+            self.delete_model(request, rel)
+
+    def delete_view(self, request: HttpRequest, object_id: str, extra_context: Any = None) -> Any:
+        try:
+            return super().delete_view(request, object_id, extra_context)
+        except AnchorError as exc:
+            self.message_user(request, f"Nothing was removed. {exc.message}", messages.ERROR)
+            return self.response_post_save_change(request, None)
+
+    @admin.action(
+        description="Remove selected links (through the service, audited)", permissions=["delete"]
+    )
+    def remove_selected(self, request: HttpRequest, queryset: QuerySet[Relationship]) -> None:
+        removed = 0
+        for rel in queryset:
+            try:
+                self.delete_model(request, rel)
+            except AnchorError as exc:
+                self.message_user(request, f"Not removed: {exc.message}", messages.ERROR)
+                continue
+            removed += 1
+        self.message_user(request, f"Removed {removed} link(s).", messages.SUCCESS)
+
+
+@admin.register(SelfMapping)
+class SelfMappingAdmin(ReadOnlyAdmin):
+    list_display = ["actor_id", "record_title", "workspace", "created_at"]
+    list_filter = ["workspace"]
+    list_select_related = ["record"]
+    search_fields = ["actor_id", "=record__id", "record__title"]
+    fields = ["actor_id", "record_title", "workspace", "created_at"]
+    readonly_fields = fields
+
+    @admin.display(description="record")
+    def record_title(self, obj: SelfMapping) -> str:
+        return record_link(obj.record)

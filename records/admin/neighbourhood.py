@@ -1,0 +1,135 @@
+"""A small picture of a record and the records linked to it, laid out here and drawn as inline SVG.
+
+Incoming links on the left (they point at this record), outgoing on the right. Each side shows
+at most SIDE_LIMIT neighbours, so a hub record with thousands of links still draws in two
+bounded queries; the rest is a count and a link to the full relationship list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.urls import reverse
+
+from records.models import Record, Relationship
+
+SIDE_LIMIT = 8
+NODE_W, NODE_H, ROW = 220, 46, 60
+LEFT_X, CENTER_X, RIGHT_X = 10, 370, 730
+WIDTH = RIGHT_X + NODE_W + 10
+TITLE_CHARS = 30
+
+
+@dataclass
+class Node:
+    x: int
+    y: int
+    title: str
+    full_title: str
+    collection: str
+    url: str
+    archived: bool
+    center: bool = False
+
+    @property
+    def text_x(self) -> int:
+        return self.x + 10
+
+
+@dataclass
+class Edge:
+    x1: int
+    y1: int
+    x2: int
+    y2: int
+    label: str
+    label_x: int
+    label_y: int
+    anchor: str
+
+
+def _short(title: str) -> str:
+    return title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…"
+
+
+def _node(record: Record, x: int, y: int, *, center: bool = False) -> Node:
+    return Node(
+        x=x,
+        y=y,
+        title=_short(record.title),
+        full_title=record.title,
+        collection=record.collection.name,
+        url=reverse("admin:records_record_change", args=[record.pk]),
+        archived=record.archived_at is not None,
+        center=center,
+    )
+
+
+def _side(record: Record, direction: str) -> tuple[list[Relationship], int]:
+    if direction == "out":
+        links = Relationship.objects.filter(source=record).select_related("target__collection")
+    else:
+        links = Relationship.objects.filter(target=record).select_related("source__collection")
+    shown = list(links.order_by("relationship_type", "created_at", "id")[: SIDE_LIMIT + 1])
+    hidden = 0
+    if len(shown) > SIDE_LIMIT:
+        hidden = links.count() - SIDE_LIMIT
+        shown = shown[:SIDE_LIMIT]
+    return shown, hidden
+
+
+def record_neighbourhood(record: Record) -> dict[str, Any]:
+    outgoing, more_out = _side(record, "out")
+    incoming, more_in = _side(record, "in")
+    rows = max(len(outgoing), len(incoming), 1)
+    height = rows * ROW + 20
+    center_y = (height - NODE_H) // 2
+    center = _node(record, CENTER_X, center_y, center=True)
+    nodes, edges = [center], []
+    for index, rel in enumerate(incoming):
+        y = 10 + index * ROW + (rows - len(incoming)) * ROW // 2
+        nodes.append(_node(rel.source, LEFT_X, y))
+        x1, y1 = LEFT_X + NODE_W, y + NODE_H // 2
+        edges.append(
+            Edge(
+                x1,
+                y1,
+                CENTER_X - 4,
+                center_y + NODE_H // 2,
+                rel.relationship_type,
+                x1 + 8,
+                y1 - 6,
+                "start",
+            )
+        )
+    for index, rel in enumerate(outgoing):
+        y = 10 + index * ROW + (rows - len(outgoing)) * ROW // 2
+        nodes.append(_node(rel.target, RIGHT_X, y))
+        x2, y2 = RIGHT_X - 4, y + NODE_H // 2
+        edges.append(
+            Edge(
+                CENTER_X + NODE_W,
+                center_y + NODE_H // 2,
+                x2,
+                y2,
+                rel.relationship_type,
+                x2 - 8,
+                y2 - 6,
+                "end",
+            )
+        )
+    relationships_url = reverse("admin:records_relationship_changelist")
+    return {
+        "width": WIDTH,
+        "height": height,
+        "node_w": NODE_W,
+        "node_h": NODE_H,
+        "nodes": nodes,
+        "edges": edges,
+        "more_in": more_in,
+        "more_out": more_out,
+        "incoming_url": f"{relationships_url}?target__id__exact={record.pk}",
+        "outgoing_url": f"{relationships_url}?source__id__exact={record.pk}",
+        "empty": not outgoing and not incoming,
+    }

@@ -1,0 +1,321 @@
+"""Records: browse 100,000 of them quickly, read one with its history and neighbourhood, and
+edit, alias, link or archive it as a first-class, version-checked, audited write."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from records import services
+from records.admin.common import (
+    ServiceWriteAdmin,
+    admin_context,
+    copy_saved,
+    json_block,
+    report_refusal,
+)
+from records.admin.neighbourhood import record_neighbourhood
+from records.admin.record_form import OutgoingLinkForm, RecordAliasForm, RecordForm
+from records.admin.record_writes import (
+    record_alias_rows_apply,
+    record_edit_apply,
+    record_link_rows_apply,
+)
+from records.admin.timeline import record_timeline
+from records.errors import AnchorError
+from records.models import Record, RecordAlias, Relationship
+
+
+def record_link(record: Record) -> str:
+    url = reverse("admin:records_record_change", args=[record.pk])
+    suffix = " (archived)" if record.archived_at else ""
+    return format_html('<a href="{}">{}</a>{}', url, record.title, suffix)
+
+
+class ArchivedFilter(admin.SimpleListFilter):
+    title = "archived"
+    parameter_name = "archived"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("no", "Active"), ("yes", "Archived")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Record]) -> QuerySet[Record]:
+        if self.value() == "no":
+            return queryset.filter(archived_at__isnull=True)
+        if self.value() == "yes":
+            return queryset.filter(archived_at__isnull=False)
+        return queryset
+
+
+class RecordAliasInline(admin.TabularInline):
+    model = RecordAlias
+    form = RecordAliasForm
+    fields = ["alias", "created_by", "created_at"]
+    readonly_fields = ["created_by", "created_at"]
+    extra = 1
+    verbose_name = "alias"
+    verbose_name_plural = "aliases (other names this record is known by)"
+
+
+class OutgoingLinkInline(admin.TabularInline):
+    model = Relationship
+    form = OutgoingLinkForm
+    fk_name = "source"
+    fields = ["relationship_type", "target", "target_link", "created_by", "created_at"]
+    readonly_fields = ["target_link", "created_by", "created_at"]
+    raw_id_fields = ["target"]
+    extra = 1
+    verbose_name = "link from this record"
+    verbose_name_plural = "links from this record (this record → target)"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Relationship]:
+        return super().get_queryset(request).select_related("target")
+
+    @admin.display(description="target record")
+    def target_link(self, obj: Relationship) -> str:
+        return record_link(obj.target) if obj.target_id else "—"
+
+
+class IncomingLinkInline(admin.TabularInline):
+    """Shown, not edited here: a link belongs to its source; change it on the source's page."""
+
+    model = Relationship
+    fk_name = "target"
+    fields = ["source_link", "relationship_type", "created_by", "created_at"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    verbose_name = "link to this record"
+    verbose_name_plural = "links to this record (source → this record; edit on the source)"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Relationship]:
+        return super().get_queryset(request).select_related("source")
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.display(description="source record")
+    def source_link(self, obj: Relationship) -> str:
+        return record_link(obj.source)
+
+
+@admin.register(Record)
+class RecordAdmin(ServiceWriteAdmin):
+    form = RecordForm
+    change_form_template = "admin/records/record/change_form.html"
+    list_display = ["title", "collection", "version", "is_archived", "updated_at", "workspace"]
+    list_filter = ["workspace", "collection", ArchivedFilter, "created_at", "updated_at"]
+    list_select_related = ["collection", "workspace"]
+    search_fields = ["title", "=id", "aliases__alias"]
+    autocomplete_fields = ["collection"]
+    ordering = ["-created_at", "-id"]
+    # Counting 100,000 rows for "N total" on every page load buys a person nothing.
+    show_full_result_count = False
+    list_per_page = 50
+    actions = ["archive_selected"]
+    readonly_fields = [
+        "id",
+        "workspace",
+        "version",
+        "data_pretty",
+        "created_by",
+        "created_at",
+        "updated_at",
+        "archived_at",
+    ]
+
+    def get_fieldsets(self, request: HttpRequest, obj: Record | None = None) -> Any:
+        if obj is None:
+            return [(None, {"fields": ["collection", "title", "data", "change_reason"]})]
+        editable = obj.archived_at is None
+        main = (
+            ["collection", "title", "data"] if editable else ["collection", "title", "data_pretty"]
+        )
+        fieldsets: list[Any] = [(None, {"fields": main})]
+        if editable:
+            fieldsets.append(
+                (
+                    "This change",
+                    {"fields": ["change_reason", "loaded_version", "loaded_links_revision"]},
+                )
+            )
+        fieldsets.append(
+            (
+                "Provenance",
+                {
+                    "fields": [
+                        "id",
+                        "workspace",
+                        "version",
+                        "created_by",
+                        "created_at",
+                        "updated_at",
+                        "archived_at",
+                    ]
+                },
+            )
+        )
+        return fieldsets
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Record | None = None) -> Any:
+        if obj is None:
+            return []
+        locked = ["collection"] if obj.archived_at is None else ["collection", "title"]
+        return [*self.readonly_fields, *locked]
+
+    def get_inlines(self, request: HttpRequest, obj: Record | None) -> list[Any]:
+        if obj is None:
+            return []
+        return [RecordAliasInline, OutgoingLinkInline, IncomingLinkInline]
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # archive instead: the history and links stay readable
+
+    @admin.display(description="archived", boolean=True, ordering="archived_at")
+    def is_archived(self, obj: Record) -> bool:
+        return obj.archived_at is not None
+
+    @admin.display(description="data")
+    def data_pretty(self, obj: Record) -> str:
+        return json_block(obj.data, fold_over=4000)
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        extra_context = dict(extra_context or {})
+        record = self.get_object(request, object_id)
+        if record is not None:
+            timeline, older = record_timeline(record)
+            extra_context.update(
+                timeline=timeline,
+                timeline_more=older,
+                audit_url=reverse("admin:records_auditevent_changelist")
+                + f"?record_id={record.pk}",
+                neighbourhood=record_neighbourhood(record),
+                archive_url=reverse("admin:records_record_archive", args=[record.pk])
+                + f"?version={record.version}",
+            )
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    # --- writing -----------------------------------------------------------------------------
+
+    def save_model(self, request: HttpRequest, obj: Record, form: RecordForm, change: bool) -> None:
+        cleaned = form.cleaned_data
+        if not change:
+            collection = cleaned["collection"]
+            ctx = admin_context(request, collection.workspace_id, cleaned.get("change_reason", ""))
+            created = services.record_create(
+                ctx=ctx, collection_id=collection.pk, title=cleaned["title"], data=cleaned["data"]
+            )
+            copy_saved(obj, created)
+            return
+        ctx = admin_context(request, obj.workspace_id, cleaned.get("change_reason", ""))
+        saved = record_edit_apply(
+            ctx=ctx,
+            record_id=obj.pk,
+            loaded_version=cleaned["loaded_version"],
+            loaded_links=cleaned["loaded_links_revision"],
+            title=cleaned["title"],
+            data=cleaned["data"],
+        )
+        copy_saved(obj, saved)
+
+    def save_formset(
+        self, request: HttpRequest, form: RecordForm, formset: Any, change: bool
+    ) -> None:
+        record: Record = form.instance
+        ctx = admin_context(
+            request, record.workspace_id, form.cleaned_data.get("change_reason", "")
+        )
+        changed = [f for f in formset.forms if f.has_changed() or f in formset.deleted_forms]
+        if formset.model is RecordAlias:
+            rows = []
+            for row in changed:
+                deleting = row in formset.deleted_forms
+                wanted = None if deleting else (row.cleaned_data or {}).get("alias")
+                rows.append((row.initial.get("alias"), wanted))
+            copy_saved(record, record_alias_rows_apply(ctx=ctx, record=record, rows=rows))
+        elif formset.fk.name == "source":
+            removed, added = [], []
+            for row in changed:
+                # An edited link is removed and made anew: links carry no version of their own.
+                if not row.instance._state.adding:
+                    removed.append(row.instance.pk)
+                if row not in formset.deleted_forms:
+                    added.append(
+                        (row.cleaned_data["relationship_type"], row.cleaned_data["target"].pk)
+                    )
+            record_link_rows_apply(ctx=ctx, record=record, removed=removed, added=added)
+        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
+
+    # --- archiving ---------------------------------------------------------------------------
+
+    @admin.action(description="Archive selected records (through the service, audited)")
+    def archive_selected(self, request: HttpRequest, queryset: QuerySet[Record]) -> None:
+        archived = 0
+        for record in queryset.filter(archived_at__isnull=True):
+            ctx = admin_context(request, record.workspace_id, "Archived from the record list.")
+            try:
+                services.record_archive(
+                    ctx=ctx, record_id=record.pk, expected_version=record.version
+                )
+            except AnchorError as exc:
+                report_refusal(self, request, exc)
+                continue
+            archived += 1
+        self.message_user(request, f"Archived {archived} record(s).", messages.SUCCESS)
+
+    def get_urls(self) -> list[Any]:
+        archive = path(
+            "<path:object_id>/archive/",
+            self.admin_site.admin_view(self.archive_view),
+            name="records_record_archive",
+        )
+        return [archive, *super().get_urls()]
+
+    def archive_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """Confirm, then archive at the version the person was looking at, with their reason."""
+        record = get_object_or_404(Record.objects.select_related("collection"), pk=object_id)
+        if not self.has_change_permission(request, record):
+            raise PermissionDenied
+        change_url = reverse("admin:records_record_change", args=[record.pk])
+        source = request.POST if request.method == "POST" else request.GET
+        try:
+            version = int(source.get("version", ""))
+        except ValueError:
+            version = record.version
+        if request.method == "POST":
+            ctx = admin_context(request, record.workspace_id, request.POST.get("reason", ""))
+            try:
+                services.record_archive(ctx=ctx, record_id=record.pk, expected_version=version)
+            except AnchorError as exc:
+                report_refusal(self, request, exc)
+                return HttpResponseRedirect(change_url)
+            self.message_user(request, f"Archived “{record.title}”.", messages.SUCCESS)
+            return HttpResponseRedirect(change_url)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": f"Archive “{record.title}”?",
+            "record": record,
+            "version": version,
+            "change_url": change_url,
+        }
+        return TemplateResponse(request, "admin/records/record/archive_confirm.html", context)

@@ -1,0 +1,145 @@
+"""A person's edit of a record, applied through the services against the state they loaded.
+
+The form carries the record's version and its links revision as they were when the page was
+drawn. Everything here runs under the record's row lock inside the change view's transaction,
+so the re-check and the writes see one state; any refusal rolls the whole save back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from records import services
+from records.errors import VERSION_CONFLICT, AnchorError
+from records.models import Record, RecordVersion, RevisionCounter
+from records.services import WriteContext
+from records.validation import canonical_json
+
+
+def links_revision(record: Record) -> int:
+    """The trigger-kept links:<record> counter; it moves whenever a link to or from it does."""
+    value = (
+        RevisionCounter.objects.filter(workspace_id=record.workspace_id, key=f"links:{record.pk}")
+        .values_list("value", flat=True)
+        .first()
+    )
+    return value or 0
+
+
+def last_change(record: Record) -> str:
+    version = (
+        RecordVersion.objects.filter(record=record, version=record.version)
+        .values_list("actor_id", "recorded_at")
+        .first()
+    )
+    if version is None:
+        return ""
+    actor, at = version
+    return f" Last change: version {record.version} by {actor} at {at:%Y-%m-%d %H:%M:%S} UTC."
+
+
+def stale_message(record: Record, loaded_version: int, loaded_links: int) -> str | None:
+    """Why a form loaded at (version, links revision) may not be saved now, or None if it may."""
+    if record.version != loaded_version:
+        return (
+            f"“{record.title}” changed since you opened it: it is now at version "
+            f"{record.version}, your form was loaded at version {loaded_version}."
+            f"{last_change(record)} Nothing was saved. Reload the page to see the current "
+            "state, then make your change again."
+        )
+    if links_revision(record) != loaded_links:
+        return (
+            f"The links of “{record.title}” changed since you opened it. Nothing was saved. "
+            "Reload the page to see the current links, then make your change again."
+        )
+    return None
+
+
+def lock_loaded_state(
+    ctx: WriteContext, record_id: str, loaded_version: int, loaded_links: int
+) -> Record:
+    """Lock the record and refuse unless it is still exactly what the person was looking at."""
+    record = Record.objects.select_for_update().get(workspace_id=ctx.workspace_id, pk=record_id)
+    message = stale_message(record, loaded_version, loaded_links)
+    if message:
+        raise AnchorError(
+            VERSION_CONFLICT,
+            message,
+            record_id=record.pk,
+            current_version=record.version,
+            expected_version=loaded_version,
+        )
+    return record
+
+
+def data_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """The shallow changes record_update needs: keys added or whose value differs."""
+    return {
+        key: value
+        for key, value in after.items()
+        if key not in before or canonical_json(before[key]) != canonical_json(value)
+    }
+
+
+def record_edit_apply(
+    *,
+    ctx: WriteContext,
+    record_id: str,
+    loaded_version: int,
+    loaded_links: int,
+    title: str,
+    data: dict[str, Any],
+) -> Record:
+    """Rename and/or update, each its own audited version, chained on the version it made."""
+    with transaction.atomic():
+        record = lock_loaded_state(ctx, record_id, loaded_version, loaded_links)
+        if title != record.title:
+            record = services.record_rename(
+                ctx=ctx, record_id=record.pk, title=title, expected_version=record.version
+            )
+        changes = data_changes(record.data, data)
+        if changes:
+            record = services.record_update(
+                ctx=ctx, record_id=record.pk, changes=changes, expected_version=record.version
+            )
+        return record
+
+
+def record_alias_rows_apply(
+    *, ctx: WriteContext, record: Record, rows: list[tuple[str | None, str | None]]
+) -> Record:
+    """Each row is (alias as loaded, alias as submitted); None on a side means absent. An
+    edited alias is a removal and an addition, so the trail says what each name was."""
+    with transaction.atomic():
+        for original, wanted in rows:
+            if original and original != wanted:
+                record = services.record_alias_remove(
+                    ctx=ctx, record_id=record.pk, alias=original, expected_version=record.version
+                )
+            if wanted and wanted != original:
+                record = services.record_alias_add(
+                    ctx=ctx, record_id=record.pk, alias=wanted, expected_version=record.version
+                )
+        return record
+
+
+def record_link_rows_apply(
+    *,
+    ctx: WriteContext,
+    record: Record,
+    removed: list[str],
+    added: list[tuple[str, str]],
+) -> None:
+    """Remove relationships by id, then add (relationship_type, target_id) from this record."""
+    with transaction.atomic():
+        for relationship_id in removed:
+            services.relationship_delete(ctx=ctx, relationship_id=relationship_id)
+        for relationship_type, target_id in added:
+            services.relationship_create(
+                ctx=ctx,
+                source_id=record.pk,
+                relationship_type=relationship_type,
+                target_id=target_id,
+            )

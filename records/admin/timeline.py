@@ -1,0 +1,141 @@
+"""A record's audit trail as a person reads it: who, when, what changed field by field, and why.
+
+Agent-reported clarifications are shown as what they are, the agent's account of what the user
+said, next to any person's verdict on them. The whole page costs two queries however long the
+history: one for the events, one for the verdicts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.urls import reverse
+
+from records.models import AuditEvent, Record
+from records.trust import ClarificationVerdict, clarification_reviews_for
+from records.validation import canonical_json
+
+HEADLINES = {
+    "record.created": "Created",
+    "record.updated": "Data updated",
+    "record.renamed": "Renamed",
+    "record.archived": "Archived",
+    "record.alias_added": "Alias added",
+    "record.alias_removed": "Alias removed",
+    "record.self_mapped": "Mapped as “me” for an actor",
+    "relationship.created": "Linked",
+    "relationship.deleted": "Link removed",
+    "clarification.confirmed": "Clarification confirmed by a person",
+    "clarification.disputed": "Clarification disputed by a person",
+}
+VALUE_LIMIT = 160
+
+
+@dataclass
+class FieldChange:
+    name: str
+    change: str  # added | changed | removed
+    before: str = ""
+    after: str = ""
+
+
+@dataclass
+class TimelineEntry:
+    event: AuditEvent
+    headline: str
+    by_person: bool
+    changes: list[FieldChange] = field(default_factory=list)
+    link: dict[str, str] | None = None
+    verdict: ClarificationVerdict | None = None
+    review_url: str = ""
+
+
+def _show(value: Any) -> str:
+    text = value if isinstance(value, str) else canonical_json(value)
+    return text if len(text) <= VALUE_LIMIT else text[: VALUE_LIMIT - 1] + "…"
+
+
+def _diff_values(name: str, before: Any, after: Any) -> FieldChange | None:
+    if canonical_json(before) == canonical_json(after):
+        return None
+    return FieldChange(name, "changed", _show(before), _show(after))
+
+
+def state_changes(before: dict[str, Any] | None, after: dict[str, Any] | None) -> list[FieldChange]:
+    """Title, every data key, aliases and archival, compared between two record states."""
+    before, after = before or {}, after or {}
+    changes: list[FieldChange] = []
+    if "title" in after or "title" in before:
+        if not before:
+            changes.append(FieldChange("title", "added", after=_show(after.get("title"))))
+        elif change := _diff_values("title", before.get("title"), after.get("title")):
+            changes.append(change)
+    old_data, new_data = before.get("data") or {}, after.get("data") or {}
+    for key in sorted(set(old_data) | set(new_data)):
+        name = f"data.{key}"
+        if key not in old_data:
+            changes.append(FieldChange(name, "added", after=_show(new_data[key])))
+        elif key not in new_data:
+            changes.append(FieldChange(name, "removed", before=_show(old_data[key])))
+        elif change := _diff_values(name, old_data[key], new_data[key]):
+            changes.append(change)
+    old_aliases, new_aliases = set(before.get("aliases") or []), set(after.get("aliases") or [])
+    changes += [FieldChange("alias", "added", after=a) for a in sorted(new_aliases - old_aliases)]
+    changes += [
+        FieldChange("alias", "removed", before=a) for a in sorted(old_aliases - new_aliases)
+    ]
+    if before and before.get("archived_at") != after.get("archived_at"):
+        changes.append(
+            FieldChange(
+                "archived",
+                "changed",
+                _show(before.get("archived_at") or "no"),
+                _show(after.get("archived_at") or "no"),
+            )
+        )
+    return changes
+
+
+def _link_summary(event: AuditEvent) -> dict[str, str] | None:
+    state = event.after if event.kind == "relationship.created" else event.before
+    if not isinstance(state, dict):
+        return None
+    target_id = str(state.get("target_id", ""))
+    return {
+        "relationship_type": str(state.get("relationship_type", "")),
+        "target_title": str(state.get("target_title", target_id)),
+        "target_url": reverse("admin:records_record_change", args=[target_id]) if target_id else "",
+    }
+
+
+def timeline_entry(event: AuditEvent) -> TimelineEntry:
+    entry = TimelineEntry(
+        event=event,
+        headline=HEADLINES.get(event.kind, event.kind),
+        by_person=event.actor_id.startswith("user:"),
+    )
+    if event.entity_type == "record":
+        entry.changes = state_changes(event.before, event.after)
+    elif event.entity_type == "relationship":
+        entry.link = _link_summary(event)
+    if event.agent_reported_clarification.strip():
+        entry.review_url = reverse("admin:records_auditevent_review", args=[event.pk])
+    return entry
+
+
+def record_timeline(record: Record, limit: int = 50) -> tuple[list[TimelineEntry], bool]:
+    """The newest `limit` events about the record, newest first, and whether older ones exist."""
+    events = list(
+        AuditEvent.objects.filter(workspace_id=record.workspace_id, record_id=record.pk).order_by(
+            "-created_at", "-id"
+        )[: limit + 1]
+    )
+    more = len(events) > limit
+    entries = [timeline_entry(event) for event in events[:limit]]
+    verdicts = clarification_reviews_for(
+        [e.event.pk for e in entries if e.review_url], workspace_id=record.workspace_id
+    )
+    for entry in entries:
+        entry.verdict = verdicts.get(entry.event.pk)
+    return entries, more

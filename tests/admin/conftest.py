@@ -1,0 +1,20 @@
+"""Admin test fixtures: a signed-in superuser over the shared hiring demo."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+
+@pytest.fixture
+def reviewer(db, django_user_model):
+    return django_user_model.objects.create_superuser(
+        username="maya", email="maya@example.com", password="correct horse battery"
+    )
+
+
+@pytest.fixture
+def admin_client_as_maya(reviewer) -> Client:
+    client = Client()
+    client.force_login(reviewer)
+    return client
