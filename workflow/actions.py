@@ -60,6 +60,7 @@ def prepare_write(
     tickets = load_tickets(scope, ids)
     check_fresh(tickets)
     check = op.check(scope, args, tickets, said)
+    v.json_object("arguments", args)  # fields are checked first so errors name the field
     evidence = [ticket_evidence(t) for t in tickets]
     ctx = WriteContext(
         workspace_id=scope.workspace_id,

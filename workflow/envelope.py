@@ -4,14 +4,15 @@
 unexpected exception is logged to stderr and reported as STORAGE_ERROR; never a traceback.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: TypedDict must see NotRequired at class
+# creation, or the SDK's output schema marks every key required.
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NotRequired
 
-from django.db import DatabaseError, close_old_connections
-from typing_extensions import NotRequired, TypedDict
+from django.db import DatabaseError, close_old_connections, connection
+from typing_extensions import TypedDict
 
 from records.errors import STORAGE_ERROR, AnchorError
 
@@ -27,12 +28,19 @@ class ToolError(TypedDict):
 class ToolResult(TypedDict):
     ok: bool
     result: NotRequired[Any]
-    error: NotRequired[ToolError]
+    # The SDK fills absent keys with null in structuredContent, so the schema must allow it.
+    error: NotRequired[ToolError | None]
+
+
+def _drop_dead_connections() -> None:
+    # A long-lived server must not reuse a connection the database has dropped. Inside an
+    # enclosing transaction (a test, a batch) the connection is in use and must stay open.
+    if not connection.in_atomic_block:
+        close_old_connections()
 
 
 def run_tool(call: Callable[[], Any]) -> ToolResult:
-    # A long-lived server must not reuse a connection the database has dropped.
-    close_old_connections()
+    _drop_dead_connections()
     try:
         result = call()
     except AnchorError as exc:
@@ -58,5 +66,5 @@ def run_tool(call: Callable[[], Any]) -> ToolResult:
             },
         }
     finally:
-        close_old_connections()
+        _drop_dead_connections()
     return {"ok": True, "result": result}

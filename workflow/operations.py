@@ -478,5 +478,4 @@ def parse_operation(operation: Any, arguments: Any) -> tuple[Operation, dict[str
             "arguments",
             f"{operation} takes exactly {list(op.keys)}: {'; '.join(parts)}.",
         )
-    v.json_object("arguments", arguments)
     return op, arguments

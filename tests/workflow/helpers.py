@@ -33,8 +33,16 @@ def refused(name: str, arguments: dict[str, Any], code: str) -> dict[str, Any]:
 
 def store_snapshot() -> dict[str, Any]:
     """Everything a write could touch: row counts, record states, counter values."""
-    models = [Collection, CollectionAlias, Record, RecordAlias, RecordVersion, Relationship,
-              AuditEvent, SelfMapping]
+    models = [
+        Collection,
+        CollectionAlias,
+        Record,
+        RecordAlias,
+        RecordVersion,
+        Relationship,
+        AuditEvent,
+        SelfMapping,
+    ]
     snapshot: dict[str, Any] = {m.__name__: m.objects.count() for m in models}
     snapshot["records"] = sorted(
         Record.objects.values_list("id", "title", "version", "archived_at")
@@ -45,8 +53,14 @@ def store_snapshot() -> dict[str, Any]:
     return snapshot
 
 
-def write(operation: str, arguments: dict[str, Any], review_ids: list[str], *,
-          clarification: str | None = None, reason: str = "the user asked") -> dict[str, Any]:
+def write(
+    operation: str,
+    arguments: dict[str, Any],
+    review_ids: list[str],
+    *,
+    clarification: str | None = None,
+    reason: str = "the user asked",
+) -> dict[str, Any]:
     """prepare_write then commit_write; returns the commit result."""
     params: dict[str, Any] = {
         "operation": operation,

@@ -29,8 +29,13 @@ def resolve(query, **kwargs):
 def prepare(operation, arguments, review_ids, **extra):
     return ok(
         "prepare_write",
-        {"operation": operation, "arguments": arguments, "review_ids": review_ids,
-         "decision_reason": "the user asked", **extra},
+        {
+            "operation": operation,
+            "arguments": arguments,
+            "review_ids": review_ids,
+            "decision_reason": "the user asked",
+            **extra,
+        },
     )
 
 
@@ -75,14 +80,18 @@ def test_replay_returns_the_stored_result_without_a_second_write(hiring):
 
 
 def test_create_record_requires_a_whole_collection_title_resolution(hiring):
-    narrowed = resolve("Priya", collection_id=hiring.people.pk,
-                       context_record_ids=[hiring.kirat_backend.pk])
+    narrowed = resolve(
+        "Priya", collection_id=hiring.people.pk, context_record_ids=[hiring.kirat_backend.pk]
+    )
     before = store_snapshot()
     error = refused(
         "prepare_write",
-        {"operation": "create_record",
-         "arguments": {"collection_id": hiring.people.pk, "title": "Priya", "data": {}},
-         "review_ids": [narrowed["resolution_id"]], "decision_reason": "new interviewer"},
+        {
+            "operation": "create_record",
+            "arguments": {"collection_id": hiring.people.pk, "title": "Priya", "data": {}},
+            "review_ids": [narrowed["resolution_id"]],
+            "decision_reason": "new interviewer",
+        },
         "REVIEW_REQUIRED",
     )
     assert "resolve_record" in error["message"]
@@ -96,11 +105,18 @@ def test_typo_collection_is_not_created_and_expenses_is_suggested(ctx):
     before = store_snapshot()
     refused(
         "prepare_write",
-        {"operation": "create_collection",
-         "arguments": {"name": "expneses", "purpose": "Track money spent",
-                       "record_meaning": "One expense", "typical_fields": ["amount"],
-                       "relationship_guidance": ""},
-         "review_ids": [discovery["discovery_id"]], "decision_reason": "user asked"},
+        {
+            "operation": "create_collection",
+            "arguments": {
+                "name": "expneses",
+                "purpose": "Track money spent",
+                "record_meaning": "One expense",
+                "typical_fields": ["amount"],
+                "relationship_guidance": "",
+            },
+            "review_ids": [discovery["discovery_id"]],
+            "decision_reason": "user asked",
+        },
         "NEEDS_CLARIFICATION",
     )
     assert store_snapshot() == before
@@ -111,9 +127,13 @@ def test_new_collection_after_discovery(ctx):
     assert discovery["status"] == "complete" and discovery["catalog"] == []
     result = write(
         "create_collection",
-        {"name": "expenses", "purpose": "Track money spent", "record_meaning": "One expense",
-         "typical_fields": ["amount", "category", "date"],
-         "relationship_guidance": "May link to a project or person"},
+        {
+            "name": "expenses",
+            "purpose": "Track money spent",
+            "record_meaning": "One expense",
+            "typical_fields": ["amount", "category", "date"],
+            "relationship_guidance": "May link to a project or person",
+        },
         [discovery["discovery_id"]],
     )
     assert result["result"]["created"] is True
@@ -121,8 +141,13 @@ def test_new_collection_after_discovery(ctx):
     again = ok("discover_collections", {"name": "Expenses", "purpose": "Other words"})
     reused = write(
         "create_collection",
-        {"name": "Expenses", "purpose": "Other words", "record_meaning": "x",
-         "typical_fields": ["a"], "relationship_guidance": ""},
+        {
+            "name": "Expenses",
+            "purpose": "Other words",
+            "record_meaning": "x",
+            "typical_fields": ["a"],
+            "relationship_guidance": "",
+        },
         [again["discovery_id"]],
     )
     assert reused["result"]["created"] is False
@@ -133,11 +158,18 @@ def test_discovery_must_match_the_proposed_name(ctx):
     discovery = ok("discover_collections", {"name": "expenses", "purpose": "Track money spent"})
     refused(
         "prepare_write",
-        {"operation": "create_collection",
-         "arguments": {"name": "spending", "purpose": "Track money spent",
-                       "record_meaning": "One expense", "typical_fields": ["amount"],
-                       "relationship_guidance": ""},
-         "review_ids": [discovery["discovery_id"]], "decision_reason": "user asked"},
+        {
+            "operation": "create_collection",
+            "arguments": {
+                "name": "spending",
+                "purpose": "Track money spent",
+                "record_meaning": "One expense",
+                "typical_fields": ["amount"],
+                "relationship_guidance": "",
+            },
+            "review_ids": [discovery["discovery_id"]],
+            "decision_reason": "user asked",
+        },
         "REVIEW_REQUIRED",
     )
 
@@ -147,12 +179,20 @@ def test_another_kirat_only_with_a_clarification(hiring):
     args = {"collection_id": hiring.people.pk, "title": "Kirat", "data": {"team": "sales"}}
     refused(
         "prepare_write",
-        {"operation": "create_record", "arguments": args,
-         "review_ids": [review["resolution_id"]], "decision_reason": "new person"},
+        {
+            "operation": "create_record",
+            "arguments": args,
+            "review_ids": [review["resolution_id"]],
+            "decision_reason": "new person",
+        },
         "NEEDS_CLARIFICATION",
     )
-    result = write("create_record", args, [review["resolution_id"]],
-                   clarification="User: this is a different Kirat, from the sales team")
+    result = write(
+        "create_record",
+        args,
+        [review["resolution_id"]],
+        clarification="User: this is a different Kirat, from the sales team",
+    )
     created = Record.objects.get(pk=result["result"]["record"]["record_id"])
     assert created.pk != hiring.kirat.pk
     event = AuditEvent.objects.get(record_id=created.pk, kind="record.created")
@@ -163,9 +203,12 @@ def test_fuzzy_candidate_cannot_be_written_without_clarification(hiring):
     review = resolve("Kriat", collection_id=hiring.people.pk)
     refused(
         "prepare_write",
-        {"operation": "update_record",
-         "arguments": {"record_id": hiring.kirat.pk, "changes": {"x": 1}, "expected_version": 1},
-         "review_ids": [review["resolution_id"]], "decision_reason": "typo"},
+        {
+            "operation": "update_record",
+            "arguments": {"record_id": hiring.kirat.pk, "changes": {"x": 1}, "expected_version": 1},
+            "review_ids": [review["resolution_id"]],
+            "decision_reason": "typo",
+        },
         "NEEDS_CLARIFICATION",
     )
 
@@ -174,10 +217,16 @@ def test_unreviewed_record_is_refused(hiring):
     review = resolve("Kirat", collection_id=hiring.people.pk)
     refused(
         "prepare_write",
-        {"operation": "update_record",
-         "arguments": {"record_id": hiring.abhishek.pk, "changes": {"x": 1},
-                       "expected_version": 1},
-         "review_ids": [review["resolution_id"]], "decision_reason": "r"},
+        {
+            "operation": "update_record",
+            "arguments": {
+                "record_id": hiring.abhishek.pk,
+                "changes": {"x": 1},
+                "expected_version": 1,
+            },
+            "review_ids": [review["resolution_id"]],
+            "decision_reason": "r",
+        },
         "REVIEW_REQUIRED",
     )
 
@@ -201,8 +250,9 @@ def test_namesake_in_searched_collection_makes_the_review_stale(hiring, ctx):
 def test_write_in_another_collection_keeps_the_review_fresh(hiring, ctx):
     review = resolve("Kirat", collection_id=hiring.people.pk)
     make_record(ctx, hiring.openings, "Staff Engineer")
-    services.record_update(ctx=ctx, record_id=hiring.rahul_backend.pk, changes={"a": 1},
-                           expected_version=1)
+    services.record_update(
+        ctx=ctx, record_id=hiring.rahul_backend.pk, changes={"a": 1}, expected_version=1
+    )
     result = write(
         "update_record",
         {"record_id": hiring.kirat.pk, "changes": {"x": 1}, "expected_version": 1},
@@ -218,9 +268,12 @@ def test_expired_review_is_stale(hiring):
     )
     refused(
         "prepare_write",
-        {"operation": "update_record",
-         "arguments": {"record_id": hiring.kirat.pk, "changes": {"x": 1}, "expected_version": 1},
-         "review_ids": [review["resolution_id"]], "decision_reason": "r"},
+        {
+            "operation": "update_record",
+            "arguments": {"record_id": hiring.kirat.pk, "changes": {"x": 1}, "expected_version": 1},
+            "review_ids": [review["resolution_id"]],
+            "decision_reason": "r",
+        },
         "STALE_REVIEW",
     )
 
@@ -246,10 +299,12 @@ def test_other_actor_and_workspace_tickets_and_actions_are_not_found(hiring, set
         {"record_id": hiring.kirat.pk, "changes": {"x": 1}, "expected_version": 1},
         [review["resolution_id"]],
     )
-    args = {"operation": "update_record",
-            "arguments": {"record_id": hiring.kirat.pk, "changes": {"x": 1},
-                          "expected_version": 1},
-            "review_ids": [review["resolution_id"]], "decision_reason": "r"}
+    args = {
+        "operation": "update_record",
+        "arguments": {"record_id": hiring.kirat.pk, "changes": {"x": 1}, "expected_version": 1},
+        "review_ids": [review["resolution_id"]],
+        "decision_reason": "r",
+    }
     settings.ANCHOR_ACTOR_ID = "someone-else"
     refused("prepare_write", args, "NOT_FOUND")
     refused("commit_write", {"action_id": prepared["action_id"]}, "NOT_FOUND")
@@ -268,8 +323,7 @@ def test_version_conflict_at_commit(hiring, ctx):
         {"record_id": hiring.kirat.pk, "changes": {"x": 1}, "expected_version": 1},
         [review["resolution_id"]],
     )
-    services.record_update(ctx=ctx, record_id=hiring.kirat.pk, changes={"y": 2},
-                           expected_version=1)
+    services.record_update(ctx=ctx, record_id=hiring.kirat.pk, changes={"y": 2}, expected_version=1)
     error = refused("commit_write", {"action_id": prepared["action_id"]}, "VERSION_CONFLICT")
     assert error["details"]["current_version"] == 2
     assert Record.objects.get(pk=hiring.kirat.pk).data.get("x") is None
@@ -280,11 +334,17 @@ def test_archived_record_refuses_data_changes(hiring, ctx):
     review = resolve(hiring.abhishek.pk)
     refused(
         "prepare_write",
-        {"operation": "update_record",
-         "arguments": {"record_id": hiring.abhishek.pk, "changes": {"x": 1},
-                       "expected_version": 2},
-         "review_ids": [review["resolution_id"]], "decision_reason": "r",
-         "clarification": "user confirmed the archived Abhishek"},
+        {
+            "operation": "update_record",
+            "arguments": {
+                "record_id": hiring.abhishek.pk,
+                "changes": {"x": 1},
+                "expected_version": 2,
+            },
+            "review_ids": [review["resolution_id"]],
+            "decision_reason": "r",
+            "clarification": "user confirmed the archived Abhishek",
+        },
         "ARCHIVED",
     )
 
@@ -296,10 +356,13 @@ def test_incomplete_review_cannot_authorize(ctx):
     review = resolve("Sam", collection_id=crowd.pk)
     refused(
         "prepare_write",
-        {"operation": "create_record",
-         "arguments": {"collection_id": crowd.pk, "title": "Sam", "data": {}},
-         "review_ids": [review["resolution_id"]], "decision_reason": "r",
-         "clarification": "different Sam"},
+        {
+            "operation": "create_record",
+            "arguments": {"collection_id": crowd.pk, "title": "Sam", "data": {}},
+            "review_ids": [review["resolution_id"]],
+            "decision_reason": "r",
+            "clarification": "different Sam",
+        },
         "INCOMPLETE_REVIEW",
     )
 
@@ -317,8 +380,12 @@ def test_malformed_arguments_name_the_field(hiring, arguments, field):
     before = store_snapshot()
     error = refused(
         "prepare_write",
-        {"operation": "update_record", "arguments": arguments,
-         "review_ids": [review["resolution_id"]], "decision_reason": "r"},
+        {
+            "operation": "update_record",
+            "arguments": arguments,
+            "review_ids": [review["resolution_id"]],
+            "decision_reason": "r",
+        },
         "INVALID_INPUT",
     )
     assert field in error["message"]
@@ -327,57 +394,94 @@ def test_malformed_arguments_name_the_field(hiring, arguments, field):
 
 def test_unknown_operation_and_missing_reason(hiring):
     review = resolve("Kirat", collection_id=hiring.people.pk)
-    refused("prepare_write", {"operation": "delete_everything", "arguments": {},
-                              "review_ids": [review["resolution_id"]],
-                              "decision_reason": "r"}, "INVALID_INPUT")
-    error = refused("prepare_write", {"operation": "archive_record",
-                                      "arguments": {"record_id": hiring.kirat.pk,
-                                                    "expected_version": 1},
-                                      "review_ids": [review["resolution_id"]],
-                                      "decision_reason": "  "}, "INVALID_INPUT")
+    refused(
+        "prepare_write",
+        {
+            "operation": "delete_everything",
+            "arguments": {},
+            "review_ids": [review["resolution_id"]],
+            "decision_reason": "r",
+        },
+        "INVALID_INPUT",
+    )
+    error = refused(
+        "prepare_write",
+        {
+            "operation": "archive_record",
+            "arguments": {"record_id": hiring.kirat.pk, "expected_version": 1},
+            "review_ids": [review["resolution_id"]],
+            "decision_reason": "  ",
+        },
+        "INVALID_INPUT",
+    )
     assert "decision_reason" in error["message"]
-    refused("prepare_write", {"operation": "archive_record",
-                              "arguments": {"record_id": hiring.kirat.pk,
-                                            "expected_version": 1},
-                              "review_ids": [], "decision_reason": "r"}, "INVALID_INPUT")
+    refused(
+        "prepare_write",
+        {
+            "operation": "archive_record",
+            "arguments": {"record_id": hiring.kirat.pk, "expected_version": 1},
+            "review_ids": [],
+            "decision_reason": "r",
+        },
+        "INVALID_INPUT",
+    )
 
 
 def test_oversized_data_is_refused(hiring):
     review = resolve("Big", collection_id=hiring.people.pk)
     error = refused(
         "prepare_write",
-        {"operation": "create_record",
-         "arguments": {"collection_id": hiring.people.pk, "title": "Big",
-                       "data": {"blob": "x" * 17000}},
-         "review_ids": [review["resolution_id"]], "decision_reason": "r"},
+        {
+            "operation": "create_record",
+            "arguments": {
+                "collection_id": hiring.people.pk,
+                "title": "Big",
+                "data": {"blob": "x" * 17000},
+            },
+            "review_ids": [review["resolution_id"]],
+            "decision_reason": "r",
+        },
         "INVALID_INPUT",
     )
     assert "data" in error["message"] and "16384" in error["message"]
 
 
 def test_link_and_unlink_need_both_ends_reviewed(hiring):
-    interview = resolve("Kirat backend coding interview")
+    # Scoped to its collection, so creating feedback elsewhere leaves this review fresh.
+    interview = resolve("Kirat backend coding interview", collection_id=hiring.interviews.pk)
     feedback_title = resolve("Priya feedback", collection_id=hiring.feedback.pk)
     created = write(
         "create_record",
-        {"collection_id": hiring.feedback.pk, "title": "Priya feedback",
-         "data": {"author": "Priya", "verdict": "strong"}},
+        {
+            "collection_id": hiring.feedback.pk,
+            "title": "Priya feedback",
+            "data": {"author": "Priya", "verdict": "strong"},
+        },
         [feedback_title["resolution_id"]],
     )
     feedback_id = created["result"]["record"]["record_id"]
     feedback = resolve(feedback_id)
     refused(
         "prepare_write",
-        {"operation": "link_records",
-         "arguments": {"source_id": feedback_id, "relationship_type": "about",
-                       "target_id": hiring.coding_interview.pk},
-         "review_ids": [feedback["resolution_id"]], "decision_reason": "r"},
+        {
+            "operation": "link_records",
+            "arguments": {
+                "source_id": feedback_id,
+                "relationship_type": "about",
+                "target_id": hiring.coding_interview.pk,
+            },
+            "review_ids": [feedback["resolution_id"]],
+            "decision_reason": "r",
+        },
         "REVIEW_REQUIRED",
     )
     linked = write(
         "link_records",
-        {"source_id": feedback_id, "relationship_type": "about",
-         "target_id": hiring.coding_interview.pk},
+        {
+            "source_id": feedback_id,
+            "relationship_type": "about",
+            "target_id": hiring.coding_interview.pk,
+        },
         [feedback["resolution_id"], interview["resolution_id"]],
     )
     rel_id = linked["result"]["relationship"]["relationship_id"]
@@ -385,8 +489,11 @@ def test_link_and_unlink_need_both_ends_reviewed(hiring):
     # Correction: remove the link (links changed, so review both ends again).
     feedback = resolve(feedback_id)
     interview = resolve("Kirat backend coding interview")
-    write("unlink_records", {"relationship_id": rel_id},
-          [feedback["resolution_id"], interview["resolution_id"]])
+    write(
+        "unlink_records",
+        {"relationship_id": rel_id},
+        [feedback["resolution_id"], interview["resolution_id"]],
+    )
     assert not Relationship.objects.filter(pk=rel_id).exists()
     assert AuditEvent.objects.filter(record_id=feedback_id, kind="relationship.deleted").exists()
 
@@ -394,15 +501,25 @@ def test_link_and_unlink_need_both_ends_reviewed(hiring):
 def test_alias_and_self_mapping_need_the_users_word(hiring):
     review = resolve("Kirat", collection_id=hiring.people.pk)
     for operation, arguments in [
-        ("add_record_alias", {"record_id": hiring.kirat.pk, "alias": "KS",
-                              "expected_version": 1}),
+        ("add_record_alias", {"record_id": hiring.kirat.pk, "alias": "KS", "expected_version": 1}),
         ("set_self", {"record_id": hiring.kirat.pk, "expected_version": 1}),
     ]:
-        refused("prepare_write", {"operation": operation, "arguments": arguments,
-                                  "review_ids": [review["resolution_id"]],
-                                  "decision_reason": "r"}, "NEEDS_CLARIFICATION")
-    write("set_self", {"record_id": hiring.kirat.pk, "expected_version": 1},
-          [review["resolution_id"]], clarification="User said: I am Kirat")
+        refused(
+            "prepare_write",
+            {
+                "operation": operation,
+                "arguments": arguments,
+                "review_ids": [review["resolution_id"]],
+                "decision_reason": "r",
+            },
+            "NEEDS_CLARIFICATION",
+        )
+    write(
+        "set_self",
+        {"record_id": hiring.kirat.pk, "expected_version": 1},
+        [review["resolution_id"]],
+        clarification="User said: I am Kirat",
+    )
     assert ok("resolve_record", {"query": "me"})["selected_record_id"] == hiring.kirat.pk
 
 
@@ -411,11 +528,12 @@ def test_rename_checks_the_new_title_for_namesakes(hiring):
     new_title = resolve("Kirat", collection_id=hiring.people.pk)
     refused(
         "prepare_write",
-        {"operation": "rename_record",
-         "arguments": {"record_id": hiring.abhishek.pk, "title": "Kirat",
-                       "expected_version": 1},
-         "review_ids": [review["resolution_id"], new_title["resolution_id"]],
-         "decision_reason": "r"},
+        {
+            "operation": "rename_record",
+            "arguments": {"record_id": hiring.abhishek.pk, "title": "Kirat", "expected_version": 1},
+            "review_ids": [review["resolution_id"], new_title["resolution_id"]],
+            "decision_reason": "r",
+        },
         "NEEDS_CLARIFICATION",
     )
     fresh = resolve("Abhishek Rao", collection_id=hiring.people.pk)
@@ -429,8 +547,14 @@ def test_rename_checks_the_new_title_for_namesakes(hiring):
 
 def test_legacy_write_tools_refuse_and_write_nothing(hiring):
     before = store_snapshot()
-    for tool in ["create_collection", "create_record", "update_record", "archive_record",
-                 "link_records", "unlink_records"]:
+    for tool in [
+        "create_collection",
+        "create_record",
+        "update_record",
+        "archive_record",
+        "link_records",
+        "unlink_records",
+    ]:
         error = refused(tool, {}, "REVIEW_REQUIRED")
         assert "prepare_write" in error["message"]
     assert store_snapshot() == before
@@ -478,8 +602,9 @@ def test_approval_queue_holds_the_write_until_a_person_decides(hiring, ctx):
         [review["resolution_id"]],
     )
     ok("commit_write", {"action_id": prepared["action_id"]})
-    reject_prepared_action(action_id=prepared["action_id"], reviewer="user:ana",
-                           reason="Not this person")
+    reject_prepared_action(
+        action_id=prepared["action_id"], reviewer="user:ana", reason="Not this person"
+    )
     rejected = ok("commit_write", {"action_id": prepared["action_id"]})
     assert rejected["status"] == "rejected" and rejected["reason"] == "Not this person"
     assert Record.objects.get(pk=hiring.abhishek.pk).version == 1

@@ -42,7 +42,8 @@ def test_two_rahuls_need_clarification_with_distinguishing_context(hiring):
     result = ok("resolve_record", {"query": "Rahul", "collection_id": hiring.people.pk})
     assert result["status"] == "needs_clarification"
     assert {c["record_id"] for c in result["candidates"]} == {
-        hiring.rahul_backend.pk, hiring.rahul_frontend.pk
+        hiring.rahul_backend.pk,
+        hiring.rahul_frontend.pk,
     }
     previews = " ".join(c["data_preview"] for c in result["candidates"])
     assert "backend" in previews and "frontend" in previews
@@ -81,8 +82,10 @@ def test_context_requires_links_to_every_context_record(hiring):
     # Kirat applied to both openings; only the backend application links to Junior Backend.
     result = ok(
         "resolve_record",
-        {"query": "Kirat - Junior Backend", "context_record_ids": [hiring.kirat.pk,
-                                                                   hiring.backend.pk]},
+        {
+            "query": "Kirat - Junior Backend",
+            "context_record_ids": [hiring.kirat.pk, hiring.backend.pk],
+        },
     )
     assert result["selected_record_id"] == hiring.kirat_backend.pk
     narrowed = ok(
@@ -132,9 +135,15 @@ def test_other_workspace_collection_is_not_found(hiring, other_ctx):
 
 def test_other_workspace_records_are_never_candidates(hiring, other_ctx):
     theirs = make_collection(other_ctx, "people")
-    make_record(other_ctx, theirs, "Kirat")
+    their_kirat = make_record(other_ctx, theirs, "Kirat")
     result = ok("resolve_record", {"query": "Kirat"})
-    assert [c["record_id"] for c in result["candidates"]] == [hiring.kirat.pk]
+    assert result["selected_record_id"] == hiring.kirat.pk
+    assert their_kirat.pk not in {c["record_id"] for c in result["candidates"]}
+    assert {c["collection_id"] for c in result["candidates"]} <= {
+        hiring.people.pk,
+        hiring.applications.pk,
+        hiring.interviews.pk,
+    }
 
 
 def test_ticket_depends_on_the_searched_scope_and_candidate_links(hiring):
@@ -165,7 +174,8 @@ def test_context_links_are_reported_per_candidate(hiring):
     result = ok("resolve_record", {"query": "Kirat - Junior Backend"})
     links = result["candidates"][0]["links"]
     assert {(lk["relationship_type"], lk["title"]) for lk in links} >= {
-        ("applicant", "Kirat"), ("opening", "Junior Backend")
+        ("applicant", "Kirat"),
+        ("opening", "Junior Backend"),
     }
 
 
