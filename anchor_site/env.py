@@ -109,7 +109,9 @@ def database_from_env() -> dict[str, Any]:
                 "named by ANCHOR_DB_PATH."
             )
         try:
-            config = dj_database_url.parse(url, conn_max_age=0)
+            # A stdio server lives for hours: keep one connection and let Django check it is
+            # alive before each use rather than reconnecting (several ms) on every tool call.
+            config = dj_database_url.parse(url, conn_max_age=600, conn_health_checks=True)
         except Exception as exc:  # the parser raises several types; all mean a bad URL
             raise ImproperlyConfigured(f"DATABASE_URL could not be parsed: {exc}") from exc
         if not config.get("NAME"):
@@ -121,6 +123,9 @@ def database_from_env() -> dict[str, Any]:
     return {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": str(sqlite_path_from_env()),
+        # Opening the file and running the PRAGMAs costs more than most tool calls; an idle
+        # SQLite connection holds no lock, so keep it for the life of the process.
+        "CONN_MAX_AGE": None,
         "OPTIONS": {
             # BEGIN IMMEDIATE takes the write lock up front, so two writers queue on the busy
             # timeout instead of failing with "database is locked" when a read upgrades.
