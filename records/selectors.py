@@ -1,1 +1,0 @@
-"""Every read of the store. (Being written.)"""

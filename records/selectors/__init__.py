@@ -1,0 +1,18 @@
+"""Every read of the store: catalogue, context, history, search, traversal and totals.
+
+Selectors take keyword-only arguments, filter by workspace before anything else, and raise
+AnchorError naming the field and the fix; callers (MCP tools, admin, workflow) only wrap results.
+"""
+
+from records.selectors.catalog import collection_list
+from records.selectors.context import record_context
+from records.selectors.history import collection_history, record_history
+from records.selectors.search import search_records
+
+__all__ = [
+    "collection_history",
+    "collection_list",
+    "record_context",
+    "record_history",
+    "search_records",
+]

@@ -1,0 +1,334 @@
+"""Which records a search or a total covers: collection, title query, filters, where, links, text.
+
+parse_criteria validates every argument (naming the field and the fix) and checks referenced IDs
+belong to the workspace; criteria_sql turns the result into one WHERE clause over records r.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from records import validation as v
+from records.errors import invalid, not_found
+from records.models import Collection, Record
+from records.selectors import arguments as args
+from records.selectors.casefold import title_contains
+from records.selectors.fulltext import matching_ids, require_fulltext, text_words
+from records.selectors.jsonpath import DataField
+from records.selectors.sql import Sql, all_of, any_of, vendor
+
+MAX_QUERY_LENGTH = v.MAX_TITLE
+MAX_CONDITIONS = 20
+MAX_IN_VALUES = 100
+OPERATORS = ("eq", "ne", "gt", "gte", "lt", "lte", "between", "in", "contains", "exists", "missing")
+COMPARISONS = {"eq": "=", "ne": "<>", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
+
+
+@dataclass(frozen=True)
+class Condition:
+    keys: list[str]
+    op: str
+    value: Any = None
+
+
+@dataclass(frozen=True)
+class LinkedTo:
+    record_id: str
+    relationship_types: list[str] | None
+    direction: str
+
+
+@dataclass(frozen=True)
+class Criteria:
+    collection_id: str | None = None
+    query: str | None = None
+    filters: dict[str, Any] = field(default_factory=dict)
+    words: list[str] | None = None
+    where: list[Condition] = field(default_factory=list)
+    linked_to: LinkedTo | None = None
+
+    def fingerprint_params(self) -> dict[str, Any]:
+        return {
+            "collection_id": self.collection_id,
+            "query": self.query,
+            "filters": self.filters,
+            "text": self.words,
+            "where": [[c.keys, c.op, c.value] for c in self.where],
+            "linked_to": None
+            if self.linked_to is None
+            else [
+                self.linked_to.record_id,
+                self.linked_to.relationship_types,
+                self.linked_to.direction,
+            ],
+        }
+
+
+def parse_criteria(
+    *,
+    workspace_id: str,
+    collection_id: Any = None,
+    query: Any = None,
+    filters: Any = None,
+    text: Any = None,
+    where: Any = None,
+    linked_to: Any = None,
+) -> Criteria:
+    collection_id = args.optional_id(collection_id, "collection_id")
+    if (
+        collection_id is not None
+        and not Collection.objects.filter(workspace_id=workspace_id, pk=collection_id).exists()
+    ):
+        raise not_found("collection", collection_id)
+    words = None
+    if text is not None:
+        words = text_words(text)
+        require_fulltext()
+    return Criteria(
+        collection_id=collection_id,
+        query=args.optional_text(query, "query", max_length=MAX_QUERY_LENGTH),
+        filters=args.json_object_or_none(filters, "filters") or {},
+        words=words,
+        where=_parse_where(where),
+        linked_to=_parse_linked_to(workspace_id, linked_to),
+    )
+
+
+def criteria_sql(workspace_id: str, criteria: Criteria, *, rank_joined: bool = False) -> Sql:
+    """WHERE clause over active records r. rank_joined: text is matched by a ranked JOIN."""
+    parts = [Sql("r.workspace_id = %s", (workspace_id,)), Sql("r.archived_at IS NULL")]
+    if criteria.collection_id is not None:
+        parts.append(Sql("r.collection_id = %s", (criteria.collection_id,)))
+    if criteria.query is not None:
+        parts.append(title_contains(criteria.query))
+    parts += [_filter_sql(key, value) for key, value in criteria.filters.items()]
+    parts += [_condition_sql(condition) for condition in criteria.where]
+    if criteria.linked_to is not None:
+        parts.append(_linked_sql(workspace_id, criteria.linked_to))
+    if criteria.words is not None and not rank_joined:
+        parts.append(matching_ids(criteria.words))
+    return all_of(parts)
+
+
+# --- filters: exact canonical-JSON equality of top-level keys ------------------------------
+
+
+def _filter_sql(key: str, value: Any) -> Sql:
+    data = DataField([key])
+    if vendor() != "sqlite":
+        # Both sides go through jsonb's one text rendering: 1 and 1.0 render differently.
+        return data.value().wrap("({})::text = (%s::jsonb)::text", v.canonical_json(value))
+    if value is None:
+        return data.type_is("null")
+    if isinstance(value, bool):
+        return Sql("json_type(r.data, %s) = %s", (data.sqlite_path(), str(value).lower()))
+    if isinstance(value, int):
+        return Sql(
+            "json_type(r.data, %s) = 'integer' AND json_extract(r.data, %s) = %s",
+            (data.sqlite_path(), data.sqlite_path(), value),
+        )
+    if isinstance(value, float):
+        return Sql(
+            "json_type(r.data, %s) = 'real' AND json_extract(r.data, %s) = %s",
+            (data.sqlite_path(), data.sqlite_path(), value),
+        )
+    if isinstance(value, str):
+        return Sql(
+            "json_type(r.data, %s) = 'text' AND json_extract(r.data, %s) = %s",
+            (data.sqlite_path(), data.sqlite_path(), value),
+        )
+    return Sql(
+        "json_type(r.data, %s) IN ('object', 'array') "
+        "AND anchor_canonical_json(json_extract(r.data, %s)) = %s",
+        (data.sqlite_path(), data.sqlite_path(), v.canonical_json(value)),
+    )
+
+
+# --- where: typed conditions -----------------------------------------------------------------
+
+
+def _kind(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return None
+
+
+def _parse_where(value: Any) -> list[Condition]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or len(value) > MAX_CONDITIONS:
+        raise invalid(
+            "where",
+            f'must be a list of up to {MAX_CONDITIONS} conditions such as {{"field": ["amount"], '
+            '"op": "gt", "value": 100}.',
+        )
+    return [_parse_condition(item, f"where[{index}]") for index, item in enumerate(value)]
+
+
+def _parse_condition(item: Any, where: str) -> Condition:
+    if not isinstance(item, dict):
+        raise invalid(where, 'must be an object {"field": [...], "op": ..., "value": ...}.')
+    args.only_keys(item, where, {"field", "op", "value"}, {"field", "op"})
+    keys = args.field_path(item["field"], f"{where}.field")
+    op = item["op"]
+    if op not in OPERATORS:
+        raise invalid(f"{where}.op", f"must be one of {' '.join(OPERATORS)}, got {op!r}.")
+    if op in ("exists", "missing"):
+        if "value" in item:
+            raise invalid(f"{where}.value", f"{op} takes no value; remove it.")
+        return Condition(keys, op)
+    if "value" not in item:
+        raise invalid(f"{where}.value", f"{op} needs a value.")
+    value = item["value"]
+    v.json_object(f"{where}.value", {"value": value})  # finite, bounded JSON
+    field_name = f"{where}.value"
+    if op == "between":
+        if (
+            not isinstance(value, list)
+            or len(value) != 2
+            or _kind(value[0]) not in ("number", "string")
+            or _kind(value[0]) != _kind(value[1])
+        ):
+            raise invalid(field_name, "between needs [low, high]: two numbers or two strings.")
+        if value[0] > value[1]:
+            raise invalid(field_name, "between needs low <= high.")
+        return Condition(keys, op, value)
+    if op == "in":
+        if not isinstance(value, list) or not 1 <= len(value) <= MAX_IN_VALUES:
+            raise invalid(field_name, f"in needs a list of 1-{MAX_IN_VALUES} values.")
+        for item_value in value:
+            if _kind(item_value) is None:
+                raise invalid(field_name, "in accepts strings, numbers and booleans only.")
+        return Condition(keys, op, value)
+    kind = _kind(value)
+    if kind is None:
+        raise invalid(
+            field_name,
+            f"{op} needs a string, number or boolean. For null use exists/missing (exists is "
+            "true for null); to match a whole object or array exactly use filters.",
+        )
+    if op in ("gt", "gte", "lt", "lte") and kind == "boolean":
+        raise invalid(field_name, f"{op} compares numbers or strings, not booleans.")
+    return Condition(keys, op, value)
+
+
+def _condition_sql(condition: Condition) -> Sql:
+    data = DataField(condition.keys)
+    op, value = condition.op, condition.value
+    if op == "exists":
+        return data.present()
+    if op == "missing":
+        return data.absent()
+    if op == "between":
+        low, high = value
+        return _compare(data, ">=", low) & _compare(data, "<=", high)
+    if op == "in":
+        return any_of(_compare(data, "=", item) for item in value)
+    if op == "contains":
+        element = _array_contains(data, value)
+        if _kind(value) == "string":
+            return _string_contains(data, value) | element
+        return element
+    return _compare(data, COMPARISONS[op], value)
+
+
+def _compare(data: DataField, operator: str, value: Any) -> Sql:
+    """Typed: only a stored value of the operand's JSON type can match, ne included."""
+    kind = _kind(value)
+    if kind == "boolean":
+        wanted = value if operator == "=" else not value
+        if vendor() == "sqlite":
+            return Sql("json_type(r.data, %s) = %s", (data.sqlite_path(), str(wanted).lower()))
+        return data.value().wrap("{} = %s::jsonb", json.dumps(wanted))
+    if kind == "number":
+        if vendor() == "sqlite":
+            operand = Sql("%s", (value,))
+        else:
+            operand = Sql("%s::numeric", (repr(value),))
+        return data.type_is("number") & Sql(
+            f"{data.number().text} {operator} {operand.text}", data.number().params + operand.params
+        )
+    return data.type_is("string") & Sql(
+        f"{data.string().text} {operator} %s", (*data.string().params, value)
+    )
+
+
+def _string_contains(data: DataField, value: str) -> Sql:
+    function = "instr({}, %s) > 0" if vendor() == "sqlite" else "strpos({}, %s) > 0"
+    return data.type_is("string") & data.string().wrap(function, value)
+
+
+def _array_contains(data: DataField, value: Any) -> Sql:
+    if vendor() != "sqlite":
+        return data.type_is("array") & data.value().wrap("{} @> %s::jsonb", json.dumps([value]))
+    kind = _kind(value)
+    if kind == "boolean":
+        element = Sql("e.type = %s", ("true" if value else "false",))
+    elif kind == "number":
+        element = Sql("e.type IN ('integer', 'real') AND e.value = %s", (value,))
+    else:
+        element = Sql("e.type = 'text' AND e.value = %s", (value,))
+    return data.type_is("array") & Sql(
+        f"EXISTS (SELECT 1 FROM json_each(r.data, %s) AS e WHERE {element.text})",
+        (data.sqlite_path(), *element.params),
+    )
+
+
+# --- linked_to -------------------------------------------------------------------------------
+
+
+def _parse_linked_to(workspace_id: str, value: Any) -> LinkedTo | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise invalid(
+            "linked_to",
+            'must be an object such as {"record_id": "...", "relationship_types": ["applicant"], '
+            '"direction": "both"}.',
+        )
+    args.only_keys(
+        value, "linked_to", {"record_id", "relationship_types", "direction"}, {"record_id"}
+    )
+    record_id = v.record_id(value["record_id"], "linked_to.record_id")
+    if not Record.objects.filter(workspace_id=workspace_id, pk=record_id).exists():
+        raise not_found("record", record_id)
+    return LinkedTo(
+        record_id=record_id,
+        relationship_types=args.relationship_types(
+            value.get("relationship_types"), "linked_to.relationship_types"
+        ),
+        direction=args.direction(value.get("direction"), "linked_to.direction", default="both"),
+    )
+
+
+def _linked_sql(workspace_id: str, linked: LinkedTo) -> Sql:
+    """Direction is from the matched record's side: outgoing means it is the source."""
+    types = Sql("1 = 1")
+    if linked.relationship_types:
+        marks = ", ".join(["%s"] * len(linked.relationship_types))
+        types = Sql(f"rel.relationship_type IN ({marks})", tuple(linked.relationship_types))
+    branches = []
+    if linked.direction in ("outgoing", "both"):
+        branches.append(
+            Sql(
+                "SELECT rel.source_id FROM records_relationship rel "
+                f"WHERE rel.workspace_id = %s AND rel.target_id = %s AND {types.text}",
+                (workspace_id, linked.record_id, *types.params),
+            )
+        )
+    if linked.direction in ("incoming", "both"):
+        branches.append(
+            Sql(
+                "SELECT rel.target_id FROM records_relationship rel "
+                f"WHERE rel.workspace_id = %s AND rel.source_id = %s AND {types.text}",
+                (workspace_id, linked.record_id, *types.params),
+            )
+        )
+    union = " UNION ALL ".join(branch.text for branch in branches)
+    return Sql(f"r.id IN ({union})", tuple(p for branch in branches for p in branch.params))

@@ -1,0 +1,75 @@
+"""Audit histories of a record or a collection, newest first, with keyset cursors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Q, QuerySet
+
+from records import validation as v
+from records.errors import invalid, not_found
+from records.models import AuditEvent, Collection, Record
+from records.selectors.arguments import bounded_int
+from records.selectors.cursors import decode_cursor, encode_cursor, fingerprint
+from records.selectors.serialize import CLARIFICATION_NOTE, event_dict, iso, parse_iso_key
+
+MAX_LIMIT = 100
+
+
+def record_history(
+    *, workspace_id: str, record_id: Any, limit: Any = 20, cursor: Any = None
+) -> dict[str, Any]:
+    """Events about one record: edits, renames, aliases, archive, links made from it."""
+    record_id = v.record_id(record_id)
+    if not Record.objects.filter(workspace_id=workspace_id, pk=record_id).exists():
+        raise not_found("record", record_id)
+    events = AuditEvent.objects.filter(workspace_id=workspace_id, record_id=record_id)
+    bound_to = history_fingerprint(workspace_id, "record", record_id)
+    return _page(events, bound_to=bound_to, limit=limit, cursor=cursor) | {"record_id": record_id}
+
+
+def collection_history(
+    *, workspace_id: str, collection_id: Any, limit: Any = 20, cursor: Any = None
+) -> dict[str, Any]:
+    """Events about the collection itself (creation, edits, aliases, policy), not its records."""
+    collection_id = v.entity_id(collection_id, "collection_id")
+    if not Collection.objects.filter(workspace_id=workspace_id, pk=collection_id).exists():
+        raise not_found("collection", collection_id)
+    events = AuditEvent.objects.filter(
+        workspace_id=workspace_id, collection_id=collection_id, entity_type="collection"
+    )
+    bound_to = history_fingerprint(workspace_id, "collection", collection_id)
+    return _page(events, bound_to=bound_to, limit=limit, cursor=cursor) | {
+        "collection_id": collection_id
+    }
+
+
+def history_fingerprint(workspace_id: str, entity_type: str, entity_id: str) -> str:
+    return fingerprint(f"{entity_type}_history", workspace_id, {"id": entity_id})
+
+
+def history_cursor(bound_to: str, last: AuditEvent) -> str:
+    return encode_cursor(bound_to, [iso(last.created_at), last.pk])
+
+
+def _page(
+    events: QuerySet[AuditEvent], *, bound_to: str, limit: Any, cursor: Any
+) -> dict[str, Any]:
+    limit = bounded_int(limit, "limit", low=1, high=MAX_LIMIT)
+    key = decode_cursor(cursor, bound_to, key_length=2)
+    if key is not None:
+        created_at, event_id = parse_iso_key(key[0]), key[1]
+        if isinstance(event_id, bool) or not isinstance(event_id, int):
+            raise invalid("cursor", "is malformed; pass next_cursor unchanged.")
+        events = events.filter(
+            Q(created_at__lt=created_at) | Q(created_at=created_at, id__lt=event_id)
+        )
+    page = list(events.order_by("-created_at", "-id")[: limit + 1])
+    has_more = len(page) > limit
+    page = page[:limit]
+    return {
+        "events": [event_dict(event) for event in page],
+        "has_more": has_more,
+        "next_cursor": history_cursor(bound_to, page[-1]) if has_more else None,
+        "note": CLARIFICATION_NOTE,
+    }

@@ -1,0 +1,88 @@
+"""SQL for reading one nested field of a record's data, the same way on both backends.
+
+A field is a list of object keys. A step into anything but an object yields "missing" on both
+backends: SQLite's $."k" never indexes arrays, and on PostgreSQL each parent is checked to be an
+object because #> would otherwise read "0" as an array index.
+"""
+
+from __future__ import annotations
+
+from records.selectors.sql import Sql, vendor
+
+SQLITE_TYPES = {
+    "null": ("null",),
+    "boolean": ("true", "false"),
+    "number": ("integer", "real"),
+    "string": ("text",),
+    "array": ("array",),
+    "object": ("object",),
+}
+
+
+class DataField:
+    def __init__(self, keys: list[str], column: str = "r.data") -> None:
+        self.keys = keys
+        self.column = column
+        self.sqlite = vendor() == "sqlite"
+
+    def sqlite_path(self) -> str:
+        # Keys were validated free of double quotes, backslashes and control characters.
+        return "$" + "".join(f'."{key}"' for key in self.keys)
+
+    def value(self) -> Sql:
+        """SQLite: the SQL value (json_extract); PostgreSQL: the jsonb value or NULL."""
+        if self.sqlite:
+            return Sql(f"json_extract({self.column}, %s)", (self.sqlite_path(),))
+        if len(self.keys) == 1:
+            return Sql(f"({self.column} -> %s)", (self.keys[0],))
+        guards = " AND ".join(
+            f"jsonb_typeof({self.column} #> %s::text[]) = 'object'" for _ in self.keys[1:]
+        )
+        params = tuple(self.keys[:depth] for depth in range(1, len(self.keys)))
+        return Sql(
+            f"(CASE WHEN {guards} THEN {self.column} #> %s::text[] END)", (*params, self.keys)
+        )
+
+    def type_is(self, *kinds: str) -> Sql:
+        if self.sqlite:
+            names = [name for kind in kinds for name in SQLITE_TYPES[kind]]
+            quoted = ", ".join(f"'{name}'" for name in names)
+            return Sql(f"json_type({self.column}, %s) IN ({quoted})", (self.sqlite_path(),))
+        quoted = ", ".join(f"'{kind}'" for kind in kinds)
+        return self.value().wrap(f"jsonb_typeof({{}}) IN ({quoted})")
+
+    def present(self) -> Sql:
+        """True for any stored value, JSON null included."""
+        if self.sqlite:
+            return Sql(f"json_type({self.column}, %s) IS NOT NULL", (self.sqlite_path(),))
+        return self.value().wrap("{} IS NOT NULL")
+
+    def absent(self) -> Sql:
+        if self.sqlite:
+            return Sql(f"json_type({self.column}, %s) IS NULL", (self.sqlite_path(),))
+        return self.value().wrap("{} IS NULL")
+
+    def number(self) -> Sql:
+        """The numeric value; only meaningful where type_is("number") holds."""
+        if self.sqlite:
+            return self.value()
+        return self.value().wrap("({})::numeric")
+
+    def string(self) -> Sql:
+        """The string value, compared by code point on both backends."""
+        if self.sqlite:
+            return self.value()
+        return self.value().wrap("(({}) #>> '{{}}') COLLATE \"C\"")
+
+    def json_text(self) -> Sql:
+        """A JSON rendering that tells 1 from 1.0 and "1" from 1; NULL when missing."""
+        if self.sqlite:
+            path = self.sqlite_path()
+            return Sql(
+                f"CASE WHEN json_type({self.column}, %s) IN ('object', 'array') "
+                f"THEN anchor_canonical_json(json_extract({self.column}, %s)) "
+                f"WHEN json_type({self.column}, %s) IS NOT NULL "
+                f"THEN json_quote(json_extract({self.column}, %s)) END",
+                (path, path, path, path),
+            )
+        return self.value().wrap("({})::text")
