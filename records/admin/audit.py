@@ -50,11 +50,19 @@ class HasClarificationFilter(admin.SimpleListFilter):
         return queryset
 
 
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _subject(event: AuditEvent) -> str:
+    """What the event is about, linked: the record (a link event names its type and target),
+    else the collection, else the bare entity."""
     state = event.after if isinstance(event.after, dict) else event.before
-    label = ""
-    if isinstance(state, dict):
-        label = str(state.get("title") or state.get("name") or state.get("target_title") or "")
+    state = state if isinstance(state, dict) else {}
+    if event.entity_type == "relationship":
+        label = f"link {state.get('relationship_type', '')} → {state.get('target_title', '')}"
+    else:
+        label = str(state.get("title") or state.get("name") or "")
     if event.record_id:
         url = reverse("admin:records_record_change", args=[event.record_id])
         return format_html('<a href="{}">{}</a>', url, label or event.record_id)
@@ -64,7 +72,9 @@ def _subject(event: AuditEvent) -> str:
     return label or f"{event.entity_type} {event.entity_id}"
 
 
-def clarification_html(event: AuditEvent, verdict: str | None, review_url: str = "") -> str:
+def clarification_html(
+    event: AuditEvent, verdict: str | None, review_url: str = "", limit: int = 2000
+) -> str:
     if not event.agent_reported_clarification.strip():
         return "—"
     badge = mark_safe(  # constant markup, no user text
@@ -76,7 +86,7 @@ def clarification_html(event: AuditEvent, verdict: str | None, review_url: str =
     review = format_html(' <a href="{}">review</a>', review_url) if review_url else ""
     return format_html(
         '<span class="anchor-badge anchor-agent">agent-reported</span> “{}” {}{}',
-        event.agent_reported_clarification,
+        _shorten(event.agent_reported_clarification, limit),
         badge,
         review,
     )
@@ -165,12 +175,11 @@ class AuditEventAdmin(ReadOnlyAdmin):
 
     @admin.display(description="stated reason")
     def reason(self, obj: AuditEvent) -> str:
-        text = obj.decision_reason
-        return text if len(text) <= 120 else text[:119] + "…"
+        return _shorten(obj.decision_reason, 90)
 
     @admin.display(description="clarification")
     def clarification(self, obj: AuditEvent) -> str:
-        return clarification_html(obj, getattr(obj, "verdict", None))
+        return clarification_html(obj, getattr(obj, "verdict", None), limit=90)
 
     @admin.display(description="agent-reported clarification (unverified by the server)")
     def clarification_detail(self, obj: AuditEvent) -> str:

@@ -92,7 +92,7 @@ class CollectionForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        if self.instance.pk:
+        if not self.instance._state.adding:  # UUID keys are set before saving
             self.initial["typical_fields"] = "\n".join(self.instance.typical_fields or [])
             self.fields["loaded_state"].initial = collection_digest(self.instance)
         elif "workspace" in self.fields:
@@ -124,7 +124,9 @@ class CollectionForm(forms.ModelForm):
             field = str(exc.details.get("field", "")).split("[")[0]
             self.add_error(field if field in self.fields else None, as_validation_error(exc))
             return cleaned
-        if self.instance.pk and cleaned.get("loaded_state") != collection_digest(self.instance):
+        if not self.instance._state.adding and cleaned.get("loaded_state") != collection_digest(
+            self.instance
+        ):
             raise forms.ValidationError(
                 "This collection changed since you opened it (someone edited its description, "
                 "policy or aliases). Nothing was saved. Reload the page to see the current "

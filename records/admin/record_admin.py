@@ -69,8 +69,8 @@ class OutgoingLinkInline(admin.TabularInline):
     model = Relationship
     form = OutgoingLinkForm
     fk_name = "source"
-    fields = ["relationship_type", "target", "target_link", "created_by", "created_at"]
-    readonly_fields = ["target_link", "created_by", "created_at"]
+    fields = ["relationship_type", "target", "created_by", "created_at"]
+    readonly_fields = ["created_by", "created_at"]
     raw_id_fields = ["target"]
     extra = 1
     verbose_name = "link from this record"
@@ -78,10 +78,6 @@ class OutgoingLinkInline(admin.TabularInline):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Relationship]:
         return super().get_queryset(request).select_related("target")
-
-    @admin.display(description="target record")
-    def target_link(self, obj: Relationship) -> str:
-        return record_link(obj.target) if obj.target_id else "—"
 
 
 class IncomingLinkInline(admin.TabularInline):

@@ -59,7 +59,7 @@ class RecordForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        if self.instance.pk and not self.is_bound:
+        if not self.instance._state.adding and not self.is_bound:
             self.fields["loaded_version"].initial = self.instance.version
             self.fields["loaded_links_revision"].initial = links_revision(self.instance)
 
@@ -74,7 +74,7 @@ class RecordForm(forms.ModelForm):
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
         record: Record = self.instance
-        if not record.pk:
+        if record._state.adding:  # UUID keys are set before saving
             return cleaned
         if record.archived_at is not None:
             raise forms.ValidationError(

@@ -1,0 +1,79 @@
+"""A person confirms or disputes an agent-reported clarification; the verdict is kept beside
+the append-only event, audited, and readable through records.trust."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from records import services
+from records.errors import AnchorError
+from records.models import AuditEvent
+from records.services import WriteContext
+from records.trust import clarification_review_create, clarification_reviews_for
+
+
+@pytest.fixture
+def clarified(hiring, ctx) -> AuditEvent:
+    agent = WriteContext(
+        workspace_id=ctx.workspace_id,
+        actor_id="local-agent",
+        decision_reason="Feedback for Kriat",
+        clarification="User said 'Kriat' is Kirat.",
+    )
+    services.record_update(
+        ctx=agent, record_id=hiring.kirat.pk, changes={"a": 1}, expected_version=1
+    )
+    return AuditEvent.objects.exclude(agent_reported_clarification="").get()
+
+
+def test_review_page_records_a_verdict_shown_on_the_record(admin_client_as_maya, clarified):
+    url = reverse("admin:records_auditevent_review", args=[clarified.pk])
+    page = admin_client_as_maya.get(url)
+    assert "agent-reported clarification" in page.content.decode()
+
+    done = admin_client_as_maya.post(url, {"state": "disputed", "note": "He meant Karan"})
+
+    assert done.status_code == 302
+    verdict = clarification_reviews_for([clarified.pk])[clarified.pk]
+    assert (verdict["state"], verdict["reviewer_id"], verdict["note"]) == (
+        "disputed",
+        "user:maya",
+        "He meant Karan",
+    )
+    audit = AuditEvent.objects.get(kind="clarification.disputed")
+    assert audit.record_id == clarified.record_id and audit.actor_id == "user:maya"
+    record_page = admin_client_as_maya.get(done["Location"]).content.decode()
+    assert "disputed" in record_page and "He meant Karan" in record_page
+
+
+def test_latest_verdict_stands_and_reviews_are_counted(ctx, clarified):
+    person = WriteContext(workspace_id="local", actor_id="user:maya")
+    clarification_review_create(ctx=person, event_id=clarified.pk, state="disputed")
+    clarification_review_create(ctx=person, event_id=clarified.pk, state="confirmed")
+    verdict = clarification_reviews_for([clarified.pk, 999999])
+    assert list(verdict) == [clarified.pk]
+    assert (verdict[clarified.pk]["state"], verdict[clarified.pk]["review_count"]) == (
+        "confirmed",
+        2,
+    )
+    assert clarification_reviews_for([clarified.pk], workspace_id="elsewhere") == {}
+
+
+def test_events_without_a_clarification_cannot_be_reviewed(hiring):
+    plain = AuditEvent.objects.filter(agent_reported_clarification="").first()
+    with pytest.raises(AnchorError, match="no agent-reported clarification"):
+        clarification_review_create(
+            ctx=WriteContext(workspace_id="local", actor_id="user:maya"),
+            event_id=plain.pk,
+            state="confirmed",
+        )
+
+
+def test_bulk_actions_mark_clarifications(admin_client_as_maya, clarified):
+    response = admin_client_as_maya.post(
+        reverse("admin:records_auditevent_changelist"),
+        {"action": "confirm_clarifications", "_selected_action": [clarified.pk]},
+    )
+    assert response.status_code == 302
+    assert clarification_reviews_for([clarified.pk])[clarified.pk]["state"] == "confirmed"
