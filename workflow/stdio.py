@@ -16,6 +16,7 @@ import sys
 import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from types import FrameType
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -36,8 +37,18 @@ class ProtocolPipe:
     output_fd: int
 
 
+_claimed: ProtocolPipe | None = None
+
+
 def claim_stdio_for_protocol() -> ProtocolPipe:
-    """Keep the real stdin/stdout for JSON-RPC; fd 1 becomes stderr and fd 0 /dev/null."""
+    """Keep the real stdin/stdout for JSON-RPC; fd 1 becomes stderr and fd 0 /dev/null.
+
+    Idempotent: manage.py claims before Django loads anything, and the command claims again.
+    """
+    global _claimed
+    if _claimed is not None:
+        route_logging_to_stderr()  # Django configured logging since the first claim
+        return _claimed
     sys.stdout.flush()
     pipe = ProtocolPipe(input_fd=os.dup(0), output_fd=os.dup(1))
     os.dup2(2, 1)
@@ -49,7 +60,17 @@ def claim_stdio_for_protocol() -> ProtocolPipe:
     sys.stdout = sys.stderr
     sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - lives as long as the process
     route_logging_to_stderr()
+    _claimed = pipe
     return pipe
+
+
+def exit_quietly_on_sigterm() -> None:
+    """Until the event loop installs its own handler, SIGTERM still means a clean exit (0)."""
+    signal.signal(signal.SIGTERM, _exit_quietly)
+
+
+def _exit_quietly(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(0)
 
 
 def route_logging_to_stderr() -> None:

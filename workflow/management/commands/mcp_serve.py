@@ -10,13 +10,11 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import signal
 import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import anyio
@@ -25,7 +23,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError, connection, connections
 from django.db.migrations.executor import MigrationExecutor
 
-from workflow.stdio import claim_stdio_for_protocol, serve_stdio
+from workflow.stdio import claim_stdio_for_protocol, exit_quietly_on_sigterm, serve_stdio
 
 # Any constant works as long as every Anchor process uses the same one; "anchor" in ASCII.
 POSTGRES_MIGRATION_LOCK = 0x616E63686F72
@@ -42,9 +40,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         started = time.monotonic()
-        # Until the event loop installs its own handler, SIGTERM still means a clean exit.
-        signal.signal(signal.SIGTERM, _exit_quietly)
-        pipe = claim_stdio_for_protocol()
+        exit_quietly_on_sigterm()
+        pipe = claim_stdio_for_protocol()  # already claimed when started through manage.py
         migrate_if_needed(verbosity=options["verbosity"])
         connections.close_all()  # tool calls run in another thread with their own connection
 
@@ -53,10 +50,6 @@ class Command(BaseCommand):
         if options["verbosity"] >= 2:
             sys.stderr.write(f"anchor: ready in {time.monotonic() - started:.2f}s\n")
         anyio.run(serve_stdio, global_mcp_server._mcp_server, pipe)
-
-
-def _exit_quietly(signum: int, frame: FrameType | None) -> None:
-    raise SystemExit(0)
 
 
 def migrate_if_needed(*, verbosity: int) -> None:

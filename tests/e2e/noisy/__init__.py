@@ -1,0 +1,1 @@
+"""A test-only app that writes to stdout every way it can, installed only by its own settings."""

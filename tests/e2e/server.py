@@ -1,0 +1,159 @@
+"""Start `manage.py mcp_serve` as a subprocess, the way an MCP client does, and talk to it.
+
+Two ways in: the official MCP client (stdio_client + ClientSession) for behaviour, and a raw
+pipe for what the client hides: the exact bytes on stdout, exit status and timing. Every
+variable the server needs is passed explicitly, as a real client configuration would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, TextIO
+from urllib.parse import quote
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.types import CallToolResult, InitializeResult
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SERVE = [sys.executable, "manage.py", "mcp_serve"]
+PROTOCOL_VERSION = "2025-06-18"
+
+
+def base_env(**overrides: str) -> dict[str, str]:
+    env = {
+        "PATH": os.environ.get("PATH", os.defpath),
+        "DJANGO_SETTINGS_MODULE": "anchor_site.settings",
+        "ANCHOR_LOG_LEVEL": "INFO",
+    }
+    env.update(overrides)
+    return env
+
+
+def postgres_url(settings_dict: dict[str, Any]) -> str:
+    user = quote(settings_dict.get("USER") or "", safe="")
+    password = quote(settings_dict.get("PASSWORD") or "", safe="")
+    auth = f"{user}:{password}@" if password else (f"{user}@" if user else "")
+    host = settings_dict.get("HOST") or "localhost"
+    port = settings_dict.get("PORT") or "5432"
+    return f"postgres://{auth}{host}:{port}/{quote(settings_dict['NAME'], safe='')}"
+
+
+# --- the official client ---------------------------------------------------------------------
+
+
+@asynccontextmanager
+async def mcp_session(
+    env: dict[str, str], errlog: TextIO
+) -> AsyncIterator[tuple[ClientSession, InitializeResult]]:
+    params = StdioServerParameters(command=SERVE[0], args=SERVE[1:], env=env, cwd=REPO_ROOT)
+    async with (
+        stdio_client(params, errlog=errlog) as (read, write),
+        ClientSession(read, write, read_timeout_seconds=timedelta(seconds=60)) as session,
+    ):
+        initialized = await session.initialize()
+        yield session, initialized
+
+
+def envelope(result: CallToolResult) -> dict[str, Any]:
+    """The tool's {"ok": ...} envelope, as structuredContent or its JSON text twin."""
+    assert not result.isError, f"protocol-level tool error: {result.content}"
+    if result.structuredContent is not None:
+        return result.structuredContent
+    return json.loads(result.content[0].text)  # type: ignore[union-attr]
+
+
+async def call_ok(session: ClientSession, name: str, arguments: dict[str, Any]) -> Any:
+    reply = envelope(await session.call_tool(name, arguments))
+    assert reply["ok"], f"{name}({arguments}) failed: {reply.get('error')}"
+    return reply["result"]
+
+
+# --- the raw pipe ----------------------------------------------------------------------------
+
+
+def start_raw(env: dict[str, str], stderr: TextIO | int = subprocess.PIPE) -> subprocess.Popen:
+    return subprocess.Popen(
+        SERVE,
+        cwd=REPO_ROOT,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+    )
+
+
+def send(process: subprocess.Popen, message: dict[str, Any]) -> None:
+    assert process.stdin is not None
+    process.stdin.write((json.dumps(message) + "\n").encode())
+    process.stdin.flush()
+
+
+def read_reply(process: subprocess.Popen, request_id: int) -> dict[str, Any]:
+    """Read stdout lines up to the reply to request_id; every line must be JSON-RPC."""
+    assert process.stdout is not None
+    while True:
+        line = process.stdout.readline()
+        assert line, f"server closed stdout before replying to request {request_id}"
+        message = json.loads(line)  # a stray non-JSON line fails the test right here
+        assert message.get("jsonrpc") == "2.0", f"not a JSON-RPC message: {line!r}"
+        if message.get("id") == request_id:
+            return message
+
+
+def initialize_raw(process: subprocess.Popen) -> dict[str, Any]:
+    send(
+        process,
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": PROTOCOL_VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "anchor-e2e", "version": "1"},
+            },
+        },
+    )
+    reply = read_reply(process, 1)
+    send(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return reply["result"]
+
+
+def call_raw(
+    process: subprocess.Popen, request_id: int, name: str, arguments: dict[str, Any]
+) -> dict[str, Any]:
+    send(
+        process,
+        {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "tools/call",
+            "params": {"name": name, "arguments": arguments},
+        },
+    )
+    return read_reply(process, request_id)["result"]
+
+
+# --- seeding ---------------------------------------------------------------------------------
+
+
+def seed(env: dict[str, str]) -> dict[str, str]:
+    """Run tests/e2e/seed.py against the server's database; returns the seeded IDs."""
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.e2e.seed"],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, f"seeding failed:\n{done.stderr}"
+    return json.loads(done.stdout)
