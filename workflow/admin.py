@@ -123,7 +123,7 @@ class PreparedActionAdmin(ReadOnlyAdmin):
 
     @admin.display(description="evidence (the reviews the agent cited, as checked)")
     def evidence_json(self, obj: PreparedAction) -> str:
-        return json_block(obj.evidence)
+        return json_block(obj.evidence, fold_over=3000)  # the reviewer needs to read it
 
     @admin.display(description="preview")
     def preview_json(self, obj: PreparedAction) -> str:
