@@ -1,0 +1,80 @@
+"""Project-wide facts: migrations match the models, and the layout is the one DESIGN.md fixes."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+TOP_LEVEL = {
+    "manage.py",
+    "pyproject.toml",
+    "uv.lock",
+    "README.md",
+    "anchor_site",
+    "records",
+    "workflow",
+    "templates",
+    "tests",
+}
+
+
+@pytest.mark.django_db
+def test_migrations_match_the_models():
+    out = StringIO()
+    try:
+        call_command("makemigrations", "--check", "--dry-run", stdout=out, stderr=out)
+    except SystemExit as exit_:  # --check exits 1 when a migration is missing
+        pytest.fail(f"models changed without a migration:\n{out.getvalue()} (exit {exit_.code})")
+
+
+def tracked_files() -> list[str]:
+    if shutil.which("git") is None or not (REPO_ROOT / ".git").exists():
+        pytest.skip("needs a git checkout to tell tracked files from local ones")
+    listed = subprocess.run(
+        ["git", "ls-files"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
+    )
+    return listed.stdout.splitlines()
+
+
+def test_top_level_is_exactly_the_designed_layout():
+    top = {path.split("/", 1)[0] for path in tracked_files()}
+    visible = {name for name in top if not name.startswith(".")}
+    assert visible == TOP_LEVEL, (
+        f"unexpected: {sorted(visible - TOP_LEVEL)}, missing: {sorted(TOP_LEVEL - visible)}"
+    )
+    assert top - visible <= {".ci", ".gitignore", ".python-version", ".gitattributes"}
+
+
+def test_test_modules_follow_one_layout():
+    """tests/test_<unit>.py for project-wide facts, tests/<area>/test_<unit>.py otherwise."""
+    misplaced = [
+        path
+        for path in tracked_files()
+        if path.startswith("tests/")
+        and re.search(r"/test_[^/]*\.py$", path)
+        and not re.fullmatch(r"tests/([a-z_]+/)?test_[a-z0-9_]+\.py", path)
+    ]
+    assert misplaced == []
+
+
+def test_dependency_pins_carry_their_reasons():
+    lines = (REPO_ROOT / "pyproject.toml").read_text().splitlines()
+    for pin in ('"django-mcp-server==0.5.7"', '"mcp>=1.27,<2"'):
+        index = next((i for i, line in enumerate(lines) if line.strip().startswith(pin)), None)
+        assert index is not None, f"{pin} is not pinned in pyproject.toml"
+        assert lines[index - 1].strip().startswith("#"), f"{pin} has no reason written beside it"
+
+
+def test_ci_script_is_executable_and_strict():
+    script = REPO_ROOT / ".ci" / "run"
+    assert os.access(script, os.X_OK), ".ci/run must be executable"
+    assert "set -euo pipefail" in script.read_text()

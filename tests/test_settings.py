@@ -1,0 +1,137 @@
+"""Configuration from the environment: defaults, loud failures, and SQLite options in effect."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+from django.db import connections, transaction
+from django.db.utils import ConnectionHandler
+
+from anchor_site import env
+
+ANCHOR_VARIABLES = (
+    "ANCHOR_DB_PATH",
+    "DATABASE_URL",
+    "ANCHOR_WORKSPACE_ID",
+    "ANCHOR_ACTOR_ID",
+    "ANCHOR_LOG_LEVEL",
+    "DJANGO_DEBUG",
+    "ALLOWED_HOSTS",
+)
+
+
+@pytest.fixture
+def clean_env(monkeypatch, tmp_path) -> pytest.MonkeyPatch:
+    """No Anchor variable set, working directory a fresh temp dir."""
+    for name in ANCHOR_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    return monkeypatch
+
+
+def test_defaults(clean_env, tmp_path):
+    assert env.workspace_id_from_env() == "local"
+    assert env.actor_id_from_env() == "local-agent"
+    assert env.log_level_from_env() == "WARNING"
+    assert env.env_bool("DJANGO_DEBUG", False) is False
+    assert env.env_list("ALLOWED_HOSTS", ["localhost"]) == ["localhost"]
+    database = env.database_from_env()
+    assert database["ENGINE"] == "django.db.backends.sqlite3"
+    assert Path(database["NAME"]) == tmp_path / "anchor.db"
+
+
+def test_values_are_read_and_normalised(clean_env, tmp_path):
+    (tmp_path / "data").mkdir()
+    clean_env.setenv("ANCHOR_WORKSPACE_ID", "team-a.v2")
+    clean_env.setenv("ANCHOR_ACTOR_ID", "  claude in window 2  ")
+    clean_env.setenv("ANCHOR_LOG_LEVEL", "debug")
+    clean_env.setenv("DJANGO_DEBUG", "yes")
+    clean_env.setenv("ALLOWED_HOSTS", "anchor.example.com, localhost ,")
+    clean_env.setenv("ANCHOR_DB_PATH", "data/memory.db")
+    assert env.workspace_id_from_env() == "team-a.v2"
+    assert env.actor_id_from_env() == "claude in window 2"
+    assert env.log_level_from_env() == "DEBUG"
+    assert env.env_bool("DJANGO_DEBUG", False) is True
+    assert env.env_list("ALLOWED_HOSTS", []) == ["anchor.example.com", "localhost"]
+    # A relative path resolves against the working directory at start-up.
+    assert Path(env.database_from_env()["NAME"]) == tmp_path / "data" / "memory.db"
+
+
+BAD_VALUES = [
+    ("ANCHOR_WORKSPACE_ID", "bad id!", env.workspace_id_from_env),
+    ("ANCHOR_WORKSPACE_ID", "", env.workspace_id_from_env),
+    ("ANCHOR_WORKSPACE_ID", "-leading-dash", env.workspace_id_from_env),
+    ("ANCHOR_WORKSPACE_ID", "w" * 65, env.workspace_id_from_env),
+    ("ANCHOR_ACTOR_ID", "", env.actor_id_from_env),
+    ("ANCHOR_ACTOR_ID", "agent\x07bell", env.actor_id_from_env),
+    ("ANCHOR_ACTOR_ID", "a" * 301, env.actor_id_from_env),
+    ("ANCHOR_LOG_LEVEL", "loud", env.log_level_from_env),
+    ("ANCHOR_DB_PATH", "   ", env.database_from_env),
+    ("ANCHOR_DB_PATH", "{tmp}", env.database_from_env),
+    ("ANCHOR_DB_PATH", "{tmp}/no/such/dir/anchor.db", env.database_from_env),
+    ("DATABASE_URL", "mysql://anchor@localhost/anchor", env.database_from_env),
+    ("DATABASE_URL", "sqlite:///anchor.db", env.database_from_env),
+    ("DATABASE_URL", "postgres://anchor@localhost:5432", env.database_from_env),
+    ("DATABASE_URL", "postgres://anchor@localhost:notaport/anchor", env.database_from_env),
+    ("DJANGO_DEBUG", "maybe", lambda: env.env_bool("DJANGO_DEBUG", False)),
+]
+
+
+@pytest.mark.parametrize(("variable", "value", "read"), BAD_VALUES)
+def test_bad_values_fail_naming_the_variable(clean_env, tmp_path, variable, value, read):
+    clean_env.setenv(variable, value.format(tmp=tmp_path))
+    with pytest.raises(ImproperlyConfigured) as failure:
+        read()
+    assert variable in str(failure.value), f"the message does not name {variable}"
+    assert "\n" not in str(failure.value), "the message must be one line"
+
+
+def test_database_url_wins_over_anchor_db_path(clean_env):
+    # Even a broken ANCHOR_DB_PATH does not matter once DATABASE_URL chooses PostgreSQL.
+    clean_env.setenv("ANCHOR_DB_PATH", "/no/such/dir/anchor.db")
+    clean_env.setenv("DATABASE_URL", "postgres://anchor:s3cret@db.internal:6543/memory")
+    database = env.database_from_env()
+    assert database["ENGINE"] == "django.db.backends.postgresql"
+    assert (database["NAME"], database["HOST"], database["PORT"]) == ("memory", "db.internal", 6543)
+    assert (database["USER"], database["PASSWORD"]) == ("anchor", "s3cret")
+
+
+def test_sqlite_options_are_in_effect_on_a_real_connection(clean_env, tmp_path, django_db_blocker):
+    clean_env.setenv("ANCHOR_DB_PATH", str(tmp_path / "probe.db"))
+    handler = ConnectionHandler({"default": env.database_from_env()})
+    probe = handler["default"]
+    with django_db_blocker.unblock():
+        try:
+            with probe.cursor() as cursor:
+                pragmas = {
+                    name: cursor.execute(f"PRAGMA {name}").fetchone()[0]
+                    for name in ("journal_mode", "busy_timeout", "foreign_keys", "synchronous")
+                }
+            assert pragmas == {
+                "journal_mode": "wal",
+                "busy_timeout": 60000,
+                "foreign_keys": 1,
+                "synchronous": 2,  # FULL
+            }
+            assert_write_lock_taken_at_begin(probe, tmp_path / "probe.db")
+        finally:
+            probe.close()
+
+
+def assert_write_lock_taken_at_begin(probe, path: Path) -> None:
+    """IMMEDIATE: an atomic block holds the write lock from BEGIN, even before it writes."""
+    connections["anchor_probe"] = probe
+    try:
+        with transaction.atomic(using="anchor_probe"), probe.cursor() as cursor:
+            cursor.execute("SELECT 1").fetchone()
+            rival = sqlite3.connect(path, timeout=0, isolation_level=None)
+            try:
+                with pytest.raises(sqlite3.OperationalError, match="locked"):
+                    rival.execute("BEGIN IMMEDIATE")
+            finally:
+                rival.close()
+    finally:
+        del connections["anchor_probe"]
