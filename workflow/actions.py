@@ -1,25 +1,38 @@
-"""prepare_write and commit_write: the exact write, previewed, then applied after rechecks.
+"""Prepared actions: an exact write, previewed, then applied after the server's rechecks.
 
-Prepare validates the real mutation inside a savepoint that is always rolled back, so it leaves
-nothing behind (triggers fire and are undone with it). Commit claims the action row, locks the
+Three kinds share one lifecycle: a single operation (prepare_write), a batch of existing-record
+operations (prepare_batch_write) and a reviewed import (prepare_import). Prepare validates the
+real mutation inside a savepoint that is always rolled back, so it leaves nothing behind
+(triggers fire and are undone with it). Commit claims the action row, locks the revision
 counters its reviews depend on, rechecks everything, applies the write and stores the result in
 one transaction; replaying a committed action returns that stored result.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
 from records import validation as v
-from records.errors import AWAITING_APPROVAL, STALE_REVIEW, AnchorError, invalid, not_found
+from records.errors import (
+    ARCHIVED,
+    AWAITING_APPROVAL,
+    STALE_REVIEW,
+    VERSION_CONFLICT,
+    AnchorError,
+    invalid,
+    not_found,
+)
 from records.ids import is_valid_id
 from records.models import Collection
 from records.services import WriteContext
-from workflow.counters import lock_counters
-from workflow.models import PreparedAction
+from workflow import imports
+from workflow.counters import counter_values, lock_counters
+from workflow.models import PreparedAction, ReviewTicket
 from workflow.operations import OPERATIONS, parse_operation
 from workflow.scope import Scope
 from workflow.tickets import (
@@ -32,7 +45,21 @@ from workflow.tickets import (
 )
 
 ACTION_LIFETIME = TICKET_LIFETIME
-STALE = PreparedAction.STALE
+BATCH = "batch"
+MAX_BATCH_ITEMS = 10
+# Batches change existing records only; creation keeps its single-write duplicate review.
+BATCH_OPERATIONS = (
+    "update_record",
+    "archive_record",
+    "rename_record",
+    "add_record_alias",
+    "remove_record_alias",
+    "set_self",
+    "link_records",
+    "unlink_records",
+)
+# Errors that mean the prepared write can never succeed as prepared.
+FINAL_ERRORS = (STALE_REVIEW, VERSION_CONFLICT, ARCHIVED)
 
 
 class _Rollback(Exception):
@@ -40,77 +67,157 @@ class _Rollback(Exception):
         self.preview = preview
 
 
+# --- what each kind of action checks and applies ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class Kind:
+    # (scope, action, tickets) -> collection IDs the write touches; raises when evidence fails
+    check: Callable[[Scope, PreparedAction, list[ReviewTicket]], list[str]]
+    # (ctx, action) -> result; runs inside the caller's transaction
+    apply: Callable[[WriteContext, PreparedAction], dict[str, Any]]
+    commit_tool: str
+
+
+def _single_check(scope, action, tickets) -> list[str]:
+    op = OPERATIONS[action.operation]
+    return op.check(scope, action.arguments, tickets, action.clarification).collection_ids
+
+
+def _single_apply(ctx, action) -> dict[str, Any]:
+    return OPERATIONS[action.operation].apply(ctx, action.arguments)
+
+
+def _batch_check(scope, action, tickets) -> list[str]:
+    by_id = {t.pk: t for t in tickets}
+    touched: set[str] = set()
+    for item in action.arguments["items"]:
+        op = OPERATIONS[item["operation"]]
+        item_tickets = [by_id[r] for r in item["review_ids"]]
+        try:
+            check = op.check(scope, item["arguments"], item_tickets, item["clarification"])
+        except AnchorError as exc:
+            raise AnchorError(
+                exc.code,
+                f"actions[{item['index']}]: {exc.message}",
+                item_index=item["index"],
+                **exc.details,
+            ) from exc
+        touched.update(check.collection_ids)
+    return sorted(touched)
+
+
+def _batch_apply(ctx, action) -> dict[str, Any]:
+    results = []
+    for item in action.arguments["items"]:
+        item_ctx = WriteContext(
+            workspace_id=ctx.workspace_id,
+            actor_id=ctx.actor_id,
+            decision_reason=item["decision_reason"],
+            clarification=item["clarification"],
+            review_evidence=[
+                e
+                for e in ctx.review_evidence
+                if e.get("review_id") in item["review_ids"] or "approved_by" in e
+            ],
+            action_id=ctx.action_id,
+            item_index=item["index"],
+        )
+        try:
+            result = OPERATIONS[item["operation"]].apply(item_ctx, item["arguments"])
+        except AnchorError as exc:
+            raise AnchorError(
+                exc.code,
+                f"actions[{item['index']}]: {exc.message}",
+                item_index=item["index"],
+                **exc.details,
+            ) from exc
+        results.append({"item_index": item["index"], "operation": item["operation"], **result})
+    return {"items": results}
+
+
+def _import_check(scope, action, tickets) -> list[str]:
+    collection, _, links = imports.parse_import(scope, action.arguments)
+    imports.check_import_links(links, tickets, action.clarification)
+    return [collection.pk]
+
+
+def _import_apply(ctx, action) -> dict[str, Any]:
+    return imports.apply_import(ctx, action.arguments)
+
+
+SINGLE = Kind(_single_check, _single_apply, "commit_write")
+KINDS = {
+    BATCH: Kind(_batch_check, _batch_apply, "commit_batch_write"),
+    imports.OPERATION: Kind(_import_check, _import_apply, "commit_import"),
+}
+
+
+def _kind(action: PreparedAction) -> Kind:
+    return KINDS.get(action.operation, SINGLE)
+
+
+# --- shared lifecycle --------------------------------------------------------------------------
+
+
 def _requires_approval(collection_ids: list[str]) -> bool:
     return Collection.objects.filter(pk__in=collection_ids, requires_approval=True).exists()
 
 
-def prepare_write(
-    scope: Scope,
-    *,
-    operation: Any,
-    arguments: Any,
-    review_ids: Any,
-    decision_reason: Any,
-    clarification: Any = None,
-) -> dict[str, Any]:
-    op, args = parse_operation(operation, arguments)
-    ids = parse_review_ids(review_ids)
-    reason = v.description(decision_reason, "decision_reason")
-    said = clarification_text(clarification)
-    tickets = load_tickets(scope, ids)
-    check_fresh(tickets)
-    check = op.check(scope, args, tickets, said)
-    v.json_object("arguments", args)  # fields are checked first so errors name the field
-    evidence = [ticket_evidence(t) for t in tickets]
-    ctx = WriteContext(
-        workspace_id=scope.workspace_id,
-        actor_id=scope.actor_id,
-        decision_reason=reason,
-        clarification=said,
-        review_evidence=evidence,
+def _ctx(action: PreparedAction, evidence: list[Any] | None = None) -> WriteContext:
+    return WriteContext(
+        workspace_id=action.workspace_id,
+        actor_id=action.actor_id,
+        decision_reason=action.decision_reason,
+        clarification=action.clarification,
+        review_evidence=list(action.evidence) if evidence is None else evidence,
+        action_id=action.pk,
     )
+
+
+def _prepare(
+    scope: Scope,
+    action: PreparedAction,
+    tickets: list[ReviewTicket],
+    extra_counters: dict[str, int] | None = None,
+) -> dict[str, Any]:
+    """Check, dry-run and store an unsaved action; returns the common part of the answer."""
+    check_fresh(tickets)
+    action.workspace_id = scope.workspace_id
+    action.actor_id = scope.actor_id
+    kind = _kind(action)
+    action.collection_ids = kind.check(scope, action, tickets)
+    v.json_object("arguments", {"a": action.arguments}, max_bytes=2_000_000)
+    action.evidence = [ticket_evidence(t) for t in tickets]
     try:
         with transaction.atomic():
-            raise _Rollback(op.apply(ctx, args))
+            raise _Rollback(kind.apply(_ctx(action), action))
     except _Rollback as dry_run:
-        preview = dry_run.preview
-    counters: dict[str, int] = {}
+        action.preview = dry_run.preview
+    counters: dict[str, int] = dict(extra_counters or {})
     for ticket in tickets:
         counters.update(ticket.counters)
-    needs_approval = _requires_approval(check.collection_ids)
     now = timezone.now()
-    action = PreparedAction.objects.create(
-        workspace_id=scope.workspace_id,
-        actor_id=scope.actor_id,
-        operation=op.name,
-        arguments=args,
-        review_ids=ids,
-        decision_reason=reason,
-        clarification=said,
-        evidence=evidence,
-        counters=counters,
-        preview=preview,
-        collection_ids=check.collection_ids,
-        created_at=now,
-        expires_at=now + ACTION_LIFETIME,
-    )
+    action.counters = counters
+    action.created_at = now
+    action.expires_at = now + ACTION_LIFETIME
+    action.save()
     return {
         "action_id": action.pk,
-        "operation": op.name,
-        "preview": preview,
+        "preview": action.preview,
         "preview_note": "IDs and timestamps of new objects are provisional; use those that "
-        "commit_write returns.",
-        "requires_human_approval": needs_approval,
+        f"{kind.commit_tool} returns.",
+        "requires_human_approval": _requires_approval(action.collection_ids),
         "expires_at": action.expires_at.isoformat(),
     }
 
 
 def _outcome(action: PreparedAction, *, replayed: bool) -> dict[str, Any]:
+    base = {"action_id": action.pk, "operation": action.operation}
     if action.state == PreparedAction.COMMITTED:
         return {
             "status": "committed",
-            "action_id": action.pk,
-            "operation": action.operation,
+            **base,
             "replayed": replayed,
             "result": action.result,
             "committed_at": action.decided_at.isoformat() if action.decided_at else None,
@@ -118,17 +225,15 @@ def _outcome(action: PreparedAction, *, replayed: bool) -> dict[str, Any]:
     if action.state == PreparedAction.AWAITING_APPROVAL:
         return {
             "status": "awaiting_approval",
-            "action_id": action.pk,
-            "operation": action.operation,
+            **base,
             "message": "A collection this write touches needs a person's approval. Nothing is "
-            "written yet; tell the user it awaits review in the admin, and call commit_write "
-            "with the same action_id later to read the decision. Do not prepare it again.",
+            "written yet; tell the user it awaits review in the admin, and call the same commit "
+            "tool with this action_id later to read the decision. Do not prepare it again.",
         }
     if action.state == PreparedAction.REJECTED:
         return {
             "status": "rejected",
-            "action_id": action.pk,
-            "operation": action.operation,
+            **base,
             "rejected_by": action.decided_by,
             "reason": action.decision_note,
             "message": "A person rejected this write; nothing was written. Tell the user and "
@@ -143,46 +248,49 @@ def _stale(action: PreparedAction, message: str, **details: Any) -> AnchorError:
 
 def _parse_action_id(action_id: Any) -> str:
     if not is_valid_id(action_id):
-        raise invalid("action_id", f"{action_id!r} is not an action_id from prepare_write.")
+        raise invalid("action_id", f"{action_id!r} is not an action_id from a prepare tool.")
     return str(action_id)
 
 
 def _apply(action: PreparedAction, scope: Scope, *, approved_by: str = "") -> dict[str, Any]:
     """Recheck and apply inside the caller's transaction. Raises on any failed check."""
-    op = OPERATIONS[action.operation]
     current = lock_counters(action.workspace_id, action.counters)
     tickets = load_tickets(scope, action.review_ids)
     try:
-        check_fresh(tickets, current)
+        # A person's review may take longer than a ticket lives; what it depends on must
+        # still be unchanged.
+        check_fresh(tickets, current, check_expiry=not approved_by)
     except AnchorError as exc:
-        if approved_by and "expired" in exc.message:
-            pass  # a person's review takes longer than 15 minutes; staleness still counts
-        else:
-            raise _stale(action, exc.message, **exc.details) from exc
-    check = op.check(scope, action.arguments, tickets, action.clarification)
+        raise _stale(action, exc.message, **exc.details) from exc
+    moved = [k for k, value in action.counters.items() if current.get(k, 0) != value]
+    if moved:
+        raise _stale(
+            action,
+            f"{', '.join(moved)} changed since this action was prepared; "
+            "review again and prepare a new action.",
+            changed=moved,
+        )
+    kind = _kind(action)
+    action.collection_ids = kind.check(scope, action, tickets)
     evidence = list(action.evidence)
     if approved_by:
         evidence.append({"approved_by": approved_by, "approved_at": timezone.now().isoformat()})
-    ctx = WriteContext(
-        workspace_id=action.workspace_id,
-        actor_id=action.actor_id,
-        decision_reason=action.decision_reason,
-        clarification=action.clarification,
-        review_evidence=evidence,
-        action_id=action.pk,
-    )
-    result = op.apply(ctx, action.arguments)
-    action.collection_ids = check.collection_ids
-    return result
+    return kind.apply(_ctx(action, evidence), action)
 
 
 def _mark_stale(action_id: str) -> None:
     PreparedAction.objects.filter(
         pk=action_id, state__in=[PreparedAction.PREPARED, PreparedAction.AWAITING_APPROVAL]
-    ).update(state=STALE, decided_at=timezone.now())
+    ).update(state=PreparedAction.STALE, decided_at=timezone.now())
 
 
-def commit_write(scope: Scope, *, action_id: Any) -> dict[str, Any]:
+def _commit(
+    scope: Scope,
+    action_id: Any,
+    *,
+    tool: str,
+    before_apply: Callable[[PreparedAction], None] | None = None,
+) -> dict[str, Any]:
     action_id = _parse_action_id(action_id)
     try:
         with transaction.atomic():
@@ -193,7 +301,13 @@ def commit_write(scope: Scope, *, action_id: Any) -> dict[str, Any]:
             )
             if action is None:
                 raise not_found("action", action_id)
-            if action.state == STALE:
+            if _kind(action).commit_tool != tool:
+                raise invalid(
+                    "action_id",
+                    f"this is a {action.operation} action; commit it "
+                    f"with {_kind(action).commit_tool}.",
+                )
+            if action.state == PreparedAction.STALE:
                 raise _stale(
                     action,
                     "This action went stale before it was committed; "
@@ -207,29 +321,187 @@ def commit_write(scope: Scope, *, action_id: Any) -> dict[str, Any]:
                     "This action expired (actions last 15 minutes); review "
                     "again and prepare a new one.",
                 )
+            if before_apply is not None:
+                before_apply(action)
             if _requires_approval(action.collection_ids):
                 # Recheck now so a stale action is refused at once, not after a person's wait.
-                check_fresh(load_tickets(scope, action.review_ids))
+                tickets = load_tickets(scope, action.review_ids)
+                check_fresh(tickets)
+                moved = [
+                    k
+                    for k, value in counter_values(action.workspace_id, action.counters).items()
+                    if value != action.counters[k]
+                ]
+                if moved:
+                    raise _stale(action, f"{', '.join(moved)} changed since prepare.")
                 action.state = PreparedAction.AWAITING_APPROVAL
-                action.save(update_fields=["state"])
+                action.save(update_fields=["state", "arguments"])
                 return _outcome(action, replayed=False)
             action.result = _apply(action, scope)
             action.state = PreparedAction.COMMITTED
             action.decided_at = timezone.now()
-            action.save(update_fields=["result", "state", "decided_at", "collection_ids"])
+            action.save(
+                update_fields=["result", "state", "decided_at", "collection_ids", "arguments"]
+            )
             return _outcome(action, replayed=False)
     except AnchorError as exc:
-        if exc.code in (STALE_REVIEW, "VERSION_CONFLICT", "ARCHIVED"):
+        if exc.code in FINAL_ERRORS:
             _mark_stale(action_id)
         raise
 
 
-def _pending(action_id: Any, workspace_id: str | None = None) -> PreparedAction:
+# --- single writes -----------------------------------------------------------------------------
+
+
+def prepare_write(
+    scope: Scope,
+    *,
+    operation: Any,
+    arguments: Any,
+    review_ids: Any,
+    decision_reason: Any,
+    clarification: Any = None,
+) -> dict[str, Any]:
+    op, args = parse_operation(operation, arguments)
+    ids = parse_review_ids(review_ids)
+    action = PreparedAction(
+        operation=op.name,
+        arguments=args,
+        review_ids=ids,
+        decision_reason=v.description(decision_reason, "decision_reason"),
+        clarification=clarification_text(clarification),
+    )
+    answer = _prepare(scope, action, load_tickets(scope, ids))
+    v.json_object("arguments", args)  # fields are checked first so errors name the field
+    return {"operation": op.name, **answer}
+
+
+def commit_write(scope: Scope, *, action_id: Any) -> dict[str, Any]:
+    return _commit(scope, action_id, tool="commit_write")
+
+
+# --- batches -------------------------------------------------------------------------------------
+
+
+def _batch_items(value: Any) -> list[dict[str, Any]]:
+    if not isinstance(value, list) or not 1 <= len(value) <= MAX_BATCH_ITEMS:
+        raise invalid("actions", f"must be a list of 1-{MAX_BATCH_ITEMS} actions.")
+    items = []
+    for index, raw in enumerate(value):
+        field = f"actions[{index}]"
+        allowed = {"operation", "arguments", "review_ids", "decision_reason", "clarification"}
+        if not isinstance(raw, dict) or set(raw) - allowed:
+            raise invalid(field, f"must be an object with keys {sorted(allowed)}.")
+        if raw.get("operation") not in BATCH_OPERATIONS:
+            raise invalid(
+                f"{field}.operation",
+                f"{raw.get('operation')!r} is not allowed in a batch; use one of "
+                f"{list(BATCH_OPERATIONS)} (creation and collection changes go "
+                "through prepare_write).",
+            )
+        try:
+            op, args = parse_operation(raw["operation"], raw.get("arguments"))
+            v.json_object("arguments", args)
+            ids = parse_review_ids(raw.get("review_ids"))
+            reason = v.description(raw.get("decision_reason"), "decision_reason")
+            said = clarification_text(raw.get("clarification"))
+        except AnchorError as exc:
+            raise AnchorError(
+                exc.code, f"{field}.{exc.message}", item_index=index, **exc.details
+            ) from exc
+        items.append(
+            {
+                "index": index,
+                "operation": op.name,
+                "arguments": args,
+                "review_ids": ids,
+                "decision_reason": reason,
+                "clarification": said,
+            }
+        )
+    return items
+
+
+def prepare_batch_write(scope: Scope, *, actions: Any) -> dict[str, Any]:
+    items = _batch_items(actions)
+    ids: list[str] = []
+    for item in items:
+        ids.extend(r for r in item["review_ids"] if r not in ids)
+    action = PreparedAction(
+        operation=BATCH,
+        arguments={"items": items},
+        review_ids=ids,
+        decision_reason="; ".join(f"[{i['index']}] {i['decision_reason']}" for i in items)[:2000],
+        clarification="",
+    )
+    return _prepare(scope, action, load_tickets(scope, ids))
+
+
+def commit_batch_write(scope: Scope, *, action_id: Any) -> dict[str, Any]:
+    return _commit(scope, action_id, tool="commit_batch_write")
+
+
+# --- imports -------------------------------------------------------------------------------------
+
+
+def prepare_import(
+    scope: Scope,
+    *,
+    collection_id: Any,
+    rows: Any,
+    decision_reason: Any,
+    links: Any = None,
+    review_ids: Any = None,
+    clarification: Any = None,
+) -> dict[str, Any]:
+    reason = v.description(decision_reason, "decision_reason")
+    collection, parsed_rows, parsed_links = imports.parse_import(
+        scope, {"collection_id": collection_id, "rows": rows, "links": links}
+    )
+    ids = parse_review_ids(review_ids) if review_ids else []
+    tickets = load_tickets(scope, ids)
+    reviewed, revision = imports.review_rows(scope.workspace_id, collection.pk, parsed_rows)
+    action = PreparedAction(
+        operation=imports.OPERATION,
+        arguments={
+            "collection_id": collection.pk,
+            "rows": parsed_rows,
+            "links": parsed_links,
+            "reviewed": reviewed,
+            "decisions": None,
+        },
+        review_ids=ids,
+        decision_reason=reason,
+        clarification=clarification_text(clarification),
+    )
+    # Stale if any name in the collection changes before commit.
+    names = {imports.names_key(collection.pk): revision}
+    answer = _prepare(scope, action, tickets, extra_counters=names)
+    needs_decision = [r["key"] for r in reviewed if r["status"] != imports.CLEAN]
+    return {
+        "collection_id": collection.pk,
+        "rows": reviewed,
+        "needs_decision": needs_decision,
+        **answer,
+    }
+
+
+def commit_import(scope: Scope, *, action_id: Any, decisions: Any = None) -> dict[str, Any]:
+    def decide(action: PreparedAction) -> None:
+        action.arguments = {
+            **action.arguments,
+            "decisions": imports.parse_decisions(decisions, action.arguments["reviewed"]),
+        }
+
+    return _commit(scope, action_id, tool="commit_import", before_apply=decide)
+
+
+# --- people decide -------------------------------------------------------------------------------
+
+
+def _pending(action_id: Any) -> PreparedAction:
     action_id = _parse_action_id(action_id)
-    query = PreparedAction.objects.select_for_update().filter(pk=action_id)
-    if workspace_id:
-        query = query.filter(workspace_id=workspace_id)
-    action = query.first()
+    action = PreparedAction.objects.select_for_update().filter(pk=action_id).first()
     if action is None:
         raise not_found("action", action_id)
     if action.state != PreparedAction.AWAITING_APPROVAL:
@@ -256,7 +528,7 @@ def approve_prepared_action(*, action_id: Any, reviewer: str) -> dict[str, Any]:
             )
             return _outcome(action, replayed=False)
     except AnchorError as exc:
-        if exc.code in (STALE_REVIEW, "VERSION_CONFLICT", "ARCHIVED"):
+        if exc.code in FINAL_ERRORS:
             _mark_stale(str(action_id))
         raise
 

@@ -14,7 +14,7 @@ from typing import Any
 from django.db.models import Q
 
 from records import validation as v
-from records.errors import invalid, not_found
+from records.errors import AnchorError, invalid, not_found
 from records.ids import is_valid_id
 from records.models import Collection, Record, Relationship, SelfMapping
 from records.names import normalize_name
@@ -293,3 +293,26 @@ def resolve_record(
         "candidates": candidates,
         "expires_at": ticket.expires_at.isoformat(),
     }
+
+
+MAX_BATCH = 10
+
+
+def batch_resolve(scope: Scope, *, requests: Any) -> dict[str, Any]:
+    """Several resolutions; one item's bad input is reported in place, the others still run."""
+    if not isinstance(requests, list) or not 1 <= len(requests) <= MAX_BATCH:
+        raise invalid("requests", f"must be a list of 1-{MAX_BATCH} resolution requests.")
+    items = []
+    for index, request in enumerate(requests):
+        allowed = {"query", "collection_id", "context_record_ids"}
+        try:
+            if not isinstance(request, dict) or "query" not in request or set(request) - allowed:
+                raise invalid(
+                    f"requests[{index}]",
+                    f"must be an object with keys {sorted(allowed)} (query required).",
+                )
+            result = resolve_record(scope, **request)
+            items.append({"item_index": index, "ok": True, "result": result})
+        except AnchorError as exc:
+            items.append({"item_index": index, "ok": False, "error": exc.as_dict()})
+    return {"items": items}

@@ -1,12 +1,13 @@
 """Review tools: discover collections and resolve record names before any write."""
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from mcp_server import MCPToolset
 from pydantic import Field
 
 from workflow.discovery import discover_collections as discover
 from workflow.envelope import ToolResult, run_tool
+from workflow.resolution import batch_resolve
 from workflow.resolution import resolve_record as resolve
 from workflow.scope import scope_for_request
 
@@ -77,3 +78,26 @@ class ReviewTools(MCPToolset):
                 context_record_ids=context_record_ids,
             )
         )
+
+
+class BatchReviewTools(MCPToolset):
+    def batch_resolve_records(
+        self,
+        requests: Annotated[
+            list[dict[str, Any]],
+            Field(
+                description="1-10 items {query, collection_id?, context_record_ids?}, each "
+                "as for resolve_record.",
+                min_length=1,
+                max_length=10,
+            ),
+        ],
+    ) -> ToolResult:
+        """Resolve several names in one call; each item gets its own resolution_id.
+
+        Same rules and statuses as resolve_record, item by item (labelled `item_index`); an
+        invalid item reports its own error without failing the others. Use it before a
+        prepare_batch_write that touches several records. Changes nothing.
+        """
+        scope = scope_for_request(self.request)
+        return run_tool(lambda: batch_resolve(scope, requests=requests))

@@ -5,7 +5,7 @@ from typing import Annotated, Any
 from mcp_server import MCPToolset
 from pydantic import Field
 
-from workflow import actions
+from workflow import actions as write_actions
 from workflow.envelope import ToolResult, run_tool
 from workflow.scope import scope_for_request
 
@@ -65,7 +65,7 @@ class WriteTools(MCPToolset):
         """
         scope = scope_for_request(self.request)
         return run_tool(
-            lambda: actions.prepare_write(
+            lambda: write_actions.prepare_write(
                 scope,
                 operation=operation,
                 arguments=arguments,
@@ -89,4 +89,133 @@ class WriteTools(MCPToolset):
         just substitute a fresh version number.
         """
         scope = scope_for_request(self.request)
-        return run_tool(lambda: actions.commit_write(scope, action_id=action_id))
+        return run_tool(lambda: write_actions.commit_write(scope, action_id=action_id))
+
+
+class BatchWriteTools(MCPToolset):
+    def prepare_batch_write(
+        self,
+        actions: Annotated[
+            list[dict[str, Any]],
+            Field(
+                description="1-10 items, each {operation, arguments, review_ids, "
+                "decision_reason, clarification?} exactly as for prepare_write. Allowed "
+                "operations: update_record, archive_record, rename_record, add_record_alias, "
+                "remove_record_alias, set_self, link_records, unlink_records.",
+                min_length=1,
+                max_length=10,
+            ),
+        ],
+    ) -> ToolResult:
+        """Prepare several existing-record changes to commit together, all or nothing.
+
+        Use it instead of repeated prepare_write/commit_write when one request changes several
+        existing records (e.g. resolve three, prepare once, commit once). Every item carries its
+        own reviews, reason and clarification; all reviews are checked against one snapshot,
+        then items apply in order, so two writes to one record need successive
+        expected_version values. Creation and collection changes are not allowed here: use
+        prepare_write. Nothing changes until commit_batch_write. Errors name the item as
+        `actions[i]`.
+        """
+        scope = scope_for_request(self.request)
+        return run_tool(lambda: write_actions.prepare_batch_write(scope, actions=actions))
+
+    def commit_batch_write(
+        self,
+        action_id: Annotated[
+            str, Field(description="The action_id returned by prepare_batch_write.")
+        ],
+    ) -> ToolResult:
+        """Apply a prepared batch atomically: every item or none, each audited with its index.
+
+        Same outcomes and replay rules as commit_write: `committed` with per-item results,
+        `awaiting_approval` or `rejected`; a committed action_id returns its stored result
+        without writing again; a changed or expired batch returns STALE_REVIEW and writes
+        nothing.
+        """
+        scope = scope_for_request(self.request)
+        return run_tool(lambda: write_actions.commit_batch_write(scope, action_id=action_id))
+
+
+class ImportTools(MCPToolset):
+    def prepare_import(
+        self,
+        collection_id: Annotated[str, Field(description="The existing collection to add to.")],
+        rows: Annotated[
+            list[dict[str, Any]],
+            Field(
+                description='1-100 rows {"key": unique string, "title": ..., "data": {...}}; '
+                "at most 1 MB of data in all.",
+                min_length=1,
+                max_length=100,
+            ),
+        ],
+        decision_reason: Annotated[
+            str, Field(description="Why these records are being added (1-2000 chars).")
+        ],
+        links: Annotated[
+            list[dict[str, Any]] | None,
+            Field(
+                description='Up to 200 links {"source": {"row": key} | {"record_id": id}, '
+                '"relationship_type": ..., "target": {...}}; at least one end is a row. '
+                "Existing-record ends need resolution_ids in review_ids."
+            ),
+        ] = None,
+        review_ids: Annotated[
+            list[str] | None,
+            Field(description="Resolution IDs for existing records named in links (1-12)."),
+        ] = None,
+        clarification: Annotated[
+            str | None,
+            Field(
+                description="What the user said about the linked existing records, if a "
+                "resolution needed clarifying."
+            ),
+        ] = None,
+    ) -> ToolResult:
+        """Review many new records for duplicates on the server and preview the import.
+
+        Use it for a pasted list or CSV instead of one resolve/prepare/commit per record. Every
+        row title is compared with every title and alias in the collection (archives included)
+        and with the other rows. Each row comes back `clean`, `possible_duplicate` (up to five
+        candidates) or `batch_duplicate`; `needs_decision` lists the flagged keys. Nothing is
+        written; call commit_import with a decision for each flagged row. New collections go
+        through discover_collections and prepare_write.
+        """
+        scope = scope_for_request(self.request)
+        return run_tool(
+            lambda: write_actions.prepare_import(
+                scope,
+                collection_id=collection_id,
+                rows=rows,
+                decision_reason=decision_reason,
+                links=links,
+                review_ids=review_ids,
+                clarification=clarification,
+            )
+        )
+
+    def commit_import(
+        self,
+        action_id: Annotated[str, Field(description="The action_id returned by prepare_import.")],
+        decisions: Annotated[
+            dict[str, dict[str, Any]] | None,
+            Field(
+                description='Exactly one per flagged row key: {"decision": "skip"} | '
+                '{"decision": "use_existing", "record_id": one of its candidates} | '
+                '{"decision": "create_anyway", "clarification": what the user said}. Omit '
+                "when nothing was flagged."
+            ),
+        ] = None,
+    ) -> ToolResult:
+        """Create the reviewed rows atomically, applying your decision to each flagged row.
+
+        Links to skipped rows are dropped and reported; use_existing attaches the row's links
+        to that record. All or nothing, audited per record, replayable by action_id (decisions
+        are ignored on replay). STALE_REVIEW if any name in the collection changed since
+        prepare_import: prepare again.
+        """
+        scope = scope_for_request(self.request)
+        return run_tool(
+            lambda: write_actions.commit_import(scope, action_id=action_id, decisions=decisions)
+        )

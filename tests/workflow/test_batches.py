@@ -1,0 +1,160 @@
+"""Batch resolution and batch writes: one snapshot, in order, all or nothing, replayable."""
+
+from __future__ import annotations
+
+import pytest
+
+from records.models import AuditEvent, Record
+from tests.workflow.helpers import ok, refused, store_snapshot
+from workflow import name_index
+
+
+@pytest.fixture(autouse=True)
+def fresh_name_cache():
+    name_index.clear_cache()
+    yield
+    name_index.clear_cache()
+
+
+def test_batch_resolve_gives_each_item_its_own_ticket(hiring):
+    result = ok(
+        "batch_resolve_records",
+        {
+            "requests": [
+                {"query": "Kirat", "collection_id": hiring.people.pk},
+                {"query": "Rahul"},
+                {"query": ""},
+            ]
+        },
+    )
+    first, second, third = result["items"]
+    assert first["result"]["selected_record_id"] == hiring.kirat.pk
+    assert second["result"]["status"] == "needs_clarification"
+    assert first["result"]["resolution_id"] != second["result"]["resolution_id"]
+    assert third["ok"] is False and third["error"]["code"] == "INVALID_INPUT"
+
+
+def update(record, version, resolution_id, **changes):
+    return {
+        "operation": "update_record",
+        "arguments": {"record_id": record.pk, "changes": changes, "expected_version": version},
+        "review_ids": [resolution_id],
+        "decision_reason": f"update {record.title}",
+    }
+
+
+def test_three_updates_in_three_calls(hiring):
+    resolved = ok(
+        "batch_resolve_records",
+        {
+            "requests": [
+                {"query": name, "collection_id": hiring.people.pk} for name in ("Kirat", "Abhishek")
+            ]
+            + [{"query": "Junior Backend", "collection_id": hiring.openings.pk}]
+        },
+    )
+    ids = [item["result"]["resolution_id"] for item in resolved["items"]]
+    prepared = ok(
+        "prepare_batch_write",
+        {
+            "actions": [
+                update(hiring.kirat, 1, ids[0], stage="offer"),
+                update(hiring.abhishek, 1, ids[1], stage="rejected"),
+                update(hiring.backend, 1, ids[2], status="closed"),
+            ]
+        },
+    )
+    committed = ok("commit_batch_write", {"action_id": prepared["action_id"]})
+    assert [i["item_index"] for i in committed["result"]["items"]] == [0, 1, 2]
+    assert Record.objects.get(pk=hiring.backend.pk).data["status"] == "closed"
+    events = AuditEvent.objects.filter(action_id=prepared["action_id"])
+    assert sorted(events.values_list("item_index", flat=True)) == [0, 1, 2]
+    again = ok("commit_batch_write", {"action_id": prepared["action_id"]})
+    assert again["replayed"] is True and events.count() == 3
+
+
+def test_two_writes_to_one_record_need_successive_versions(hiring):
+    review = ok("resolve_record", {"query": "Kirat", "collection_id": hiring.people.pk})
+    rid = review["resolution_id"]
+    refused(
+        "prepare_batch_write",
+        {"actions": [update(hiring.kirat, 1, rid, a=1), update(hiring.kirat, 1, rid, b=2)]},
+        "VERSION_CONFLICT",
+    )
+    prepared = ok(
+        "prepare_batch_write",
+        {"actions": [update(hiring.kirat, 1, rid, a=1), update(hiring.kirat, 2, rid, b=2)]},
+    )
+    ok("commit_batch_write", {"action_id": prepared["action_id"]})
+    kirat = Record.objects.get(pk=hiring.kirat.pk)
+    assert kirat.version == 3 and kirat.data["a"] == 1 and kirat.data["b"] == 2
+
+
+def test_failure_in_item_seven_of_ten_rolls_back_everything(hiring, ctx):
+    from records import services
+    from tests.conftest import make_record
+
+    records = [make_record(ctx, hiring.openings, f"Role {i}") for i in range(10)]
+    resolved = ok("batch_resolve_records", {"requests": [{"query": r.pk} for r in records]})
+    actions = [
+        update(r, 1, item["result"]["resolution_id"], n=i)
+        for i, (r, item) in enumerate(zip(records, resolved["items"], strict=True))
+    ]
+    prepared = ok("prepare_batch_write", {"actions": actions})
+    # Someone edits record 7 before the commit: that item can no longer apply.
+    services.record_update(
+        ctx=ctx, record_id=records[6].pk, changes={"edited": True}, expected_version=1
+    )
+    before = store_snapshot()
+    error = refused("commit_batch_write", {"action_id": prepared["action_id"]}, "VERSION_CONFLICT")
+    assert "actions[6]" in error["message"] and error["details"]["item_index"] == 6
+    assert store_snapshot() == before
+    assert not AuditEvent.objects.filter(action_id=prepared["action_id"]).exists()
+
+
+def test_batch_refuses_creation_and_names_the_item(hiring):
+    review = ok("resolve_record", {"query": "Kirat", "collection_id": hiring.people.pk})
+    error = refused(
+        "prepare_batch_write",
+        {
+            "actions": [
+                update(hiring.kirat, 1, review["resolution_id"], a=1),
+                {
+                    "operation": "create_record",
+                    "arguments": {},
+                    "review_ids": [],
+                    "decision_reason": "x",
+                },
+            ]
+        },
+        "INVALID_INPUT",
+    )
+    assert "actions[1].operation" in error["message"]
+
+
+def test_batch_items_are_checked_against_one_snapshot(hiring):
+    # Linking changes links:<record>, which the second item's review depends on; both were
+    # reviewed before the batch, so both are checked against that pre-write snapshot.
+    kirat = ok("resolve_record", {"query": "Kirat", "collection_id": hiring.people.pk})
+    opening = ok(
+        "resolve_record", {"query": "Senior Frontend", "collection_id": hiring.openings.pk}
+    )
+    prepared = ok(
+        "prepare_batch_write",
+        {
+            "actions": [
+                {
+                    "operation": "link_records",
+                    "arguments": {
+                        "source_id": hiring.kirat.pk,
+                        "relationship_type": "referred_for",
+                        "target_id": hiring.frontend.pk,
+                    },
+                    "review_ids": [kirat["resolution_id"], opening["resolution_id"]],
+                    "decision_reason": "referral",
+                },
+                update(hiring.kirat, 1, kirat["resolution_id"], referred=True),
+            ]
+        },
+    )
+    assert ok("commit_batch_write", {"action_id": prepared["action_id"]})["status"] == "committed"
