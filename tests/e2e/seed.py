@@ -1,8 +1,9 @@
-"""Seed a small hiring demo through records.services into the database the env names.
+"""Seed data through records.services into the database the environment names.
 
 Run as `python -m tests.e2e.seed` with the server's environment: the server's database is a
-file or PostgreSQL database of its own, not the one pytest-django gave the test process. Prints
-the seeded IDs as JSON on stdout.
+file or PostgreSQL database of its own, not the one pytest-django gave the test process.
+Without arguments it seeds a small hiring demo; `--collections NAME...` creates just those
+collections. Prints the seeded IDs as JSON on stdout.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ def main() -> None:
     from django.core.management import call_command
 
     from records.services import WriteContext
-    from tests.conftest import link, make_collection, make_record
+    from tests.conftest import make_collection
 
     call_command("migrate", verbosity=0, stdout=sys.stderr)
     ctx = WriteContext(
@@ -29,20 +30,29 @@ def main() -> None:
         actor_id=settings.ANCHOR_ACTOR_ID,
         decision_reason="end-to-end test seed",
     )
+    if sys.argv[1:2] == ["--collections"]:
+        ids = {name: make_collection(ctx, name, f"Records of {name}").pk for name in sys.argv[2:]}
+    else:
+        ids = seed_hiring(ctx)
+    sys.stdout.write(json.dumps(ids) + "\n")
+
+
+def seed_hiring(ctx) -> dict[str, str]:
+    from tests.conftest import link, make_collection, make_record
+
     people = make_collection(ctx, "people", "People we are hiring or working with")
     openings = make_collection(ctx, "openings", "Open roles we are hiring for")
     kirat = make_record(ctx, people, "Kirat", email="kirat@example.com")
     abhishek = make_record(ctx, people, "Abhishek")
     backend = make_record(ctx, openings, "Junior Backend", level="junior")
     link(ctx, kirat, "applied_to", backend)
-    ids = {
+    return {
         "people": people.pk,
         "openings": openings.pk,
         "kirat": kirat.pk,
         "abhishek": abhishek.pk,
         "backend": backend.pk,
     }
-    sys.stdout.write(json.dumps(ids) + "\n")
 
 
 if __name__ == "__main__":

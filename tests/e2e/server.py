@@ -145,10 +145,10 @@ def call_raw(
 # --- seeding ---------------------------------------------------------------------------------
 
 
-def seed(env: dict[str, str]) -> dict[str, str]:
+def seed(env: dict[str, str], *arguments: str) -> dict[str, str]:
     """Run tests/e2e/seed.py against the server's database; returns the seeded IDs."""
     done = subprocess.run(
-        [sys.executable, "-m", "tests.e2e.seed"],
+        [sys.executable, "-m", "tests.e2e.seed", *arguments],
         cwd=REPO_ROOT,
         env=env,
         capture_output=True,
