@@ -5,6 +5,7 @@ from typing import Annotated, Any
 from mcp_server import MCPToolset
 from pydantic import Field
 
+from workflow.batch_read import batch_read
 from workflow.discovery import discover_collections as discover
 from workflow.envelope import ToolResult, run_tool
 from workflow.resolution import batch_resolve
@@ -101,3 +102,32 @@ class BatchReviewTools(MCPToolset):
         """
         scope = scope_for_request(self.request)
         return run_tool(lambda: batch_resolve(scope, requests=requests))
+
+
+class BatchReadTools(MCPToolset):
+    def batch_read(
+        self,
+        requests: Annotated[
+            list[dict[str, Any]],
+            Field(
+                description='1-10 items {"operation": search_records | get_record_context | '
+                "list_collections | traverse | aggregate, ...that tool's arguments}. A search "
+                'may add "include_context": true for full context of each result. Limits '
+                "(search limit, traverse max_nodes ≤100, 1 per other item) share a budget of "
+                "100.",
+                min_length=1,
+                max_length=10,
+            ),
+        ],
+    ) -> ToolResult:
+        """Run several reads in one call against one consistent snapshot of the store.
+
+        Prefer it to several separate read calls, e.g. three searches with include_context
+        for a report. Items come back in order with `item_index`, each with its own ok/error
+        and, for searches, its own next_cursor (follow it; a page is not a total). Contexts
+        here default to event_limit 0 (history marked omitted, not empty). A batch over the
+        budget or over 2 MB of answer is refused whole with sizes to split by. Changes nothing
+        and issues no review IDs: resolve_record before writing.
+        """
+        scope = scope_for_request(self.request)
+        return run_tool(lambda: batch_read(scope, requests=requests))

@@ -1,0 +1,34 @@
+"""One consistent view of the store for several reads, without taking the write lock.
+
+SQLite: a deferred transaction in WAL mode reads from one snapshot and never blocks writers
+(Django's atomic() would BEGIN IMMEDIATE here and queue behind them). PostgreSQL: a read-only
+REPEATABLE READ transaction. Inside an enclosing transaction the reads already share it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from django.db import connection, transaction
+
+
+@contextmanager
+def read_snapshot() -> Iterator[None]:
+    if connection.in_atomic_block:
+        yield
+        return
+    if connection.vendor == "sqlite":
+        connection.ensure_connection()
+        with connection.cursor() as cursor:
+            cursor.execute("BEGIN DEFERRED")
+        try:
+            yield
+        finally:
+            with connection.cursor() as cursor:
+                cursor.execute("COMMIT")  # read-only: nothing to keep or undo
+        return
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        yield

@@ -1,0 +1,156 @@
+"""batch_read: several reads in one call and one consistent snapshot, labelled by item_index.
+
+Items share a budget (search limits, traverse max_nodes, one unit per context, catalog or
+aggregate) and the response has a size cap: a batch over either is refused whole with the
+figures to split it by, never truncated silently.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from records import selectors
+from records.errors import AnchorError, invalid
+from records.snapshot import read_snapshot
+from workflow.scope import Scope
+
+MAX_ITEMS = 10
+BUDGET = 100
+MAX_TRAVERSE_NODES = 100
+MAX_RESPONSE_BYTES = 2 * 1024 * 1024
+BATCH_CONTEXT_EVENTS = 0  # history is opt-in in batches; the standalone tool defaults to 10
+
+SEARCH_KEYS = {
+    "collection_id",
+    "query",
+    "filters",
+    "limit",
+    "cursor",
+    "text",
+    "where",
+    "linked_to",
+    "order_by",
+}
+CONTEXT_KEYS = {"record_id", "relationship_limit", "event_limit", "as_of"}
+TRAVERSE_KEYS = {
+    "start_record_id",
+    "max_depth",
+    "direction",
+    "relationship_types",
+    "collection_id",
+    "max_nodes",
+}
+AGGREGATE_KEYS = {
+    "collection_id",
+    "where",
+    "filters",
+    "text",
+    "linked_to",
+    "group_by",
+    "metrics",
+    "limit",
+}
+OPERATIONS = {
+    "search_records": SEARCH_KEYS | {"include_context"},
+    "get_record_context": CONTEXT_KEYS,
+    "list_collections": set(),
+    "traverse": TRAVERSE_KEYS,
+    "aggregate": AGGREGATE_KEYS,
+}
+
+
+def _cost(operation: str, args: dict[str, Any], field: str) -> int:
+    if operation == "search_records":
+        return int(args.get("limit", 20)) if isinstance(args.get("limit", 20), int) else 0
+    if operation == "traverse":
+        nodes = args.get("max_nodes", 50)
+        if isinstance(nodes, int) and nodes > MAX_TRAVERSE_NODES:
+            raise invalid(f"{field}.max_nodes", f"is at most {MAX_TRAVERSE_NODES} in a batch.")
+        return nodes if isinstance(nodes, int) else 0
+    return 1
+
+
+def _parse(requests: Any) -> list[tuple[str, dict[str, Any]]]:
+    if not isinstance(requests, list) or not 1 <= len(requests) <= MAX_ITEMS:
+        raise invalid("requests", f"must be a list of 1-{MAX_ITEMS} read requests.")
+    items, spent = [], 0
+    for index, raw in enumerate(requests):
+        field = f"requests[{index}]"
+        if not isinstance(raw, dict) or raw.get("operation") not in OPERATIONS:
+            raise invalid(f"{field}.operation", f"must be one of {sorted(OPERATIONS)}.")
+        args = {k: value for k, value in raw.items() if k != "operation"}
+        unknown = set(args) - OPERATIONS[raw["operation"]]
+        if unknown:
+            raise invalid(
+                field,
+                f"{raw['operation']} does not take {sorted(unknown)}; it takes "
+                f"{sorted(OPERATIONS[raw['operation']])}.",
+            )
+        spent += _cost(raw["operation"], args, field)
+        items.append((raw["operation"], args))
+    if spent > BUDGET:
+        raise invalid(
+            "requests",
+            f"ask for {spent} results in all; a batch allows {BUDGET}. "
+            "Lower the limits or split the batch.",
+            cost=spent,
+            budget=BUDGET,
+        )
+    return items
+
+
+def _run(scope: Scope, operation: str, args: dict[str, Any]) -> Any:
+    ws = scope.workspace_id
+    if operation == "list_collections":
+        return selectors.collection_list(workspace_id=ws)
+    if operation == "get_record_context":
+        return selectors.record_context(
+            workspace_id=ws, **{"event_limit": BATCH_CONTEXT_EVENTS, **args}
+        )
+    if operation == "traverse":
+        return selectors.traverse(workspace_id=ws, **args)
+    if operation == "aggregate":
+        return selectors.aggregate(workspace_id=ws, **args)
+    include_context = args.pop("include_context", False)
+    if not isinstance(include_context, bool):
+        raise invalid("include_context", "must be true or false.")
+    page = selectors.search_records(workspace_id=ws, **args)
+    if include_context:
+        page["contexts"] = {
+            item["record_id"]: selectors.record_context(
+                workspace_id=ws, record_id=item["record_id"], event_limit=BATCH_CONTEXT_EVENTS
+            )
+            for item in page["records"]
+        }
+    return page
+
+
+def batch_read(scope: Scope, *, requests: Any) -> dict[str, Any]:
+    items = _parse(requests)
+    answers = []
+    with read_snapshot():
+        for index, (operation, args) in enumerate(items):
+            try:
+                result = _run(scope, operation, dict(args))
+                answers.append(
+                    {"item_index": index, "operation": operation, "ok": True, "result": result}
+                )
+            except AnchorError as exc:
+                answers.append(
+                    {
+                        "item_index": index,
+                        "operation": operation,
+                        "ok": False,
+                        "error": exc.as_dict(),
+                    }
+                )
+    sizes = [len(json.dumps(a, default=str)) for a in answers]
+    if sum(sizes) > MAX_RESPONSE_BYTES:
+        raise invalid(
+            "requests",
+            f"the answer would be {sum(sizes)} bytes; the limit is {MAX_RESPONSE_BYTES}. Split "
+            "the batch (sizes per item are in details) or lower limits.",
+            item_bytes=sizes,
+        )
+    return {"items": answers}
