@@ -82,3 +82,6 @@ class PreparedAction(models.Model):
 
     def __str__(self) -> str:
         return f"{self.operation} {self.id} ({self.state})"
+
+
+from workflow.agenda_models import *  # noqa: E402,F401,F403

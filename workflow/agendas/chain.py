@@ -1,0 +1,140 @@
+"""The agenda's event log: append-only, hash-chained, each event sealing the state it produced.
+
+event_hash = sha256(previous_hash, sequence, kind, actor, time, payload, state_hash). The state
+hash covers everything the agent can change, so an edit made outside the tools (a row changed
+by hand, an event removed) shows up in the health check as a broken seal or chain.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db.models import Count
+
+from records.validation import canonical_json
+from workflow.agenda_models import Agenda, AgendaEvent, AgendaItem, AgendaLayer
+
+
+def _sha(value: Any) -> str:
+    return hashlib.sha256(canonical_json(value).encode()).hexdigest()
+
+
+def _time(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def state_document(agenda: Agenda) -> dict[str, Any]:
+    """Everything a mutation can change, in a stable order and shape."""
+    layers = list(AgendaLayer.objects.filter(agenda=agenda).order_by("sequence"))
+    items = list(
+        AgendaItem.objects.filter(layer__agenda=agenda)
+        .annotate(revisions=Count("conclusions"))
+        .order_by("layer__sequence", "number")
+    )
+    return {
+        "agenda": {
+            "id": agenda.pk,
+            "title": agenda.title,
+            "status": agenda.status,
+            "revision": agenda.revision,
+            "cursor_nonce": agenda.cursor_nonce,
+            "pending_presentation_id": agenda.pending_presentation_id,
+            "bound_collection_id": agenda.bound_collection_id,
+            "sync_state": agenda.sync_state,
+            "closing_note": agenda.closing_note,
+        },
+        "layers": [
+            {
+                "id": layer.pk,
+                "sequence": layer.sequence,
+                "kind": layer.kind,
+                "depth": layer.depth,
+                "label": layer.label,
+                "parent_layer_id": layer.parent_layer_id,
+                "parent_item_id": layer.parent_item_id,
+                "source_reference": layer.source_reference,
+                "unverified_reason": layer.unverified_reason,
+                "status": layer.status,
+                "focus_item_id": layer.focus_item_id,
+                "outcome": layer.outcome,
+            }
+            for layer in layers
+        ],
+        "items": [
+            {
+                "id": item.pk,
+                "layer_id": item.layer_id,
+                "number": item.number,
+                "text": item.text,
+                "state": item.state,
+                "conclusion": item.conclusion,
+                "reason": item.reason,
+                "awaiting_synthesis": item.awaiting_synthesis,
+                "record_id": item.record_id,
+                "record_fingerprint": item.record_fingerprint,
+                "record_version": item.record_version,
+                "sync_status": item.sync_status,
+                "revisions": item.revisions,
+            }
+            for item in items
+        ],
+    }
+
+
+def state_hash(agenda: Agenda) -> str:
+    return _sha(state_document(agenda))
+
+
+def event_hash(
+    *,
+    previous_hash: str,
+    sequence: int,
+    kind: str,
+    actor_id: str,
+    created_at: datetime,
+    payload: dict[str, Any],
+    sealed_state: str,
+) -> str:
+    return _sha(
+        {
+            "previous_hash": previous_hash,
+            "sequence": sequence,
+            "kind": kind,
+            "actor_id": actor_id,
+            "created_at": _time(created_at),
+            "payload": payload,
+            "state_hash": sealed_state,
+        }
+    )
+
+
+def append_event(
+    agenda: Agenda, *, kind: str, actor_id: str, payload: dict[str, Any], at: datetime
+) -> AgendaEvent:
+    """Seal the agenda's current (already saved) state as event number agenda.revision."""
+    previous = (
+        AgendaEvent.objects.filter(agenda=agenda).order_by("-sequence").only("event_hash").first()
+    )
+    previous_hash = previous.event_hash if previous else ""
+    sealed = state_hash(agenda)
+    return AgendaEvent.objects.create(
+        agenda=agenda,
+        sequence=agenda.revision,
+        kind=kind,
+        actor_id=actor_id,
+        payload=payload,
+        state_hash=sealed,
+        previous_hash=previous_hash,
+        event_hash=event_hash(
+            previous_hash=previous_hash,
+            sequence=agenda.revision,
+            kind=kind,
+            actor_id=actor_id,
+            created_at=at,
+            payload=payload,
+            sealed_state=sealed,
+        ),
+        created_at=at,
+    )

@@ -1,0 +1,121 @@
+"""The frame of every agenda mutation: lock, check the cursor token and the gates, apply, seal.
+
+Everything happens in one transaction and every check runs before the first write, so a refused
+command leaves the agenda exactly as it was. A successful one bumps the revision, replaces the
+nonce (every earlier token goes stale) and appends one sealed event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from records.errors import AnchorError, not_found
+from workflow.agenda_models import Agenda
+from workflow.agendas import inputs
+from workflow.agendas.chain import append_event
+from workflow.agendas.errors import PRESENTATION_REQUIRED, STALE_CURSOR, order_error
+from workflow.agendas.position import Position, load_position
+from workflow.agendas.presentation import state_view
+from workflow.agendas.tokens import new_nonce, token_revision, tokens_match
+from workflow.scope import Scope
+
+
+@dataclass
+class Frame:
+    scope: Scope
+    agenda: Agenda
+    position: Position
+    now: datetime
+
+
+def load_agenda(scope: Scope, agenda_id: Any, *, lock: bool = False) -> Agenda:
+    agenda_id = inputs.agenda_id(agenda_id)
+    query = Agenda.objects.filter(workspace_id=scope.workspace_id, pk=agenda_id)
+    if lock:
+        query = query.select_for_update()
+    agenda = query.first()
+    if agenda is None:
+        raise not_found("agenda", agenda_id)
+    return agenda
+
+
+def check_token(position: Position, given: str) -> None:
+    current = position.token
+    if tokens_match(given, current):
+        return
+    claimed = token_revision(given)
+    if claimed is not None and claimed < position.agenda.revision:
+        why = (
+            f"it is from revision {claimed} and the agenda is at revision "
+            f"{position.agenda.revision}: a newer command already moved it"
+        )
+    else:
+        why = "it belongs to another agenda, layer or item, or was never issued"
+    raise AnchorError(
+        STALE_CURSOR,
+        f"cursor_token is not this agenda's current token ({why}). Nothing was changed. Read "
+        "`current` below, check the command still makes sense for the current item, and "
+        "retry with current.cursor_token only if it does.",
+        current=state_view(position),
+    )
+
+
+def _check_status(position: Position, allowed: Iterable[str]) -> None:
+    agenda = position.agenda
+    if agenda.status in allowed:
+        return
+    if agenda.status == Agenda.PAUSED:
+        message = "The agenda is paused; call agenda_control action=resume first."
+    elif agenda.is_closed:
+        message = f"The agenda is {agenda.status}; it can no longer change."
+    else:
+        message = "The agenda is active; this command is for a paused or closed agenda."
+    raise order_error(message, status=agenda.status, current=state_view(position))
+
+
+def _check_presented(position: Position) -> None:
+    pending = position.agenda.pending_presentation_id
+    if pending:
+        raise AnchorError(
+            PRESENTATION_REQUIRED,
+            f"Presentation {pending} has not been acknowledged. Show the whole picture "
+            "(agenda_view gives it) to the user, then call agenda_acknowledge with its "
+            "presentation_id. Only pause and abandon work before that.",
+            presentation_id=pending,
+            current=state_view(position),
+        )
+
+
+def mutate(
+    scope: Scope,
+    *,
+    agenda_id: Any,
+    cursor_token: Any,
+    kind: str,
+    apply: Callable[[Frame], dict[str, Any]],
+    statuses: Iterable[str] = (Agenda.ACTIVE,),
+    needs_presentation: bool = True,
+) -> Position:
+    """Run apply inside the guarded frame; apply raises to refuse, returns the event payload."""
+    given = inputs.token(cursor_token)
+    with transaction.atomic():
+        agenda = load_agenda(scope, agenda_id, lock=True)
+        position = load_position(agenda)
+        check_token(position, given)
+        _check_status(position, statuses)
+        if needs_presentation:
+            _check_presented(position)
+        now = timezone.now()
+        payload = apply(Frame(scope=scope, agenda=agenda, position=position, now=now))
+        agenda.revision += 1
+        agenda.cursor_nonce = new_nonce()
+        agenda.updated_at = now
+        agenda.save()
+        append_event(agenda, kind=kind, actor_id=scope.actor_id, payload=payload, at=now)
+        return load_position(agenda)

@@ -1,0 +1,156 @@
+"""The health check: an agenda's event chain, its seal, and its structure. Changes nothing.
+
+Every problem is reported as a sentence; `healthy` is true only when there are none. Repair is
+never automatic: a person reads the report in the admin or an agent shows it to the user.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from workflow.agenda_models import (
+    Agenda,
+    AgendaConclusion,
+    AgendaEvent,
+    AgendaItem,
+    AgendaLayer,
+)
+from workflow.agendas.chain import event_hash, state_hash
+
+OPENING_EVENTS = ("started", "layer_opened")
+CONCLUDING_KINDS = ("conclusion", "revision", "synthesis")
+
+
+def _check_chain(agenda: Agenda, events: list[AgendaEvent], problems: list[str]) -> None:
+    previous = ""
+    for expected, event in enumerate(events, start=1):
+        if event.sequence != expected:
+            problems.append(
+                f"event log: expected event #{expected}, found #{event.sequence} (events are "
+                "missing or out of order)."
+            )
+        if event.previous_hash != previous:
+            problems.append(f"event #{event.sequence}: does not link to the event before it.")
+        recomputed = event_hash(
+            previous_hash=event.previous_hash,
+            sequence=event.sequence,
+            kind=event.kind,
+            actor_id=event.actor_id,
+            created_at=event.created_at,
+            payload=event.payload,
+            sealed_state=event.state_hash,
+        )
+        if recomputed != event.event_hash:
+            problems.append(f"event #{event.sequence} ({event.kind}): its content was altered.")
+        previous = event.event_hash
+    if not events:
+        problems.append("event log: empty; every agenda starts with a 'started' event.")
+        return
+    if events[-1].sequence != agenda.revision:
+        problems.append(
+            f"revision {agenda.revision} does not match the last event #{events[-1].sequence}."
+        )
+
+
+def _check_stack(agenda: Agenda, layers: list[AgendaLayer], problems: list[str]) -> None:
+    roots = [layer for layer in layers if layer.kind == AgendaLayer.ROOT]
+    if len(roots) != 1 or roots[0].depth != 0 or roots[0].parent_layer_id:
+        problems.append(f"structure: expected one root list at depth 0, found {len(roots)}.")
+    by_id = {layer.pk: layer for layer in layers}
+    for layer in layers:
+        if layer.kind == AgendaLayer.ROOT:
+            continue
+        parent = by_id.get(layer.parent_layer_id or "")
+        if parent is None or layer.depth != parent.depth + 1:
+            problems.append(f"list {layer.label}: its parent list or depth is wrong.")
+    active = sorted((x for x in layers if x.status == AgendaLayer.ACTIVE), key=lambda x: x.depth)
+    if agenda.is_closed and active:
+        problems.append(f"structure: the agenda is {agenda.status} but lists are still active.")
+    if not agenda.is_closed:
+        if not active or active[0].kind != AgendaLayer.ROOT:
+            problems.append("structure: an open agenda needs its root list active.")
+        for below, above in zip(active, active[1:], strict=False):
+            if above.parent_layer_id != below.pk:
+                below_name = below.label or "root"
+                problems.append(f"structure: active list {above.label} is not on {below_name}.")
+
+
+def _check_items(
+    agenda: Agenda,
+    layers: list[AgendaLayer],
+    events: list[AgendaEvent],
+    problems: list[str],
+) -> None:
+    items: dict[str, list[AgendaItem]] = defaultdict(list)
+    for item in AgendaItem.objects.filter(layer__agenda=agenda).order_by("number"):
+        items[item.layer_id].append(item)
+    snapshots = {
+        e.payload.get("layer_id"): e.payload.get("items")
+        for e in events
+        if e.kind in OPENING_EVENTS
+    }
+    latest: dict[str, str] = {}  # item -> text of its latest conclusion, revision or synthesis
+    for item_id, text in (
+        AgendaConclusion.objects.filter(item__layer__agenda=agenda, kind__in=CONCLUDING_KINDS)
+        .order_by("item_id", "sequence")
+        .values_list("item_id", "text")
+    ):
+        latest[item_id] = text
+    closed_children = {
+        layer.parent_item_id
+        for layer in layers
+        if layer.kind == AgendaLayer.CHILD and layer.status == AgendaLayer.CLOSED
+    }
+    for layer in layers:
+        name = f"list {layer.label.rstrip('.') or 'root'}"
+        rows = items[layer.pk]
+        if [i.number for i in rows] != list(range(1, len(rows) + 1)):
+            problems.append(f"{name}: item numbers are not 1..{len(rows)}.")
+        if snapshots.get(layer.pk) != [i.text for i in rows]:
+            problems.append(
+                f"{name}: items differ from the frozen snapshot (added, dropped, reordered or "
+                "reworded)."
+            )
+        current = [i for i in rows if i.state == AgendaItem.CURRENT]
+        if len(current) > 1 or (current and current[0].pk != layer.focus_item_id):
+            problems.append(f"{name}: more than one current item, or it is not the focus.")
+        if layer.focus_item_id and layer.focus_item_id not in {i.pk for i in rows}:
+            problems.append(f"{name}: its focus item belongs to another list.")
+        returned = layer.status == AgendaLayer.CLOSED and layer.kind != AgendaLayer.ROOT
+        if returned and any(i.state not in AgendaItem.RESOLVED for i in rows):
+            problems.append(f"{name}: closed with unresolved items.")
+        for item in rows:
+            label = f"item {layer.label}{item.number}"
+            if item.state == AgendaItem.COMPLETED and not item.conclusion.strip():
+                problems.append(f"{label}: completed without a conclusion.")
+            if item.state in (AgendaItem.DEFERRED, AgendaItem.BLOCKED) and not item.reason.strip():
+                problems.append(f"{label}: {item.state} without a reason.")
+            if item.conclusion != latest.get(item.pk, ""):
+                problems.append(f"{label}: its conclusion is not its latest recorded revision.")
+            if item.awaiting_synthesis and item.pk not in closed_children:
+                problems.append(f"{label}: awaits a synthesis but no child list returned.")
+
+
+def check_health(agenda: Agenda) -> dict[str, Any]:
+    problems: list[str] = []
+    events = list(AgendaEvent.objects.filter(agenda=agenda).order_by("sequence"))
+    layers = list(AgendaLayer.objects.filter(agenda=agenda).order_by("sequence"))
+    _check_chain(agenda, events, problems)
+    current_hash = state_hash(agenda)
+    if events and events[-1].state_hash != current_hash:
+        problems.append(
+            f"seal: the agenda's rows changed outside the agenda tools after event "
+            f"#{events[-1].sequence} ({events[-1].kind})."
+        )
+    _check_stack(agenda, layers, problems)
+    _check_items(agenda, layers, events, problems)
+    return {
+        "agenda_id": agenda.pk,
+        "healthy": not problems,
+        "problems": problems,
+        "revision": agenda.revision,
+        "event_count": len(events),
+        "state_hash": current_hash,
+        "event_log_hash": events[-1].event_hash if events else "",
+    }

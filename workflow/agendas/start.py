@@ -1,0 +1,98 @@
+"""agenda_start: freeze a list (given, or the titles of bound records) as a new agenda."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from records import validation as v
+from records.errors import invalid, not_found
+from records.models import Record
+from records.services import workspace_ensure
+from workflow.agenda_models import Agenda, AgendaLayer
+from workflow.agendas import inputs
+from workflow.agendas.chain import append_event
+from workflow.agendas.layers_create import create_layer
+from workflow.agendas.lifecycle import presented
+from workflow.agendas.tokens import new_nonce, new_presentation_id
+from workflow.scope import Scope
+
+
+def _bound_records(scope: Scope, record_ids: list[str]) -> list[Record]:
+    found = {
+        r.pk: r for r in Record.objects.filter(workspace_id=scope.workspace_id, pk__in=record_ids)
+    }
+    records = []
+    for index, record_id in enumerate(record_ids):
+        record = found.get(record_id)
+        if record is None:
+            raise not_found("record", record_id)
+        if record.archived_at is not None:
+            raise invalid(f"record_ids[{index}]", f"record {record_id} is archived.")
+        records.append(record)
+    collections = {r.collection_id for r in records}
+    if len(collections) != 1:
+        raise invalid(
+            "record_ids",
+            "must all belong to one collection (the agenda is bound to it); start one agenda "
+            "per collection.",
+        )
+    return records
+
+
+def agenda_start(
+    scope: Scope,
+    *,
+    title: Any,
+    items: Any = None,
+    record_ids: Any = None,
+    source_reference: Any = None,
+    unverified_source_reason: Any = None,
+) -> dict[str, Any]:
+    title_text = v.title(title)
+    if (items is None) == (record_ids is None):
+        raise invalid(
+            "items",
+            "pass exactly one of items (the exact list) and record_ids (records whose titles "
+            "become the items, bound for syncing outcomes back).",
+        )
+    reference, unverified = inputs.source(source_reference, unverified_source_reason)
+    records: list[Record] | None = None
+    if record_ids is not None:
+        records = _bound_records(scope, inputs.record_ids(record_ids))
+        texts = [r.title for r in records]
+    else:
+        texts = inputs.snapshot(items)
+    with transaction.atomic():
+        workspace_ensure(scope.workspace_id)
+        now = timezone.now()
+        agenda = Agenda.objects.create(
+            workspace_id=scope.workspace_id,
+            actor_id=scope.actor_id,
+            title=title_text,
+            revision=1,
+            cursor_nonce=new_nonce(),
+            pending_presentation_id=new_presentation_id(),
+            bound_collection_id=records[0].collection_id if records else None,
+            sync_state=Agenda.SYNC_PENDING if records else Agenda.SYNC_NOT_BOUND,
+            created_at=now,
+            updated_at=now,
+        )
+        _, payload = create_layer(
+            agenda,
+            kind=AgendaLayer.ROOT,
+            items=texts,
+            source_reference=reference,
+            unverified_reason=unverified,
+            at=now,
+            records=records,
+        )
+        payload = {
+            "title": title_text,
+            "presentation_id": agenda.pending_presentation_id,
+            **payload,
+        }
+        append_event(agenda, kind="started", actor_id=scope.actor_id, payload=payload, at=now)
+        return presented(agenda)

@@ -1,0 +1,184 @@
+"""Working through the deepest list: complete, defer, block, revise, next."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from records.errors import AnchorError, invalid
+from workflow.agenda_models import AgendaConclusion, AgendaItem, AgendaLayer
+from workflow.agendas import inputs
+from workflow.agendas.errors import SYNTHESIS_REQUIRED, order_error
+from workflow.agendas.guard import Frame, mutate
+from workflow.agendas.position import next_open
+from workflow.agendas.presentation import state_view
+from workflow.scope import Scope
+
+ACTIONS = ("complete", "defer", "block", "revise", "next")
+WHAT = {
+    "complete": "A conclusion",
+    "defer": "The reason for deferring",
+    "block": "The reason it is blocked",
+    "revise": "The revised conclusion",
+}
+
+
+def _record(frame: Frame, item: AgendaItem, kind: str, text: str) -> None:
+    AgendaConclusion.objects.create(
+        item=item,
+        sequence=item.conclusions.count() + 1,
+        kind=kind,
+        text=text,
+        agenda_revision=frame.agenda.revision + 1,
+        actor_id=frame.scope.actor_id,
+        created_at=frame.now,
+    )
+
+
+def _synthesis_error(frame: Frame, item: AgendaItem) -> AnchorError:
+    return AnchorError(
+        SYNTHESIS_REQUIRED,
+        f"Item {item.path} awaits the synthesis of its child list. Review the child outcomes "
+        "(whole picture), then agenda_step action=revise with a conclusion that takes them "
+        "into account; only then can it move on.",
+        item=item.path,
+        current=state_view(frame.position),
+    )
+
+
+def _current_focus(frame: Frame, action: str) -> AgendaItem:
+    focus = frame.position.focus
+    if focus is not None and focus.awaiting_synthesis:
+        raise _synthesis_error(frame, focus)
+    if focus is None or focus.state != AgendaItem.CURRENT:
+        where = f"item {focus.path} is already {focus.state}" if focus else "no item is current"
+        raise order_error(
+            f"Cannot {action}: {where}. Call agenda_step action=next to take the next open item "
+            "(or action=revise to change a completed item's conclusion).",
+            current=state_view(frame.position),
+        )
+    return focus
+
+
+def _resolve(frame: Frame, action: str, text: str) -> dict[str, Any]:
+    item = _current_focus(frame, action)
+    if action == "complete":
+        item.state, item.conclusion = AgendaItem.COMPLETED, text
+        _record(frame, item, AgendaConclusion.CONCLUSION, text)
+    else:
+        item.state = AgendaItem.DEFERRED if action == "defer" else AgendaItem.BLOCKED
+        item.reason = text
+        _record(frame, item, item.state, text)
+    item.save(update_fields=["state", "conclusion", "reason"])
+    return {"item": item.path, "state": item.state, "text": text}
+
+
+def _target(frame: Frame, item_number: Any) -> AgendaItem:
+    layer = frame.position.deepest
+    assert layer is not None
+    if item_number is None:
+        focus = frame.position.focus
+        assert focus is not None
+        return focus
+    if isinstance(item_number, bool) or not isinstance(item_number, int) or item_number < 1:
+        raise invalid("item_number", "must be the number of an item in the current list.")
+    item = layer.items.filter(number=item_number).first()
+    if item is None:
+        raise invalid(
+            "item_number",
+            f"the current list has no item {item_number}; revise works within the deepest "
+            "list only.",
+        )
+    item.layer = layer
+    return item
+
+
+def _revise(frame: Frame, text: str, item_number: Any) -> dict[str, Any]:
+    item = _target(frame, item_number)
+    if item.awaiting_synthesis:
+        item.awaiting_synthesis = False
+        item.conclusion = text
+        if item.state == AgendaItem.CURRENT:
+            item.state = AgendaItem.COMPLETED
+        _record(frame, item, AgendaConclusion.SYNTHESIS, text)
+        kind = "synthesis"
+    elif item.state == AgendaItem.COMPLETED:
+        item.conclusion = text
+        _record(frame, item, AgendaConclusion.REVISION, text)
+        kind = "revision"
+    else:
+        raise order_error(
+            f"Item {item.path} is {item.state}; revise changes the conclusion of a completed "
+            "item (or records the synthesis after a child list). Use complete, defer or block "
+            "for the current item.",
+            current=state_view(frame.position),
+        )
+    item.save(update_fields=["state", "conclusion", "awaiting_synthesis"])
+    return {"item": item.path, "state": item.state, "text": text, "kind": kind}
+
+
+def _next(frame: Frame) -> dict[str, Any]:
+    layer, focus = frame.position.deepest, frame.position.focus
+    assert layer is not None
+    if focus is not None and focus.awaiting_synthesis:
+        raise _synthesis_error(frame, focus)
+    if focus is not None and focus.state == AgendaItem.CURRENT:
+        raise order_error(
+            f"Item {focus.path} is still current: complete it (with a conclusion), defer or "
+            "block it (with a reason) before moving on.",
+            current=state_view(frame.position),
+        )
+    item = next_open(layer)
+    if item is None:
+        finish = (
+            "agenda_control action=finish"
+            if layer.kind == AgendaLayer.ROOT
+            else f"agenda_return to close this {layer.kind} list"
+        )
+        raise order_error(
+            f"No open item is left in this list; call {finish}.",
+            current=state_view(frame.position),
+        )
+    item.state = AgendaItem.CURRENT
+    item.save(update_fields=["state"])
+    layer.focus_item = item
+    layer.save(update_fields=["focus_item"])
+    return {"from": focus.path if focus else None, "to": item.path}
+
+
+def step(
+    scope: Scope,
+    *,
+    agenda_id: Any,
+    cursor_token: Any,
+    action: Any,
+    text: Any = None,
+    item_number: Any = None,
+) -> dict[str, Any]:
+    if action not in ACTIONS:
+        raise invalid("action", f"{action!r} is not one of {list(ACTIONS)}.")
+    if action == "next":
+        if text is not None:
+            raise invalid("text", "next takes no text; record conclusions with complete.")
+        statement = ""
+    else:
+        statement = inputs.statement(text, "text", WHAT[action])
+    if item_number is not None and action != "revise":
+        raise invalid(
+            "item_number", "only revise takes item_number; others act on the current item."
+        )
+
+    def apply(frame: Frame) -> dict[str, Any]:
+        if action == "next":
+            return _next(frame)
+        if action == "revise":
+            return _revise(frame, statement, item_number)
+        return _resolve(frame, action, statement)
+
+    position = mutate(
+        scope,
+        agenda_id=agenda_id,
+        cursor_token=cursor_token,
+        kind=action if action != "next" else "advanced",
+        apply=apply,
+    )
+    return state_view(position)
