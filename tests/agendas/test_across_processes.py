@@ -1,0 +1,70 @@
+"""The pressure scenario across real `mcp_serve` processes: pause in one, resume in a new one.
+
+Nothing of an agenda lives in a server process: the second process finds it, accepts the token
+the first one issued (tokens need no per-process secret), and carries it to closure and sync.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from itertools import count
+from typing import Any, TextIO
+
+import pytest
+
+from tests.agendas import scenario
+from tests.agendas.driver import Driver
+from tests.e2e.server import base_env, call_raw, initialize_raw, start_raw
+
+pytestmark = pytest.mark.slow
+
+
+class RawServer:
+    """One mcp_serve subprocess on a raw pipe, called synchronously like an agent's client."""
+
+    def __init__(self, env: dict[str, str], stderr: TextIO) -> None:
+        self.env, self.stderr = env, stderr
+        self.ids = count(2)
+
+    def __enter__(self) -> RawServer:
+        self.process = start_raw(self.env, stderr=self.stderr)
+        initialize_raw(self.process)
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=5)
+
+    def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        result = call_raw(self.process, next(self.ids), name, arguments)
+        assert not result.get("isError"), result
+        if result.get("structuredContent") is not None:
+            return result["structuredContent"]
+        return json.loads(result["content"][0]["text"])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_pressure_scenario_pauses_in_one_server_and_resumes_in_another(
+    shared_database, server_stderr
+):
+    env = base_env(**shared_database)
+    with RawServer(env, server_stderr) as first:
+        d = Driver(first.call)
+        seeded = scenario.seed_findings(d)
+        scenario.first_half(d, seeded)
+        agenda_id, paused_token = d.agenda_id, d.token
+        first_pid = first.process.pid
+
+    with RawServer(env, server_stderr) as second:
+        assert second.process.pid != first_pid
+        d = Driver(second.call)
+        scenario.change_finding_meanwhile(d, seeded)
+        view = d.ok("agenda_view", {"agenda_id": agenda_id})
+        assert view["cursor_token"] == paused_token  # issued by the first process, still valid
+        scenario.second_half(d, seeded, agenda_id)
