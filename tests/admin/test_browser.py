@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
+from django.db import connections
 from django.urls import reverse
 
 from records import services
@@ -49,6 +50,10 @@ def browser_page(monkeypatch):
         page.set_default_timeout(15_000)
         yield page
         browser.close()
+        # ORM calls made while Playwright's loop is alive get their own connection (Django
+        # keys connections by context); close it here or PostgreSQL's test database stays in
+        # use and cannot be dropped at the end of the run.
+        connections.close_all()
 
 
 @pytest.fixture
