@@ -9,10 +9,12 @@ from django.core.management.utils import get_random_secret_key
 
 from anchor_site.env import (
     actor_id_from_env,
+    allowed_hosts_from_env,
+    allowed_origins_from_env,
     database_from_env,
     env_bool,
-    env_list,
     env_str,
+    http_auth_from_env,
     log_level_from_env,
     workspace_id_from_env,
 )
@@ -23,7 +25,8 @@ DEBUG = env_bool("DJANGO_DEBUG", False)
 # A per-process random key is safe for the stdio server (it signs nothing that outlives the
 # process); the HTTP deployment must set SECRET_KEY, which a system check enforces.
 SECRET_KEY = env_str("SECRET_KEY", "") or get_random_secret_key()
-ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
+ANCHOR_SECRET_KEY_FROM_ENV = bool(env_str("SECRET_KEY", ""))
+ALLOWED_HOSTS = allowed_hosts_from_env()  # "*" is refused: Host checks guard /mcp
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -36,10 +39,13 @@ INSTALLED_APPS = [
     "mcp_server",
     "records",
     "workflow",
+    "anchor_site.http",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Serves the admin's static files (collected at start-up) from the application server.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -83,11 +89,24 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(env_str("ANCHOR_STATIC_ROOT", "") or BASE_DIR / "staticfiles")
 
 # Scope of the stdio server. Over HTTP the authenticated user decides instead.
 ANCHOR_WORKSPACE_ID = workspace_id_from_env()
 ANCHOR_ACTOR_ID = actor_id_from_env()
+# Which tools the MCP server lists: "full" (default), "core" (the everyday path), or a
+# comma-separated list of tool names; checked against the catalogue at start-up.
+ANCHOR_TOOLS = env_str("ANCHOR_TOOLS", "full").strip() or "full"
+
+# Team mode: the MCP endpoint at /mcp (anchor_site/http). "token" authenticates every request
+# with an AccessToken; "none" takes the stdio scope above and is only mounted with DEBUG on.
+ANCHOR_HTTP_AUTH = http_auth_from_env()
+# The SDK's own default (mcp.server.transport_security, 4 MiB). The largest call we accept,
+# prepare_import, carries up to 1,000,000 bytes of row data plus titles, keys and links; JSON
+# escaping can double non-ASCII text, and this still fits. Larger bodies get 413.
+ANCHOR_HTTP_MAX_BODY_BYTES = 4 * 1024 * 1024
+# Browser origins allowed besides the server's own; any other Origin header gets 403.
+ANCHOR_HTTP_ALLOWED_ORIGINS = allowed_origins_from_env()
 
 # Read once by django-mcp-server at import time.
 DJANGO_MCP_GLOBAL_SERVER_CONFIG = {

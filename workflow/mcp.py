@@ -4,4 +4,4 @@ Importing the toolset modules registers their classes. Each tool is a thin wrapp
 arguments, call a workflow or records function, wrap the envelope. No business rules here.
 """
 
-from workflow.tools import agendas, legacy, reads, reviews, writes  # noqa: F401
+from workflow.tools import agendas, legacy, reads, reviews, session, writes  # noqa: F401

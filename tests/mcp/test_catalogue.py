@@ -1,0 +1,117 @@
+"""The tool catalogue as clients see it: titles, annotations, described parameters, budget.
+
+The snapshot makes every change to what agents read a reviewed change. After an intended
+change, regenerate it with:  ANCHOR_UPDATE_CATALOGUE=1 uv run pytest tests/mcp/test_catalogue.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+from mcp_server.djangomcp import global_mcp_server
+
+from tests.mcp_client import call_tool_raw, list_tools
+from workflow import catalogue
+
+SNAPSHOT = Path(__file__).with_name("catalogue.json")
+FULL_BUDGET_TOKENS = 10_000
+CORE_BUDGET_TOKENS = 5_000
+READS = {
+    "workspace_digest",
+    "get_server_instructions",
+    "list_collections",
+    "search_records",
+    "get_record_context",
+    "get_record_history",
+    "get_collection_history",
+    "traverse",
+    "aggregate",
+    "batch_read",
+    "discover_collections",
+    "resolve_record",
+    "batch_resolve_records",
+    "agenda_view",
+}
+
+
+def listed() -> list[dict]:
+    return [t.model_dump(mode="json", exclude_none=True, by_alias=True) for t in list_tools()]
+
+
+def tokens(tools: list[dict]) -> int:
+    """Characters of the compact JSON a client receives, over four."""
+    return len(json.dumps(tools, separators=(",", ":"), ensure_ascii=False)) // 4
+
+
+@pytest.fixture
+def profile():
+    yield catalogue.install
+    catalogue.install(global_mcp_server, "full")
+
+
+def test_every_tool_has_a_title_annotations_and_described_parameters(db):
+    for tool in listed():
+        name = tool["name"]
+        assert tool.get("title"), f"{name} has no title"
+        hints = tool.get("annotations") or {}
+        assert {"readOnlyHint", "destructiveHint", "idempotentHint"} <= set(hints), name
+        assert tool["name"] in catalogue.CATALOGUE, f"{name} is missing from the catalogue"
+        first_sentence = tool["description"].split(".")[0]
+        assert len(first_sentence) > 15, f"{name}: the first sentence says too little"
+        for param, schema in tool["inputSchema"].get("properties", {}).items():
+            assert schema.get("description"), f"{name}.{param} has no description"
+
+
+def test_reads_are_read_only_and_writes_are_not(db):
+    for tool in listed():
+        hints = tool["annotations"]
+        if tool["name"] in READS:
+            assert hints["readOnlyHint"] is True, tool["name"]
+        elif not tool["name"].startswith(("create_", "update_", "archive_", "link_", "unlink_")):
+            assert hints["readOnlyHint"] is False, tool["name"]
+    by_name = {t["name"]: t["annotations"] for t in listed()}
+    assert by_name["commit_write"]["destructiveHint"] is True  # archive and unlink commit here
+    assert by_name["prepare_write"]["destructiveHint"] is False
+    assert by_name["commit_write"]["idempotentHint"] is True
+
+
+def test_unknown_arguments_are_refused_not_dropped(hiring):
+    result = call_tool_raw("resolve_record", {"query": "Kirat", "colection_id": "x"})
+    assert result.isError and "colection_id" in result.content[0].text
+    # Retired tools accept anything and answer REVIEW_REQUIRED themselves.
+    retired = call_tool_raw("create_record", {"title": "x", "collection": "people"})
+    assert not retired.isError and retired.structuredContent["error"]["code"] == "REVIEW_REQUIRED"
+
+
+def test_catalogue_fits_the_token_budgets(db, profile):
+    full = listed()
+    assert tokens(full) < FULL_BUDGET_TOKENS, f"full catalogue is {tokens(full)} tokens"
+    profile(global_mcp_server, "core")
+    core = listed()
+    assert tokens(core) < CORE_BUDGET_TOKENS, f"core catalogue is {tokens(core)} tokens"
+    assert {t["name"] for t in core} == {n for n, meta in catalogue.CATALOGUE.items() if meta.core}
+
+
+def test_profiles_and_tool_lists(db, profile):
+    profile(global_mcp_server, "resolve_record, prepare_write")
+    assert {t["name"] for t in listed()} == {"resolve_record", "prepare_write"}
+    with pytest.raises(ImproperlyConfigured, match="not a profile or tool.*core or full"):
+        profile(global_mcp_server, "everything")
+    with pytest.raises(ImproperlyConfigured, match="resolve_recrod"):
+        profile(global_mcp_server, "resolve_recrod")
+
+
+def test_catalogue_matches_the_reviewed_snapshot(db):
+    current = sorted(listed(), key=lambda t: t["name"])
+    if os.environ.get("ANCHOR_UPDATE_CATALOGUE"):
+        SNAPSHOT.write_text(json.dumps(current, indent=1, ensure_ascii=False) + "\n")
+    assert SNAPSHOT.exists(), "no catalogue snapshot; generate it (see the module docstring)"
+    reviewed = json.loads(SNAPSHOT.read_text())
+    assert current == reviewed, (
+        "The tool catalogue changed. Review the difference and regenerate the snapshot "
+        "(see the module docstring)."
+    )

@@ -1,0 +1,195 @@
+"""The tool catalogue in one place: titles, behaviour annotations, profiles, strict arguments.
+
+django-mcp-server registers tools without annotations, so after it has registered them this
+module gives each one a title and the hints clients use to decide what needs a person's
+approval, makes every argument list strict (an unknown argument is refused, never dropped), and
+keeps only the tools of the chosen profile. A tool missing here is served with the most
+cautious hints and named in the log; the catalogue test fails until it is described.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.exceptions import ImproperlyConfigured
+from mcp.types import ToolAnnotations
+from pydantic import ConfigDict
+
+logger = logging.getLogger("anchor.catalogue")
+
+CORE = "core"
+FULL = "full"
+PROFILES = (CORE, FULL)
+
+
+@dataclass(frozen=True)
+class ToolMeta:
+    title: str
+    read_only: bool = False
+    destructive: bool = False  # data can be lost or hidden
+    idempotent: bool = False  # repeating the same call changes nothing more
+    core: bool = False
+    open_arguments: bool = False  # retired tools accept anything and refuse it themselves
+
+
+def _read(title: str, core: bool = False) -> ToolMeta:
+    return ToolMeta(title, read_only=True, idempotent=True, core=core)
+
+
+CATALOGUE: dict[str, ToolMeta] = {
+    # Orientation
+    "workspace_digest": _read("Workspace digest", core=True),
+    "get_server_instructions": _read("Server instructions"),
+    # Reads
+    "list_collections": _read("List collections", core=True),
+    "search_records": _read("Search records", core=True),
+    "get_record_context": _read("Record with links and history", core=True),
+    "get_record_history": _read("Record history"),
+    "get_collection_history": _read("Collection history"),
+    "traverse": _read("Walk linked records"),
+    "aggregate": _read("Totals and groups"),
+    "batch_read": _read("Several reads at once"),
+    # Reviews: they store a ticket but change no data, so clients may run them unprompted.
+    "discover_collections": _read("Review collections before creating one", core=True),
+    "resolve_record": _read("Resolve a name to a record", core=True),
+    "batch_resolve_records": _read("Resolve several names"),
+    # Guarded writes. Prepare stores a proposal only; commit applies it, and replays of a
+    # committed action change nothing. Archive and unlink hide or remove data, so commit is
+    # marked destructive.
+    "prepare_write": ToolMeta("Prepare a write", core=True),
+    "commit_write": ToolMeta(
+        "Commit a prepared write", destructive=True, idempotent=True, core=True
+    ),
+    "prepare_batch_write": ToolMeta("Prepare several record changes"),
+    "commit_batch_write": ToolMeta("Commit a prepared batch", destructive=True, idempotent=True),
+    "prepare_import": ToolMeta("Review an import of new records"),
+    "commit_import": ToolMeta("Commit a reviewed import", idempotent=True),
+    # Agendas
+    "agenda_start": ToolMeta("Start an agenda"),
+    "agenda_view": _read("View an agenda"),
+    "agenda_acknowledge": ToolMeta("Acknowledge the agenda picture", idempotent=True),
+    "agenda_step": ToolMeta("Work an agenda item"),
+    "agenda_open_layer": ToolMeta("Open a child list or interruption"),
+    "agenda_return": ToolMeta("Return from a finished child list"),
+    "agenda_control": ToolMeta("Pause, resume, abandon or finish an agenda", destructive=True),
+    "agenda_sync_records": ToolMeta("Write agenda outcomes back to records"),
+    # Retired one-step writes: listed so old clients learn the new path; they never write.
+    **{
+        name: ToolMeta(
+            f"Retired: {name.replace('_', ' ')}",
+            read_only=True,
+            idempotent=True,
+            open_arguments=True,
+        )
+        for name in (
+            "create_collection",
+            "create_record",
+            "update_record",
+            "archive_record",
+            "link_records",
+            "unlink_records",
+        )
+    },
+}
+CAUTIOUS = ToolMeta("", destructive=True)
+
+_all_tools: dict[str, Any] = {}
+
+
+# Every tool returns the same envelope; a hand-written schema says so in a fifth of the words
+# pydantic generates, and the whole catalogue is read by the model on every conversation.
+ENVELOPE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "ok": {"type": "boolean"},
+        "result": {},
+        "error": {"type": ["object", "null"], "description": "{code, message, details?}"},
+    },
+    "required": ["ok"],
+}
+
+
+def _compact(schema: Any) -> Any:
+    """Drop generated titles and spell optional parameters as their type, nothing else.
+
+    The argument model still accepts null where the tool does; this only shortens what is
+    shown (an agent omits an optional parameter rather than sending null).
+    """
+    if isinstance(schema, list):
+        return [_compact(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key == "properties":
+            out[key] = {name: _compact(prop) for name, prop in value.items()}
+        elif key == "anyOf" and isinstance(value, list) and {"type": "null"} in value:
+            rest = [branch for branch in value if branch != {"type": "null"}]
+            if len(rest) == 1:
+                out.update(_compact(rest[0]))
+            else:
+                out[key] = _compact(rest)
+        else:
+            out[key] = _compact(value)
+    return out
+
+
+def _strict(tool: Any) -> None:
+    """Refuse unknown arguments: pydantic's default silently drops them."""
+    model = tool.fn_metadata.arg_model
+    if model.model_config.get("extra") != "forbid":
+        model = type(model.__name__, (model,), {"model_config": ConfigDict(extra="forbid")})
+        tool.fn_metadata = tool.fn_metadata.model_copy(update={"arg_model": model})
+    tool.parameters = model.model_json_schema(by_alias=True)
+
+
+def describe(tool: Any) -> None:
+    meta = CATALOGUE.get(tool.name)
+    if meta is None:
+        logger.warning("tool %s has no catalogue entry; serving it with cautious hints", tool.name)
+        meta = ToolMeta(tool.name.replace("_", " ").capitalize(), destructive=True)
+    tool.title = meta.title
+    tool.annotations = ToolAnnotations(
+        readOnlyHint=meta.read_only,
+        destructiveHint=meta.destructive if not meta.read_only else False,
+        idempotentHint=meta.idempotent,
+        openWorldHint=False,
+    )
+    if not meta.open_arguments:
+        _strict(tool)
+    tool.parameters = _compact(tool.parameters)
+    if tool.output_schema is not None:
+        tool.fn_metadata = tool.fn_metadata.model_copy(update={"output_schema": ENVELOPE_SCHEMA})
+        tool.__dict__.pop("output_schema", None)  # a cached_property on the SDK's Tool
+
+
+def parse_selection(value: str) -> set[str]:
+    """A profile name, or a comma-separated list of tool names."""
+    names = [part.strip() for part in value.split(",") if part.strip()]
+    if names == [FULL]:
+        return set(_all_tools)
+    if names == [CORE]:
+        return {name for name in _all_tools if CATALOGUE.get(name, CAUTIOUS).core}
+    unknown = sorted(set(names) - set(_all_tools))
+    if not names or unknown:
+        raise ImproperlyConfigured(
+            f"ANCHOR_TOOLS / --tools: {', '.join(unknown) or repr(value)} is not a profile or "
+            f"tool. Use {' or '.join(PROFILES)}, or a comma-separated list of: "
+            f"{', '.join(sorted(_all_tools))}."
+        )
+    return set(names)
+
+
+def install(server: Any, selection: str) -> None:
+    """Describe every registered tool and serve only the selected ones."""
+    manager = server._tool_manager
+    if not _all_tools:
+        _all_tools.update(manager._tools)
+        for tool in _all_tools.values():
+            describe(tool)
+    chosen = parse_selection(selection)
+    manager._tools = {name: tool for name, tool in _all_tools.items() if name in chosen}
