@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from tests.agendas import scenario
-from tests.agendas.driver import Driver
-from tests.mcp_client import call_tool
-from tests.workflow.helpers import store_snapshot
-from workflow.agenda_models import AgendaConclusion, AgendaEvent, AgendaItem, AgendaLayer
-
-
-def database_snapshot() -> dict[str, Any]:
-    snapshot = store_snapshot()
-    for model in (AgendaLayer, AgendaItem, AgendaConclusion, AgendaEvent):
-        snapshot[model.__name__] = model.objects.count()
-    return snapshot
+from tests.agendas.helpers import driver
+from workflow.agenda_models import AgendaItem
 
 
 def test_pressure_scenario_through_the_tools(db):
-    d = Driver(call_tool, snapshot=database_snapshot)
+    d = driver()
     seeded = scenario.seed_findings(d)
     scenario.first_half(d, seeded)
     agenda_id = d.agenda_id

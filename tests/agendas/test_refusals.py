@@ -1,0 +1,141 @@
+"""Every refusal names the problem and leaves the agenda (and the whole database) unchanged."""
+
+from __future__ import annotations
+
+import pytest
+
+from records import services
+from tests.agendas.helpers import LIST, database_snapshot, driver, started
+from tests.conftest import make_collection, make_record
+from tests.mcp_client import call_tool
+from workflow.agendas import steps
+from workflow.agendas.errors import STALE_CURSOR
+from workflow.scope import Scope
+
+
+def refused_start(arguments: dict, field: str) -> None:
+    before = database_snapshot()
+    envelope = call_tool("agenda_start", {"title": "Chores", **arguments})
+    assert not envelope["ok"], envelope
+    assert envelope["error"]["code"] == "INVALID_INPUT"
+    assert envelope["error"]["details"]["field"] == field, envelope["error"]
+    assert database_snapshot() == before
+
+
+def test_start_needs_a_source_or_a_reason_and_exactly_one_list(db):
+    refused_start({"items": LIST}, "source_reference")
+    refused_start({"items": LIST, "source_reference": "  "}, "source_reference")
+    refused_start(
+        {"items": LIST, "source_reference": "x", "unverified_source_reason": "y"},
+        "unverified_source_reason",
+    )
+    refused_start({"source_reference": "x"}, "items")
+    refused_start({"items": [], "source_reference": "x"}, "items")
+    refused_start({"items": ["a", " "], "source_reference": "x"}, "items[1]")
+
+
+def test_start_without_a_source_records_the_reason(db):
+    d = driver()
+    result = d.ok(
+        "agenda_start",
+        {"title": "Chores", "items": LIST, "unverified_source_reason": "User listed them aloud"},
+    )
+    assert result["layer"]["unverified_source_reason"] == "User listed them aloud"
+    assert "unverified: User listed them aloud" in result["whole_picture"]["text"]
+
+
+def test_bound_records_must_be_active_and_in_one_collection(ctx):
+    todos, notes = make_collection(ctx, "todos"), make_collection(ctx, "notes")
+    first, other = make_record(ctx, todos, "Ship it"), make_record(ctx, notes, "Idea")
+    gone = make_record(ctx, todos, "Old")
+    services.record_archive(ctx=ctx, record_id=gone.pk, expected_version=1)
+    refused_start({"record_ids": [first.pk, other.pk], "source_reference": "x"}, "record_ids")
+    refused_start({"record_ids": [first.pk, gone.pk], "source_reference": "x"}, "record_ids[1]")
+    refused_start({"record_ids": [first.pk, first.pk], "source_reference": "x"}, "record_ids[1]")
+
+
+def test_tokens_from_another_agenda_or_made_up_are_refused(db):
+    d = driver()
+    started(d)
+    foreign = d.ok(
+        "agenda_start", {"title": "Other", "items": ["x"], "source_reference": "elsewhere"}
+    )["cursor_token"]
+    started(d)  # d now holds the third agenda
+    for token in (foreign, "r3.0123456789abcdef01234567", "nonsense"):
+        error = d.refused(
+            "agenda_step", d.mine(action="complete", text="done", cursor_token=token), STALE_CURSOR
+        )
+        assert error["details"]["current"]["cursor_token"] == d.token
+    d.refused("agenda_step", d.mine(action="next", cursor_token=""), "INVALID_INPUT")
+
+
+def test_every_out_of_order_step_is_refused_unchanged(db):
+    d = driver()
+    started(d)
+    d.refused("agenda_step", d.mine(action="next"), "AGENDA_ORDER")
+    d.refused("agenda_step", d.mine(action="next", text="moving on"), "INVALID_INPUT")
+    d.refused("agenda_step", d.mine(action="revise", text="new"), "AGENDA_ORDER")
+    d.refused("agenda_step", d.mine(action="complete", text="x", item_number=2), "INVALID_INPUT")
+    d.refused("agenda_return", d.mine(outcome="done"), "AGENDA_ORDER")  # root has no parent
+    d.refused("agenda_control", d.mine(action="finish", text="done"), "AGENDA_ORDER")
+    d.refused("agenda_control", d.mine(action="resume"), "AGENDA_ORDER")  # not paused
+    d.refused("agenda_control", d.mine(action="abandon"), "INVALID_INPUT")  # needs a reason
+    d.refused("agenda_acknowledge", d.mine(presentation_id="pres-0"), "AGENDA_ORDER")
+    d.refused("agenda_sync_records", d.mine(), "AGENDA_ORDER")  # active
+    d.refused(
+        "agenda_open_layer",
+        d.mine(kind="child", items=["a"], source_reference=None),
+        "INVALID_INPUT",
+    )
+
+    d.step("defer", "Waiting on the platform team.")
+    d.refused("agenda_step", d.mine(action="block", text="x"), "AGENDA_ORDER")  # not current
+    d.refused(
+        "agenda_open_layer",
+        d.mine(kind="child", items=["a"], source_reference="notes"),
+        "AGENDA_ORDER",  # children open from the current item, not a deferred one
+    )
+    d.refused("agenda_step", d.mine(action="revise", text="x", item_number=9), "INVALID_INPUT")
+
+    d.step("next")
+    child = d.ok(
+        "agenda_open_layer", d.mine(kind="child", items=["a", "b"], source_reference="notes")
+    )
+    d.refused("agenda_acknowledge", d.mine(presentation_id="pres-000000000000"), "INVALID_INPUT")
+    d.acknowledge(child)
+    d.step("complete", "a is fine")
+    d.refused("agenda_return", d.mine(outcome="done"), "AGENDA_ORDER")  # b unresolved
+    d.refused("agenda_control", d.mine(action="finish", text="done"), "AGENDA_ORDER")
+
+
+def test_another_workspace_cannot_see_or_move_the_agenda(db):
+    d = driver()
+    started(d)
+    before = database_snapshot()
+    outsider = Scope(workspace_id="elsewhere", actor_id="someone")
+    with pytest.raises(Exception) as refused:
+        steps.step(
+            outsider, agenda_id=d.agenda_id, cursor_token=d.token, action="complete", text="x"
+        )
+    assert refused.value.code == "NOT_FOUND"
+    assert database_snapshot() == before
+
+
+def test_pause_and_abandon_work_before_acknowledgement(db):
+    d = driver()
+    result = started(d, acknowledge=False)
+    assert result["pending_presentation_id"]
+    d.refused("agenda_step", d.mine(action="complete", text="x"), "PRESENTATION_REQUIRED")
+    d.refused(
+        "agenda_open_layer",
+        d.mine(kind="interruption", items=["x"], source_reference="y"),
+        "PRESENTATION_REQUIRED",
+    )
+    paused = d.ok("agenda_control", d.mine(action="pause"))
+    assert paused["status"] == "paused" and paused["pending_presentation_id"] is None
+    d.refused("agenda_control", d.mine(action="present"), "AGENDA_ORDER")
+    closed = d.ok("agenda_control", d.mine(action="abandon", text="Plans changed."))
+    assert [u["state"] for u in closed["closure"]["unresolved"]] == ["current", "open", "open"]
+    assert closed["closure"]["sync_required"] is False
+    d.refused("agenda_control", d.mine(action="resume"), "AGENDA_ORDER")
+    d.refused("agenda_control", d.mine(action="abandon", text="again"), "AGENDA_ORDER")

@@ -1,0 +1,102 @@
+"""Syncing outcomes to bound records: guarded, audited, never over a record that changed."""
+
+from __future__ import annotations
+
+from records import services
+from records.models import AuditEvent, Record
+from tests.agendas.helpers import driver
+from tests.conftest import make_collection, make_record
+from workflow.actions import approve_prepared_action
+from workflow.models import PreparedAction
+
+
+def start_bound(d, records) -> dict:
+    result = d.ok(
+        "agenda_start",
+        {
+            "title": "Open todos",
+            "record_ids": [r.pk for r in records],
+            "source_reference": "search_records on todos, status open",
+        },
+    )
+    return d.acknowledge(result)
+
+
+def test_sync_is_audited_through_prepared_actions_and_skips_archived_records(ctx):
+    todos = make_collection(ctx, "todos")
+    keep, gone = make_record(ctx, todos, "Write docs"), make_record(ctx, todos, "Old chore")
+    d = driver()
+    start_bound(d, [keep, gone])
+    d.step("complete", "Docs written.")
+    d.step("next")
+    d.step("block", "Waiting for the old server to be retired.")
+    services.record_archive(ctx=ctx, record_id=gone.pk, expected_version=1)
+    d.ok("agenda_control", d.mine(action="finish", text="Done for now."))
+    synced = d.ok("agenda_sync_records", d.mine())
+    assert synced["sync"]["counts"] == {"synced": 1, "archived": 1}
+    keep.refresh_from_db()
+    assert keep.version == 2 and keep.data["agenda_outcome"]["state"] == "completed"
+    assert "status" not in keep.data  # no status_values given: status is left alone
+    event = AuditEvent.objects.get(record_id=keep.pk, kind="record.updated")
+    assert event.action_id and event.review_evidence[0]["kind"] == "resolution"
+
+
+def test_sync_waits_for_approval_and_reads_the_decision_later(ctx):
+    todos = make_collection(ctx, "todos")
+    services.collection_set_requires_approval(
+        ctx=ctx, collection_id=todos.pk, requires_approval=True
+    )
+    chore = make_record(ctx, todos, "Rotate keys")
+    d = driver()
+    start_bound(d, [chore])
+    d.step("complete", "Keys rotated.")
+    d.ok("agenda_control", d.mine(action="finish", text="All done."))
+    waiting = d.ok("agenda_sync_records", d.mine())
+    assert waiting["sync"]["counts"] == {"awaiting_approval": 1}
+    assert waiting["sync_state"] == "pending"
+    action_id = waiting["sync"]["results"][0]["action_id"]
+    approve_prepared_action(action_id=action_id, reviewer="user:ana")
+    done = d.ok("agenda_sync_records", d.mine())
+    assert done["sync"]["counts"] == {"synced": 1} and done["sync_state"] == "synced"
+    assert PreparedAction.objects.count() == 1  # the decision was read, not prepared again
+    assert Record.objects.get(pk=chore.pk).data["agenda_outcome"]["conclusion"] == "Keys rotated."
+
+
+def test_paused_sync_then_more_outcomes_need_another_sync(ctx):
+    todos = make_collection(ctx, "todos")
+    records = [make_record(ctx, todos, title) for title in ("One", "Two")]
+    d = driver()
+    start_bound(d, records)
+    d.step("complete", "One done.")
+    d.ok("agenda_control", d.mine(action="pause"))
+    first = d.ok("agenda_sync_records", d.mine())
+    assert first["sync"]["counts"] == {"synced": 1, "not_resolved": 1}
+    assert first["sync_state"] == "pending"
+    d.acknowledge(d.ok("agenda_control", d.mine(action="resume")))
+    d.step("next")
+    d.step("defer", "Two waits for the next sprint.")
+    closed = d.ok("agenda_control", d.mine(action="finish", text="One done, two deferred."))
+    assert closed["closure"]["sync_required"] is True
+    second = d.ok("agenda_sync_records", d.mine())
+    assert [r.get("earlier_sync", False) for r in second["sync"]["results"]] == [True, False]
+    assert second["sync_state"] == "synced"
+
+
+def test_an_abandoned_agenda_syncs_what_was_resolved(ctx):
+    todos = make_collection(ctx, "todos")
+    records = [make_record(ctx, todos, title) for title in ("One", "Two")]
+    d = driver()
+    start_bound(d, records)
+    d.step("complete", "One done.")
+    d.ok("agenda_control", d.mine(action="abandon", text="Priorities changed."))
+    synced = d.ok("agenda_sync_records", d.mine())
+    assert synced["sync"]["counts"] == {"synced": 1, "not_resolved": 1}
+    assert synced["sync_state"] == "synced"
+
+
+def test_an_unbound_agenda_has_nothing_to_sync(db):
+    d = driver()
+    d.ok("agenda_start", {"title": "x", "items": ["a"], "source_reference": "chat"})
+    d.ok("agenda_control", d.mine(action="abandon", text="never mind"))
+    d.refused("agenda_sync_records", d.mine(), "AGENDA_ORDER")
+    d.refused("agenda_sync_records", d.mine(status_values={"open": "todo"}), "INVALID_INPUT")
