@@ -61,7 +61,7 @@ def test_test_modules_follow_one_layout():
         for path in tracked_files()
         if path.startswith("tests/")
         and re.search(r"/test_[^/]*\.py$", path)
-        and not re.fullmatch(r"tests/([a-z_]+/)?test_[a-z0-9_]+\.py", path)
+        and not re.fullmatch(r"tests/([a-z0-9_]+/)?test_[a-z0-9_]+\.py", path)
     ]
     assert misplaced == []
 

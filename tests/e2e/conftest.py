@@ -7,16 +7,27 @@ from django.db import connection
 
 from tests.e2e.server import postgres_url
 
+ON_POSTGRES = connection.vendor == "postgresql"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """On PostgreSQL the server shares pytest's test database, so those tests must commit.
+
+    A marker, not request.getfixturevalue("transactional_db"): pytest-django decides between
+    rollback and flush from the fixtures named up front, and would silently pick rollback.
+    On SQLite the server gets a file of its own and the test database is not touched at all.
+    """
+    if not ON_POSTGRES:
+        return
+    for item in items:
+        if "server_database" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.django_db(transaction=True))
+
 
 @pytest.fixture
-def server_database(transactional_db, tmp_path) -> dict[str, str]:
-    """Environment variables pointing a subprocess at a database this test owns.
-
-    On PostgreSQL it is pytest-django's test database: transactional_db makes what the test
-    and the subprocess commit visible to each other, and flushes it afterwards. On SQLite the
-    test database is in memory, so the subprocess gets a file of its own.
-    """
-    if connection.vendor == "postgresql":
+def server_database(tmp_path) -> dict[str, str]:
+    """Environment variables pointing a subprocess at a database this test owns."""
+    if ON_POSTGRES:
         return {"DATABASE_URL": postgres_url(connection.settings_dict)}
     return {"ANCHOR_DB_PATH": str(tmp_path / "anchor.db")}
 

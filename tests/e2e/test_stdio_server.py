@@ -15,6 +15,7 @@ import anyio
 import pytest
 from django.db import connection
 
+from tests.e2e.conftest import ON_POSTGRES
 from tests.e2e.server import (
     REPO_ROOT,
     SERVE,
@@ -110,9 +111,8 @@ def test_another_workspace_sees_nothing_of_this_one(server_database, server_log)
     assert found["records"] == []
 
 
+@pytest.mark.skipif(ON_POSTGRES, reason="the embedded default is SQLite; PostgreSQL is below")
 def test_a_new_sqlite_database_is_created_and_migrated_on_first_start(tmp_path, server_log):
-    if connection.vendor != "sqlite":
-        pytest.skip("the embedded default is SQLite; PostgreSQL has its own test below")
     db_path = tmp_path / "fresh" / "anchor.db"
     db_path.parent.mkdir()
     env = base_env(ANCHOR_DB_PATH=str(db_path))
@@ -130,9 +130,9 @@ def test_a_new_sqlite_database_is_created_and_migrated_on_first_start(tmp_path, 
 
 
 @pytest.mark.postgres
-def test_an_unmigrated_postgres_database_is_migrated_on_first_start(transactional_db, server_log):
-    if connection.vendor != "postgresql":
-        pytest.skip("needs PostgreSQL: set DATABASE_URL")
+@pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL: set DATABASE_URL")
+@pytest.mark.django_db(transaction=True)
+def test_an_unmigrated_postgres_database_is_migrated_on_first_start(server_log):
     name = f"anchor_e2e_fresh_{os.getpid()}"
     with connection.cursor() as cursor:
         cursor.execute(f'DROP DATABASE IF EXISTS "{name}"')
