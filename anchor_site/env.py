@@ -141,3 +141,41 @@ def database_from_env() -> dict[str, Any]:
             ),
         },
     }
+
+
+def allowed_hosts_from_env() -> list[str]:
+    """ALLOWED_HOSTS, refusing "*": the MCP endpoint relies on Host checks against rebinding."""
+    hosts = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
+    if "*" in hosts:
+        raise ImproperlyConfigured(
+            "ALLOWED_HOSTS must not contain '*'; list the host names the server answers to, "
+            "comma-separated (for example anchor.example.com,127.0.0.1)."
+        )
+    return hosts
+
+
+HTTP_AUTH_MODES = ("token", "none")
+
+
+def http_auth_from_env() -> str:
+    value = env_str("ANCHOR_HTTP_AUTH", "token").strip().lower()
+    if value not in HTTP_AUTH_MODES:
+        raise ImproperlyConfigured(
+            f"ANCHOR_HTTP_AUTH={value!r} is not an authentication mode; use 'token' (the "
+            "default) or 'none' (only honoured with DJANGO_DEBUG=true)."
+        )
+    return value
+
+
+ORIGIN_PATTERN = re.compile(r"^https?://[^/\s?#]+$")
+
+
+def allowed_origins_from_env() -> list[str]:
+    origins = env_list("ANCHOR_HTTP_ALLOWED_ORIGINS", [])
+    for origin in origins:
+        if not ORIGIN_PATTERN.match(origin):
+            raise ImproperlyConfigured(
+                f"ANCHOR_HTTP_ALLOWED_ORIGINS has {origin!r}, which is not an origin; use "
+                "scheme://host[:port] with no path, for example https://anchor.example.com."
+            )
+    return [origin.lower() for origin in origins]

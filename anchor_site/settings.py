@@ -45,7 +45,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Serves the admin's static files (collected at start-up) from the application server.
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "anchor_site.http.static.CollectedStaticMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -273,3 +273,4 @@ class ClarificationReview(models.Model):
 
     def __str__(self) -> str:
         return f"{self.state} by {self.reviewer_id} on event {self.audit_event_id}"
+from records.membership_models import AccessToken, WorkspaceMembership  # noqa: E402,F401

@@ -1,0 +1,1 @@
+"""Team mode: the authenticated MCP endpoint over streamable HTTP, and its safety checks."""

@@ -1,0 +1,60 @@
+"""Team mode's production server: `uv run gunicorn -c anchor_site/http/gunicorn_conf.py`.
+
+Before any worker starts, the master runs the deploy system checks (refusing to serve on an
+error such as a missing SECRET_KEY), applies migrations and collects the admin's static files,
+which WhiteNoise then serves. DATABASE_URL, SECRET_KEY and ALLOWED_HOSTS come from the
+environment like every other setting; ANCHOR_HTTP_BIND, WEB_CONCURRENCY and ANCHOR_HTTP_THREADS
+size the server. Command-line options (e.g. --bind) override what is set here.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "anchor_site.settings")
+
+
+def _positive_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) < 1:
+        sys.exit(f"{name}={raw!r} is not a positive whole number.")
+    return int(raw)
+
+
+wsgi_app = "anchor_site.wsgi:application"
+# Loopback by default: expose it through a TLS-terminating proxy, or bind 0.0.0.0 on purpose.
+bind = [os.environ.get("ANCHOR_HTTP_BIND", "127.0.0.1:8000")]
+workers = _positive_int("WEB_CONCURRENCY", 2)
+# Threads, not async workers: the MCP view is synchronous and each tool call is a short
+# transaction, so a few threads per process keep slow clients from blocking the rest.
+worker_class = "gthread"
+threads = _positive_int("ANCHOR_HTTP_THREADS", 4)
+timeout = 60
+graceful_timeout = 20
+# The control socket's default path is shared by every gunicorn of the user; we do not use it.
+control_socket_disable = True
+accesslog = "-"
+errorlog = "-"
+
+
+def on_starting(server: Any) -> None:
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.core.management.base import SystemCheckError
+    from django.db import connections
+
+    try:
+        call_command("check", deploy=True, fail_level="ERROR", stdout=sys.stderr)
+    except SystemCheckError as exc:
+        sys.stderr.write(f"{exc}\nRefusing to serve until the errors above are fixed.\n")
+        raise SystemExit(1) from None
+    call_command("migrate", interactive=False, verbosity=1, stdout=sys.stderr)
+    call_command("collectstatic", interactive=False, verbosity=0, stdout=sys.stderr)
+    # Workers are forked from this process: they must not inherit its database connections.
+    connections.close_all()

@@ -1,0 +1,156 @@
+"""/mcp: django-mcp-server's streamable-HTTP view, with our transport, identity and sessions.
+
+Order of a request: transport checks (Origin, method, media type, size; no database), token
+authentication (reads only), workspace from membership (reads only), then the MCP SDK. Every
+refusal happens before the first write.
+
+Sessions are ours rather than the package's: the package accepts any Django session key as an
+MCP session (an admin login's too) and lets anyone DELETE one. Here a session is created only by
+a successful initialize, belongs to the token that created it, and is invisible to any other.
+This module is the one place that knows the package's HTTP internals (pinned at 0.5.7).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from django.conf import settings
+from django.http import HttpResponse, JsonResponse
+from mcp_server.djangomcp import MCP_SESSION_ID_HDR, _call_starlette_handler
+from mcp_server.views import MCPServerStreamableHttpView
+from rest_framework.exceptions import MethodNotAllowed, NotAuthenticated
+from rest_framework.parsers import JSONParser
+from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.renderers import JSONRenderer
+
+from anchor_site.http.authentication import HOW_TO_GET_ONE, AccessTokenAuthentication
+from anchor_site.http.transport import check_transport
+from anchor_site.http.workspace import WORKSPACE_HEADER, scope_for_user
+from records.membership_models import AccessToken
+from records.membership_services import access_token_touch
+from workflow.scope import Scope
+
+SESSION_OWNER_KEY = "anchor_mcp_owner"
+OPEN_OWNER = "debug-open"
+
+
+def _jsonrpc_error(status: int, message: str) -> JsonResponse:
+    # The shape the SDK itself uses for transport-level refusals.
+    return JsonResponse(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}},
+        status=status,
+    )
+
+
+def _is_initialize(message: Any) -> bool:
+    return isinstance(message, dict) and message.get("method") == "initialize"
+
+
+class AnchorMCPView(MCPServerStreamableHttpView):
+    """POST carries JSON-RPC; DELETE ends a session; anything else is 405."""
+
+    http_method_names = ["post", "delete"]
+    authentication_classes = [AccessTokenAuthentication]
+    permission_classes = [IsAuthenticated]
+    parser_classes = [JSONParser]
+    renderer_classes = [JSONRenderer]
+    throttle_classes: list[Any] = []
+
+    def initial(self, request: Any, *args: Any, **kwargs: Any) -> None:
+        check_transport(request, self.http_method_names)
+        super().initial(request, *args, **kwargs)  # authentication and permission
+        if request.method == "POST":
+            # Read by workflow.scope.scope_for_request inside every tool.
+            request.anchor_scope = self.scope_for(request)
+
+    def permission_denied(self, request: Any, message: Any = None, code: Any = None) -> None:
+        if request.authenticators and not request.successful_authenticator:
+            raise NotAuthenticated(f"No access token was sent. {HOW_TO_GET_ONE}")
+        super().permission_denied(request, message=message, code=code)
+
+    def scope_for(self, request: Any) -> Scope:
+        return scope_for_user(request.user, request.headers.get(WORKSPACE_HEADER))
+
+    def session_owner(self, request: Any) -> str:
+        token = request.auth
+        assert isinstance(token, AccessToken)
+        return f"token:{token.pk}"
+
+    def accepted(self, request: Any) -> None:
+        if isinstance(request.auth, AccessToken):
+            access_token_touch(token=request.auth)
+
+    # --- methods -------------------------------------------------------------------------
+
+    def get(self, request: Any, *args: Any, **kwargs: Any) -> HttpResponse:
+        raise MethodNotAllowed("GET")  # never the stock GET: it spins a CPU forever
+
+    def post(self, request: Any, *args: Any, **kwargs: Any) -> HttpResponse:
+        message = request.data  # malformed JSON: 400 from the parser
+        session_key = request.headers.get(MCP_SESSION_ID_HDR)
+        if session_key:
+            if self._owned_session(request, session_key) is None:
+                return _jsonrpc_error(404, "Session not found; initialize a new session.")
+        elif not _is_initialize(message):
+            return _jsonrpc_error(
+                400,
+                f"Send initialize first, then repeat the {MCP_SESSION_ID_HDR} header it "
+                "returns on every request.",
+            )
+        response = async_to_sync(_call_starlette_handler)(request, self.mcp_server.session_manager)
+        if not session_key and response.status_code == 200:
+            session_key = self._open_session(request)
+        if session_key:
+            response[MCP_SESSION_ID_HDR] = session_key
+        self.accepted(request)
+        return response
+
+    def delete(self, request: Any, *args: Any, **kwargs: Any) -> HttpResponse:
+        session_key = request.headers.get(MCP_SESSION_ID_HDR)
+        if not session_key:
+            return _jsonrpc_error(
+                400, f"Name the session to end in the {MCP_SESSION_ID_HDR} header."
+            )
+        store = self._owned_session(request, session_key)
+        if store is None:
+            return _jsonrpc_error(404, "Session not found.")
+        store.delete()
+        self.accepted(request)
+        return HttpResponse(status=204)
+
+    # --- sessions ------------------------------------------------------------------------
+
+    def _session_store(self, session_key: str | None = None) -> Any:
+        return import_module(settings.SESSION_ENGINE).SessionStore(session_key)
+
+    def _owned_session(self, request: Any, session_key: str) -> Any | None:
+        store = self._session_store(session_key)
+        # load() returns {} for unknown or expired keys and writes nothing.
+        if store.load().get(SESSION_OWNER_KEY) != self.session_owner(request):
+            return None
+        return store
+
+    def _open_session(self, request: Any) -> str:
+        store = self._session_store()
+        store[SESSION_OWNER_KEY] = self.session_owner(request)
+        store.create()
+        return store.session_key
+
+
+class OpenDebugMCPView(AnchorMCPView):
+    """ANCHOR_HTTP_AUTH=none with DEBUG on: no token, the stdio scope from the environment.
+
+    For trying the endpoint on one's own machine only; anchor_site.urls never mounts it
+    without DEBUG, and the system checks flag the combination.
+    """
+
+    authentication_classes: list[Any] = []
+    permission_classes = [AllowAny]
+
+    def scope_for(self, request: Any) -> Scope:
+        return Scope(workspace_id=settings.ANCHOR_WORKSPACE_ID, actor_id=settings.ANCHOR_ACTOR_ID)
+
+    def session_owner(self, request: Any) -> str:
+        return OPEN_OWNER

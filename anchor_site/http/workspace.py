@@ -1,0 +1,54 @@
+"""Which workspace an HTTP request acts in: the user's membership, never a tool argument.
+
+One membership: that workspace. Several: the client names one per request in the
+X-Anchor-Workspace header, which must be one of the user's memberships.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import status
+from rest_framework.exceptions import APIException, PermissionDenied
+
+from records.membership_models import WorkspaceMembership
+from workflow.scope import Scope
+
+WORKSPACE_HEADER = "X-Anchor-Workspace"
+
+
+class WorkspaceNotChosen(APIException):
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_code = "workspace_required"
+
+
+def actor_for_user(user: Any) -> str:
+    # Same form as the admin's actor, so the audit trail names one person one way.
+    return f"user:{user.get_username()}"
+
+
+def scope_for_user(user: Any, requested: str | None) -> Scope:
+    workspaces = list(
+        WorkspaceMembership.objects.filter(user=user)
+        .order_by("workspace_id")
+        .values_list("workspace_id", flat=True)
+    )
+    requested = (requested or "").strip()
+    if requested:
+        if requested not in workspaces:
+            raise PermissionDenied(
+                f"{WORKSPACE_HEADER}: you are not a member of workspace {requested!r}. Your "
+                f"workspaces: {', '.join(workspaces) or 'none'}."
+            )
+        return Scope(workspace_id=requested, actor_id=actor_for_user(user))
+    if len(workspaces) == 1:
+        return Scope(workspace_id=workspaces[0], actor_id=actor_for_user(user))
+    if not workspaces:
+        raise PermissionDenied(
+            f"User {user.get_username()!r} belongs to no workspace; an operator adds one with "
+            "`python manage.py anchor_member add <username> <workspace>`."
+        )
+    raise WorkspaceNotChosen(
+        f"You belong to several workspaces ({', '.join(workspaces)}); choose one for each "
+        f"request with the {WORKSPACE_HEADER} header."
+    )
