@@ -15,14 +15,14 @@ def main() -> None:
         exit_quietly_on_sigterm()
         claim_stdio_for_protocol()
 
-    from django.conf import settings
+    import django
     from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
 
     try:
-        # Load settings here so a bad environment variable is one clear line naming it, not a
-        # traceback (or Django's "Unknown command") in an MCP client's log.
-        settings.INSTALLED_APPS  # noqa: B018
+        # Load settings and start the apps here, so a bad environment variable is one clear
+        # line naming it, not a traceback (or Django's "Unknown command") in a client's log.
+        django.setup()
     except ImproperlyConfigured as exc:
         sys.exit(f"Anchor configuration error: {exc}")
     execute_from_command_line(sys.argv)
