@@ -4,15 +4,19 @@ Selectors take keyword-only arguments, filter by workspace before anything else,
 AnchorError naming the field and the fix; callers (MCP tools, admin, workflow) only wrap results.
 """
 
+from records.selectors.aggregation import aggregate
 from records.selectors.catalog import collection_list
 from records.selectors.context import record_context
 from records.selectors.history import collection_history, record_history
 from records.selectors.search import search_records
+from records.selectors.traversal import traverse
 
 __all__ = [
+    "aggregate",
     "collection_history",
     "collection_list",
     "record_context",
     "record_history",
     "search_records",
+    "traverse",
 ]

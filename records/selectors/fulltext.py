@@ -101,7 +101,8 @@ def ranked_join(words: list[str]) -> tuple[Sql, str]:
         "CROSS JOIN to_tsquery('simple', unaccent(%s)) AS fts(query)",
         (_pg_query(words),),
     )
-    return join, f"-ts_rank({PG_WEIGHTS}, s.document, fts.query)"
+    # float8: a float4 rank would come back rounded and never equal itself in a cursor.
+    return join, f"-(ts_rank({PG_WEIGHTS}, s.document, fts.query))::float8"
 
 
 def ranked_match_condition() -> Sql:

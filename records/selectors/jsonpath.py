@@ -66,7 +66,12 @@ class DataField:
         """The numeric value; only meaningful where type_is("number") holds."""
         if self.sqlite:
             return self.value()
-        return self.value().wrap("({})::numeric")
+        # PostgreSQL may evaluate the cast before a sibling type check, so it guards itself.
+        value = self.value()
+        return Sql(
+            f"CASE WHEN jsonb_typeof({value.text}) = 'number' THEN ({value.text})::numeric END",
+            value.params * 2,
+        )
 
     def string(self) -> Sql:
         """The string value, compared by code point on both backends."""

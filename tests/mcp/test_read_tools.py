@@ -13,6 +13,8 @@ READ_TOOLS = {
     "get_record_history",
     "get_collection_history",
     "search_records",
+    "traverse",
+    "aggregate",
 }
 
 
@@ -90,6 +92,8 @@ def test_tools_read_only_the_configured_workspace(hiring, other_ctx, settings):
         ("get_record_history", {"record_id": other_kirat.pk}),
         ("get_collection_history", {"collection_id": theirs.pk}),
         ("search_records", {"collection_id": theirs.pk}),
+        ("traverse", {"start_record_id": other_kirat.pk}),
+        ("aggregate", {"collection_id": theirs.pk}),
     ]
     for name, arguments in foreign_calls:
         assert call_tool(name, arguments)["error"]["code"] == "NOT_FOUND", name
@@ -104,6 +108,8 @@ def test_tools_read_only_the_configured_workspace(hiring, other_ctx, settings):
         ("get_record_history", {"record_id": hiring.kirat.pk}),
         ("get_collection_history", {"collection_id": hiring.people.pk}),
         ("search_records", {"collection_id": hiring.people.pk}),
+        ("traverse", {"start_record_id": hiring.kirat.pk}),
+        ("aggregate", {"collection_id": hiring.people.pk}),
     ]
     for name, arguments in mine:
         assert call_tool(name, arguments)["error"]["code"] == "NOT_FOUND", name
@@ -111,3 +117,19 @@ def test_tools_read_only_the_configured_workspace(hiring, other_ctx, settings):
     assert [r["record_id"] for r in found] == [other_kirat.pk]
     listed = call_tool("list_collections")["result"]["collections"]
     assert [c["collection_id"] for c in listed] == [theirs.pk]
+
+
+def test_traverse_and_aggregate_through_mcp(hiring):
+    walk = call_tool("traverse", {"start_record_id": hiring.kirat.pk, "max_depth": 3})
+    assert walk["ok"] is True
+    titles = {r["title"] for r in walk["result"]["records"]}
+    assert {"Kirat - Junior Backend", "Junior Backend", "Kirat backend coding interview"} <= titles
+    totals = call_tool("aggregate", {"group_by": {"collection": True}})
+    assert totals["ok"] is True
+    counts = {g["collection_name"]: g["count"] for g in totals["result"]["groups"]}
+    assert counts["people"] == 4 and totals["result"]["matched"] == 10
+
+
+def test_traverse_direction_is_validated_by_the_schema(hiring):
+    result = call_tool_raw("traverse", {"start_record_id": hiring.kirat.pk, "direction": "up"})
+    assert result.isError is True

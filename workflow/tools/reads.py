@@ -1,6 +1,6 @@
 """Read tools: catalogue, record context, histories and search. None of them changes anything."""
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from mcp_server import MCPToolset
 from pydantic import Field
@@ -9,25 +9,21 @@ from records import selectors
 from workflow.envelope import ToolResult, run_tool
 from workflow.scope import scope_for_request
 
-RecordId = Annotated[str, Field(description="A record ID (UUID) returned by another tool.")]
-Limit = Annotated[int, Field(description="Items per page, 1-100 (default 20).", ge=1, le=100)]
+RecordId = Annotated[str, Field(description="Record ID (UUID).")]
+Limit = Annotated[int, Field(description="Page size, 1-100.", ge=1, le=100)]
 Cursor = Annotated[
     str | None,
-    Field(
-        description="next_cursor from the previous page of this same call, unchanged. Omit for "
-        "the first page. A cursor from other parameters is refused."
-    ),
+    Field(description="next_cursor of the previous page, with the same other arguments."),
 ]
+SAME_AS_SEARCH = "As in search_records."
 
 
 class ReadTools(MCPToolset):
     def list_collections(self) -> ToolResult:
-        """List the collections in this workspace with IDs, descriptions and active counts.
+        """List this workspace's collections: IDs, descriptions, active record counts.
 
-        Use it to find a collection ID for search_records or aggregate. Before creating or
-        renaming a collection use discover_collections instead: it also returns sample records
-        and the review ID a write needs. Returns at most 1000 collections, by name, with a
-        `truncated` flag; counts exclude archived records.
+        For collection IDs to search or aggregate. Before creating a collection use
+        discover_collections (it issues the review ID a write needs). Max 1000, `truncated`.
         """
         scope = scope_for_request(self.request)
         return run_tool(lambda: selectors.collection_list(workspace_id=scope.workspace_id))
@@ -36,33 +32,22 @@ class ReadTools(MCPToolset):
         self,
         record_id: RecordId,
         relationship_limit: Annotated[
-            int,
-            Field(description="Links returned per direction, 1-100 (default 20).", ge=1, le=100),
+            int, Field(description="Links per direction, 1-100.", ge=1, le=100)
         ] = 20,
         event_limit: Annotated[
-            int,
-            Field(
-                description="Most recent audit events, 0-100 (default 10); 0 omits history.",
-                ge=0,
-                le=100,
-            ),
+            int, Field(description="Recent audit events, 0-100; 0 omits history.", ge=0, le=100)
         ] = 10,
         as_of: Annotated[
             str | None,
-            Field(
-                description="ISO 8601 time (e.g. 2026-03-01T12:00:00Z; no offset means UTC) to "
-                "read the record as it was then. Omit for the current state."
-            ),
+            Field(description="ISO 8601 time (UTC if no offset): read the record as it was."),
         ] = None,
     ) -> ToolResult:
-        """Read one record in full: data, version, aliases, one-hop links and recent history.
+        """Read one record in full: data, version, aliases, one-hop links, recent history.
 
-        Use it after search_records or resolve_record to see everything about a record,
-        including archived ones, and to get the current `version` a write needs. Links are
-        capped per direction with `outgoing_truncated` / `incoming_truncated`; for multi-hop
-        questions use traverse. Older events: get_record_history with `history_next_cursor`.
-        `as_of` returns the stored version current at that time (NOT_FOUND if the record did
-        not exist yet); links then exclude later ones but cannot show links removed since.
+        Works on archived records too; gives the `version` writes need. Links are capped per
+        direction (`*_truncated`); for several hops use traverse, for older events
+        get_record_history with `history_next_cursor`. `as_of`: the version then (NOT_FOUND
+        before creation); links removed since are not shown.
         """
         scope = scope_for_request(self.request)
         return run_tool(
@@ -80,11 +65,9 @@ class ReadTools(MCPToolset):
     ) -> ToolResult:
         """Page through a record's audit trail, newest first.
 
-        Shows each change with before/after state, actor, time, decision reason, review
-        evidence and the agent-reported clarification (what the agent said the user told it;
-        the server cannot verify it). Includes links made from this record; links made from
-        the other end appear in that record's history. Times are when entries were made, not
-        when events in the world happened. For the current state use get_record_context.
+        Each change: before/after, actor, time, decision reason, evidence, and the
+        agent-reported clarification (unverified, not user consent). Links appear in their
+        source record's history. Times are entry times, not when things happened.
         """
         scope = scope_for_request(self.request)
         return run_tool(
@@ -95,17 +78,14 @@ class ReadTools(MCPToolset):
 
     def get_collection_history(
         self,
-        collection_id: Annotated[
-            str, Field(description="A collection ID (UUID) from list_collections.")
-        ],
+        collection_id: Annotated[str, Field(description="Collection ID (UUID).")],
         limit: Limit = 20,
         cursor: Cursor = None,
     ) -> ToolResult:
         """Page through a collection's own audit trail (creation, edits, aliases), newest first.
 
-        Events about records in the collection are not included; read those with
-        get_record_history. Each event shows actor, time, before/after, decision reason and
-        the agent-reported clarification, which the server cannot verify.
+        Record events are not included (get_record_history). Clarifications are
+        agent-reported and unverified.
         """
         scope = scope_for_request(self.request)
         return run_tool(
@@ -119,22 +99,16 @@ class ReadTools(MCPToolset):
 
     def search_records(
         self,
-        collection_id: Annotated[
-            str | None, Field(description="Only records in this collection (ID).")
-        ] = None,
+        collection_id: Annotated[str | None, Field(description="Collection ID.")] = None,
         query: Annotated[
             str | None,
-            Field(
-                description="Literal title substring, case-insensitive (Unicode casefold); % "
-                "and _ are plain characters. Up to 300 characters."
-            ),
+            Field(description="Title substring, case-insensitive; % and _ are literal."),
         ] = None,
         filters: Annotated[
             dict[str, Any] | None,
             Field(
-                description='Exact match on top-level data keys, ANDed: {"stage": "interview"}. '
-                "Values compare as exact JSON: null differs from missing, 1 from 1.0, true "
-                "from 1; strings are case-sensitive; nested objects compare in full."
+                description='Exact top-level values, e.g. {"stage": "interview"}: null is not '
+                "missing, 1 is not 1.0 or true."
             ),
         ] = None,
         limit: Limit = 20,
@@ -142,47 +116,38 @@ class ReadTools(MCPToolset):
         text: Annotated[
             str | None,
             Field(
-                description="Full-text words to find in titles and data values (not key "
-                "names). Every word must match as a prefix; case and accents are ignored; "
-                "operators and punctuation are plain text. Up to 300 characters, first 16 "
-                "words. Results come best match first with a match_snippet."
+                description="Words in titles or values (not keys); each a prefix, accents "
+                "and case ignored. Best match first, with match_snippet."
             ),
         ] = None,
         where: Annotated[
             list[dict[str, Any]] | None,
             Field(
-                description='Typed conditions, ANDed: [{"field": ["offer", "ctc"], "op": '
-                '"gte", "value": 30}]. op: eq ne gt gte lt lte between ([low, high]) in '
-                "(list) contains (substring of a string, or element of an array) exists "
-                '(true for null) missing. Types must match: 38 never matches "38"; true is '
-                "not 1. ISO dates compare correctly as strings. Up to 20 conditions."
+                description='[{"field": ["offer", "ctc"], "op": "gte", "value": 30}]; ops eq ne '
+                'gt gte lt lte between in contains exists missing. Typed: 38 is not "38".'
             ),
         ] = None,
         linked_to: Annotated[
             dict[str, Any] | None,
             Field(
-                description='Only records linked to a record: {"record_id": "...", '
-                '"relationship_types"?: ["applicant"], "direction"?: "outgoing" | "incoming" | '
-                '"both"}. outgoing means the matched record is the link\'s source.'
+                description='{"record_id", "relationship_types"?, "direction"?: '
+                '"outgoing"|"incoming"|"both"}; outgoing: the match is the source.'
             ),
         ] = None,
         order_by: Annotated[
             dict[str, Any] | None,
             Field(
-                description='Sort by a data field: {"field": ["amount"], "type": "number" | '
-                '"string", "direction"?: "asc" | "desc"}. Records lacking the field or holding '
-                "another type are left out. Not with text."
+                description='{"field": [...], "type": "number"|"string", "direction"?: '
+                '"asc"|"desc"}; records without that type are left out. Not with text.'
             ),
         ] = None,
     ) -> ToolResult:
         """Search active records by title, exact fields, typed conditions, links or full text.
 
-        Every given parameter must hold (AND). Returns a page of previews (data cut at 500
-        characters, `data_truncated`) oldest first, best match first with `text`, or by
-        `order_by`; follow `next_cursor` with the same parameters. Archived records are never
-        returned; use resolve_record to find a record by name before writing, and
-        get_record_context for full data. Zero results do not prove a record does not exist:
-        it may be archived, spelled differently or stored elsewhere. For totals use aggregate.
+        All given arguments must hold. Pages of previews (data cut at 500 chars), oldest
+        first unless text or order_by; follow next_cursor. Archived records are never returned.
+        Zero results do not prove absence (archived, spelled differently): use resolve_record
+        before writing, get_record_context for full data, aggregate for totals.
         """
         scope = scope_for_request(self.request)
         return run_tool(
@@ -197,5 +162,81 @@ class ReadTools(MCPToolset):
                 where=where,
                 linked_to=linked_to,
                 order_by=order_by,
+            )
+        )
+
+    def traverse(
+        self,
+        start_record_id: RecordId,
+        max_depth: Annotated[int, Field(description="Hops, 1-4.", ge=1, le=4)] = 2,
+        direction: Annotated[
+            Literal["outgoing", "incoming", "both"], Field(description="Links to follow.")
+        ] = "both",
+        relationship_types: Annotated[
+            list[str] | None, Field(description="Follow only these link types.")
+        ] = None,
+        collection_id: Annotated[
+            str | None,
+            Field(description="Return only this collection's records; others are walked."),
+        ] = None,
+        max_nodes: Annotated[int, Field(description="Records to reach, 1-200.", ge=1, le=200)] = 50,
+    ) -> ToolResult:
+        """Walk links from one record over several hops in one call.
+
+        For chains like person -> applications -> interviews -> feedback. Each reached record
+        once, with depth and shortest path; walked `edges` (max 500); archived ones flagged.
+        `truncated`: a limit was hit, so more may exist. Only explicit links are followed.
+        """
+        scope = scope_for_request(self.request)
+        return run_tool(
+            lambda: selectors.traverse(
+                workspace_id=scope.workspace_id,
+                start_record_id=start_record_id,
+                max_depth=max_depth,
+                direction=direction,
+                relationship_types=relationship_types,
+                collection_id=collection_id,
+                max_nodes=max_nodes,
+            )
+        )
+
+    def aggregate(
+        self,
+        collection_id: Annotated[str | None, Field(description="Collection ID.")] = None,
+        where: Annotated[list[dict[str, Any]] | None, Field(description=SAME_AS_SEARCH)] = None,
+        filters: Annotated[dict[str, Any] | None, Field(description=SAME_AS_SEARCH)] = None,
+        text: Annotated[str | None, Field(description=SAME_AS_SEARCH)] = None,
+        linked_to: Annotated[dict[str, Any] | None, Field(description=SAME_AS_SEARCH)] = None,
+        group_by: Annotated[
+            dict[str, Any] | None,
+            Field(
+                description='{"field": [...], "bucket"?: "month"|"year"}, {"collection": true} '
+                'or {"linked": {"relationship_types"?, "direction"?}}.'
+            ),
+        ] = None,
+        metrics: Annotated[
+            list[dict[str, Any]] | None,
+            Field(description='[{"op": "count"}, {"op": "sum"|"avg"|"min"|"max", "field": [...]}]'),
+        ] = None,
+        limit: Annotated[int, Field(description="Groups, 1-100.", ge=1, le=100)] = 50,
+    ) -> ToolResult:
+        """Count, sum, average, min or max active records on the server, optionally grouped.
+
+        For totals such as spend per vendor, instead of paging search_records. Non-count
+        metrics use numbers only and report `used`, `skipped_missing`, `skipped_non_numeric`:
+        tell the user about skipped records. Linked groups can add up to more than `matched`.
+        """
+        scope = scope_for_request(self.request)
+        return run_tool(
+            lambda: selectors.aggregate(
+                workspace_id=scope.workspace_id,
+                collection_id=collection_id,
+                where=where,
+                filters=filters,
+                text=text,
+                linked_to=linked_to,
+                group_by=group_by,
+                metrics=metrics,
+                limit=limit,
             )
         )

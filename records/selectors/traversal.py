@@ -1,0 +1,189 @@
+"""traverse: a breadth-first walk over explicit links, one query per level whatever its width.
+
+Each reached record is returned once, with its depth and the first shortest path found. Limits
+keep a walk bounded on any graph: max_nodes records, 2000 relationships scanned per level and
+direction, 500 edges reported. Cycles are safe because a record is never visited twice.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from django.utils.dateparse import parse_datetime
+
+from records import validation as v
+from records.errors import not_found
+from records.models import Collection, Record
+from records.selectors import arguments as args
+from records.selectors.serialize import iso
+from records.selectors.sql import Sql, fetch_all, placeholders
+
+MAX_DEPTH = 4
+MAX_NODES = 200
+MAX_EDGES = 500
+SCAN_PER_DIRECTION = 2000
+
+
+def traverse(
+    *,
+    workspace_id: str,
+    start_record_id: Any,
+    max_depth: Any = 2,
+    direction: Any = "both",
+    relationship_types: Any = None,
+    collection_id: Any = None,
+    max_nodes: Any = 50,
+) -> dict[str, Any]:
+    start_id = v.record_id(start_record_id, "start_record_id")
+    max_depth = args.bounded_int(max_depth, "max_depth", low=1, high=MAX_DEPTH)
+    max_nodes = args.bounded_int(max_nodes, "max_nodes", low=1, high=MAX_NODES)
+    direction = args.direction(direction, "direction", default="both")
+    types = args.relationship_types(relationship_types, "relationship_types")
+    collection_id = args.optional_id(collection_id, "collection_id")
+    if (
+        collection_id is not None
+        and not Collection.objects.filter(workspace_id=workspace_id, pk=collection_id).exists()
+    ):
+        raise not_found("collection", collection_id)
+    start = (
+        Record.objects.filter(workspace_id=workspace_id, pk=start_id)
+        .values("id", "title", "collection_id", "archived_at")
+        .first()
+    )
+    if start is None:
+        raise not_found("record", start_id)
+
+    walk = _Walk(max_nodes)
+    walk.visit(start["id"], start["title"], start["collection_id"], start["archived_at"], 0, [])
+    frontier = [start["id"]]
+    for depth in range(1, max_depth + 1):
+        if not frontier:
+            break
+        rows = fetch_all(_level_sql(workspace_id, frontier, direction, types))
+        # UNION ALL promises no order: outgoing first, then each direction oldest link first.
+        rows.sort(key=lambda row: (row[0] != "outgoing", str(row[1]), row[2]))
+        frontier = walk.step([row[:1] + row[2:] for row in rows], depth)
+
+    reached = [node for node in walk.nodes.values() if node["depth"] > 0]
+    returned = [n for n in reached if collection_id is None or n["collection_id"] == collection_id]
+    return {
+        "start": walk.nodes[start_id],
+        "records": returned,
+        "reached_count": len(reached),
+        "returned_count": len(returned),
+        "edges": list(walk.edges.values()),
+        "truncated": walk.node_limit_hit or walk.scan_limit_hit or walk.edge_limit_hit,
+        "truncation": {
+            "max_nodes": walk.node_limit_hit,
+            "relationship_scan": walk.scan_limit_hit,
+            "edges": walk.edge_limit_hit,
+        },
+    }
+
+
+class _Walk:
+    def __init__(self, max_nodes: int) -> None:
+        self.max_nodes = max_nodes
+        self.nodes: dict[str, dict[str, Any]] = {}
+        self.edges: dict[str, dict[str, Any]] = {}
+        self.node_limit_hit = False
+        self.scan_limit_hit = False
+        self.edge_limit_hit = False
+
+    def visit(
+        self,
+        record_id: str,
+        title: str,
+        collection_id: str,
+        archived_at: Any,
+        depth: int,
+        path: list[dict[str, Any]],
+    ) -> None:
+        self.nodes[record_id] = {
+            "record_id": record_id,
+            "title": title,
+            "collection_id": collection_id,
+            "archived_at": iso(_as_datetime(archived_at)),
+            "depth": depth,
+            "path": path,
+        }
+
+    def step(self, rows: list[tuple[Any, ...]], depth: int) -> list[str]:
+        """Take one level's scanned links; return the next frontier in discovery order."""
+        scanned = {"outgoing": 0, "incoming": 0}
+        next_frontier: list[str] = []
+        for walked, rel_id, from_id, to_id, rel_type, title, collection_id, archived_at in rows:
+            scanned[walked] += 1
+            if scanned[walked] > SCAN_PER_DIRECTION:  # the extra row only proves there is more
+                self.scan_limit_hit = True
+                continue
+            if to_id not in self.nodes:
+                if len(self.nodes) - 1 >= self.max_nodes:
+                    self.node_limit_hit = True
+                    continue
+                step = {
+                    "relationship_type": rel_type,
+                    "direction": walked,
+                    "record_id": to_id,
+                    "title": title,
+                }
+                path = [*self.nodes[from_id]["path"], step]
+                self.visit(to_id, title, collection_id, archived_at, depth, path)
+                next_frontier.append(to_id)
+            self._add_edge(rel_id, walked, from_id, to_id, rel_type)
+        return next_frontier
+
+    def _add_edge(self, rel_id: str, walked: str, from_id: str, to_id: str, rel_type: str) -> None:
+        if rel_id in self.edges:
+            return
+        if len(self.edges) >= MAX_EDGES:
+            self.edge_limit_hit = True
+            return
+        source, target = (from_id, to_id) if walked == "outgoing" else (to_id, from_id)
+        self.edges[rel_id] = {
+            "relationship_id": rel_id,
+            "source_id": source,
+            "relationship_type": rel_type,
+            "target_id": target,
+        }
+
+
+def _level_sql(workspace_id: str, frontier: list[str], direction: str, types: list[str] | None):
+    """Both directions in one statement, each capped separately (one row over the cap)."""
+    type_filter = Sql("")
+    if types:
+        type_filter = placeholders(types).wrap(" AND rel.relationship_type IN ({})")
+    parts = []
+    for walked, own, other in (
+        ("outgoing", "source_id", "target_id"),
+        ("incoming", "target_id", "source_id"),
+    ):
+        if direction not in (walked, "both"):
+            continue
+        ids = placeholders(frontier)
+        parts.append(
+            Sql(
+                f"SELECT * FROM (SELECT '{walked}' AS walked, rel.created_at, rel.id, "
+                f"rel.{own}, rel.{other}, "
+                "rel.relationship_type, o.title, o.collection_id, o.archived_at "
+                f"FROM records_relationship rel JOIN records_record o ON o.id = rel.{other} "
+                f"WHERE rel.workspace_id = %s AND rel.{own} IN ({ids.text}){type_filter.text} "
+                "ORDER BY rel.created_at, rel.id LIMIT %s) AS " + walked,
+                (workspace_id, *ids.params, *type_filter.params, SCAN_PER_DIRECTION + 1),
+            )
+        )
+    return Sql(
+        " UNION ALL ".join(part.text for part in parts),
+        tuple(p for part in parts for p in part.params),
+    )
+
+
+def _as_datetime(value: Any) -> datetime | None:
+    """Raw SQL on SQLite returns timestamps as text."""
+    if value is None or isinstance(value, datetime):
+        return value
+    parsed = parse_datetime(value)
+    if parsed is not None and parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed
