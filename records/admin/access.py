@@ -1,0 +1,136 @@
+"""Who may use /mcp: access tokens (created here and shown once, revoked, never edited or
+read back) and workspace memberships. Both write through records.membership_services."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+
+from records.admin.common import ServiceWriteAdmin, copy_saved
+from records.membership_models import AccessToken, WorkspaceMembership
+from records.membership_services import (
+    access_token_create,
+    access_token_revoke,
+    workspace_membership_add,
+    workspace_membership_remove,
+)
+
+
+class TokenStateFilter(admin.SimpleListFilter):
+    title = "state"
+    parameter_name = "state"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("active", "Active"), ("revoked", "Revoked")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if self.value() == "active":
+            return queryset.filter(revoked_at__isnull=True)
+        if self.value() == "revoked":
+            return queryset.filter(revoked_at__isnull=False)
+        return queryset
+
+
+@admin.register(AccessToken)
+class AccessTokenAdmin(ServiceWriteAdmin):
+    list_display = ["name", "user", "shown_prefix", "state", "created_at", "last_used_at"]
+    list_filter = [TokenStateFilter, "created_at"]
+    list_select_related = ["user"]
+    search_fields = ["name", "prefix", "user__username"]
+    raw_id_fields = ["user"]
+    # The digest is never displayed: it is not secret, but nothing needs it.
+    fields = ["user", "name"]
+    readonly_fields = ["shown_prefix", "state", "created_at", "last_used_at", "revoked_at"]
+    actions = ["revoke_tokens"]
+
+    @admin.display(description="token")
+    def shown_prefix(self, token: AccessToken) -> str:
+        return f"anchor_{token.prefix}_…" if token.prefix else "—"
+
+    @admin.display(description="state")
+    def state(self, token: AccessToken) -> str:
+        if token.revoked_at:
+            return f"revoked {token.revoked_at:%Y-%m-%d %H:%M}"
+        return "active"
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        if obj is None:
+            return ["user", "name"]
+        return ["user", "name", *self.readonly_fields]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        if obj is None:
+            return []
+        return ["user", "name", *self.readonly_fields]
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # a token is revoked and replaced, never edited
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # revoked rows stay, so the list shows which tokens once existed
+
+    def has_revoke_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("records.change_accesstoken")
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        token, raw = access_token_create(user=obj.user, name=obj.name)
+        copy_saved(obj, token)
+        request._anchor_raw_token = raw  # type: ignore[attr-defined]
+
+    def response_add(
+        self, request: HttpRequest, obj: Any, post_url_continue: str | None = None
+    ) -> HttpResponse:
+        # Rendered here rather than carried through a redirect: messages would put the token
+        # in a cookie or session row.
+        raw = getattr(request, "_anchor_raw_token", None)
+        if raw is None:
+            return super().response_add(request, obj, post_url_continue)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": "Copy your new access token",
+            "token": obj,
+            "raw_token": raw,
+        }
+        response = TemplateResponse(
+            request, "admin/records/accesstoken/token_created.html", context
+        )
+        response["Cache-Control"] = "no-store"
+        return response
+
+    @admin.action(description="Revoke selected tokens", permissions=["revoke"])
+    def revoke_tokens(self, request: HttpRequest, queryset: QuerySet[AccessToken]) -> None:
+        revoked = sum(access_token_revoke(token=token) for token in queryset)
+        self.message_user(
+            request,
+            f"Revoked {revoked} token(s); they stop working at once.",
+            messages.SUCCESS,
+        )
+
+
+@admin.register(WorkspaceMembership)
+class WorkspaceMembershipAdmin(ServiceWriteAdmin):
+    list_display = ["user", "workspace", "created_at"]
+    list_filter = ["workspace"]
+    list_select_related = ["user"]
+    search_fields = ["user__username", "workspace__id"]
+    raw_id_fields = ["user"]
+    fields = ["user", "workspace"]
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # remove and add instead: a membership has nothing else to edit
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        membership, _ = workspace_membership_add(user=obj.user, workspace_id=obj.workspace_id)
+        copy_saved(obj, membership)
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        workspace_membership_remove(user=obj.user, workspace_id=obj.workspace_id)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        for membership in queryset.select_related("user"):
+            workspace_membership_remove(user=membership.user, workspace_id=membership.workspace_id)
