@@ -66,7 +66,8 @@ def test_each_user_sees_only_their_workspace(seeded, alice: Member, bob: Member)
     assert titles(b) == ["Rahul"]
     assert titles(a, text="Rahul") == []
     assert titles(b, query="Kirat") == []
-    assert [c["collection_id"] for c in a.ok("list_collections")["collections"]] == [seeded.people_a]
+    collections = a.ok("list_collections")["collections"]
+    assert [c["collection_id"] for c in collections] == [seeded.people_a]
 
 
 def test_another_workspaces_record_cannot_be_read_or_resolved(seeded, alice: Member):

@@ -1,0 +1,20 @@
+"""The /mcp route, decided from settings when the URLconf loads.
+
+With token authentication (the default) /mcp is always mounted. Without authentication it is
+mounted only while DEBUG is on; otherwise there is no route at all (anchor.W003 says why).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.urls import URLPattern, path
+
+from anchor_site.http.views import AnchorMCPView, OpenDebugMCPView
+
+
+def mcp_urlpatterns() -> list[URLPattern]:
+    if settings.ANCHOR_HTTP_AUTH == "token":
+        return [path("mcp", AnchorMCPView.as_view(), name="mcp")]
+    if settings.DEBUG:
+        return [path("mcp", OpenDebugMCPView.as_view(), name="mcp")]
+    return []

@@ -1,0 +1,152 @@
+"""Team-mode configuration: environment parsing, system checks, and when /mcp is mounted."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+from django.test import Client, override_settings
+
+from anchor_site.env import allowed_hosts_from_env, allowed_origins_from_env, http_auth_from_env
+from anchor_site.http import checks
+from anchor_site.http.urls import mcp_urlpatterns
+from anchor_site.http.views import AnchorMCPView, OpenDebugMCPView
+from records.models import AuditEvent
+from tests.http.conftest import ACCEPT, MCP_URL, McpHttp
+from workflow.models import ReviewTicket
+
+
+def ids(messages) -> list[str]:
+    return [message.id for message in messages]
+
+
+# --- environment ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["*", "anchor.example.com,*"])
+def test_wildcard_allowed_hosts_are_refused_at_start_up(monkeypatch, value):
+    monkeypatch.setenv("ALLOWED_HOSTS", value)
+    with pytest.raises(ImproperlyConfigured, match="ALLOWED_HOSTS must not contain"):
+        allowed_hosts_from_env()
+
+
+def test_allowed_hosts_come_from_the_environment(monkeypatch):
+    monkeypatch.setenv("ALLOWED_HOSTS", "anchor.example.com, 10.0.0.5")
+    assert allowed_hosts_from_env() == ["anchor.example.com", "10.0.0.5"]
+    monkeypatch.delenv("ALLOWED_HOSTS")
+    assert allowed_hosts_from_env() == ["localhost", "127.0.0.1", "[::1]"]
+
+
+def test_http_auth_mode_is_checked(monkeypatch):
+    monkeypatch.setenv("ANCHOR_HTTP_AUTH", "None")
+    assert http_auth_from_env() == "none"
+    monkeypatch.setenv("ANCHOR_HTTP_AUTH", "basic")
+    with pytest.raises(ImproperlyConfigured, match="ANCHOR_HTTP_AUTH='basic'"):
+        http_auth_from_env()
+
+
+def test_allowed_origins_must_be_origins(monkeypatch):
+    monkeypatch.setenv("ANCHOR_HTTP_ALLOWED_ORIGINS", "https://IDE.example, http://127.0.0.1:3000")
+    assert allowed_origins_from_env() == ["https://ide.example", "http://127.0.0.1:3000"]
+    monkeypatch.setenv("ANCHOR_HTTP_ALLOWED_ORIGINS", "https://ide.example/path")
+    with pytest.raises(ImproperlyConfigured, match="not an origin"):
+        allowed_origins_from_env()
+
+
+# --- system checks --------------------------------------------------------------------------
+
+
+def test_project_configuration_passes_the_checks():
+    assert checks.check_debug_on_public_host() == []
+    assert checks.check_wildcard_hosts() == []
+    assert checks.check_open_endpoint() == []
+    assert checks.check_stock_mcp_view() == []
+
+
+@override_settings(DEBUG=True, ALLOWED_HOSTS=["localhost", "anchor.example.com"])
+def test_debug_with_a_public_host_warns():
+    messages = checks.check_debug_on_public_host()
+    assert ids(messages) == ["anchor.W001"]
+    assert "anchor.example.com" in messages[0].msg
+
+
+@override_settings(DEBUG=True, ALLOWED_HOSTS=["localhost", "127.0.0.1"])
+def test_debug_on_loopback_only_is_fine():
+    assert checks.check_debug_on_public_host() == []
+
+
+@override_settings(ALLOWED_HOSTS=["*"])
+def test_wildcard_hosts_set_in_code_are_an_error():
+    assert ids(checks.check_wildcard_hosts()) == ["anchor.E002"]
+
+
+@override_settings(ANCHOR_HTTP_AUTH="none", DEBUG=True)
+def test_open_endpoint_in_debug_warns():
+    assert ids(checks.check_open_endpoint()) == ["anchor.W002"]
+
+
+@override_settings(ANCHOR_HTTP_AUTH="none", DEBUG=False)
+def test_open_endpoint_without_debug_warns_that_it_is_not_mounted():
+    assert ids(checks.check_open_endpoint()) == ["anchor.W003"]
+
+
+@override_settings(ANCHOR_SECRET_KEY_FROM_ENV=False, ANCHOR_HTTP_AUTH="none")
+def test_deploy_checks_refuse_a_missing_secret_key_and_an_open_endpoint():
+    assert ids(checks.check_deployment()) == ["anchor.E001", "anchor.E003"]
+
+
+@override_settings(ANCHOR_SECRET_KEY_FROM_ENV=True)
+def test_deploy_checks_pass_with_a_secret_key_and_tokens():
+    assert checks.check_deployment() == []
+
+
+@override_settings(ROOT_URLCONF="tests.http.stock_urls")
+def test_routing_the_packages_own_view_is_an_error():
+    messages = checks.check_stock_mcp_view()
+    assert ids(messages) == ["anchor.E004"]
+    assert "spins a CPU" in messages[0].hint
+
+
+# --- mounting -------------------------------------------------------------------------------
+
+
+def test_token_mode_mounts_the_authenticated_view():
+    (route,) = mcp_urlpatterns()
+    assert route.callback.view_class is AnchorMCPView
+
+
+@override_settings(ANCHOR_HTTP_AUTH="none", DEBUG=False)
+def test_no_authentication_and_no_debug_mounts_nothing():
+    assert mcp_urlpatterns() == []
+
+
+@override_settings(ANCHOR_HTTP_AUTH="none", DEBUG=True)
+def test_no_authentication_is_mounted_only_in_debug():
+    (route,) = mcp_urlpatterns()
+    assert route.callback.view_class is OpenDebugMCPView
+
+
+@override_settings(
+    ROOT_URLCONF="tests.http.open_urls",
+    ANCHOR_HTTP_AUTH="none",
+    DEBUG=True,
+    ANCHOR_WORKSPACE_ID="local",
+    ANCHOR_ACTOR_ID="local-agent",
+)
+def test_the_debug_endpoint_uses_the_stdio_scope_and_keeps_the_transport_checks(db):
+    connection = McpHttp(Client(), token=None)
+    connection.initialize()
+    result = connection.ok(
+        "discover_collections", {"name": "people", "purpose": "People we work with"}
+    )
+    ticket = ReviewTicket.objects.get(pk=result["discovery_id"])
+    assert (ticket.workspace_id, ticket.actor_id) == ("local", "local-agent")
+    foreign = Client().post(
+        MCP_URL,
+        data=json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        content_type="application/json",
+        headers={"Accept": ACCEPT, "Origin": "http://evil.example"},
+    )
+    assert foreign.status_code == 403
+    assert not AuditEvent.objects.exists()
