@@ -622,7 +622,8 @@ def self_mapping_set(*, ctx: WriteContext, record_id: Any, expected_version: Any
             raise AnchorError(
                 NEEDS_CLARIFICATION,
                 f"Actor {ctx.actor_id!r} is already mapped to record {existing.record_id}; a "
-                "mapping is never silently replaced. Ask a person to change it in the admin.",
+                "mapping is never silently replaced. Ask a person to remove it in the admin "
+                "(Self mappings), then set the new one.",
                 current_record_id=existing.record_id,
             )
         now = timezone.now()
@@ -640,6 +641,32 @@ def self_mapping_set(*, ctx: WriteContext, record_id: Any, expected_version: Any
             at=now,
         )
         return mapping
+
+
+def self_mapping_remove(*, ctx: WriteContext, actor_id: str) -> None:
+    """A person removes an actor's "me" mapping (agents cannot: they may only set one)."""
+    with transaction.atomic():
+        mapping = (
+            SelfMapping.objects.select_for_update()
+            .filter(workspace_id=ctx.workspace_id, actor_id=actor_id)
+            .first()
+        )
+        if mapping is None:
+            raise AnchorError(
+                "NOT_FOUND", f"actor_id: {actor_id!r} has no self mapping.", field="actor_id"
+            )
+        record_id, collection_id = mapping.record_id, mapping.record.collection_id
+        mapping.delete()
+        _audit(
+            ctx,
+            kind="record.self_unmapped",
+            entity_type="record",
+            entity_id=record_id,
+            record_id=record_id,
+            collection_id=collection_id,
+            before={"actor_id": actor_id, "record_id": record_id},
+            at=timezone.now(),
+        )
 
 
 # --- relationships ---------------------------------------------------------------------------
