@@ -6,19 +6,25 @@ import sys
 
 from mcp_server import MCPToolset
 
+from workflow.envelope import ToolResult, run_tool
+
 stdout_logger = logging.getLogger("tests.e2e.noisy")
 stdout_logger.addHandler(logging.StreamHandler(sys.stdout))
 stdout_logger.propagate = False
 
 
 class StrayOutputTools(MCPToolset):
-    def emit_stray_output(self) -> str:
+    def emit_stray_output(self) -> ToolResult:
         """Write junk to stdout in every common way, then return normally."""
-        print("STRAY-PRINT from a tool")  # noqa: T201 - the stray output under test
-        sys.stdout.flush()
-        if sys.__stdout__ is not None:
-            sys.__stdout__.write("STRAY-DUNDER via sys.__stdout__\n")
-            sys.__stdout__.flush()
-        os.write(1, b"STRAY-FD1 via os.write(1)\n")
-        stdout_logger.warning("STRAY-LOG via a handler made for sys.stdout")
-        return "written"
+        return run_tool(write_everywhere)
+
+
+def write_everywhere() -> str:
+    print("STRAY-PRINT from a tool")  # noqa: T201 - the stray output under test
+    sys.stdout.flush()
+    if sys.__stdout__ is not None:
+        sys.__stdout__.write("STRAY-DUNDER via sys.__stdout__\n")
+        sys.__stdout__.flush()
+    os.write(1, b"STRAY-FD1 via os.write(1)\n")
+    stdout_logger.warning("STRAY-LOG via a handler made for sys.stdout")
+    return "written"
