@@ -47,11 +47,10 @@ class AgendaTools(MCPToolset):
     ) -> ToolResult:
         """Freeze a concrete list the user wants handled item by item, as a new agenda.
 
-        Only for a concrete list plus item-by-item intent ("one by one", "next"). Items are
-        numbered 1..n and never added, dropped or reordered; item 1 is current. Loop: show
-        whole_picture.text to the user, agenda_acknowledge its presentation_id, discuss the
-        current item, agenda_step complete/defer/block, agenda_step next. Pass the latest
-        cursor_token to every agenda call; follow each result's next_step.
+        Only for a concrete list plus item-by-item intent ("one by one", "next"). Items stay
+        numbered 1..n, never added, dropped or reordered. Loop: show whole_picture.text,
+        agenda_acknowledge it, discuss the current item, agenda_step complete/defer/block,
+        agenda_step next. Always pass the latest cursor_token; follow next_step.
         """
         scope = scope_for_request(self.request)
         return run_tool(
@@ -74,9 +73,8 @@ class AgendaTools(MCPToolset):
     ) -> ToolResult:
         """Read agendas, changing nothing: the list, one agenda's whole picture, or its health.
 
-        Use at the start of a conversation and after a refused token. picture gives the
-        cursor_token, current item, next_step and any pending_presentation_id. health checks
-        structure and the event chain.
+        Use when a conversation starts and after a refused token: picture gives the
+        cursor_token, next_step and any pending_presentation_id.
         """
         scope = scope_for_request(self.request)
         return run_tool(lambda: reads.view_agenda(scope, agenda_id=agenda_id, view=view))
@@ -162,8 +160,7 @@ class AgendaTools(MCPToolset):
     ) -> ToolResult:
         """Open a frozen list on top of the current one; next then works inside it.
 
-        Show and acknowledge the returned picture. Close it with agenda_return once every
-        item is resolved.
+        Show and acknowledge the picture; agenda_return closes it once all items are resolved.
         """
         scope = scope_for_request(self.request)
         return run_tool(
@@ -202,7 +199,7 @@ class AgendaTools(MCPToolset):
         cursor_token: CursorToken,
         action: Annotated[
             Literal["present", "pause", "resume", "abandon", "finish"],
-            Field(description="present shows the picture again; pause keeps it for later."),
+            Field(description="present shows the picture again."),
         ],
         text: Annotated[
             str | None,
@@ -236,8 +233,7 @@ class AgendaTools(MCPToolset):
     ) -> ToolResult:
         """Write a paused or closed agenda's outcomes to its bound records, guarded and audited.
 
-        Each resolved item's record gets data.agenda_outcome. A record changed since the
-        agenda bound it is reported as changed and left alone. Safe to repeat.
+        Sets data.agenda_outcome; a record changed since binding is reported, not overwritten.
         """
         scope = scope_for_request(self.request)
         return run_tool(
