@@ -256,4 +256,5 @@ class ReviewTicketAdmin(ReadOnlyAdmin):
     def counters_json(self, obj: ReviewTicket) -> str:
         return json_block(obj.counters)
 
+
 from workflow import admin_agendas  # noqa: E402,F401  (registers the read-only agenda admin)
