@@ -2,7 +2,8 @@
 
 Links are usually edited on their source record's page, where the form is checked against the
 links the person saw. Here a person can still add one or remove a wrong one; both go through the
-services and are audited. Self mappings are shown only: the services offer no way to change one.
+services and are audited. Self mappings are set only by agents (set_self, after the user said who
+they are); a person can remove a wrong one here, through the audited service.
 """
 
 from __future__ import annotations
@@ -138,7 +139,45 @@ class SelfMappingAdmin(ReadOnlyAdmin):
     search_fields = ["actor_id", "=record__id", "record__title"]
     fields = ["actor_id", "record_title", "workspace", "created_at"]
     readonly_fields = fields
+    actions = ["remove_mappings"]
 
     @admin.display(description="record")
     def record_title(self, obj: SelfMapping) -> str:
         return record_link(obj.record)
+
+    def has_remove_permission(self, request: HttpRequest) -> bool:
+        # The mapping is read-only as a row, but removing a wrong one is a deliberate,
+        # audited act that needs the model's delete permission.
+        return request.user.has_perm("records.delete_selfmapping")
+
+    @admin.action(
+        description="Remove mapping (the agent must ask who 'me' is again; audited)",
+        permissions=["remove"],
+    )
+    def remove_mappings(self, request: HttpRequest, queryset: QuerySet[SelfMapping]) -> None:
+        removed = 0
+        for mapping in queryset:
+            ctx = admin_context(
+                request,
+                mapping.workspace_id,
+                f"Self mapping of {mapping.actor_id!r} removed in the admin.",
+            )
+            try:
+                # Another person may have removed it since this page was drawn: the service
+                # then answers NOT_FOUND, reported below instead of a server error.
+                services.self_mapping_remove(ctx=ctx, actor_id=mapping.actor_id)
+            except AnchorError as exc:
+                self.message_user(
+                    request, f"Not removed: {exc.message} ({exc.code})", messages.ERROR
+                )
+                continue
+            removed += 1
+        if removed:
+            self.message_user(request, f"Removed {removed} self mapping(s).", messages.SUCCESS)
+        elif not queryset:
+            self.message_user(
+                request,
+                "Nothing was removed: the selected self mapping no longer exists (removed "
+                "already?).",
+                messages.WARNING,
+            )
