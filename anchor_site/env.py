@@ -167,7 +167,8 @@ def http_auth_from_env() -> str:
     return value
 
 
-ORIGIN_PATTERN = re.compile(r"^https?://[^/\s?#]+$")
+# scheme://host[:port]; any scheme, since desktop apps send their own (e.g. vscode-file://).
+ORIGIN_PATTERN = re.compile(r"^[a-z][a-z0-9+.-]*://[^/\s?#]+$", re.IGNORECASE)
 
 
 def allowed_origins_from_env() -> list[str]:

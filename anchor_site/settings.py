@@ -105,7 +105,11 @@ ANCHOR_HTTP_AUTH = http_auth_from_env()
 # prepare_import, carries up to 1,000,000 bytes of row data plus titles, keys and links; JSON
 # escaping can double non-ASCII text, and this still fits. Larger bodies get 413.
 ANCHOR_HTTP_MAX_BODY_BYTES = 4 * 1024 * 1024
-# Browser origins allowed besides the server's own; any other Origin header gets 403.
+# Django reads the whole body at once, and its own cap (2.5 MB) would otherwise answer a bare 400
+# below the stated limit. The admin's forms share it; they are signed-in staff only.
+DATA_UPLOAD_MAX_MEMORY_SIZE = ANCHOR_HTTP_MAX_BODY_BYTES
+# Origins accepted besides the server's own, for clients that send an Origin header (desktop
+# apps). No CORS headers are sent, so cross-site browser pages stay refused. Others get 403.
 ANCHOR_HTTP_ALLOWED_ORIGINS = allowed_origins_from_env()
 
 # Read once by django-mcp-server at import time.

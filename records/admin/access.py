@@ -57,7 +57,7 @@ class AccessTokenAdmin(ServiceWriteAdmin):
             return f"revoked {token.revoked_at:%Y-%m-%d %H:%M}"
         return "active"
 
-    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[Any]:
         if obj is None:
             return ["user", "name"]
         return ["user", "name", *self.readonly_fields]

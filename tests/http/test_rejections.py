@@ -10,7 +10,7 @@ from django.test import Client, override_settings
 
 from records.membership_models import AccessToken
 from records.membership_services import access_token_revoke
-from tests.http.conftest import MCP_URL, McpHttp, make_member, no_writes
+from tests.http.conftest import ACCEPT, MCP_URL, McpHttp, make_member, no_writes
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -310,3 +310,16 @@ def test_accepted_requests_record_when_the_token_was_used(alice):
     alice.connect().initialize()
     token.refresh_from_db()
     assert token.last_used_at is not None
+
+
+def test_a_body_just_under_the_limit_is_served(alice):
+    """Django's own 2.5 MB upload cap must not cut in below the stated 4 MiB."""
+    padding = "x" * (3 * 1024 * 1024)
+    message = {**INITIALIZE, "params": {**INITIALIZE["params"], "padding": padding}}
+    response = Client().post(
+        MCP_URL,
+        data=json.dumps(message),
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {alice.token}", "Accept": ACCEPT},
+    )
+    assert response.status_code == 200, response.content[:300]
