@@ -108,6 +108,13 @@ ANCHOR_HTTP_MAX_BODY_BYTES = 4 * 1024 * 1024
 # Django reads the whole body at once, and its own cap (2.5 MB) would otherwise answer a bare 400
 # below the stated limit. The admin's forms share it; they are signed-in staff only.
 DATA_UPLOAD_MAX_MEMORY_SIZE = ANCHOR_HTTP_MAX_BODY_BYTES
+# Behind a proxy that terminates TLS and sets X-Forwarded-Proto: trust it (the server binds to
+# loopback, so only the proxy can reach it). The admin's CSRF check then sees https, and the
+# session and CSRF cookies travel over TLS only.
+if env_bool("ANCHOR_BEHIND_TLS_PROXY", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
 # Origins accepted besides the server's own, for clients that send an Origin header (desktop
 # apps). No CORS headers are sent, so cross-site browser pages stay refused. Others get 403.
 ANCHOR_HTTP_ALLOWED_ORIGINS = allowed_origins_from_env()

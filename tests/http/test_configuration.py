@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
@@ -13,6 +15,7 @@ from anchor_site.http import checks
 from anchor_site.http.urls import mcp_urlpatterns
 from anchor_site.http.views import AnchorMCPView, OpenDebugMCPView
 from records.models import AuditEvent
+from tests.e2e.server import REPO_ROOT, base_env
 from tests.http.conftest import ACCEPT, MCP_URL, McpHttp
 from workflow.models import ReviewTicket
 
@@ -150,3 +153,16 @@ def test_the_debug_endpoint_uses_the_stdio_scope_and_keeps_the_transport_checks(
     )
     assert foreign.status_code == 403
     assert not AuditEvent.objects.exists()
+
+
+def test_behind_a_tls_proxy_django_trusts_the_forwarded_scheme():
+    script = (
+        "import django; django.setup(); from django.conf import settings as s; "
+        "print(s.SECURE_PROXY_SSL_HEADER, s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE)"
+    )
+    env = base_env(ANCHOR_BEHIND_TLS_PROXY="true")
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO_ROOT, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["('HTTP_X_FORWARDED_PROTO',", "'https')", "True", "True"]
