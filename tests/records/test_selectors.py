@@ -271,6 +271,17 @@ def test_query_casefold_matches_python_for_every_folded_character(ctx):
         assert found["count"] >= 1, f"casefold mismatch around {chunk!r}"
 
 
+def test_casefold_tables_are_complete_and_safe_in_a_bracket_expression():
+    import sys
+
+    from records.selectors.casefold import LAST_FOLDED_CODE_POINT, _tables
+
+    beyond = range(LAST_FOLDED_CODE_POINT + 1, sys.maxunicode + 1)
+    assert all(chr(cp).casefold() == chr(cp) for cp in beyond)
+    multi, residual, single = _tables()
+    assert not set("[]\\^-") & (set(multi) | set(residual) | set(single))
+
+
 def test_query_bounds(ctx):
     refused("INVALID_INPUT", "query", search, query="   ")
     refused("INVALID_INPUT", "query", search, query="x" * 301)
