@@ -114,6 +114,19 @@ class AgendaAdmin(ReadOnlyAdmin):
         )
 
 
+EVENT_FIELDS = [
+    "agenda",
+    "sequence",
+    "kind",
+    "actor_id",
+    "created_at",
+    "payload_json",
+    "state_hash",
+    "previous_hash",
+    "event_hash",
+]
+
+
 @admin.register(AgendaEvent)
 class AgendaEventAdmin(ReadOnlyAdmin):
     list_display = ["created_at", "agenda", "sequence", "kind", "actor_id"]
@@ -122,18 +135,8 @@ class AgendaEventAdmin(ReadOnlyAdmin):
     raw_id_fields = ["agenda"]
     search_fields = ["=agenda__id", "agenda__title", "actor_id"]
     show_full_result_count = False
-    fields = [
-        "agenda",
-        "sequence",
-        "kind",
-        "actor_id",
-        "created_at",
-        "payload_json",
-        "state_hash",
-        "previous_hash",
-        "event_hash",
-    ]
-    readonly_fields = fields
+    fields = tuple(EVENT_FIELDS)
+    readonly_fields = EVENT_FIELDS
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[AgendaEvent]:
         return super().get_queryset(request).order_by("-created_at", "-id")

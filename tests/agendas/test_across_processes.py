@@ -6,6 +6,7 @@ the first one issued (tokens need no per-process secret), and carries it to clos
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 from itertools import count
@@ -15,7 +16,15 @@ import pytest
 
 from tests.agendas import scenario
 from tests.agendas.driver import Driver
-from tests.e2e.server import base_env, call_raw, initialize_raw, start_raw
+from tests.e2e.server import (
+    base_env,
+    call_ok,
+    call_raw,
+    envelope,
+    initialize_raw,
+    mcp_session,
+    start_raw,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -68,3 +77,44 @@ def test_pressure_scenario_pauses_in_one_server_and_resumes_in_another(
         view = d.ok("agenda_view", {"agenda_id": agenda_id})
         assert view["cursor_token"] == paused_token  # issued by the first process, still valid
         scenario.second_half(d, seeded, agenda_id)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_servers_racing_with_one_token_move_the_agenda_once(shared_database, server_stderr):
+    env = base_env(**shared_database)
+
+    async def race() -> list[dict[str, Any]]:
+        async with (
+            mcp_session(env, server_stderr) as (first, _),
+            mcp_session(env, server_stderr) as (second, _),
+        ):
+            started = await call_ok(
+                first,
+                "agenda_start",
+                {"title": "Race", "items": ["one", "two"], "source_reference": "test"},
+            )
+            acknowledged = await call_ok(
+                first,
+                "agenda_acknowledge",
+                {
+                    "agenda_id": started["agenda_id"],
+                    "cursor_token": started["cursor_token"],
+                    "presentation_id": started["presentation_id"],
+                },
+            )
+            same = {"agenda_id": started["agenda_id"], "cursor_token": acknowledged["cursor_token"]}
+            replies = await asyncio.gather(
+                first.call_tool("agenda_step", {**same, "action": "complete", "text": "A"}),
+                second.call_tool("agenda_step", {**same, "action": "complete", "text": "B"}),
+            )
+            outcomes = [envelope(reply) for reply in replies]
+            health = await call_ok(
+                second, "agenda_view", {"agenda_id": started["agenda_id"], "view": "health"}
+            )
+            return [*outcomes, health]
+
+    first, second, health = asyncio.run(race())
+    assert sorted([first["ok"], second["ok"]]) == [False, True], (first, second)
+    loser = first if not first["ok"] else second
+    assert loser["error"]["code"] == "STALE_CURSOR"
+    assert health["healthy"] and health["revision"] == 3, health

@@ -60,7 +60,7 @@ def create_layer(
     AgendaItem.objects.bulk_create(rows)
     layer.focus_item = AgendaItem.objects.get(layer=layer, number=1)
     layer.save(update_fields=["focus_item"])
-    payload = {
+    payload: dict[str, Any] = {
         "layer_id": layer.pk,
         "kind": kind,
         "label": label,
