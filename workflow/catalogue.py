@@ -9,6 +9,7 @@ cautious hints and named in the log; the catalogue test fails until it is descri
 
 from __future__ import annotations
 
+import inspect
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -153,6 +154,8 @@ def describe(tool: Any) -> None:
         logger.warning("tool %s has no catalogue entry; serving it with cautious hints", tool.name)
         meta = ToolMeta(tool.name.replace("_", " ").capitalize(), destructive=True)
     tool.title = meta.title
+    # Docstrings carry their source indentation; the model pays for every space.
+    tool.description = inspect.cleandoc(tool.description or "")
     tool.annotations = ToolAnnotations(
         readOnlyHint=meta.read_only,
         destructiveHint=meta.destructive if not meta.read_only else False,
