@@ -92,3 +92,12 @@ def test_events_are_append_only(db):
             assert "append-only" in str(exc)
         else:
             raise AssertionError("an event was rewritten")
+
+
+def test_abandoning_inside_a_child_list_stays_healthy(db):
+    d = worked_agenda()
+    closed = d.ok("agenda_control", d.mine(action="abandon", text="Out of time."))
+    numbers = [u["number"] for u in closed["closure"]["unresolved"]]
+    assert numbers == ["2", "3", "2.1", "2.2"]
+    report = health(d)
+    assert report["healthy"], report["problems"]

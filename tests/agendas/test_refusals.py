@@ -79,6 +79,7 @@ def test_every_out_of_order_step_is_refused_unchanged(db):
     d.refused("agenda_return", d.mine(outcome="done"), "AGENDA_ORDER")  # root has no parent
     d.refused("agenda_control", d.mine(action="finish", text="done"), "AGENDA_ORDER")
     d.refused("agenda_control", d.mine(action="resume"), "AGENDA_ORDER")  # not paused
+    d.refused("agenda_control", d.mine(action="present", text="again"), "INVALID_INPUT")
     d.refused("agenda_control", d.mine(action="abandon"), "INVALID_INPUT")  # needs a reason
     d.refused("agenda_acknowledge", d.mine(presentation_id="pres-0"), "AGENDA_ORDER")
     d.refused("agenda_sync_records", d.mine(), "AGENDA_ORDER")  # active

@@ -117,7 +117,9 @@ def _check_items(
             problems.append(f"{name}: more than one current item, or it is not the focus.")
         if layer.focus_item_id and layer.focus_item_id not in {i.pk for i in rows}:
             problems.append(f"{name}: its focus item belongs to another list.")
+        # Abandoning closes every list where it stood; only a return needs all items resolved.
         returned = layer.status == AgendaLayer.CLOSED and layer.kind != AgendaLayer.ROOT
+        returned = returned and agenda.status != Agenda.ABANDONED
         if returned and any(i.state not in AgendaItem.RESOLVED for i in rows):
             problems.append(f"{name}: closed with unresolved items.")
         for item in rows:

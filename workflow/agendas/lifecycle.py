@@ -134,6 +134,8 @@ def control(
     }
     if action not in handlers:
         raise invalid("action", f"{action!r} is not one of {sorted(handlers)}.")
+    if action in ("present", "resume") and text is not None:
+        raise invalid("text", f"{action} takes no text; omit it.")
     return handlers[action](scope, agenda_id, cursor_token, text)
 
 
