@@ -10,7 +10,7 @@ from records.errors import NOT_FOUND, AnchorError, not_found
 from records.models import AuditEvent, Record, RecordVersion, Relationship
 from records.selectors.arguments import bounded_int, timestamp
 from records.selectors.history import history_cursor, history_fingerprint
-from records.selectors.serialize import CLARIFICATION_NOTE, event_dict, iso
+from records.selectors.serialize import CLARIFICATION_NOTE, event_dicts, iso
 
 MAX_RELATIONSHIPS = 100
 MAX_EVENTS = 100
@@ -151,7 +151,7 @@ def _recent_events(
     truncated = len(page) > limit
     page = page[:limit]
     return {
-        "events": [event_dict(event) for event in page],
+        "events": event_dicts(list(page)),
         "events_omitted": False,
         "events_truncated": truncated,
         # Continue with get_record_history(record_id, cursor=...) for older events.

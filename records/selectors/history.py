@@ -11,7 +11,7 @@ from records.errors import invalid, not_found
 from records.models import AuditEvent, Collection, Record
 from records.selectors.arguments import bounded_int
 from records.selectors.cursors import decode_cursor, encode_cursor, fingerprint
-from records.selectors.serialize import CLARIFICATION_NOTE, event_dict, iso, parse_iso_key
+from records.selectors.serialize import CLARIFICATION_NOTE, event_dicts, iso, parse_iso_key
 
 MAX_LIMIT = 100
 
@@ -68,7 +68,7 @@ def _page(
     has_more = len(page) > limit
     page = page[:limit]
     return {
-        "events": [event_dict(event) for event in page],
+        "events": event_dicts(list(page)),
         "has_more": has_more,
         "next_cursor": history_cursor(bound_to, page[-1]) if has_more else None,
         "note": CLARIFICATION_NOTE,

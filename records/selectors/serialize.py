@@ -12,7 +12,8 @@ from records.validation import canonical_json
 PREVIEW_CHARS = 500
 CLARIFICATION_NOTE = (
     "agent_reported_clarification is what the calling agent said the user told it. The server "
-    "cannot verify it; it is not authenticated user consent."
+    "cannot verify it; it is not authenticated user consent. clarification_review shows "
+    "whether a person has since confirmed or disputed it."
 )
 
 
@@ -49,6 +50,25 @@ def event_dict(event: AuditEvent) -> dict[str, Any]:
         "action_id": event.action_id or None,
         "item_index": event.item_index,
     }
+
+
+def event_dicts(events: list[AuditEvent]) -> list[dict[str, Any]]:
+    """Events as dicts, each agent-reported clarification with a person's verdict if any."""
+    from records.trust import clarification_reviews_for  # trust imports services; keep lazy
+
+    verdicts = clarification_reviews_for(e.pk for e in events if e.agent_reported_clarification)
+    result = []
+    for event in events:
+        item = event_dict(event)
+        if event.agent_reported_clarification:
+            verdict = verdicts.get(event.pk)
+            item["clarification_review"] = (
+                {k: verdict[k] for k in ("state", "reviewer_id", "note", "reviewed_at")}
+                if verdict
+                else {"state": "unreviewed"}
+            )
+        result.append(item)
+    return result
 
 
 def data_preview(data: Any) -> tuple[str, bool]:
