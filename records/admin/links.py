@@ -137,8 +137,8 @@ class SelfMappingAdmin(ReadOnlyAdmin):
     list_filter = ["workspace"]
     list_select_related = ["record"]
     search_fields = ["actor_id", "=record__id", "record__title"]
-    fields = ["actor_id", "record_title", "workspace", "created_at"]
-    readonly_fields = fields
+    readonly_fields = ("actor_id", "record_title", "workspace", "created_at")
+    fields = readonly_fields
     actions = ["remove_mappings"]
 
     @admin.display(description="record")

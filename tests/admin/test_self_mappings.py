@@ -10,6 +10,7 @@ from django.test import RequestFactory
 from django.urls import reverse
 
 from records import services
+from records.admin.links import SelfMappingAdmin
 from records.models import AuditEvent, SelfMapping
 
 CHANGELIST = reverse("admin:records_selfmapping_changelist")
@@ -59,17 +60,19 @@ def test_second_removal_reports_not_found_and_changes_nothing(
     admin_client_as_maya, reviewer, hiring, ctx
 ):
     mapping = map_me(ctx, hiring.kirat)
-    # Two people had the changelist open; the first removes the mapping.
-    drawn_for_second_person = list(SelfMapping.objects.filter(pk=mapping.pk))
+    # Two people had the changelist open; the second one's selection was read before the
+    # first one's removal landed.
+    second_persons_selection = SelfMapping.objects.filter(pk=mapping.pk)
+    assert len(second_persons_selection) == 1  # evaluated now, as when their page was drawn
     admin_client_as_maya.post(
         CHANGELIST, {"action": "remove_mappings", "_selected_action": [mapping.pk]}
     )
 
     request = RequestFactory().post(CHANGELIST)
     request.user = reviewer
-    request.session = {}
-    request._messages = FallbackStorage(request)
-    site._registry[SelfMapping].remove_mappings(request, drawn_for_second_person)
+    setattr(request, "session", {})  # noqa: B010 - what the middleware would attach
+    setattr(request, "_messages", FallbackStorage(request))  # noqa: B010
+    SelfMappingAdmin(SelfMapping, site).remove_mappings(request, second_persons_selection)
 
     reported = [str(m) for m in get_messages(request)]
     assert any("Not removed" in m and "NOT_FOUND" in m for m in reported), reported
