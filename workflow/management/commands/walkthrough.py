@@ -78,7 +78,7 @@ class Command(BaseCommand):
             self.stdout.write(f"Kept the database: {db_path}")
             self.stdout.write(f"Servers' log: {log_path}")
             self.stdout.write(
-                f"Inspect it with: ANCHOR_DB_PATH={db_path} python manage.py runserver (admin)"
+                f"Open it by setting ANCHOR_DB_PATH={db_path} for mcp_serve or the admin."
             )
 
     def emit(self, kind: str, text: str) -> None:
