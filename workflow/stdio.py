@@ -9,24 +9,48 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
+import re
 import signal
 import sys
 import threading
+import typing
+import weakref
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from types import FrameType
+from typing import Any
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from asgiref.sync import sync_to_async
 from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
 logger = logging.getLogger("anchor.stdio")
 
 READ_CHUNK = 64 * 1024
+
+# JSON-RPC 2.0 error codes the transport answers itself: the SDK's session sends nothing at
+# all for a line it cannot parse (only a log notification), and -32602 for an unknown method.
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+CLIENT_METHODS = frozenset(
+    typing.get_args(member.model_fields["method"].annotation)[0]
+    for member in typing.get_args(types.ClientRequest.model_fields["root"].annotation)
+)
+# After end of input or SIGTERM, how long a running tool call may keep the process: its reply
+# can no longer be sent, so it is abandoned and its transaction rolled back, well within the
+# two seconds a client waits before escalating to SIGKILL.
+ABANDON_AFTER = 0.5
+# Recovering the id of a line that failed to parse scans tokens; give up on pathological input.
+MAX_ID_SCAN_TOKENS = 200_000
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+')
 
 
 @dataclass(frozen=True)
@@ -106,8 +130,67 @@ def _pump_input(fd: int, loop: asyncio.AbstractEventLoop, lines: asyncio.Queue) 
         loop.call_soon_threadsafe(lines.put_nowait, None)
 
 
+def _recover_id(line: bytes) -> int | str | None:
+    """The top-level "id" of a JSON object that failed to parse, when it can be found."""
+    depth, expect_key, key, after_colon = 0, False, None, False
+    for count, match in enumerate(_TOKEN.finditer(line)):
+        token = match.group()
+        if count > MAX_ID_SCAN_TOKENS or (count == 0 and token != b"{"):
+            return None
+        if token in (b"{", b"["):
+            if depth == 1 and after_colon:
+                after_colon = False
+            depth += 1
+            expect_key = token == b"{" and depth == 1
+        elif token in (b"}", b"]"):
+            depth -= 1
+        elif depth != 1:
+            continue
+        elif token == b",":
+            expect_key, after_colon = True, False
+        elif token == b":":
+            after_colon = True
+        elif expect_key:
+            key, expect_key = token, False
+        elif after_colon:
+            after_colon = False
+            if key == b'"id"':
+                try:
+                    value = json.loads(token)
+                except ValueError:  # a number too long to convert, a broken escape
+                    return None
+                if isinstance(value, str) or (
+                    isinstance(value, int) and not isinstance(value, bool)
+                ):
+                    return value
+                return None
+    return None
+
+
+def _error_reply(request_id: int | str | None, code: int, message: str) -> bytes:
+    # Written by hand: the SDK's JSONRPCError cannot carry the null id a parse error needs.
+    reply = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+    return json.dumps(reply).encode()
+
+
+def _refusal(line: bytes, exc: Exception) -> bytes:
+    """One error reply for a line that is not a JSON-RPC message; never echoes the input."""
+    errors = exc.errors() if isinstance(exc, ValidationError) else []
+    unparsable = next((e for e in errors if e["type"] == "json_invalid"), None)
+    if unparsable is not None or not errors:
+        detail = unparsable["msg"] if unparsable else "not valid JSON"
+        return _error_reply(_recover_id(line), PARSE_ERROR, f"Parse error: {detail}")
+    return _error_reply(
+        _recover_id(line),
+        INVALID_REQUEST,
+        "Invalid Request: expected one JSON-RPC 2.0 request or notification object.",
+    )
+
+
 async def _read_messages(
-    pipe: ProtocolPipe, sink: MemoryObjectSendStream[SessionMessage | Exception]
+    pipe: ProtocolPipe,
+    sink: MemoryObjectSendStream[SessionMessage | Exception],
+    refusals: MemoryObjectSendStream[SessionMessage | bytes],
 ) -> None:
     lines: asyncio.Queue[bytes | None] = asyncio.Queue()
     reader = threading.Thread(
@@ -117,25 +200,39 @@ async def _read_messages(
         daemon=True,
     )
     reader.start()
-    async with sink:
+    async with sink, refusals:
         while (line := await lines.get()) is not None:
             if not line.strip():
                 continue
             try:
                 message = types.JSONRPCMessage.model_validate_json(line)
-            except Exception as exc:  # the session answers a parse error; keep reading
-                await sink.send(exc)
+            except Exception as exc:  # answer it here and keep reading
+                logger.warning(
+                    "refused a line that is not a JSON-RPC message (%d bytes)", len(line)
+                )
+                await refusals.send(_refusal(line, exc))
+                continue
+            root = message.root
+            if isinstance(root, types.JSONRPCRequest) and root.method not in CLIENT_METHODS:
+                await refusals.send(
+                    _error_reply(
+                        root.id, METHOD_NOT_FOUND, f"Method not found: {root.method[:100]}"
+                    )
+                )
                 continue
             await sink.send(SessionMessage(message))
 
 
 async def _write_messages(
-    pipe: ProtocolPipe, source: MemoryObjectReceiveStream[SessionMessage]
+    pipe: ProtocolPipe, source: MemoryObjectReceiveStream[SessionMessage | bytes]
 ) -> None:
     async with source:
         async for outgoing in source:
-            data = outgoing.message.model_dump_json(by_alias=True, exclude_none=True)
-            view = memoryview((data + "\n").encode("utf-8"))
+            if isinstance(outgoing, bytes):
+                data = outgoing
+            else:
+                data = outgoing.message.model_dump_json(by_alias=True, exclude_none=True).encode()
+            view = memoryview(data + b"\n")
             # One message per write loop, never interleaved: only this task writes here.
             while view:
                 written = os.write(pipe.output_fd, view)
@@ -152,11 +249,11 @@ async def stdio_streams(
     ]
 ]:
     incoming_sink, incoming = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    outgoing, outgoing_source = anyio.create_memory_object_stream[SessionMessage](0)
+    outgoing, outgoing_source = anyio.create_memory_object_stream[SessionMessage | bytes](0)
     async with anyio.create_task_group() as tasks:
-        tasks.start_soon(_read_messages, pipe, incoming_sink)
+        tasks.start_soon(_read_messages, pipe, incoming_sink, outgoing.clone())
         tasks.start_soon(_write_messages, pipe, outgoing_source)
-        yield incoming, outgoing
+        yield incoming, outgoing  # type: ignore[misc]
 
 
 async def _stop_on_signal(scope: anyio.CancelScope) -> None:
@@ -167,8 +264,50 @@ async def _stop_on_signal(scope: anyio.CancelScope) -> None:
             return
 
 
+_database_connections: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def _remember_connection(sender: Any, connection: Any, **kwargs: Any) -> None:
+    _database_connections.add(connection)
+
+
+async def _release_database() -> None:
+    """Close the tool thread's connections, or abandon a call that still holds that thread.
+
+    Tool calls run on one worker thread (sync_to_async, thread-sensitive), which a cancelled
+    request does not stop, and the interpreter would wait for it at exit: a call blocked on a
+    lock could keep the process alive for the whole busy timeout and then commit a write
+    nobody will hear about. So close the connections on that same thread if it is free;
+    otherwise cancel its PostgreSQL statement and exit now. The database rolls back the open
+    transaction of a process that is gone and releases its locks, as after a crash.
+    """
+    from django.db import connections
+
+    with anyio.move_on_after(ABANDON_AFTER):
+        await sync_to_async(connections.close_all, thread_sensitive=True)()
+        return
+    logger.warning("a tool call was still running at shutdown; abandoning it (rolled back)")
+    for wrapper in list(_database_connections):
+        raw = getattr(wrapper, "connection", None)
+        if wrapper.vendor == "postgresql" and raw is not None:
+            with contextlib.suppress(Exception):
+                raw.cancel()  # psycopg's cancel is safe from another thread
+    logging.shutdown()
+    os._exit(0)
+
+
 async def serve_stdio(server: Server, pipe: ProtocolPipe) -> None:
     """Serve one client until end of input, SIGTERM/SIGINT, or the client stops reading."""
+    from django.db.backends.signals import connection_created
+
+    connection_created.connect(_remember_connection, dispatch_uid="anchor.stdio")
+    try:
+        await _serve(server, pipe)
+    finally:
+        await _release_database()
+
+
+async def _serve(server: Server, pipe: ProtocolPipe) -> None:
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(_stop_on_signal, tasks.cancel_scope)
         try:
