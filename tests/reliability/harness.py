@@ -212,7 +212,8 @@ class Store:
         else:
             import psycopg
 
-            self.conn = psycopg.connect(database["DATABASE_URL"], autocommit=True)
+            self.url = database["DATABASE_URL"]
+            self.conn = psycopg.connect(self.url, autocommit=True)
 
     def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         if self.vendor == "postgresql":
@@ -225,6 +226,54 @@ class Store:
 
     def close(self) -> None:
         self.conn.close()
+
+    @contextmanager
+    def hold_write_lock(self, record_id: str) -> Iterator[None]:
+        """Another writer mid-transaction: SQLite's write lock, or a PostgreSQL row lock."""
+        if self.vendor == "sqlite":
+            holder: Any = sqlite3.connect(self.path, timeout=5, isolation_level=None)
+            holder.execute("BEGIN IMMEDIATE")
+        else:
+            import psycopg
+
+            holder = psycopg.connect(self.url)
+            holder.execute("SELECT 1 FROM records_record WHERE id = %s FOR UPDATE", (record_id,))
+        try:
+            yield
+        finally:
+            holder.rollback() if self.vendor == "postgresql" else holder.execute("ROLLBACK")
+            holder.close()
+
+    def free_to_write(self, action_id: str, within: float = 1.0) -> bool:
+        """Whether a new writer gets the locks a commit of action_id takes, within `within`s."""
+        deadline = time.monotonic() + within
+        while True:
+            try:
+                self._take_commit_locks(action_id)
+                return True
+            except Exception:
+                if time.monotonic() > deadline:
+                    return False
+                time.sleep(0.05)
+
+    def _take_commit_locks(self, action_id: str) -> None:
+        if self.vendor == "sqlite":
+            probe = sqlite3.connect(self.path, timeout=0.1, isolation_level=None)
+            try:
+                probe.execute("BEGIN IMMEDIATE")
+                probe.execute("ROLLBACK")
+            finally:
+                probe.close()
+            return
+        import psycopg
+
+        with psycopg.connect(self.url) as probe:
+            probe.execute("SET lock_timeout = '100ms'")
+            probe.execute(
+                "SELECT 1 FROM workflow_preparedaction WHERE id = %s FOR UPDATE", (action_id,)
+            )
+            probe.execute("SELECT 1 FROM records_revisioncounter FOR UPDATE")
+            probe.rollback()
 
     def integrity_problems(self) -> list[str]:
         """What a crash could break: the file itself, foreign keys, versions, index, audit."""
