@@ -51,9 +51,12 @@ def postgres_url(settings_dict: dict[str, Any]) -> str:
 
 @asynccontextmanager
 async def mcp_session(
-    env: dict[str, str], errlog: TextIO
+    env: dict[str, str], errlog: TextIO, *options: str
 ) -> AsyncIterator[tuple[ClientSession, InitializeResult]]:
-    params = StdioServerParameters(command=SERVE[0], args=SERVE[1:], env=env, cwd=REPO_ROOT)
+    """A session with `manage.py mcp_serve [options]`; options are command-line flags."""
+    params = StdioServerParameters(
+        command=SERVE[0], args=[*SERVE[1:], *options], env=env, cwd=REPO_ROOT
+    )
     async with (
         stdio_client(params, errlog=errlog) as (read, write),
         ClientSession(read, write, read_timeout_seconds=timedelta(seconds=60)) as session,

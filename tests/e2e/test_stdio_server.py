@@ -65,6 +65,34 @@ def test_initialize_carries_the_instructions_and_tools_have_described_schemas(
     assert {"record_id", "relationship_limit", "event_limit"} <= context_params.keys()
 
 
+def test_tools_option_serves_the_core_profile(server_database, server_log):
+    async def tool_names(*options: str) -> set[str]:
+        async with mcp_session(base_env(**server_database), server_log, *options) as (session, _):
+            return {tool.name for tool in (await session.list_tools()).tools}
+
+    full, core = anyio.run(tool_names), anyio.run(tool_names, "--tools", "core")
+    assert {"resolve_record", "prepare_write", "commit_write"} <= core < full
+    assert anyio.run(tool_names, "--tools", "list_collections,search_records") == {
+        "list_collections",
+        "search_records",
+    }
+
+
+def test_unknown_tools_option_fails_with_one_line(tmp_path):
+    done = subprocess.run(
+        [*SERVE, "--tools", "everything"],
+        cwd=REPO_ROOT,
+        env=base_env(ANCHOR_DB_PATH=str(tmp_path / "a.db")),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--tools" in lines[0] and "everything" in lines[0], done.stderr
+
+
 def test_seeded_data_reads_back_through_the_tools_and_survives_a_restart(
     server_database, server_log
 ):
@@ -293,6 +321,8 @@ BAD_ENVIRONMENTS = [
     ("DATABASE_URL", "postgres://nobody@127.0.0.1:1/anchor"),
     ("ANCHOR_LOG_LEVEL", "loud"),
     ("DJANGO_DEBUG", "maybe"),
+    ("ANCHOR_TOOLS", "everything"),
+    ("ALLOWED_HOSTS", "*"),
 ]
 
 

@@ -18,11 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError, connection, connections
 from django.db.migrations.executor import MigrationExecutor
 
+from workflow import catalogue
 from workflow.stdio import claim_stdio_for_protocol, exit_quietly_on_sigterm, serve_stdio
 
 # Any constant works as long as every Anchor process uses the same one; "anchor" in ASCII.
@@ -38,14 +40,27 @@ class Command(BaseCommand):
     requires_system_checks: list[str] = []
     requires_migrations_checks = False
 
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--tools",
+            help="Which tools to serve: 'full', 'core' (the everyday path) or a comma-separated "
+            "list of tool names. Overrides ANCHOR_TOOLS.",
+        )
+
     def handle(self, *args: Any, **options: Any) -> None:
         started = time.monotonic()
         exit_quietly_on_sigterm()
         pipe = claim_stdio_for_protocol()  # already claimed when started through manage.py
-        migrate_if_needed(verbosity=options["verbosity"])
-        connections.close_all()  # tool calls run in another thread with their own connection
 
         from mcp_server.djangomcp import global_mcp_server
+
+        if options["tools"] is not None:
+            try:
+                catalogue.install(global_mcp_server, options["tools"])
+            except ImproperlyConfigured as exc:
+                raise CommandError(str(exc)) from exc
+        migrate_if_needed(verbosity=options["verbosity"])
+        connections.close_all()  # tool calls run in another thread with their own connection
 
         if options["verbosity"] >= 2:
             sys.stderr.write(f"anchor: ready in {time.monotonic() - started:.2f}s\n")
