@@ -1,0 +1,81 @@
+"""`manage.py benchmark --quick` on tiny sizes prints a table with every row.
+
+Figures on a shared machine say nothing about correctness, so nothing here checks a timing:
+only that every area ran, printed its row and reported a verdict.
+"""
+
+from __future__ import annotations
+
+import os
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+ROWS = [
+    "tools/list, full catalogue",
+    "tools/list, core profile",
+    "mcp_serve start to initialize result",
+    "resident memory of an idle mcp_serve",
+    "resident memory after caching",
+    "resolve_record,",
+    "first resolve_record after a names change",
+    "import review, 100 rows against",
+    "import review at the cap, 100 rows x",
+    "stdio round trip, get_record_context (20 links, 10 events)",
+    "seven reads: 1 batch_read call vs 7 single calls",
+    "three updates: 3 calls",
+    "prepare + commit update_record, one client",
+    "generate ",
+    "full-text search, one word",
+    "filtered page sorted by a number field",
+]
+
+
+@pytest.mark.slow
+def test_quick_run_prints_every_row():
+    out = StringIO()
+    call_command(
+        "benchmark",
+        "--quick",
+        "--backend=sqlite",
+        "--records=1500",
+        "--names=300",
+        "--calls=5",
+        "--repeat=2",
+        stdout=out,
+        verbosity=0,
+    )
+    table = out.getvalue()
+    assert "== sqlite ==" in table
+    for row in ROWS:
+        assert row in table, f"row {row!r} is missing from:\n{table}"
+    assert "ERROR" not in table
+    for line in table.splitlines():
+        if line.startswith(tuple(ROWS)):
+            assert line.rstrip().endswith(("PASS", "MISS", "-")), line
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("DATABASE_URL"), reason="needs DATABASE_URL")
+def test_quick_run_on_postgresql_uses_a_scratch_database():
+    out = StringIO()
+    call_command(
+        "benchmark",
+        "--quick",
+        "--backend=postgresql",
+        "--only=resolution,imports",
+        "--names=300",
+        "--repeat=2",
+        stdout=out,
+        verbosity=0,
+    )
+    table = out.getvalue()
+    assert "== postgresql ==" in table and "import review, 100 rows against" in table
+    assert "ERROR" not in table
+
+
+def test_unknown_area_is_refused():
+    with pytest.raises(CommandError, match="not an area"):
+        call_command("benchmark", "--only=nonsense", stdout=StringIO())
