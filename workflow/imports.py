@@ -8,6 +8,8 @@ nothing, and goes stale if any name in the collection changed since prepare.
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from typing import Any
 
 from records import services
@@ -29,9 +31,16 @@ MAX_LINKS = 200
 MAX_ROW_BYTES = 1_000_000
 MAX_KEY = 100
 MAX_CANDIDATES = 5
-# rows x existing names. Measured with `python manage.py benchmark` (import review): 100 rows
-# against 10,000 names takes about 0.1 s here, so 5 million comparisons stay under a second.
-MAX_COMPARISONS = 5_000_000
+# The review budget, in comparisons of one row title with one existing name. rapidfuzz's time
+# for a pair grows with (64-character blocks of the title) x (characters of the name), so a
+# pair counts as max(1, blocks x name length / CHARS_PER_COMPARISON) comparisons: short names
+# count one each, two 300-character titles about 62. Measured with `python manage.py
+# benchmark --only imports` on the shared 2-core machine under load (load average ~5): the
+# costliest case per count, 40-character names, took 0.77 s for 3,000,000 counted comparisons
+# (about 0.26 us each; 300-character titles 0.38 s), so the cap of 2,000,000 keeps the worst
+# case near half a second. 100 rows against 10,000 person names (1,000,000) took 0.2 s.
+MAX_COMPARISONS = 2_000_000
+CHARS_PER_COMPARISON = 24
 
 CLEAN = "clean"
 POSSIBLE_DUPLICATE = "possible_duplicate"
@@ -98,16 +107,30 @@ def _links(value: Any, keys: set[str]) -> list[dict[str, Any]]:
     return links
 
 
+def review_cost(titles: list[str], names: list[str]) -> int:
+    """Comparisons the review of `titles` against `names` counts, weighted by length."""
+    lengths = Counter(map(len, names))
+    total = 0.0
+    for blocks, count in Counter(-(-len(title) // 64) for title in titles).items():
+        per_row = sum(
+            times * max(1.0, blocks * length / CHARS_PER_COMPARISON)
+            for length, times in lengths.items()
+        )
+        total += count * per_row
+    return math.ceil(total)
+
+
 def review_rows(workspace_id: str, collection_id: str, rows: list[dict[str, Any]]):
     """Each row's status and candidates; the same rule as resolve_record."""
     names = scope_names(workspace_id, collection_id)
-    comparisons = len(rows) * len(names.names)
+    comparisons = review_cost([normalize_name(row["title"]) for row in rows], names.names)
     if comparisons > MAX_COMPARISONS:
-        fit = max(1, MAX_COMPARISONS // max(1, len(names.names)))
+        fit = max(1, MAX_COMPARISONS * len(rows) // comparisons)
         raise invalid(
             "rows",
             f"{len(rows)} rows against {len(names.names)} existing names is {comparisons} "
-            f"comparisons; the limit is {MAX_COMPARISONS}. Send at most {fit} rows per call.",
+            f"comparisons (long titles count more); the limit is {MAX_COMPARISONS}. Send at "
+            f"most {fit} rows per call.",
             rows_that_fit=fit,
         )
     record_ids = set()
