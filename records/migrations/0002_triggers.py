@@ -11,8 +11,12 @@ from django.db import migrations
 
 # Counter keys: names:<collection_id>, names:*, links:<record_id>, catalog.
 
+# The EXISTS guard matters when a whole workspace is deleted (a test flush, a restore with
+# --replace): a child row deleted after its workspace must not recreate a counter that points
+# at the missing workspace.
 SQLITE_BUMP = """
-INSERT OR IGNORE INTO records_revisioncounter(workspace_id, key, value) VALUES ({ws}, {key}, 0);
+INSERT OR IGNORE INTO records_revisioncounter(workspace_id, key, value)
+    SELECT {ws}, {key}, 0 WHERE EXISTS (SELECT 1 FROM records_workspace WHERE id = {ws});
 UPDATE records_revisioncounter SET value = value + 1 WHERE workspace_id = {ws} AND key = {key};
 """
 
