@@ -36,10 +36,22 @@ def _check_key(field: str, key: object) -> None:
         )
 
 
+def reject_nul(field: str, value: str) -> None:
+    # PostgreSQL cannot hold \u0000 in jsonb or text, and SQLite can: refuse it on both, so
+    # the same input is accepted or refused the same way whichever backend is behind it.
+    if "\x00" in value:
+        raise invalid(
+            field, "contains a NUL character (\\u0000), which cannot be stored; remove it."
+        )
+
+
 def _check_json_value(field: str, value: Any, depth: int) -> None:
     if depth > MAX_JSON_DEPTH:
         raise invalid(field, f"nesting deeper than {MAX_JSON_DEPTH} levels; flatten the data.")
-    if value is None or isinstance(value, (bool, str)):
+    if isinstance(value, str):
+        reject_nul(field, value)
+        return
+    if value is None or isinstance(value, bool):
         return
     if isinstance(value, int):
         return

@@ -34,6 +34,7 @@ def optional_text(value: Any, field: str, *, max_length: int) -> str | None:
         raise invalid(field, "is blank; omit it instead of sending an empty string.")
     if len(value) > max_length:
         raise invalid(field, f"is {len(value)} characters; the limit is {max_length}.")
+    v.reject_nul(field, value)
     return value
 
 
