@@ -129,6 +129,7 @@ class RawServer:
         )
         reply = self.reply_to(request_id)
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        self.initialize_result: dict[str, Any] = reply["result"]
         return reply["result"]
 
     def send_call(self, name: str, arguments: Any) -> int:
