@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from records.models import RevisionCounter, Workspace
+from records.models import RevisionCounter
 
 CATALOG = "catalog"
 ALL_NAMES = "names:*"
@@ -34,32 +34,25 @@ def counter_values(workspace_id: str, keys: Iterable[str]) -> dict[str, int]:
 def lock_counters(workspace_id: str, keys: Iterable[str]) -> dict[str, int]:
     """Current values, with the rows locked until the transaction ends.
 
-    Missing rows are created first so there is something to lock: otherwise two PostgreSQL
-    transactions could both see "0" and both commit a write the other's review did not see.
-    SQLite needs none of this (BEGIN IMMEDIATE already serialises writers) but it is harmless.
+    Missing rows are created first (one INSERT ... ON CONFLICT DO NOTHING) so there is
+    something to lock: otherwise two PostgreSQL transactions could both see "0" and both commit
+    a write the other's review did not see. SQLite needs none of this (BEGIN IMMEDIATE already
+    serialises writers) but it is harmless there.
     """
     wanted = sorted(set(keys))
     if not wanted:
         return {}
-    Workspace.objects.get_or_create(id=workspace_id)
-    existing = set(
-        RevisionCounter.objects.filter(workspace_id=workspace_id, key__in=wanted).values_list(
-            "key", flat=True
-        )
+    RevisionCounter.objects.bulk_create(
+        [RevisionCounter(workspace_id=workspace_id, key=k, value=0) for k in wanted],
+        ignore_conflicts=True,
     )
-    missing = [
-        RevisionCounter(workspace_id=workspace_id, key=k, value=0)
-        for k in wanted
-        if k not in existing
-    ]
-    if missing:
-        RevisionCounter.objects.bulk_create(missing, ignore_conflicts=True)
     rows = (
         RevisionCounter.objects.select_for_update()
         .filter(workspace_id=workspace_id, key__in=wanted)
         .order_by("key")
+        .values_list("key", "value")
     )
-    return {row.key: row.value for row in rows}
+    return dict(rows)
 
 
 def moved_counters(expected: dict[str, int], current: dict[str, int]) -> list[str]:
