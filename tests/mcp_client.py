@@ -7,11 +7,12 @@ thread here, so they see the test's database transaction.
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 from typing import Any
 
 from asgiref.sync import async_to_sync
 from mcp.shared.memory import create_connected_server_and_client_session
-from mcp_server.djangomcp import global_mcp_server
+from mcp_server.djangomcp import django_request_ctx, global_mcp_server
 
 
 async def _call(name: str, arguments: dict[str, Any]) -> Any:
@@ -25,6 +26,8 @@ async def _list() -> Any:
 
 
 def call_tool_raw(name: str, arguments: dict[str, Any] | None = None) -> Any:
+    # No HTTP request is in flight here: the stdio scope (settings) applies.
+    django_request_ctx.set(SimpleNamespace())
     return async_to_sync(_call)(name, arguments or {})
 
 

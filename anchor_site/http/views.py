@@ -13,12 +13,13 @@ This module is the one place that knows the package's HTTP internals (pinned at 
 from __future__ import annotations
 
 from importlib import import_module
+from types import SimpleNamespace
 from typing import Any
 
 from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.http import HttpResponse, JsonResponse
-from mcp_server.djangomcp import MCP_SESSION_ID_HDR, _call_starlette_handler
+from mcp_server.djangomcp import MCP_SESSION_ID_HDR, _call_starlette_handler, django_request_ctx
 from mcp_server.views import MCPServerStreamableHttpView
 from rest_framework.exceptions import MethodNotAllowed, NotAuthenticated
 from rest_framework.parsers import JSONParser
@@ -99,7 +100,14 @@ class AnchorMCPView(MCPServerStreamableHttpView):
                 f"Send initialize first, then repeat the {MCP_SESSION_ID_HDR} header it "
                 "returns on every request.",
             )
-        response = async_to_sync(_call_starlette_handler)(request, self.mcp_server.session_manager)
+        try:
+            response = async_to_sync(_call_starlette_handler)(
+                request, self.mcp_server.session_manager
+            )
+        finally:
+            # The package stores the request in a context variable and asgiref copies context
+            # changes back to this thread: never let this request's scope outlive it.
+            django_request_ctx.set(SimpleNamespace())
         if not session_key and response.status_code == 200:
             session_key = self._open_session(request)
         if session_key:
