@@ -89,6 +89,9 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
+# WhiteNoise serves the admin's files straight from the apps, so `runserver` without DEBUG (or
+# before collectstatic) still shows a styled admin.
+WHITENOISE_USE_FINDERS = True
 STATIC_ROOT = Path(env_str("ANCHOR_STATIC_ROOT", "") or BASE_DIR / "staticfiles")
 
 # Scope of the stdio server. Over HTTP the authenticated user decides instead.
