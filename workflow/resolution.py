@@ -138,8 +138,10 @@ def resolve_record(
 ) -> dict[str, Any]:
     query_text, collection_id, context = _parse(scope, query, collection_id, context_record_ids)
     normalized = normalize_name(query_text)
-    names = scope_names(scope.workspace_id, collection_id)
     allowed = _neighbours(context)
+    # The names counter this answer depends on. A lookup by ID or through the self mapping
+    # depends only on that record's collection, not on every name in the workspace.
+    names_scope = collection_id
 
     # record_id -> (score, exact, reasons)
     found: dict[str, dict[str, Any]] = {}
@@ -155,9 +157,11 @@ def resolve_record(
     self_lookup = normalized in SELF_WORDS
     self_message = ""
     if self_lookup:
-        mapping = SelfMapping.objects.filter(
-            workspace_id=scope.workspace_id, actor_id=scope.actor_id
-        ).first()
+        mapping = (
+            SelfMapping.objects.filter(workspace_id=scope.workspace_id, actor_id=scope.actor_id)
+            .select_related("record")
+            .first()
+        )
         if mapping is None:
             self_message = (
                 f"{query_text!r} refers to the user, and no self mapping exists for this actor. "
@@ -166,22 +170,28 @@ def resolve_record(
             )
         else:
             consider(mapping.record_id, 1.0, True, "self mapping of this actor")
-    elif is_valid_id(query_text):
+            names_scope = mapping.record.collection_id
+    by_id = not self_lookup and is_valid_id(query_text)
+    if by_id:
         record = Record.objects.filter(workspace_id=scope.workspace_id, pk=query_text)
         if collection_id:
             record = record.filter(collection_id=collection_id)
-        if record.exists():
+        found_collection = record.values_list("collection_id", flat=True).first()
+        if found_collection is not None:
             consider(query_text, 1.0, True, "record ID")
+            names_scope = found_collection
 
     incomplete_reason = ""
-    if names.too_large:
-        incomplete_reason = (
-            "The scope holds more records than one resolution scans; pass collection_id to "
-            "narrow it."
-        )
-    elif not self_lookup:
-        for match in match_names(names, normalized):
-            consider(match.record_id, match.score, match.exact, _reason(match))
+    if not self_lookup and not by_id:
+        names = scope_names(scope.workspace_id, collection_id)
+        if names.too_large:
+            incomplete_reason = (
+                "The scope holds more records than one resolution scans; pass collection_id "
+                "to narrow it."
+            )
+        else:
+            for match in match_names(names, normalized):
+                consider(match.record_id, match.score, match.exact, _reason(match))
 
     ranked = sorted(found.items(), key=lambda item: (not item[1]["exact"], -item[1]["score"]))
     if len(ranked) > MAX_CANDIDATES and not incomplete_reason:
@@ -258,7 +268,7 @@ def resolve_record(
             "(it may be stored under another name): ask before creating it."
         )
 
-    counter_keys = [names_key(collection_id), *(links_key(c["record_id"]) for c in candidates)]
+    counter_keys = [names_key(names_scope), *(links_key(c["record_id"]) for c in candidates)]
     counter_keys += [links_key(record_id) for record_id in context]
     ticket = issue_ticket(
         scope,

@@ -261,6 +261,31 @@ def test_write_in_another_collection_keeps_the_review_fresh(hiring, ctx):
     assert result["status"] == "committed"
 
 
+def test_resolution_by_id_depends_only_on_that_records_collection(hiring, ctx):
+    review = resolve(hiring.kirat.pk)  # workspace-wide, by ID
+    ticket = ReviewTicket.objects.get(pk=review["resolution_id"])
+    assert f"names:{hiring.people.pk}" in ticket.counters and "names:*" not in ticket.counters
+    make_record(ctx, hiring.openings, "Staff Engineer")  # a creation elsewhere
+    result = write(
+        "update_record",
+        {"record_id": hiring.kirat.pk, "changes": {"x": 1}, "expected_version": 1},
+        [review["resolution_id"]],
+    )
+    assert result["status"] == "committed"
+    review = resolve(hiring.kirat.pk)
+    make_record(ctx, hiring.people, "Kirat")  # a namesake in its own collection still counts
+    refused(
+        "prepare_write",
+        {
+            "operation": "update_record",
+            "arguments": {"record_id": hiring.kirat.pk, "changes": {"x": 2}, "expected_version": 2},
+            "review_ids": [review["resolution_id"]],
+            "decision_reason": "r",
+        },
+        "STALE_REVIEW",
+    )
+
+
 def test_expired_review_is_stale(hiring):
     review = resolve("Kirat", collection_id=hiring.people.pk)
     ReviewTicket.objects.filter(pk=review["resolution_id"]).update(

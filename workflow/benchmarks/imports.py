@@ -81,9 +81,9 @@ def _at_cap(sizes: Sizes, workspace_id: str, collection_id: str, length: int) ->
     ]
     per_name = imports.review_cost([r["title"] for r in rows], ["x" * length]) / len(rows)
     count = int(imports.MAX_COMPARISONS / (len(rows) * per_name))
-    scope = ScopeNames(revision=0)
-    for index in range(count):
-        scope.add(f"name-{index}", _text(rng, vocabulary, length), alias=False)
+    scope = ScopeNames.build(
+        0, [(f"name-{index}", _text(rng, vocabulary, length), False) for index in range(count)]
+    )
     assert imports.review_cost([r["title"] for r in rows], scope.names) <= imports.MAX_COMPARISONS
     with mock.patch.object(imports, "scope_names", lambda *_: scope):
         samples = repeat(
