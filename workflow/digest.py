@@ -5,13 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import Count, Q
+from django.utils import timezone
 
 from records.models import AuditEvent, Collection, Record, SelfMapping
 from workflow.models import PreparedAction
 from workflow.scope import Scope
 
 RECENT_EVENTS = 10
+RECENT_RECORDS = 10
 MAX_COLLECTIONS = 50
+OPEN_ACTIONS = 20
 
 
 def workspace_digest(scope: Scope) -> dict[str, Any]:
@@ -31,6 +34,14 @@ def workspace_digest(scope: Scope) -> dict[str, Any]:
         :RECENT_EVENTS
     ]
     pending = PreparedAction.objects.filter(workspace_id=ws)
+    recently_changed = (
+        Record.objects.filter(workspace_id=ws)
+        .select_related("collection")
+        .order_by("-updated_at", "-id")[:RECENT_RECORDS]
+    )
+    open_actions = pending.filter(
+        actor_id=scope.actor_id, state=PreparedAction.PREPARED, expires_at__gt=timezone.now()
+    ).order_by("-created_at")[:OPEN_ACTIONS]
     return {
         "workspace_id": ws,
         "actor_id": scope.actor_id,
@@ -57,6 +68,21 @@ def workspace_digest(scope: Scope) -> dict[str, Any]:
                 state=PreparedAction.AWAITING_APPROVAL, actor_id=scope.actor_id
             ).values_list("id", flat=True)[:20]
         ),
+        "recently_changed_records": [
+            {
+                "record_id": r.pk,
+                "title": r.title,
+                "collection": r.collection.name,
+                "version": r.version,
+                "updated_at": r.updated_at.isoformat(),
+                "archived": r.archived_at is not None,
+            }
+            for r in recently_changed
+        ],
+        "your_open_prepared_actions": [
+            {"action_id": a.pk, "operation": a.operation, "expires_at": a.expires_at.isoformat()}
+            for a in open_actions
+        ],
         "recent_changes": [
             {
                 "kind": e.kind,

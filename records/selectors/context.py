@@ -42,7 +42,7 @@ def record_context(
     if record is None:
         raise not_found("record", record_id)
     result: dict[str, Any] = {
-        "record": _current_state(record) if at is None else _state_as_of(record, at),
+        "record": _current_state(record) if at is None else state_as_of(record, at),
         "links": _links(workspace_id, record_id, relationship_limit, at),
     }
     if event_limit == 0:
@@ -69,7 +69,7 @@ def _current_state(record: Record) -> dict[str, Any]:
     }
 
 
-def _state_as_of(record: Record, at: datetime) -> dict[str, Any]:
+def state_as_of(record: Record, at: datetime) -> dict[str, Any]:
     version = (
         RecordVersion.objects.filter(record_id=record.pk, recorded_at__lte=at)
         .order_by("-version")
@@ -156,7 +156,7 @@ def _recent_events(
         "events_truncated": truncated,
         # Continue with get_record_history(record_id, cursor=...) for older events.
         "history_next_cursor": (
-            history_cursor(history_fingerprint(workspace_id, "record", record_id), page[-1])
+            history_cursor(history_fingerprint(workspace_id, "record", record_id, at), page[-1])
             if truncated
             else None
         ),

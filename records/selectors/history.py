@@ -9,7 +9,7 @@ from django.db.models import Q, QuerySet
 from records import validation as v
 from records.errors import invalid, not_found
 from records.models import AuditEvent, Collection, Record
-from records.selectors.arguments import bounded_int
+from records.selectors.arguments import bounded_int, timestamp
 from records.selectors.cursors import decode_cursor, encode_cursor, fingerprint
 from records.selectors.serialize import CLARIFICATION_NOTE, event_dicts, iso, parse_iso_key
 
@@ -17,15 +17,32 @@ MAX_LIMIT = 100
 
 
 def record_history(
-    *, workspace_id: str, record_id: Any, limit: Any = 20, cursor: Any = None
+    *,
+    workspace_id: str,
+    record_id: Any,
+    limit: Any = 20,
+    cursor: Any = None,
+    as_of: Any = None,
 ) -> dict[str, Any]:
-    """Events about one record: edits, renames, aliases, archive, links made from it."""
+    """Events about one record: edits, renames, aliases, archive, links made from it.
+
+    With as_of, only the events up to that time, and the record's state as it stood then
+    (NOT_FOUND when it did not exist yet).
+    """
+    from records.selectors.context import state_as_of  # context imports this module
+
     record_id = v.record_id(record_id)
-    if not Record.objects.filter(workspace_id=workspace_id, pk=record_id).exists():
+    record = Record.objects.filter(workspace_id=workspace_id, pk=record_id).first()
+    if record is None:
         raise not_found("record", record_id)
+    at = None if as_of is None else timestamp(as_of, "as_of")
     events = AuditEvent.objects.filter(workspace_id=workspace_id, record_id=record_id)
-    bound_to = history_fingerprint(workspace_id, "record", record_id)
-    return _page(events, bound_to=bound_to, limit=limit, cursor=cursor) | {"record_id": record_id}
+    extra: dict[str, Any] = {"record_id": record_id}
+    if at is not None:
+        extra["record_as_of"] = state_as_of(record, at)
+        events = events.filter(created_at__lte=at)
+    bound_to = history_fingerprint(workspace_id, "record", record_id, at)
+    return _page(events, bound_to=bound_to, limit=limit, cursor=cursor) | extra
 
 
 def collection_history(
@@ -44,8 +61,13 @@ def collection_history(
     }
 
 
-def history_fingerprint(workspace_id: str, entity_type: str, entity_id: str) -> str:
-    return fingerprint(f"{entity_type}_history", workspace_id, {"id": entity_id})
+def history_fingerprint(
+    workspace_id: str, entity_type: str, entity_id: str, as_of: Any = None
+) -> str:
+    params: dict[str, Any] = {"id": entity_id}
+    if as_of is not None:
+        params["as_of"] = iso(as_of)
+    return fingerprint(f"{entity_type}_history", workspace_id, params)
 
 
 def history_cursor(bound_to: str, last: AuditEvent) -> str:

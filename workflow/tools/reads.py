@@ -61,7 +61,14 @@ class ReadTools(MCPToolset):
         )
 
     def get_record_history(
-        self, record_id: RecordId, limit: Limit = 20, cursor: Cursor = None
+        self,
+        record_id: RecordId,
+        limit: Limit = 20,
+        cursor: Cursor = None,
+        as_of: Annotated[
+            str | None,
+            Field(description="ISO 8601 time: only events up to then, plus the record then."),
+        ] = None,
     ) -> ToolResult:
         """Page through a record's audit trail, newest first.
 
@@ -72,7 +79,11 @@ class ReadTools(MCPToolset):
         scope = scope_for_request(self.request)
         return run_tool(
             lambda: selectors.record_history(
-                workspace_id=scope.workspace_id, record_id=record_id, limit=limit, cursor=cursor
+                workspace_id=scope.workspace_id,
+                record_id=record_id,
+                limit=limit,
+                cursor=cursor,
+                as_of=as_of,
             )
         )
 

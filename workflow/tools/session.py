@@ -13,9 +13,10 @@ class SessionTools(MCPToolset):
         """Summarise this workspace: call it first in a new conversation.
 
         Returns collections (ID, purpose, active counts, whether changes need human
-        approval), whether 'me' is mapped for you, how many writes await a person's approval
-        (and which of yours), and the ten latest changes with their reasons. It is an overview,
-        not a search: use search_records or get_record_context for details. Changes nothing.
+        approval), whether 'me' is mapped for you, the recently changed records, your open
+        prepared actions, how many writes await a person's approval (and which of yours), and
+        the ten latest changes with their reasons. An overview, not a search: use
+        search_records or get_record_context for details. Changes nothing.
         """
         scope = scope_for_request(self.request)
         return run_tool(lambda: digest(scope))

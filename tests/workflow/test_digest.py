@@ -1,0 +1,42 @@
+"""workspace_digest: a bounded overview of one workspace for a new conversation."""
+
+from __future__ import annotations
+
+from records import services
+from tests.conftest import make_collection, make_record
+from tests.workflow.helpers import ok
+
+
+def test_digest_orients_a_new_conversation(hiring, ctx, other_ctx):
+    services.collection_set_requires_approval(
+        ctx=ctx, collection_id=hiring.people.pk, requires_approval=True
+    )
+    review = ok("resolve_record", {"query": "Kirat", "collection_id": hiring.people.pk})
+    prepared = ok(
+        "prepare_write",
+        {
+            "operation": "update_record",
+            "arguments": {"record_id": hiring.kirat.pk, "changes": {"x": 1}, "expected_version": 1},
+            "review_ids": [review["resolution_id"]],
+            "decision_reason": "r",
+        },
+    )
+    open_now = ok("workspace_digest")
+    assert [a["action_id"] for a in open_now["your_open_prepared_actions"]] == [
+        prepared["action_id"]
+    ]
+    ok("commit_write", {"action_id": prepared["action_id"]})
+    theirs = make_collection(other_ctx, "secrets")
+    make_record(other_ctx, theirs, "Not yours")
+    digest = ok("workspace_digest")
+    names = {c["name"] for c in digest["collections"]}
+    assert names == {"people", "openings", "applications", "interviews", "feedback"}
+    people = next(c for c in digest["collections"] if c["name"] == "people")
+    assert people["active_record_count"] == 4 and people["requires_human_approval"] is True
+    assert digest["awaiting_human_approval"] == 1
+    assert digest["your_actions_awaiting_approval"] == [prepared["action_id"]]
+    assert digest["your_open_prepared_actions"] == []
+    assert digest["self_mapping"] is None
+    assert len(digest["recently_changed_records"]) == 10
+    assert all(r["title"] != "Not yours" for r in digest["recently_changed_records"])
+    assert digest["recent_changes"][0]["kind"] == "collection.policy_changed"
