@@ -30,6 +30,9 @@ ROWS = [
     "generate ",
     "full-text search, one word",
     "filtered page sorted by a number field",
+    "generate 1,500 ledger records",
+    "3-hop traversal from a hub of 1,000 links",
+    "aggregate sum + avg grouped by month",
 ]
 
 

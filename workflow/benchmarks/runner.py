@@ -33,6 +33,7 @@ AREAS = (
     "batches",
     "writes",
     "search",
+    "graph",
 )
 # Properties of the process, not of the database: measured once, on SQLite.
 PROCESS_ONLY = {"catalogue", "memory"}
@@ -161,6 +162,7 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
 
     from workflow.benchmarks import (
         catalogue,
+        graph,
         imports,
         memory,
         resolution,
@@ -178,6 +180,7 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
         areas.append("+".join(session_areas))
         area(areas[-1], lambda: _session_rows(sizes, session_areas, linked, vendor))
     area("search", lambda: search.run(sizes, ctx))
+    area("graph", lambda: graph.run(sizes, ctx))
 
 
 def _session_rows(sizes: Sizes, areas: list[str], linked: Any, vendor: str) -> list[Row]:

@@ -1,5 +1,6 @@
 """Benchmark Anchor where an agent waits: resolution, imports, stdio round trips, start-up,
-guarded writes, search at scale, catalogue size, memory and batches.
+guarded writes, search at scale, traversal and aggregation at scale, catalogue size, memory and
+batches.
 
 Data is generated in a temporary SQLite file (never the configured database) and, when
 DATABASE_URL is set, in a scratch PostgreSQL database created and dropped by the run. Each row
@@ -44,7 +45,10 @@ class Command(BaseCommand):
         parser.add_argument(
             "--records",
             type=int,
-            help="Records in the workspace for the search rows (default 1,000,000; quick 100,000).",
+            help=(
+                "Records in the workspace for the search rows (default 1,000,000; quick "
+                "100,000); the graph rows use a ledger of this many, at most 100,000."
+            ),
         )
         parser.add_argument(
             "--names",
