@@ -17,7 +17,7 @@ from records.errors import not_found
 from records.models import Collection, Record
 from records.selectors import arguments as args
 from records.selectors.serialize import iso
-from records.selectors.sql import Sql, fetch_all, placeholders
+from records.selectors.sql import Sql, fetch_all, placeholders, vendor
 
 MAX_DEPTH = 4
 MAX_NODES = 200
@@ -151,6 +151,10 @@ class _Walk:
 
 def _level_sql(workspace_id: str, frontier: list[str], direction: str, types: list[str] | None):
     """Both directions in one statement, each capped separately (one row over the cap)."""
+    # A frontier is at most MAX_NODES records, so the per-record source/target indexes always
+    # win; without statistics SQLite prefers the workspace index for a long IN list and scans
+    # every link in the workspace. Its unary + keeps that index out of the plan.
+    workspace = "+rel.workspace_id" if vendor() == "sqlite" else "rel.workspace_id"
     type_filter = Sql("")
     if types:
         type_filter = placeholders(types).wrap(" AND rel.relationship_type IN ({})")
@@ -168,7 +172,7 @@ def _level_sql(workspace_id: str, frontier: list[str], direction: str, types: li
                 f"rel.{own}, rel.{other}, "
                 "rel.relationship_type, o.title, o.collection_id, o.archived_at "
                 f"FROM records_relationship rel JOIN records_record o ON o.id = rel.{other} "
-                f"WHERE rel.workspace_id = %s AND rel.{own} IN ({ids.text}){type_filter.text} "
+                f"WHERE {workspace} = %s AND rel.{own} IN ({ids.text}){type_filter.text} "
                 "ORDER BY rel.created_at, rel.id LIMIT %s) AS " + walked,
                 (workspace_id, *ids.params, *type_filter.params, SCAN_PER_DIRECTION + 1),
             )
