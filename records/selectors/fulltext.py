@@ -85,8 +85,16 @@ def matching_ids(words: list[str]) -> Sql:
     )
 
 
-def ranked_join(words: list[str]) -> tuple[Sql, str]:
-    """(a JOIN clause for records r, the rank expression); a lower rank is a better match."""
+def ranked_source(words: list[str]) -> tuple[Sql, Sql, str]:
+    """(the FROM item that yields records r, a JOIN clause after it, the rank expression).
+
+    A lower rank is a better match. On PostgreSQL the matching documents are found first
+    through the GIN index and each match then fetches its record by primary key: the LATERAL
+    subquery (OFFSET 0 keeps it from being flattened) fixes that join order whatever the
+    statistics say. Without it, on tables not yet analyzed (right after a bulk load) the
+    planner estimated one active record, walked every record and tested each document with
+    @@ as a join filter: ~1 s at 100,000 records instead of ~10 ms.
+    """
     if vendor() == "sqlite":
         join = Sql(
             "JOIN records_record_fts_key fts_key ON fts_key.record_id = r.id "
@@ -95,21 +103,17 @@ def ranked_join(words: list[str]) -> tuple[Sql, str]:
             "ON fts.fts_rowid = fts_key.id",
             (_sqlite_match(words),),
         )
-        return join, "fts.fts_rank"
-    join = Sql(
-        "JOIN records_record_search s ON s.record_id = r.id "
-        "CROSS JOIN to_tsquery('simple', unaccent(%s)) AS fts(query)",
+        return Sql("records_record r"), join, "fts.fts_rank"
+    # float8: a float4 rank would come back rounded and never equal itself in a cursor.
+    source = Sql(
+        f"(SELECT s.record_id, -(ts_rank({PG_WEIGHTS}, s.document, fts.query))::float8 "
+        "AS text_rank FROM (SELECT to_tsquery('simple', unaccent(%s)) AS query OFFSET 0) fts "
+        "JOIN records_record_search s ON s.document @@ fts.query) fts_match "
+        "CROSS JOIN LATERAL (SELECT * FROM records_record "
+        "WHERE records_record.id = fts_match.record_id OFFSET 0) r",
         (_pg_query(words),),
     )
-    # float8: a float4 rank would come back rounded and never equal itself in a cursor.
-    return join, f"-(ts_rank({PG_WEIGHTS}, s.document, fts.query))::float8"
-
-
-def ranked_match_condition() -> Sql:
-    """The WHERE part that goes with ranked_join (FTS5 filters inside its subquery)."""
-    if vendor() == "sqlite":
-        return Sql("1 = 1")
-    return Sql("s.document @@ fts.query")
+    return source, Sql(""), "fts_match.text_rank"
 
 
 def snippets(words: list[str], record_ids: list[str]) -> dict[str, str]:

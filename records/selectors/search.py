@@ -18,7 +18,7 @@ from records.models import Record
 from records.selectors import arguments as args
 from records.selectors.conditions import Criteria, criteria_sql, parse_criteria
 from records.selectors.cursors import decode_cursor, encode_cursor, fingerprint
-from records.selectors.fulltext import ranked_join, ranked_match_condition, snippets
+from records.selectors.fulltext import ranked_source, snippets
 from records.selectors.jsonpath import DataField
 from records.selectors.serialize import data_preview, iso, parse_iso_key
 from records.selectors.sql import Sql, all_of, prepare_connection, vendor
@@ -108,11 +108,12 @@ def _page_sql(
     workspace_id: str, criteria: Criteria, order: _Order, key: list[Any] | None, limit: int
 ) -> Sql:
     columns, join, extra_where = order.source()
+    records = order.records_from()
     where = all_of([criteria_sql(workspace_id, criteria, rank_joined=order.ranks), extra_where])
     inner = Sql(
-        f"SELECT {COLUMNS}{columns.text} FROM records_record r "
+        f"SELECT {COLUMNS}{columns.text} FROM {records.text} "
         f"JOIN records_collection c ON c.id = r.collection_id {join.text} WHERE {where.text}",
-        columns.params + join.params + where.params,
+        columns.params + records.params + join.params + where.params,
     )
     resume = order.after(key) if key is not None else Sql("1 = 1")
     return Sql(
@@ -129,6 +130,10 @@ class _Order:
     def source(self) -> tuple[Sql, Sql, Sql]:
         """(extra select columns, extra JOIN, extra WHERE) for the inner query."""
         return Sql(""), Sql(""), Sql("1 = 1")
+
+    def records_from(self) -> Sql:
+        """The FROM item that yields the records r."""
+        return Sql("records_record r")
 
     def order_sql(self) -> str:
         raise NotImplementedError
@@ -175,8 +180,11 @@ class _RelevanceOrder(_Order):
         self.words = words
 
     def source(self) -> tuple[Sql, Sql, Sql]:
-        join, rank = ranked_join(self.words)
-        return Sql(f", {rank} AS text_rank"), join, ranked_match_condition()
+        _, join, rank = ranked_source(self.words)
+        return Sql(f", {rank} AS text_rank"), join, Sql("1 = 1")
+
+    def records_from(self) -> Sql:
+        return ranked_source(self.words)[0]
 
     def order_sql(self) -> str:
         return "page.text_rank, page.id"
