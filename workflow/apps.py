@@ -11,8 +11,9 @@ class WorkflowConfig(AppConfig):
         from django.conf import settings
         from mcp_server.djangomcp import global_mcp_server
 
-        from workflow import catalogue
+        from workflow import catalogue, sdk_speedups
         from workflow.instructions import install_server_instructions
 
         install_server_instructions()
+        sdk_speedups.install()
         catalogue.install(global_mcp_server, settings.ANCHOR_TOOLS)
