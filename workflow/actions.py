@@ -31,7 +31,7 @@ from records.ids import is_valid_id
 from records.models import Collection
 from records.services import WriteContext
 from workflow import imports
-from workflow.counters import counter_values, lock_counters
+from workflow.counters import lock_counters, moved_counters
 from workflow.models import PreparedAction, ReviewTicket
 from workflow.operations import OPERATIONS, parse_operation
 from workflow.scope import Scope
@@ -252,17 +252,20 @@ def _parse_action_id(action_id: Any) -> str:
     return str(action_id)
 
 
-def _apply(action: PreparedAction, scope: Scope, *, approved_by: str = "") -> dict[str, Any]:
-    """Recheck and apply inside the caller's transaction. Raises on any failed check."""
+def _recheck(
+    action: PreparedAction, scope: Scope, *, check_expiry: bool = True
+) -> list[ReviewTicket]:
+    """Lock the counters the action relies on and refuse it if any review went stale.
+
+    Runs inside the caller's transaction; returns the cited tickets for the evidence checks.
+    """
     current = lock_counters(action.workspace_id, action.counters)
     tickets = load_tickets(scope, action.review_ids)
     try:
-        # A person's review may take longer than a ticket lives; what it depends on must
-        # still be unchanged.
-        check_fresh(tickets, current, check_expiry=not approved_by)
+        check_fresh(tickets, current, check_expiry=check_expiry)
     except AnchorError as exc:
         raise _stale(action, exc.message, **exc.details) from exc
-    moved = [k for k, value in action.counters.items() if current.get(k, 0) != value]
+    moved = moved_counters(action.counters, current)
     if moved:
         raise _stale(
             action,
@@ -270,6 +273,14 @@ def _apply(action: PreparedAction, scope: Scope, *, approved_by: str = "") -> di
             "review again and prepare a new action.",
             changed=moved,
         )
+    return tickets
+
+
+def _apply(action: PreparedAction, scope: Scope, *, approved_by: str = "") -> dict[str, Any]:
+    """Recheck and apply inside the caller's transaction. Raises on any failed check."""
+    # A person's review may take longer than a ticket lives; what it depends on must still be
+    # unchanged.
+    tickets = _recheck(action, scope, check_expiry=not approved_by)
     kind = _kind(action)
     action.collection_ids = kind.check(scope, action, tickets)
     evidence = list(action.evidence)
@@ -325,15 +336,7 @@ def _commit(
                 before_apply(action)
             if _requires_approval(action.collection_ids):
                 # Recheck now so a stale action is refused at once, not after a person's wait.
-                tickets = load_tickets(scope, action.review_ids)
-                check_fresh(tickets)
-                moved = [
-                    k
-                    for k, value in counter_values(action.workspace_id, action.counters).items()
-                    if value != action.counters[k]
-                ]
-                if moved:
-                    raise _stale(action, f"{', '.join(moved)} changed since prepare.")
+                _recheck(action, scope)
                 action.state = PreparedAction.AWAITING_APPROVAL
                 action.save(update_fields=["state", "arguments"])
                 return _outcome(action, replayed=False)
