@@ -10,7 +10,7 @@ def main() -> None:
     if sys.argv[1:2] == ["mcp_serve"] and not {"-h", "--help"} & set(sys.argv):
         # stdout is the MCP protocol stream: claim it before settings, apps or libraries load,
         # so nothing they print at import or in a ready() hook can reach the client.
-        from workflow.stdio import claim_stdio_for_protocol, exit_quietly_on_sigterm
+        from workflow.mcp.stdio import claim_stdio_for_protocol, exit_quietly_on_sigterm
 
         exit_quietly_on_sigterm()
         claim_stdio_for_protocol()

@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "records",
     "workflow",
     "anchor_site.http",
+    "anchor_site.devtools",
 ]
 
 MIDDLEWARE = [
@@ -125,7 +126,7 @@ ANCHOR_HTTP_ALLOWED_ORIGINS = allowed_origins_from_env()
 # Read once by django-mcp-server at import time.
 DJANGO_MCP_GLOBAL_SERVER_CONFIG = {
     "name": "anchor",
-    "instructions": None,  # filled in by workflow.instructions at app start-up
+    "instructions": None,  # filled in by workflow.mcp.instructions at app start-up
 }
 # The package's "get_server_instructions" tool duplicates the initialize result; agents get the
 # instructions there already.

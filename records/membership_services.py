@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from records import services
 from records.errors import STORAGE_ERROR, AnchorError, invalid
-from records.membership_models import AccessToken, WorkspaceMembership
+from records.models.membership import AccessToken, WorkspaceMembership
 
 TOKEN_PATTERN = re.compile(r"^anchor_([A-Za-z0-9]{12})_([A-Za-z0-9_-]{43})$")
 # Recording every use would make each request a write; once a minute is plenty for an audit of

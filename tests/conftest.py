@@ -96,6 +96,19 @@ def hiring(ctx: WriteContext) -> Hiring:
     link(ctx, abhishek_backend, "opening", backend)
     link(ctx, coding, "for_application", kirat_backend)
     return Hiring(
-        people, openings, applications, interviews, feedback, kirat, abhishek, rahul_backend,
-        rahul_frontend, backend, frontend, kirat_backend, kirat_frontend, abhishek_backend, coding,
+        people,
+        openings,
+        applications,
+        interviews,
+        feedback,
+        kirat,
+        abhishek,
+        rahul_backend,
+        rahul_frontend,
+        backend,
+        frontend,
+        kirat_backend,
+        kirat_frontend,
+        abhishek_backend,
+        coding,
     )

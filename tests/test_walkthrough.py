@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from workflow import walkthrough
+from anchor_site.devtools import walkthrough
 
 STEP_LINES = [
     'Step 1/6: "Feedback for Kriat\'s backend coding interview"',

@@ -18,6 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from records import validation as v
+from records.counters import lock_counters, moved_counters
 from records.errors import (
     ARCHIVED,
     AWAITING_APPROVAL,
@@ -31,7 +32,6 @@ from records.ids import is_valid_id
 from records.models import Collection
 from records.services import WriteContext
 from workflow import imports
-from workflow.counters import lock_counters, moved_counters
 from workflow.models import PreparedAction, ReviewTicket
 from workflow.operations import OPERATIONS, parse_operation
 from workflow.scope import Scope

@@ -13,9 +13,9 @@ from typing import Any
 from django.db.models import Count, Q
 
 from records import validation as v
+from records.counters import CATALOG
 from records.models import Collection, Record
 from records.names import normalize_name
-from workflow.counters import CATALOG
 from workflow.models import ReviewTicket
 from workflow.name_index import similarity
 from workflow.scope import Scope

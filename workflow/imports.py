@@ -14,12 +14,12 @@ from typing import Any
 
 from records import services
 from records import validation as v
+from records.counters import names_key
 from records.errors import NEEDS_CLARIFICATION, AnchorError, invalid, not_found
 from records.models import Collection, Record
 from records.names import normalize_name
 from records.services import WriteContext
 from workflow import evidence
-from workflow.counters import names_key
 from workflow.models import ReviewTicket
 from workflow.name_index import MIN_FUZZY_LENGTH, match_names, scope_names, similarity
 from workflow.name_index import SIMILARITY_THRESHOLD as THRESHOLD

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
 
+from records.counters import counter_values, names_key
 from records.models import Record, RecordAlias
 from records.names import normalize_name
-from workflow.counters import counter_values, names_key
 
 # Indel ratio 0.75 admits one transposition in a five-letter name ("kriat" ~ "kirat" = 0.80) and
 # one missing letter in a longer one, and rejects names sharing only a few letters.

@@ -14,12 +14,12 @@ from typing import Any
 from django.db.models import Q
 
 from records import validation as v
+from records.counters import links_key, names_key
 from records.errors import AnchorError, invalid, not_found
 from records.ids import is_valid_id
 from records.models import Collection, Record, Relationship, SelfMapping
 from records.names import normalize_name
 from records.validation import canonical_json
-from workflow.counters import links_key, names_key
 from workflow.models import ReviewTicket
 from workflow.name_index import NameMatch, match_names, scope_names
 from workflow.scope import Scope

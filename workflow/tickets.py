@@ -8,10 +8,10 @@ from typing import Any
 from django.utils import timezone
 
 from records import validation as v
+from records.counters import counter_values, moved_counters
 from records.errors import STALE_REVIEW, AnchorError, invalid, not_found
 from records.ids import is_valid_id
 from records.services import workspace_ensure
-from workflow.counters import counter_values, moved_counters
 from workflow.models import ReviewTicket
 from workflow.scope import Scope
 

@@ -10,8 +10,8 @@ from typing import Any
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.exceptions import AuthenticationFailed
 
-from records.membership_models import AccessToken
 from records.membership_services import access_token_find
+from records.models.membership import AccessToken
 
 REALM = "anchor"
 HOW_TO_GET_ONE = (

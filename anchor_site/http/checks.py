@@ -106,9 +106,7 @@ def _patterns(resolver: URLResolver, prefix: str = "") -> Iterator[tuple[str, An
 
 @checks.register(checks.Tags.security, checks.Tags.urls)
 def check_stock_mcp_view(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    from mcp_server.views import MCPServerStreamableHttpView
-
-    from anchor_site.http.views import AnchorMCPView
+    from anchor_site.http.views import AnchorMCPView, MCPServerStreamableHttpView
 
     errors: list[checks.CheckMessage] = []
     for route, callback in _patterns(get_resolver()):

@@ -29,8 +29,8 @@ from rest_framework.renderers import JSONRenderer
 from anchor_site.http.authentication import HOW_TO_GET_ONE, AccessTokenAuthentication
 from anchor_site.http.transport import check_transport
 from anchor_site.http.workspace import WORKSPACE_HEADER, scope_for_user
-from records.membership_models import AccessToken
 from records.membership_services import access_token_touch
+from records.models.membership import AccessToken
 from workflow.scope import Scope
 
 SESSION_OWNER_KEY = "anchor_mcp_owner"

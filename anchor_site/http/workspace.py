@@ -11,7 +11,7 @@ from typing import Any
 from rest_framework import status
 from rest_framework.exceptions import APIException, PermissionDenied
 
-from records.membership_models import WorkspaceMembership
+from records.models.membership import WorkspaceMembership
 from workflow.scope import Scope
 
 WORKSPACE_HEADER = "X-Anchor-Workspace"

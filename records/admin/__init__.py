@@ -5,9 +5,8 @@ Importing the modules registers their ModelAdmin classes with the default site.
 
 from django.contrib import admin
 
-from records.admin import audit, catalog, links, record_admin  # noqa: F401
+from records.admin import access, audit, catalog, links, record_admin  # noqa: F401
 
 admin.site.site_header = "Anchor"
 admin.site.site_title = "Anchor admin"
 admin.site.index_title = "What your agents remember, and what they changed"
-from records.admin import access  # noqa: E402,F401

@@ -11,13 +11,13 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from records.admin.common import ServiceWriteAdmin, copy_saved
-from records.membership_models import AccessToken, WorkspaceMembership
 from records.membership_services import (
     access_token_create,
     access_token_revoke,
     workspace_membership_add,
     workspace_membership_remove,
 )
+from records.models.membership import AccessToken, WorkspaceMembership
 
 
 class TokenStateFilter(admin.SimpleListFilter):

@@ -6,11 +6,12 @@ from datetime import datetime
 from typing import Any
 
 from records import validation as v
-from records.errors import NOT_FOUND, AnchorError, not_found
-from records.models import AuditEvent, Record, RecordVersion, Relationship
+from records.errors import not_found
+from records.models import AuditEvent, Record, Relationship
 from records.selectors.arguments import bounded_int, timestamp
 from records.selectors.history import history_cursor, history_fingerprint
 from records.selectors.serialize import CLARIFICATION_NOTE, event_dicts, iso
+from records.selectors.versions import state_as_of
 
 MAX_RELATIONSHIPS = 100
 MAX_EVENTS = 100
@@ -66,38 +67,6 @@ def _current_state(record: Record) -> dict[str, Any]:
         "archived_at": iso(record.archived_at),
         "created_by": record.created_by,
         "aliases": sorted(record.aliases.values_list("alias", flat=True)),
-    }
-
-
-def state_as_of(record: Record, at: datetime) -> dict[str, Any]:
-    version = (
-        RecordVersion.objects.filter(record_id=record.pk, recorded_at__lte=at)
-        .order_by("-version")
-        .first()
-    )
-    if version is None:
-        raise AnchorError(
-            NOT_FOUND,
-            f"as_of: record {record.pk} did not exist yet at {at.isoformat()}; it was created "
-            f"at {iso(record.created_at)}.",
-            field="as_of",
-            created_at=iso(record.created_at),
-        )
-    return {
-        "record_id": record.pk,
-        "collection_id": record.collection_id,
-        "collection_name": record.collection.name,
-        "title": version.title,
-        "data": version.data,
-        "version": version.version,
-        "status": "archived" if version.archived_at else "active",
-        "created_at": iso(record.created_at),
-        "updated_at": iso(version.recorded_at),
-        "archived_at": iso(version.archived_at),
-        "created_by": record.created_by,
-        "aliases": version.aliases,
-        "as_of": at.isoformat(),
-        "current_version": record.version,
     }
 
 

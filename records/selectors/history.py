@@ -12,6 +12,7 @@ from records.models import AuditEvent, Collection, Record
 from records.selectors.arguments import bounded_int, timestamp
 from records.selectors.cursors import decode_cursor, encode_cursor, fingerprint
 from records.selectors.serialize import CLARIFICATION_NOTE, event_dicts, iso, parse_iso_key
+from records.selectors.versions import state_as_of
 
 MAX_LIMIT = 100
 
@@ -29,8 +30,6 @@ def record_history(
     With as_of, only the events up to that time, and the record's state as it stood then
     (NOT_FOUND when it did not exist yet).
     """
-    from records.selectors.context import state_as_of  # context imports this module
-
     record_id = v.record_id(record_id)
     record = Record.objects.filter(workspace_id=workspace_id, pk=record_id).first()
     if record is None:

@@ -7,14 +7,14 @@ from typing import Any
 from tests.agendas.driver import Driver
 from tests.mcp_client import call_tool
 from tests.workflow.helpers import store_snapshot
-from workflow.agenda_models import (
+from workflow.agendas.chain import state_document
+from workflow.models.agendas import (
     Agenda,
     AgendaConclusion,
     AgendaEvent,
     AgendaItem,
     AgendaLayer,
 )
-from workflow.agendas.chain import state_document
 
 LIST = ["Rename the settings module", "Drop Python 3.10", "Pin the MCP SDK"]
 

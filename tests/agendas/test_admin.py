@@ -7,7 +7,7 @@ from django.test import Client
 from django.urls import reverse
 
 from tests.agendas.helpers import driver, started
-from workflow.agenda_models import Agenda, AgendaEvent, AgendaItem
+from workflow.models.agendas import Agenda, AgendaEvent, AgendaItem
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import connection
 
 from tests.agendas.helpers import database_snapshot, driver, started
-from workflow.agenda_models import Agenda, AgendaEvent, AgendaItem
+from workflow.models.agendas import Agenda, AgendaEvent, AgendaItem
 
 
 def health(d) -> dict:

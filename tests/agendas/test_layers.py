@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.agendas.helpers import driver, started
-from workflow.agenda_models import AgendaItem
+from workflow.models.agendas import AgendaItem
 
 
 def open_layer(d, kind: str, items: list[str]) -> dict:

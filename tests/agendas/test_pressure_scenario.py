@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tests.agendas import scenario
 from tests.agendas.helpers import driver
-from workflow.agenda_models import AgendaItem
+from workflow.models.agendas import AgendaItem
 
 
 def test_pressure_scenario_through_the_tools(db):

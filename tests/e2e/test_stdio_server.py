@@ -29,7 +29,7 @@ from tests.e2e.server import (
     seed,
     start_raw,
 )
-from workflow.instructions import SERVER_INSTRUCTIONS
+from workflow.mcp.instructions import SERVER_INSTRUCTIONS
 
 pytestmark = pytest.mark.slow
 

@@ -15,7 +15,7 @@ from django.core.exceptions import ImproperlyConfigured
 from mcp_server.djangomcp import global_mcp_server
 
 from tests.mcp_client import call_tool_raw, list_tools
-from workflow import catalogue
+from workflow.mcp import catalogue
 
 SNAPSHOT = Path(__file__).with_name("catalogue.json")
 FULL_BUDGET_TOKENS = 10_000

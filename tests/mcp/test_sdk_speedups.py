@@ -6,8 +6,8 @@ import jsonschema
 import pytest
 from mcp.server.lowlevel import server as lowlevel_server
 
-from workflow import sdk_speedups
-from workflow.catalogue import ENVELOPE_SCHEMA
+from workflow.mcp import sdk_speedups
+from workflow.mcp.catalogue import ENVELOPE_SCHEMA
 
 
 def test_the_sdk_server_uses_the_cached_validator():

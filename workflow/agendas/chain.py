@@ -14,7 +14,7 @@ from typing import Any
 from django.db.models import Count
 
 from records.validation import canonical_json
-from workflow.agenda_models import Agenda, AgendaEvent, AgendaItem, AgendaLayer
+from workflow.models.agendas import Agenda, AgendaEvent, AgendaItem, AgendaLayer
 
 
 def _sha(value: Any) -> str:

@@ -16,13 +16,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from records.errors import AnchorError, not_found
-from workflow.agenda_models import Agenda
 from workflow.agendas import inputs
 from workflow.agendas.chain import append_event
 from workflow.agendas.errors import PRESENTATION_REQUIRED, STALE_CURSOR, order_error
 from workflow.agendas.position import Position, load_position
 from workflow.agendas.presentation import state_view
 from workflow.agendas.tokens import new_nonce, token_revision, tokens_match
+from workflow.models.agendas import Agenda
 from workflow.scope import Scope
 
 

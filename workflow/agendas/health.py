@@ -9,14 +9,14 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from workflow.agenda_models import (
+from workflow.agendas.chain import event_hash, state_hash
+from workflow.models.agendas import (
     Agenda,
     AgendaConclusion,
     AgendaEvent,
     AgendaItem,
     AgendaLayer,
 )
-from workflow.agendas.chain import event_hash, state_hash
 
 OPENING_EVENTS = ("started", "layer_opened")
 CONCLUDING_KINDS = ("conclusion", "revision", "synthesis")

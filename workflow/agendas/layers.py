@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from records.errors import AnchorError, invalid
-from workflow.agenda_models import AgendaItem, AgendaLayer
 from workflow.agendas import inputs
 from workflow.agendas.errors import SYNTHESIS_REQUIRED, order_error
 from workflow.agendas.guard import Frame, mutate
@@ -13,6 +12,7 @@ from workflow.agendas.layers_create import create_layer
 from workflow.agendas.lifecycle import presented
 from workflow.agendas.presentation import item_view, state_view
 from workflow.agendas.tokens import new_presentation_id
+from workflow.models.agendas import AgendaItem, AgendaLayer
 from workflow.scope import Scope
 
 KINDS = (AgendaLayer.CHILD, AgendaLayer.INTERRUPTION)

@@ -8,7 +8,7 @@ from typing import Any
 
 from records.models import Record
 from records.names import normalize_name
-from workflow.agenda_models import Agenda, AgendaItem, AgendaLayer
+from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
 
 
 def title_fingerprint(title: str) -> str:

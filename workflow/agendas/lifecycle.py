@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from records.errors import AnchorError, invalid
-from workflow.agenda_models import Agenda, AgendaItem, AgendaLayer
 from workflow.agendas import inputs
 from workflow.agendas.errors import SYNTHESIS_REQUIRED, order_error
 from workflow.agendas.guard import Frame, mutate
 from workflow.agendas.position import Position, load_position
 from workflow.agendas.presentation import state_view, whole_picture
 from workflow.agendas.tokens import new_presentation_id
+from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
 from workflow.scope import Scope
 
 KEEP_HINT = (

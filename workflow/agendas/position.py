@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workflow.agenda_models import Agenda, AgendaItem, AgendaLayer
 from workflow.agendas.tokens import cursor_token
+from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
 
 
 @dataclass

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from workflow.agenda_models import Agenda, AgendaItem, AgendaLayer
 from workflow.agendas.position import Position, load_position
+from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
 
 TEXT_PREVIEW = 160
 

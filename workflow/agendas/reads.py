@@ -7,10 +7,10 @@ from typing import Any
 from django.db.models import Case, IntegerField, Value, When
 
 from records.errors import invalid
-from workflow.agenda_models import Agenda
 from workflow.agendas.guard import load_agenda
 from workflow.agendas.health import check_health
 from workflow.agendas.lifecycle import closure_summary, presented
+from workflow.models.agendas import Agenda
 from workflow.scope import Scope
 
 VIEWS = ("picture", "health")

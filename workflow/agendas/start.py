@@ -11,12 +11,12 @@ from records import validation as v
 from records.errors import invalid, not_found
 from records.models import Record
 from records.services import workspace_ensure
-from workflow.agenda_models import Agenda, AgendaLayer
 from workflow.agendas import inputs
 from workflow.agendas.chain import append_event
 from workflow.agendas.layers_create import create_layer
 from workflow.agendas.lifecycle import presented
 from workflow.agendas.tokens import new_nonce, new_presentation_id
+from workflow.models.agendas import Agenda, AgendaLayer
 from workflow.scope import Scope
 
 

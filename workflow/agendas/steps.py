@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from records.errors import AnchorError, invalid
-from workflow.agenda_models import AgendaConclusion, AgendaItem, AgendaLayer
 from workflow.agendas import inputs
 from workflow.agendas.errors import SYNTHESIS_REQUIRED, order_error
 from workflow.agendas.guard import Frame, mutate
 from workflow.agendas.position import next_open
 from workflow.agendas.presentation import state_view
+from workflow.models.agendas import AgendaConclusion, AgendaItem, AgendaLayer
 from workflow.scope import Scope
 
 ACTIONS = ("complete", "defer", "block", "revise", "next")

@@ -14,11 +14,11 @@ from records import validation as v
 from records.errors import AnchorError, invalid
 from records.models import Record
 from workflow.actions import commit_write, prepare_write
-from workflow.agenda_models import Agenda, AgendaItem, AgendaLayer
 from workflow.agendas.errors import order_error
 from workflow.agendas.guard import Frame, mutate
 from workflow.agendas.layers_create import title_fingerprint
 from workflow.agendas.presentation import state_view
+from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
 from workflow.resolution import RESOLVED, resolve_record
 from workflow.scope import Scope
 

@@ -11,13 +11,13 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from records.errors import AnchorError
-from records.membership_models import AccessToken
 from records.membership_services import (
     TOKEN_PATTERN,
     access_token_create,
     access_token_revoke,
     user_for_username,
 )
+from records.models.membership import AccessToken
 
 
 class Command(BaseCommand):

@@ -6,7 +6,7 @@ import sys
 
 from mcp_server import MCPToolset
 
-from workflow.envelope import ToolResult, run_tool
+from workflow.mcp.envelope import ToolResult, run_tool
 
 stdout_logger = logging.getLogger("tests.e2e.noisy")
 stdout_logger.addHandler(logging.StreamHandler(sys.stdout))

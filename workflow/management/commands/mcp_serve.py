@@ -24,8 +24,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError, connection, connections
 from django.db.migrations.executor import MigrationExecutor
 
-from workflow import catalogue
-from workflow.stdio import claim_stdio_for_protocol, exit_quietly_on_sigterm, serve_stdio
+from workflow.mcp.server import select_tools, serve_stdio_pipe
+from workflow.mcp.stdio import claim_stdio_for_protocol, exit_quietly_on_sigterm
 
 # Any constant works as long as every Anchor process uses the same one; "anchor" in ASCII.
 POSTGRES_MIGRATION_LOCK = 0x616E63686F72
@@ -52,11 +52,9 @@ class Command(BaseCommand):
         exit_quietly_on_sigterm()
         pipe = claim_stdio_for_protocol()  # already claimed when started through manage.py
 
-        from mcp_server.djangomcp import global_mcp_server
-
         if options["tools"] is not None:
             try:
-                catalogue.install(global_mcp_server, options["tools"])
+                select_tools(options["tools"])
             except ImproperlyConfigured as exc:
                 raise CommandError(str(exc)) from exc
         migrate_if_needed(verbosity=options["verbosity"])
@@ -64,7 +62,7 @@ class Command(BaseCommand):
 
         if options["verbosity"] >= 2:
             sys.stderr.write(f"anchor: ready in {time.monotonic() - started:.2f}s\n")
-        anyio.run(serve_stdio, global_mcp_server._mcp_server, pipe)
+        anyio.run(serve_stdio_pipe, pipe)
 
 
 def migrate_if_needed(*, verbosity: int) -> None:

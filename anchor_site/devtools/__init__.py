@@ -1,0 +1,1 @@
+"""Developer tools over the product: benchmarks and the scripted walkthrough."""

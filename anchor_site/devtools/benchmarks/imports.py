@@ -1,0 +1,102 @@
+"""Import review: 100 rows against 10,000 names, and the worst case the comparison cap allows.
+
+The reference is difflib's SequenceMatcher (the reference design's matcher) over the same
+normalised names, timed on a tenth of the rows and scaled up. The cap rows build their scope in
+memory, since only the matching is timed: names of the lengths that cost most per counted
+comparison, sized so the review sits exactly at MAX_COMPARISONS.
+"""
+
+from __future__ import annotations
+
+import random
+from unittest import mock
+
+from anchor_site.devtools.benchmarks import data
+from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat
+from anchor_site.devtools.benchmarks.resolution import difflib_matches
+from records.names import normalize_name
+from workflow import imports
+from workflow.name_index import ScopeNames, scope_names
+
+AREA = "imports"
+
+
+def rows_for(names: list[str], count: int) -> list[dict[str, str]]:
+    """A fifth typos of stored names, a few repeats of each other, the rest new names."""
+    fresh = data.person_names(count, seed=99)
+    rows = []
+    for index in range(count):
+        if index % 5 == 0:
+            title = data.typo(names[index * 37 % len(names)], seed=index)
+        elif index % 10 == 3:
+            title = rows[index - 1]["title"]
+        else:
+            title = fresh[index] + " Junior"
+        rows.append({"key": str(index), "title": title})
+    return rows
+
+
+def run(sizes: Sizes, workspace_id: str, collection_id: str, names: list[str]) -> list[Row]:
+    rows = rows_for(names, sizes.import_rows)
+    stored = scope_names(workspace_id, collection_id).names
+    samples = repeat(lambda: imports.review_rows(workspace_id, collection_id, rows), sizes.repeat)
+    sample_rows = [normalize_name(r["title"]) for r in rows[: max(1, len(rows) // 10)]]
+
+    def reference():
+        for title in sample_rows:
+            difflib_matches(title, stored)
+
+    scaled = repeat(reference, sizes.reference_repeat, warmup=0).median_ms
+    scaled *= len(rows) / len(sample_rows)
+    result = [
+        Row(
+            AREA,
+            f"import review, {len(rows)} rows against {len(stored):,} names",
+            samples.median_ms,
+            "ms",
+            p95=samples.p95_ms,
+            target="< 300 ms",
+            passed=samples.median_ms < 300,
+            reference=scaled,
+            reference_what=f"difflib, timed on {len(sample_rows)} rows and scaled",
+        )
+    ]
+    for length in (40, 300):
+        result.append(_at_cap(sizes, workspace_id, collection_id, length))
+    return result
+
+
+def _text(rng: random.Random, vocabulary: list[str], length: int) -> str:
+    out: list[str] = []
+    while len(" ".join(out)) < length:
+        out.append(rng.choice(vocabulary))
+    return " ".join(out)[:length].strip().ljust(length, "x")
+
+
+def _at_cap(sizes: Sizes, workspace_id: str, collection_id: str, length: int) -> Row:
+    rng = random.Random(length)
+    vocabulary = data.words(5000, seed=length)
+    rows = [
+        {"key": str(i), "title": _text(rng, vocabulary, length)} for i in range(sizes.import_rows)
+    ]
+    per_name = imports.review_cost([r["title"] for r in rows], ["x" * length]) / len(rows)
+    count = int(imports.MAX_COMPARISONS / (len(rows) * per_name))
+    scope = ScopeNames.build(
+        0, [(f"name-{index}", _text(rng, vocabulary, length), False) for index in range(count)]
+    )
+    assert imports.review_cost([r["title"] for r in rows], scope.names) <= imports.MAX_COMPARISONS
+    with mock.patch.object(imports, "scope_names", lambda *_: scope):
+        samples = repeat(
+            lambda: imports.review_rows(workspace_id, collection_id, rows),
+            max(3, sizes.reference_repeat),
+        )
+    return Row(
+        AREA,
+        f"import review at the cap, {len(rows)} rows x {count:,} names of {length} chars",
+        samples.median_ms,
+        "ms",
+        p95=samples.p95_ms,
+        target="< 1000 ms",
+        passed=samples.median_ms < 1000,
+        note=f"MAX_COMPARISONS = {imports.MAX_COMPARISONS:,} counted comparisons",
+    )

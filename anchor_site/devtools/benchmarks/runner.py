@@ -1,0 +1,277 @@
+"""Run the benchmark areas: a worker process per backend, each on a database made for the run.
+
+The command never touches the configured database. For SQLite it points a worker (and the
+mcp_serve processes that worker starts) at a file in a temporary directory; for PostgreSQL it
+creates a scratch database beside the one DATABASE_URL names and drops it afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from django.conf import settings
+
+from anchor_site.devtools.benchmarks.measure import Row, Sizes
+
+AREAS = (
+    "catalogue",
+    "startup",
+    "memory",
+    "resolution",
+    "imports",
+    "stdio",
+    "batches",
+    "writes",
+    "search",
+    "graph",
+)
+# Properties of the process, not of the database: measured once, on SQLite.
+PROCESS_ONLY = {"catalogue", "memory"}
+
+
+# --- the parent: one worker per backend --------------------------------------------------------
+
+
+def run_backend(
+    vendor: str, sizes: Sizes, areas: list[str], *, progress: bool
+) -> list[dict[str, Any]]:
+    if vendor == "postgresql":
+        areas = [a for a in areas if a not in PROCESS_ONLY]
+    if not areas:
+        return []
+    with tempfile.TemporaryDirectory(prefix="anchor-bench-") as tmp:
+        env = dict(os.environ)
+        scratch = None
+        if vendor == "sqlite":
+            env.pop("DATABASE_URL", None)
+            env["ANCHOR_DB_PATH"] = str(Path(tmp) / "benchmark.db")
+        else:
+            scratch = ScratchDatabase(os.environ["DATABASE_URL"])
+            env["DATABASE_URL"] = scratch.create()
+        results = Path(tmp) / "rows.json"
+        try:
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    str(Path(settings.BASE_DIR) / "manage.py"),
+                    "benchmark",
+                    "--worker",
+                    str(results),
+                    "--sizes",
+                    json.dumps(sizes.to_dict()),
+                    "--only",
+                    ",".join(areas),
+                ],
+                cwd=settings.BASE_DIR,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=None if progress else subprocess.DEVNULL,
+                check=False,
+            )
+        finally:
+            if scratch is not None:
+                scratch.drop()
+        rows = json.loads(results.read_text()) if results.exists() else []
+        if done.returncode != 0:
+            rows.append(
+                Row(
+                    "worker", "benchmark worker", None, "", note=f"exit {done.returncode}"
+                ).as_dict()
+            )
+        return rows
+
+
+class ScratchDatabase:
+    """A database created beside DATABASE_URL's for one run, and dropped after it."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        parts = urlsplit(url)
+        self.base = parts.path.lstrip("/")
+        self.name = f"{self.base}_scratch_{os.getpid()}"
+        self.scratch_url = urlunsplit(parts._replace(path=f"/{self.name}"))
+
+    def _execute(self, sql: str) -> None:
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            conn.execute(sql)
+
+    def create(self) -> str:
+        self._execute(f'DROP DATABASE IF EXISTS "{self.name}"')
+        self._execute(f'CREATE DATABASE "{self.name}"')
+        return self.scratch_url
+
+    def drop(self) -> None:
+        self._execute(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
+
+
+# --- the worker: Django is configured against the run's own database ---------------------------
+
+
+def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], None]) -> None:
+    from django.core.management import call_command
+    from django.db import connection
+
+    from anchor_site.devtools.benchmarks import data
+
+    vendor = connection.vendor
+    rows: list[Row] = []
+
+    def save() -> None:
+        results.write_text(json.dumps([r.as_dict() for r in rows]))
+
+    def area(name: str, fn: Callable[[], list[Row]]) -> None:
+        if name not in areas:
+            return
+        say(f"[{vendor}] {name} ...")
+        try:
+            found = fn()
+        except Exception as exc:  # one broken area must not hide the others' figures
+            traceback.print_exc(file=sys.stderr)
+            found = [Row(name, name, None, "", note=f"error: {type(exc).__name__}: {exc}")]
+        for row in found:
+            say(f"[{vendor}]   {row.what}: {row.value}")
+        rows.extend(found)
+        save()
+
+    say(f"[{vendor}] migrating and generating names ...")
+    call_command("migrate", interactive=False, verbosity=0, stdout=sys.stderr)
+    ctx = data.context()
+    from workflow.scope import Scope
+
+    scope = Scope(data.WORKSPACE, data.ACTOR)
+    names = data.person_names(sizes.names)
+    people = data.collection(ctx, "bench people")
+    data.bulk_insert(people.pk, data.people(names))
+    import_names = data.person_names(sizes.import_names, seed=5)
+    applicants = data.collection(ctx, "bench applicants")
+    data.bulk_insert(applicants.pk, data.people(import_names))
+    linked = data.linked_record(ctx)
+    save()
+
+    from anchor_site.devtools.benchmarks import (
+        catalogue,
+        graph,
+        imports,
+        memory,
+        resolution,
+        search,
+        startup,
+    )
+
+    area("catalogue", catalogue.run)
+    area("startup", lambda: startup.run(sizes))
+    area("memory", lambda: memory.run(people.pk, len(names), data.typo(names[1], seed=3)))
+    area("resolution", lambda: resolution.run(sizes, scope, people.pk, names))
+    area("imports", lambda: imports.run(sizes, data.WORKSPACE, applicants.pk, import_names))
+    session_areas = [a for a in ("stdio", "batches", "writes") if a in areas]
+    if session_areas:  # one server and client session for the three
+        areas.append("+".join(session_areas))
+        area(areas[-1], lambda: _session_rows(sizes, session_areas, linked, vendor))
+    area("search", lambda: search.run(sizes, ctx))
+    area("graph", lambda: graph.run(sizes, ctx))
+
+
+def _session_rows(sizes: Sizes, areas: list[str], linked: Any, vendor: str) -> list[Row]:
+    from anchor_site.devtools.benchmarks import batches, stdio, writes
+    from anchor_site.devtools.benchmarks.server import client_session
+
+    async def over_stdio() -> tuple[list[Row], float | None]:
+        rows: list[Row] = []
+        rate = None
+        async with client_session() as session:
+            if "stdio" in areas:
+                rows += await stdio.run(session, sizes, linked)
+            if "batches" in areas:
+                rows += await batches.run(session, sizes, linked)
+            if "writes" in areas:
+                rate, _ = await writes.run(session, sizes, linked)
+        return rows, rate
+
+    rows, rate = asyncio.run(over_stdio())
+    if rate is not None:
+        rows.append(writes.row(rate, writes.commit_floor(sizes.writes), sizes, vendor))
+    return rows
+
+
+# --- the table ------------------------------------------------------------------------------------
+
+
+def _amount(value: float | None, unit: str) -> str:
+    if value is None:
+        return "-"
+    if unit == "ms":
+        return f"{value:.1f} ms" if value < 100 else f"{value:,.0f} ms"
+    if unit == "s":
+        return f"{value:.2f} s"
+    if unit == "/s":
+        return f"{value:,.0f} /s"
+    if unit == "tokens":
+        return f"{value:,.0f} tok"
+    if unit == "MB":
+        return f"{value:.0f} MB"
+    return f"{value:g} {unit}"
+
+
+def _ratio(row: dict[str, Any]) -> str:
+    ratio = row.get("ratio")
+    if ratio is None:
+        return "-"
+    if row["unit"] in ("ms", "s") and ratio < 1:
+        return f"{1 / ratio:.1f}x faster"
+    return f"{ratio:.2f}x"
+
+
+def _verdict(row: dict[str, Any]) -> str:
+    if row["value"] is None and row["note"].startswith(("error", "exit")):
+        return "ERROR"
+    return {True: "PASS", False: "MISS", None: "-"}[row["passed"]]
+
+
+def table(vendor: str, rows: list[dict[str, Any]]) -> list[str]:
+    header = ("what", "median", "p95", "target", "reference", "ratio", "result")
+    body = [
+        (
+            row["what"],
+            _amount(row["value"], row["unit"]),
+            _amount(row["p95"], row["unit"]),
+            row["target"] or "-",
+            _amount(row["reference"], row["unit"]),
+            _ratio(row),
+            _verdict(row),
+        )
+        for row in rows
+    ]
+    widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
+    widths[0] = min(widths[0], 100)
+
+    def fmt(line: tuple[str, ...]) -> str:
+        first = line[0] if len(line[0]) <= widths[0] else line[0][: widths[0] - 1] + "…"
+        cells = [first.ljust(widths[0])]
+        cells += [cell.rjust(widths[i]) for i, cell in enumerate(line[1:], start=1)]
+        return "  ".join(cells)
+
+    out = [f"== {vendor} ==", fmt(header), "  ".join("-" * w for w in widths)]
+    for row, line in zip(rows, body, strict=True):
+        out.append(fmt(line))
+        extra = []
+        if row["reference_what"]:
+            extra.append(f"reference: {row['reference_what']}")
+        if row["note"]:
+            extra.append(row["note"])
+        if len(row["what"]) > widths[0]:
+            extra.insert(0, row["what"])
+        if extra:
+            out.append("    " + "; ".join(extra))
+    return out

@@ -1,0 +1,49 @@
+"""Round trips over stdio from the official client: get_record_context against a no-op tool.
+
+Both tools are called alternately on the same server, so load on the machine hits both alike.
+get_server_instructions is the closest to a no-op the server has: no database, a fixed text.
+"""
+
+from __future__ import annotations
+
+import time
+
+from anchor_site.devtools.benchmarks.data import LinkedRecord
+from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes
+from anchor_site.devtools.benchmarks.server import call
+from workflow.mcp.client import ClientSession
+
+AREA = "stdio"
+WARMUP = 20
+
+
+async def run(session: ClientSession, sizes: Sizes, linked: LinkedRecord) -> list[Row]:
+    context_args = {"record_id": linked.record_id, "relationship_limit": 20, "event_limit": 10}
+    first = await call(session, "get_record_context", context_args)
+    for _ in range(WARMUP):
+        await call(session, "get_record_context", context_args)
+        await call(session, "get_server_instructions", {})
+    context, noop = Samples(), Samples()
+    for _ in range(sizes.calls):
+        started = time.perf_counter()
+        await call(session, "get_record_context", context_args)
+        middle = time.perf_counter()
+        await call(session, "get_server_instructions", {})
+        context.seconds.append(middle - started)
+        noop.seconds.append(time.perf_counter() - middle)
+    links = sum(len(first["links"][k]) for k in ("outgoing", "incoming"))
+    events = len(first["events"] or [])
+    return [
+        Row(
+            AREA,
+            f"stdio round trip, get_record_context ({links} links, {events} events), "
+            f"{sizes.calls:,} calls",
+            context.median_ms,
+            "ms",
+            p95=context.p95_ms,
+            target="< 5 ms and < 3x no-op",
+            passed=context.median_ms < 5 and context.median_ms < 3 * noop.median_ms,
+            reference=noop.median_ms,
+            reference_what="get_server_instructions (no-op) on the same server",
+        )
+    ]

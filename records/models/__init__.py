@@ -1,0 +1,32 @@
+"""The store's models: the data itself (store) and who may reach it over HTTP (membership)."""
+
+from records.models.membership import AccessToken, WorkspaceMembership
+from records.models.store import (
+    AuditEvent,
+    ClarificationReview,
+    Collection,
+    CollectionAlias,
+    Record,
+    RecordAlias,
+    RecordVersion,
+    Relationship,
+    RevisionCounter,
+    SelfMapping,
+    Workspace,
+)
+
+__all__ = [
+    "AccessToken",
+    "AuditEvent",
+    "ClarificationReview",
+    "Collection",
+    "CollectionAlias",
+    "Record",
+    "RecordAlias",
+    "RecordVersion",
+    "Relationship",
+    "RevisionCounter",
+    "SelfMapping",
+    "Workspace",
+    "WorkspaceMembership",
+]

@@ -1,0 +1,146 @@
+"""Agendas in the admin, read-only: the tree with states and conclusions, health, event history.
+
+Agendas change only through the agent's tools (every change is token-checked and sealed in the
+event chain), so people read here and never edit; the health check runs on each change page.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+
+from records.admin.common import ReadOnlyAdmin, json_block
+from workflow.agendas.health import check_health
+from workflow.agendas.presentation import whole_picture
+from workflow.models.agendas import Agenda, AgendaConclusion, AgendaEvent
+
+
+@admin.register(Agenda)
+class AgendaAdmin(ReadOnlyAdmin):
+    list_display = ["title", "status", "revision", "actor_id", "sync_state", "updated_at"]
+    list_filter = ["status", "sync_state", "updated_at", "workspace"]
+    search_fields = ["=id", "title", "actor_id"]
+    show_full_result_count = False
+    list_per_page = 50
+    fieldsets = [
+        (None, {"fields": ["title", "status", "revision", "actor_id", "workspace"]}),
+        ("Where it stands", {"fields": ["tree", "pending_presentation_id", "closing_note"]}),
+        ("Conclusions (every revision)", {"fields": ["conclusion_history"]}),
+        ("Health", {"fields": ["health"]}),
+        ("Event history", {"fields": ["event_history"]}),
+        ("Bound records", {"fields": ["bound_collection", "sync_state"]}),
+        ("When", {"fields": ["created_at", "updated_at", "closed_at", "id"]}),
+    ]
+    readonly_fields = [
+        "title",
+        "status",
+        "revision",
+        "actor_id",
+        "workspace",
+        "tree",
+        "pending_presentation_id",
+        "closing_note",
+        "conclusion_history",
+        "health",
+        "event_history",
+        "bound_collection",
+        "sync_state",
+        "created_at",
+        "updated_at",
+        "closed_at",
+        "id",
+    ]
+
+    @admin.display(description="whole picture")
+    def tree(self, obj: Agenda) -> str:
+        return format_html('<pre class="anchor-json">{}</pre>', whole_picture(obj)["text"])
+
+    @admin.display(description="conclusions, reasons and syntheses, oldest first")
+    def conclusion_history(self, obj: Agenda) -> str:
+        rows = (
+            AgendaConclusion.objects.filter(item__layer__agenda=obj)
+            .select_related("item__layer")
+            .order_by("created_at", "id")
+        )
+        body = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (row.item.path, row.kind, row.text, row.actor_id, row.created_at.isoformat())
+                for row in rows
+            ),
+        )
+        if not body:
+            return "—"
+        return format_html(
+            "<table><tr><th>item</th><th>kind</th><th>text</th><th>by</th><th>at</th></tr>"
+            "{}</table>",
+            body,
+        )
+
+    @admin.display(description="health check (structure, event chain, seal)")
+    def health(self, obj: Agenda) -> str:
+        report = check_health(obj)
+        if report["healthy"]:
+            return format_html(
+                '<span class="anchor-badge anchor-ok">healthy</span> event log hash {}',
+                report["event_log_hash"][:16],
+            )
+        problems = format_html_join("", "<li>{}</li>", ((p,) for p in report["problems"]))
+        return format_html(
+            '<span class="anchor-badge anchor-bad">problems</span><ul>{}</ul>', problems
+        )
+
+    @admin.display(description="events")
+    def event_history(self, obj: Agenda) -> str:
+        events = AgendaEvent.objects.filter(agenda=obj).order_by("sequence")
+        body = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (e.sequence, e.kind, e.actor_id, e.created_at.isoformat(), json_block(e.payload))
+                for e in events
+            ),
+        )
+        url = reverse("admin:workflow_agendaevent_changelist") + f"?agenda__id__exact={obj.pk}"
+        return format_html(
+            '<p><a href="{}">Open as a filterable list</a></p><table><tr><th>#</th><th>kind'
+            "</th><th>by</th><th>at</th><th>payload</th></tr>{}</table>",
+            url,
+            body,
+        )
+
+
+EVENT_FIELDS = [
+    "agenda",
+    "sequence",
+    "kind",
+    "actor_id",
+    "created_at",
+    "payload_json",
+    "state_hash",
+    "previous_hash",
+    "event_hash",
+]
+
+
+@admin.register(AgendaEvent)
+class AgendaEventAdmin(ReadOnlyAdmin):
+    list_display = ["created_at", "agenda", "sequence", "kind", "actor_id"]
+    list_filter = ["kind", "created_at"]
+    list_select_related = ["agenda"]
+    raw_id_fields = ["agenda"]
+    search_fields = ["=agenda__id", "agenda__title", "actor_id"]
+    show_full_result_count = False
+    fields = tuple(EVENT_FIELDS)
+    readonly_fields = EVENT_FIELDS
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[AgendaEvent]:
+        return super().get_queryset(request).order_by("-created_at", "-id")
+
+    @admin.display(description="payload")
+    def payload_json(self, obj: AgendaEvent) -> str:
+        return json_block(obj.payload, fold_over=3000)

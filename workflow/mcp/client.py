@@ -1,0 +1,49 @@
+"""The official MCP client, opened the one way Anchor's developer tools use it.
+
+The walkthrough and the benchmarks drive a real `manage.py mcp_serve` over stdio, as an agent
+would. They reach the SDK's client through this module so that an SDK upgrade stays inside
+`workflow.mcp`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, TextIO
+
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+__all__ = ["ClientSession", "open_stdio_session"]
+
+
+@asynccontextmanager
+async def open_stdio_session(
+    command: list[str],
+    *,
+    env: Mapping[str, str],
+    cwd: Path | str,
+    errlog: TextIO,
+    timeout: timedelta,
+) -> AsyncIterator[ClientSession]:
+    """Start `command` as an MCP server on stdio and yield an initialized client session."""
+    params = StdioServerParameters(
+        command=command[0], args=command[1:], env=dict(env), cwd=str(cwd)
+    )
+    async with (
+        stdio_client(params, errlog=errlog) as (read, write),
+        ClientSession(read, write, read_timeout_seconds=timeout) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+def tool_envelope(reply: Any) -> Any:
+    """The envelope a tool call returned: its structured content, or its text parsed."""
+    envelope = reply.structuredContent
+    if envelope is None:
+        envelope = json.loads(reply.content[0].text)
+    return envelope

@@ -1,0 +1,246 @@
+"""Agenda tools: freeze a list and work through it item by item, with cursor tokens."""
+
+from typing import Annotated, Literal
+
+from mcp_server import MCPToolset
+from pydantic import Field
+
+from workflow.agendas import layers, lifecycle, reads, start, steps, sync
+from workflow.mcp.envelope import ToolResult, run_tool
+from workflow.scope import scope_for_request
+
+# Shared parameter descriptions: short, because every tool repeats them in the catalogue.
+AgendaId = Annotated[str, Field(description="From agenda_start or agenda_view.")]
+CursorToken = Annotated[str, Field(description="The latest cursor_token of this agenda.")]
+Snapshot = Annotated[
+    list[str], Field(description="The exact list in source order, without numbers (max 100).")
+]
+SourceReference = Annotated[
+    str | None,
+    Field(
+        description="Where the list comes from (message, file, review). Required unless "
+        "unverified_source_reason."
+    ),
+]
+UnverifiedReason = Annotated[
+    str | None, Field(description="Only if the list has no checkable source: why.")
+]
+
+
+class AgendaTools(MCPToolset):
+    def agenda_start(
+        self,
+        title: Annotated[str, Field(description="What the agenda is about.")],
+        items: Annotated[
+            list[str] | None,
+            Field(description="The exact list in source order, without numbers (max 100)."),
+        ] = None,
+        record_ids: Annotated[
+            list[str] | None,
+            Field(
+                description="Instead of items: active records of one collection, in order; "
+                "their titles become the items and outcomes sync back to them."
+            ),
+        ] = None,
+        source_reference: SourceReference = None,
+        unverified_source_reason: UnverifiedReason = None,
+    ) -> ToolResult:
+        """Freeze a concrete list the user wants handled item by item, as a new agenda.
+
+        Only for a concrete list plus item-by-item intent ("one by one", "next"). Items stay
+        numbered 1..n, never added, dropped or reordered. Loop: show whole_picture.text,
+        agenda_acknowledge it, discuss the current item, agenda_step complete/defer/block,
+        agenda_step next. Always pass the latest cursor_token; follow next_step.
+        """
+        scope = scope_for_request(self.request)
+        return run_tool(
+            lambda: start.agenda_start(
+                scope,
+                title=title,
+                items=items,
+                record_ids=record_ids,
+                source_reference=source_reference,
+                unverified_source_reason=unverified_source_reason,
+            )
+        )
+
+    def agenda_view(
+        self,
+        agenda_id: Annotated[str | None, Field(description="Omit to list agendas.")] = None,
+        view: Annotated[
+            Literal["picture", "health"], Field(description="picture (default) or health.")
+        ] = "picture",
+    ) -> ToolResult:
+        """Read agendas, changing nothing: the list, one agenda's whole picture, or its health.
+
+        Use when a conversation starts and after a refused token: picture gives the
+        cursor_token, next_step and any pending_presentation_id.
+        """
+        scope = scope_for_request(self.request)
+        return run_tool(lambda: reads.view_agenda(scope, agenda_id=agenda_id, view=view))
+
+    def agenda_acknowledge(
+        self,
+        agenda_id: AgendaId,
+        cursor_token: CursorToken,
+        presentation_id: Annotated[str, Field(description="Of the whole picture the user saw.")],
+    ) -> ToolResult:
+        """Confirm the user has seen the whole picture; progress is refused until then.
+
+        Acknowledge only once whole_picture.text is visible to the user (otherwise at the
+        start of the next turn).
+        """
+        scope = scope_for_request(self.request)
+        return run_tool(
+            lambda: lifecycle.acknowledge(
+                scope,
+                agenda_id=agenda_id,
+                cursor_token=cursor_token,
+                presentation_id=presentation_id,
+            )
+        )
+
+    def agenda_step(
+        self,
+        agenda_id: AgendaId,
+        cursor_token: CursorToken,
+        action: Annotated[
+            Literal["complete", "defer", "block", "revise", "next"],
+            Field(
+                description="complete, defer, block: the current item. revise: a completed "
+                "item's conclusion (all revisions kept) or the parent synthesis. next: the "
+                "next open item."
+            ),
+        ],
+        text: Annotated[
+            str | None,
+            Field(
+                description="Conclusion (complete, revise) or reason (defer, block); not "
+                "blank. Omit for next."
+            ),
+        ] = None,
+        item_number: Annotated[
+            int | None,
+            Field(description="revise only: an earlier item of the current list.", ge=1),
+        ] = None,
+    ) -> ToolResult:
+        """Resolve, revise or advance in the deepest active list.
+
+        complete, defer or block the current item before next. After a child list returns,
+        revise the parent item with a synthesis of the child outcomes; next is refused until
+        then. Refusals change nothing; after STALE_CURSOR check the returned current state
+        before retrying.
+        """
+        scope = scope_for_request(self.request)
+        return run_tool(
+            lambda: steps.step(
+                scope,
+                agenda_id=agenda_id,
+                cursor_token=cursor_token,
+                action=action,
+                text=text,
+                item_number=item_number,
+            )
+        )
+
+    def agenda_open_layer(
+        self,
+        agenda_id: AgendaId,
+        cursor_token: CursorToken,
+        kind: Annotated[
+            Literal["child", "interruption"],
+            Field(
+                description="child: sub-items of the current item (3.1, 3.2). interruption: "
+                "an unrelated urgent list (i1.1) that returns to where you were."
+            ),
+        ],
+        items: Snapshot,
+        source_reference: SourceReference = None,
+        unverified_source_reason: UnverifiedReason = None,
+    ) -> ToolResult:
+        """Open a frozen list on top of the current one; next then works inside it.
+
+        Show and acknowledge the picture; agenda_return closes it once all items are resolved.
+        """
+        scope = scope_for_request(self.request)
+        return run_tool(
+            lambda: layers.open_layer(
+                scope,
+                agenda_id=agenda_id,
+                cursor_token=cursor_token,
+                kind=kind,
+                items=items,
+                source_reference=source_reference,
+                unverified_source_reason=unverified_source_reason,
+            )
+        )
+
+    def agenda_return(
+        self,
+        agenda_id: AgendaId,
+        cursor_token: CursorToken,
+        outcome: Annotated[str, Field(description="What the list concluded; not blank.")],
+    ) -> ToolResult:
+        """Close the deepest child or interruption list and go back to its parent item.
+
+        Every item must be resolved. Show and acknowledge the returned picture; after a child
+        list, revise the parent item with the synthesis before next.
+        """
+        scope = scope_for_request(self.request)
+        return run_tool(
+            lambda: layers.return_layer(
+                scope, agenda_id=agenda_id, cursor_token=cursor_token, outcome=outcome
+            )
+        )
+
+    def agenda_control(
+        self,
+        agenda_id: AgendaId,
+        cursor_token: CursorToken,
+        action: Annotated[
+            Literal["present", "pause", "resume", "abandon", "finish"],
+            Field(description="present shows the picture again."),
+        ],
+        text: Annotated[
+            str | None,
+            Field(
+                description="Closing summary (finish) or reason (abandon), required; "
+                "optional note (pause)."
+            ),
+        ] = None,
+    ) -> ToolResult:
+        """Present the picture again, pause, resume, abandon or finish an agenda.
+
+        Pause and abandon work before acknowledgement. Resume and present return a picture
+        to show and acknowledge. Finish (every root item resolved) and abandon return the
+        unresolved items; keep those needing long-term memory as records.
+        """
+        scope = scope_for_request(self.request)
+        return run_tool(
+            lambda: lifecycle.control(
+                scope, agenda_id=agenda_id, cursor_token=cursor_token, action=action, text=text
+            )
+        )
+
+    def agenda_sync_records(
+        self,
+        agenda_id: AgendaId,
+        cursor_token: CursorToken,
+        status_values: Annotated[
+            dict[str, str] | None,
+            Field(description='Optional data.status per state, e.g. {"completed": "done"}.'),
+        ] = None,
+    ) -> ToolResult:
+        """Write a paused or closed agenda's outcomes to its bound records, guarded and audited.
+
+        Sets data.agenda_outcome; a record changed since binding is reported, not overwritten.
+        """
+        scope = scope_for_request(self.request)
+        return run_tool(
+            lambda: sync.sync_records(
+                scope,
+                agenda_id=agenda_id,
+                cursor_token=cursor_token,
+                status_values=status_values,
+            )
+        )

@@ -1,0 +1,133 @@
+"""Review tools: discover collections and resolve record names before any write."""
+
+from typing import Annotated, Any
+
+from mcp_server import MCPToolset
+from pydantic import Field
+
+from workflow.batch_read import batch_read
+from workflow.discovery import discover_collections as discover
+from workflow.mcp.envelope import ToolResult, run_tool
+from workflow.resolution import batch_resolve
+from workflow.resolution import resolve_record as resolve
+from workflow.scope import scope_for_request
+
+
+class ReviewTools(MCPToolset):
+    def discover_collections(
+        self,
+        name: Annotated[
+            str, Field(description="Proposed collection name, e.g. 'expenses' (1-100 chars).")
+        ],
+        purpose: Annotated[
+            str,
+            Field(description="What the collection would track, in a sentence (1-2000 chars)."),
+        ],
+    ) -> ToolResult:
+        """Review the whole collection catalog before creating or changing a collection.
+
+        Returns every collection (up to 200) with purpose, record meaning, typical fields,
+        aliases, active count and up to three sample records, plus lexical `suggestions` with
+        reasons, and a `discovery_id` to cite in prepare_write (valid 15 minutes). Read all
+        entries, not just suggestions: collections can overlap in meaning without sharing words,
+        and the server cannot judge meaning. Reuse a fitting collection rather than creating a
+        near-duplicate. Changes nothing. For just listing collections use list_collections.
+        """
+        scope = scope_for_request(self.request)
+        return run_tool(lambda: discover(scope, name=name, purpose=purpose))
+
+    def resolve_record(
+        self,
+        query: Annotated[
+            str,
+            Field(
+                description="The name, alias or record ID the user mentioned, or 'me' for the "
+                "user themself (1-300 chars)."
+            ),
+        ],
+        collection_id: Annotated[
+            str | None,
+            Field(description="Only look in this collection. Omit to search the workspace."),
+        ] = None,
+        context_record_ids: Annotated[
+            list[str] | None,
+            Field(
+                description="Up to 10 record IDs the user's words tie the record to; only "
+                "records linked (one hop, either direction) to all of them are kept. Use only "
+                "IDs grounded in what the user said. Omit before creating a record."
+            ),
+        ] = None,
+    ) -> ToolResult:
+        """Find which stored record a name refers to, without guessing; required before writes.
+
+        Matches exact titles, aliases and IDs, and ranks similar spellings (3+ characters) as
+        suggestions. `status`: `resolved` (one active exact match, in `selected_record_id`),
+        `needs_clarification` (several exact matches, an archived one, only similar names, or
+        'me' with no self mapping: ask the user), `no_match` (not proof it does not exist), or
+        `incomplete` (too many matches: narrow it). Candidates carry score, reasons, status,
+        created_at, data preview and links, to ask a focused question. A score is not identity.
+        Returns a `resolution_id` to cite in prepare_write (valid 15 minutes). Before creating a
+        record, resolve its title with collection_id and no context_record_ids. Changes
+        nothing.
+        """
+        scope = scope_for_request(self.request)
+        return run_tool(
+            lambda: resolve(
+                scope,
+                query=query,
+                collection_id=collection_id,
+                context_record_ids=context_record_ids,
+            )
+        )
+
+
+class BatchReviewTools(MCPToolset):
+    def batch_resolve_records(
+        self,
+        requests: Annotated[
+            list[dict[str, Any]],
+            Field(
+                description="1-10 items {query, collection_id?, context_record_ids?}, each "
+                "as for resolve_record.",
+                min_length=1,
+                max_length=10,
+            ),
+        ],
+    ) -> ToolResult:
+        """Resolve several names in one call; each item gets its own resolution_id.
+
+        Same rules and statuses as resolve_record, item by item (labelled `item_index`); an
+        invalid item reports its own error without failing the others. Use it before a
+        prepare_batch_write that touches several records. Changes nothing.
+        """
+        scope = scope_for_request(self.request)
+        return run_tool(lambda: batch_resolve(scope, requests=requests))
+
+
+class BatchReadTools(MCPToolset):
+    def batch_read(
+        self,
+        requests: Annotated[
+            list[dict[str, Any]],
+            Field(
+                description='1-10 items {"operation": search_records | get_record_context | '
+                "list_collections | traverse | aggregate, ...that tool's arguments}. A search "
+                'may add "include_context": true for full context of each result. Limits '
+                "(search limit, traverse max_nodes ≤100, 1 per other item) share a budget of "
+                "100.",
+                min_length=1,
+                max_length=10,
+            ),
+        ],
+    ) -> ToolResult:
+        """Run several reads in one call against one consistent snapshot of the store.
+
+        Prefer it to several separate read calls, e.g. three searches with include_context
+        for a report. Items come back in order with `item_index`, each with its own ok/error
+        and, for searches, its own next_cursor (follow it; a page is not a total). Contexts
+        here default to event_limit 0 (history marked omitted, not empty). A batch over the
+        budget or over 2 MB of answer is refused whole with sizes to split by. Changes nothing
+        and issues no review IDs: resolve_record before writing.
+        """
+        scope = scope_for_request(self.request)
+        return run_tool(lambda: batch_read(scope, requests=requests))

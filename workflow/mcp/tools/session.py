@@ -1,0 +1,29 @@
+"""Orientation tools: the workspace at a glance, and the server's usage rules."""
+
+from mcp_server import MCPToolset
+
+from workflow.digest import workspace_digest as digest
+from workflow.mcp.envelope import ToolResult, run_tool
+from workflow.mcp.instructions import SERVER_INSTRUCTIONS
+from workflow.scope import scope_for_request
+
+
+class SessionTools(MCPToolset):
+    def workspace_digest(self) -> ToolResult:
+        """Summarise this workspace: call it first in a new conversation.
+
+        Returns collections (ID, purpose, active counts, whether changes need human
+        approval), whether 'me' is mapped for you, the recently changed records, your open
+        prepared actions, how many writes await a person's approval (and which of yours), and
+        the ten latest changes with their reasons. An overview, not a search: use
+        search_records or get_record_context for details. Changes nothing.
+        """
+        scope = scope_for_request(self.request)
+        return run_tool(lambda: digest(scope))
+
+    def get_server_instructions(self) -> ToolResult:
+        """Return the server's working rules, the same text clients receive at initialization.
+
+        Call it only if your client did not show you the server instructions. Changes nothing.
+        """
+        return run_tool(lambda: {"instructions": SERVER_INSTRUCTIONS})

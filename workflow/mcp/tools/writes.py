@@ -1,0 +1,221 @@
+"""Write tools: prepare the exact write, then commit it after the server's rechecks."""
+
+from typing import Annotated, Any
+
+from mcp_server import MCPToolset
+from pydantic import Field
+
+from workflow import actions as write_actions
+from workflow.mcp.envelope import ToolResult, run_tool
+from workflow.scope import scope_for_request
+
+
+class WriteTools(MCPToolset):
+    def prepare_write(
+        self,
+        operation: Annotated[
+            str,
+            Field(
+                description="One of: create_collection, update_collection, "
+                "add_collection_alias, remove_collection_alias, create_record, update_record, "
+                "archive_record, rename_record, add_record_alias, remove_record_alias, "
+                "set_self, link_records, unlink_records."
+            ),
+        ],
+        arguments: Annotated[
+            dict[str, Any],
+            Field(description="Exactly the keys the operation takes (see the description)."),
+        ],
+        review_ids: Annotated[
+            list[str],
+            Field(
+                description="1-12 discovery_id / resolution_id values, fresh (under 15 "
+                "minutes), that reviewed every name and record this write touches."
+            ),
+        ],
+        decision_reason: Annotated[
+            str, Field(description="Why this write, in a sentence (1-2000 chars); audited.")
+        ],
+        clarification: Annotated[
+            str | None,
+            Field(
+                description="Only what the user actually said to settle an ambiguity, a "
+                "possible duplicate or overlap, an alias or a self mapping. Audited as "
+                "agent-reported, never as consent. Omit when nothing needed settling."
+            ),
+        ] = None,
+    ) -> ToolResult:
+        """Validate an exact write against your reviews and preview it; nothing is changed yet.
+
+        Argument keys per operation:
+        create_collection / update_collection: name, purpose, record_meaning, typical_fields
+        (1-20 names), relationship_guidance (+ collection_id for update); cite a discovery.
+        add_collection_alias / remove_collection_alias: collection_id, alias.
+        create_record: collection_id, title, data (JSON object, 16 KiB); cite a resolution of
+        the title in that collection (no context_record_ids).
+        update_record: record_id, changes (top-level keys merged; null is stored),
+        expected_version. archive_record: record_id, expected_version. rename_record:
+        record_id, title, expected_version (also resolve the new title). add_record_alias /
+        remove_record_alias: record_id, alias, expected_version. set_self: record_id,
+        expected_version. link_records: source_id, relationship_type, target_id (resolve both).
+        unlink_records: relationship_id (resolve both ends).
+        Errors: REVIEW_REQUIRED (cite a fitting review), NEEDS_CLARIFICATION (ask the user),
+        STALE_REVIEW (review again), INCOMPLETE_REVIEW, VERSION_CONFLICT, ARCHIVED.
+        Returns `action_id` and a preview; then call commit_write. Preview IDs are provisional.
+        """
+        scope = scope_for_request(self.request)
+        return run_tool(
+            lambda: write_actions.prepare_write(
+                scope,
+                operation=operation,
+                arguments=arguments,
+                review_ids=review_ids,
+                decision_reason=decision_reason,
+                clarification=clarification,
+            )
+        )
+
+    def commit_write(
+        self,
+        action_id: Annotated[str, Field(description="The action_id returned by prepare_write.")],
+    ) -> ToolResult:
+        """Apply a prepared write atomically after rechecking its reviews and versions.
+
+        `status` is `committed` (with the result), `awaiting_approval` (a person must approve
+        in the admin; call again later with the same action_id to read the decision) or
+        `rejected`. Safe to retry: a committed action_id returns its stored original result
+        (`replayed: true`) without writing again, also after a restart. A changed or expired
+        action returns STALE_REVIEW: read current state, review again, prepare anew; never
+        just substitute a fresh version number.
+        """
+        scope = scope_for_request(self.request)
+        return run_tool(lambda: write_actions.commit_write(scope, action_id=action_id))
+
+
+class BatchWriteTools(MCPToolset):
+    def prepare_batch_write(
+        self,
+        actions: Annotated[
+            list[dict[str, Any]],
+            Field(
+                description="1-10 items, each {operation, arguments, review_ids, "
+                "decision_reason, clarification?} exactly as for prepare_write. Allowed "
+                "operations: update_record, archive_record, rename_record, add_record_alias, "
+                "remove_record_alias, set_self, link_records, unlink_records.",
+                min_length=1,
+                max_length=10,
+            ),
+        ],
+    ) -> ToolResult:
+        """Prepare several existing-record changes to commit together, all or nothing.
+
+        Use it instead of repeated prepare_write/commit_write when one request changes several
+        existing records (e.g. resolve three, prepare once, commit once). Every item carries its
+        own reviews, reason and clarification; all reviews are checked against one snapshot,
+        then items apply in order, so two writes to one record need successive
+        expected_version values. Creation and collection changes are not allowed here: use
+        prepare_write. Nothing changes until commit_batch_write. Errors name the item as
+        `actions[i]`.
+        """
+        scope = scope_for_request(self.request)
+        return run_tool(lambda: write_actions.prepare_batch_write(scope, actions=actions))
+
+    def commit_batch_write(
+        self,
+        action_id: Annotated[
+            str, Field(description="The action_id returned by prepare_batch_write.")
+        ],
+    ) -> ToolResult:
+        """Apply a prepared batch atomically: every item or none, each audited with its index.
+
+        Same outcomes and replay rules as commit_write: `committed` with per-item results,
+        `awaiting_approval` or `rejected`; a committed action_id returns its stored result
+        without writing again; a changed or expired batch returns STALE_REVIEW and writes
+        nothing.
+        """
+        scope = scope_for_request(self.request)
+        return run_tool(lambda: write_actions.commit_batch_write(scope, action_id=action_id))
+
+
+class ImportTools(MCPToolset):
+    def prepare_import(
+        self,
+        collection_id: Annotated[str, Field(description="The existing collection to add to.")],
+        rows: Annotated[
+            list[dict[str, Any]],
+            Field(
+                description='1-100 rows {"key": unique string, "title": ..., "data": {...}}; '
+                "at most 1 MB of data in all.",
+                min_length=1,
+                max_length=100,
+            ),
+        ],
+        decision_reason: Annotated[
+            str, Field(description="Why these records are being added (1-2000 chars).")
+        ],
+        links: Annotated[
+            list[dict[str, Any]] | None,
+            Field(
+                description='Up to 200 links {"source": {"row": key} | {"record_id": id}, '
+                '"relationship_type": ..., "target": {...}}; at least one end is a row. '
+                "Existing-record ends need resolution_ids in review_ids."
+            ),
+        ] = None,
+        review_ids: Annotated[
+            list[str] | None,
+            Field(description="Resolution IDs for existing records named in links (1-12)."),
+        ] = None,
+        clarification: Annotated[
+            str | None,
+            Field(
+                description="What the user said about the linked existing records, if a "
+                "resolution needed clarifying."
+            ),
+        ] = None,
+    ) -> ToolResult:
+        """Review many new records for duplicates on the server and preview the import.
+
+        Use it for a pasted list or CSV instead of one resolve/prepare/commit per record. Every
+        row title is compared with every title and alias in the collection (archives included)
+        and with the other rows. Each row comes back `clean`, `possible_duplicate` (up to five
+        candidates) or `batch_duplicate`; `needs_decision` lists the flagged keys. Nothing is
+        written; call commit_import with a decision for each flagged row. New collections go
+        through discover_collections and prepare_write.
+        """
+        scope = scope_for_request(self.request)
+        return run_tool(
+            lambda: write_actions.prepare_import(
+                scope,
+                collection_id=collection_id,
+                rows=rows,
+                decision_reason=decision_reason,
+                links=links,
+                review_ids=review_ids,
+                clarification=clarification,
+            )
+        )
+
+    def commit_import(
+        self,
+        action_id: Annotated[str, Field(description="The action_id returned by prepare_import.")],
+        decisions: Annotated[
+            dict[str, dict[str, Any]] | None,
+            Field(
+                description='Exactly one per flagged row key: {"decision": "skip"} | '
+                '{"decision": "use_existing", "record_id": one of its candidates} | '
+                '{"decision": "create_anyway", "clarification": what the user said}. Omit '
+                "when nothing was flagged."
+            ),
+        ] = None,
+    ) -> ToolResult:
+        """Create the reviewed rows atomically, applying your decision to each flagged row.
+
+        Links to skipped rows are dropped and reported; use_existing attaches the row's links
+        to that record. All or nothing, audited per record, replayable by action_id (decisions
+        are ignored on replay). STALE_REVIEW if any name in the collection changed since
+        prepare_import: prepare again.
+        """
+        scope = scope_for_request(self.request)
+        return run_tool(
+            lambda: write_actions.commit_import(scope, action_id=action_id, decisions=decisions)
+        )

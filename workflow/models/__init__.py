@@ -1,0 +1,14 @@
+"""The workflow's models: reviews and prepared actions (the guarded path), and agendas."""
+
+from workflow.models.agendas import Agenda, AgendaConclusion, AgendaEvent, AgendaItem, AgendaLayer
+from workflow.models.reviews import PreparedAction, ReviewTicket
+
+__all__ = [
+    "Agenda",
+    "AgendaConclusion",
+    "AgendaEvent",
+    "AgendaItem",
+    "AgendaLayer",
+    "PreparedAction",
+    "ReviewTicket",
+]

@@ -1,0 +1,84 @@
+"""Review tickets and prepared actions: the state behind review → prepare → commit."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from records.ids import new_id
+from records.models import Workspace
+
+
+class ReviewTicket(models.Model):
+    """A discovery or resolution answer, with the revision counters that answer depends on.
+
+    It goes stale when one of those counters moves or after 15 minutes, and only then.
+    """
+
+    DISCOVERY = "discovery"
+    RESOLUTION = "resolution"
+    KIND_CHOICES = [(DISCOVERY, "Collection discovery"), (RESOLUTION, "Record resolution")]
+
+    id = models.CharField(primary_key=True, max_length=36, default=new_id, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    actor_id = models.CharField(max_length=300)
+    kind = models.CharField(max_length=20, choices=KIND_CHOICES)
+    request = models.JSONField(help_text="What was asked: name/purpose or query/scope.")
+    answer = models.JSONField(help_text="Status, candidates and suggestions as returned.")
+    counters = models.JSONField(help_text="Revision counters the answer depends on.")
+    created_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["workspace", "actor_id", "created_at"], name="ticket_scope")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.id}"
+
+
+class PreparedAction(models.Model):
+    """An exact write the agent prepared, its preview, and its outcome once decided."""
+
+    PREPARED = "prepared"
+    COMMITTED = "committed"
+    AWAITING_APPROVAL = "awaiting_approval"
+    REJECTED = "rejected"
+    STALE = "stale"
+    STATE_CHOICES = [
+        (PREPARED, "Prepared"),
+        (COMMITTED, "Committed"),
+        (AWAITING_APPROVAL, "Awaiting human approval"),
+        (REJECTED, "Rejected"),
+        (STALE, "Stale: a review it relied on changed or expired"),
+    ]
+
+    id = models.CharField(primary_key=True, max_length=36, default=new_id, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    actor_id = models.CharField(max_length=300)
+    operation = models.CharField(max_length=40)
+    arguments = models.JSONField()
+    review_ids = models.JSONField(default=list)
+    decision_reason = models.TextField()
+    clarification = models.TextField(blank=True, default="")
+    evidence = models.JSONField(default=list, help_text="The cited reviews, as checked.")
+    counters = models.JSONField(default=dict, help_text="Counters the cited reviews rely on.")
+    preview = models.JSONField(default=dict)
+    collection_ids = models.JSONField(default=list, help_text="Collections the write touches.")
+    state = models.CharField(max_length=20, choices=STATE_CHOICES, default=PREPARED)
+    result = models.JSONField(null=True, blank=True, help_text="Stored outcome, for replay.")
+    decided_by = models.CharField(max_length=300, blank=True, default="")
+    decision_note = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["workspace", "state", "created_at"], name="action_queue"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.operation} {self.id} ({self.state})"
