@@ -99,7 +99,7 @@ STATIC_ROOT = Path(env_str("ANCHOR_STATIC_ROOT", "") or BASE_DIR / "staticfiles"
 ANCHOR_WORKSPACE_ID = workspace_id_from_env()
 ANCHOR_ACTOR_ID = actor_id_from_env()
 # Which tools the MCP server lists: "full" (default), "core" (the everyday path), or a
-# comma-separated list of tool names; checked against the catalogue at start-up.
+# comma-separated list of tool names; checked against the tool list at start-up.
 ANCHOR_TOOLS = env_str("ANCHOR_TOOLS", "full").strip() or "full"
 
 # Team mode: the MCP endpoint at /mcp (anchor_site/http). "token" authenticates every request

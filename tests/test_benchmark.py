@@ -14,7 +14,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 ROWS = [
-    "tools/list, full catalogue",
+    "tools/list, full tool list",
     "tools/list, core profile",
     "mcp_serve start to initialize result",
     "resident memory of an idle mcp_serve",

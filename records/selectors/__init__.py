@@ -1,4 +1,4 @@
-"""Every read of the store: catalogue, context, history, search, traversal and totals.
+"""Every read of the store: catalog, context, history, search, traversal and totals.
 
 Selectors take keyword-only arguments, filter by workspace before anything else, and raise
 AnchorError naming the field and the fix; callers (MCP tools, admin, workflow) only wrap results.

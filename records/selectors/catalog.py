@@ -1,4 +1,4 @@
-"""The collection catalogue with active record counts."""
+"""The collection catalog with active record counts."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ import pytest
 from mcp.server.lowlevel import server as lowlevel_server
 
 from workflow.mcp import sdk_speedups
-from workflow.mcp.catalogue import ENVELOPE_SCHEMA
+from workflow.mcp.tool_list import ENVELOPE_SCHEMA
 
 
 def test_the_sdk_server_uses_the_cached_validator():

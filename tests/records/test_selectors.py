@@ -1,4 +1,4 @@
-"""Catalogue, context, histories and title/filter search: bounds, cursors and isolation."""
+"""Catalog, context, histories and title/filter search: bounds, cursors and isolation."""
 
 from __future__ import annotations
 

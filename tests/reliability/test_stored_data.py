@@ -2,7 +2,7 @@
 
 Injection: a record whose title and data carry instructions and a fake JSON-RPC tool call is
 read back through every read path; the text appears only inside the tool's result, no extra
-protocol message appears, and the server's instructions and tool catalogue are the same as on
+protocol message appears, and the server's instructions and tool list are the same as on
 an empty database. Unicode: emoji, combining marks, right-to-left text round-trip exactly
 (no normalisation), and NUL is refused with INVALID_INPUT naming the field on both backends.
 """
@@ -33,7 +33,7 @@ INJECTION_DATA = {
 }
 
 
-def catalogue(server: RawServer) -> dict[str, Any]:
+def tool_list(server: RawServer) -> dict[str, Any]:
     return server.reply_to(server.request("tools/list"))["result"]
 
 
@@ -55,7 +55,7 @@ def outside_results(reply: dict[str, Any]) -> dict[str, Any]:
 def test_stored_instructions_come_back_only_as_result_data(server_env, tmp_path):
     with running(server_env, tmp_path / "empty.log") as empty:
         instructions = empty.ok("get_server_instructions", {})
-        tools_before = catalogue(empty)
+        tools_before = tool_list(empty)
 
     log = tmp_path / "server.log"
     server = RawServer(server_env, log)
@@ -90,7 +90,7 @@ def test_stored_instructions_come_back_only_as_result_data(server_env, tmp_path)
         # The fake call inside the data was never executed, and nothing spoke unbidden.
         assert server.unsolicited == [], server.unsolicited
         assert server.ok("get_server_instructions", {}) == instructions
-        assert catalogue(server) == tools_before
+        assert tool_list(server) == tools_before
         assert MARKER not in json.dumps(init) + json.dumps(tools_before)
         assert server.close() == 0
     finally:
@@ -98,7 +98,7 @@ def test_stored_instructions_come_back_only_as_result_data(server_env, tmp_path)
 
     with running(server_env, tmp_path / "after.log") as after:
         assert MARKER not in json.dumps(after.initialize_result)
-        assert catalogue(after) == tools_before
+        assert tool_list(after) == tools_before
         assert after.ok("get_server_instructions", {}) == instructions
         assert after.ok("get_record_context", {"record_id": record_id})["record"]["version"] == 1
 

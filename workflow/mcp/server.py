@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from mcp_server.djangomcp import global_mcp_server
 
-from workflow.mcp import catalogue, sdk_speedups
+from workflow.mcp import sdk_speedups, tool_list
 from workflow.mcp.instructions import install_server_instructions
 from workflow.mcp.stdio import ProtocolPipe, serve_stdio
 
@@ -14,7 +14,7 @@ def install() -> None:
     register_toolsets()
     install_server_instructions()
     sdk_speedups.install()
-    catalogue.install(global_mcp_server, settings.ANCHOR_TOOLS)
+    tool_list.install(global_mcp_server, settings.ANCHOR_TOOLS)
 
 
 def register_toolsets() -> None:
@@ -33,7 +33,7 @@ def register_toolsets() -> None:
 
 def select_tools(selection: str) -> None:
     """Serve only the selected tools ('full', 'core' or names); ImproperlyConfigured if bad."""
-    catalogue.install(global_mcp_server, selection)
+    tool_list.install(global_mcp_server, selection)
 
 
 async def serve_stdio_pipe(pipe: ProtocolPipe) -> None:

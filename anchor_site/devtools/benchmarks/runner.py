@@ -24,7 +24,7 @@ from django.conf import settings
 from anchor_site.devtools.benchmarks.measure import Row, Sizes
 
 AREAS = (
-    "catalogue",
+    "tool_list",
     "startup",
     "memory",
     "resolution",
@@ -36,7 +36,7 @@ AREAS = (
     "graph",
 )
 # Properties of the process, not of the database: measured once, on SQLite.
-PROCESS_ONLY = {"catalogue", "memory"}
+PROCESS_ONLY = {"tool_list", "memory"}
 
 
 # --- the parent: one worker per backend --------------------------------------------------------
@@ -161,16 +161,16 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
     save()
 
     from anchor_site.devtools.benchmarks import (
-        catalogue,
         graph,
         imports,
         memory,
         resolution,
         search,
         startup,
+        tool_list,
     )
 
-    area("catalogue", catalogue.run)
+    area("tool_list", tool_list.run)
     area("startup", lambda: startup.run(sizes))
     area("memory", lambda: memory.run(people.pk, len(names), data.typo(names[1], seed=3)))
     area("resolution", lambda: resolution.run(sizes, scope, people.pk, names))

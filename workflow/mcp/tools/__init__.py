@@ -7,7 +7,7 @@ from workflow.mcp.tools.reviews import BatchReadTools, BatchReviewTools, ReviewT
 from workflow.mcp.tools.session import SessionTools
 from workflow.mcp.tools.writes import BatchWriteTools, ImportTools, WriteTools
 
-# In catalogue order: the order clients see in tools/list.
+# In tool-list order: the order clients see in tools/list.
 TOOLSETS = (
     AgendaTools,
     LegacyWriteTools,

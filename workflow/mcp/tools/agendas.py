@@ -9,7 +9,7 @@ from workflow.agendas import layers, lifecycle, reads, start, steps, sync
 from workflow.mcp.envelope import ToolResult, run_tool
 from workflow.scope import scope_for_request
 
-# Shared parameter descriptions: short, because every tool repeats them in the catalogue.
+# Shared parameter descriptions: short, because every tool repeats them in the tool list.
 AgendaId = Annotated[str, Field(description="From agenda_start or agenda_view.")]
 CursorToken = Annotated[str, Field(description="The latest cursor_token of this agenda.")]
 Snapshot = Annotated[

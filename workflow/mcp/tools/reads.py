@@ -1,4 +1,4 @@
-"""Read tools: catalogue, record context, histories and search. None of them changes anything."""
+"""Read tools: catalog, record context, histories and search. None of them changes anything."""
 
 from typing import Annotated, Any, Literal
 

@@ -1,5 +1,5 @@
 """Benchmark Anchor where an agent waits: resolution, imports, stdio round trips, start-up,
-guarded writes, search at scale, traversal and aggregation at scale, catalogue size, memory and
+guarded writes, search at scale, traversal and aggregation at scale, tool list size, memory and
 batches.
 
 Data is generated in a temporary SQLite file (never the configured database) and, when

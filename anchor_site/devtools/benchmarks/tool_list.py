@@ -1,4 +1,4 @@
-"""The tool catalogue as a client receives it: tools/list, in tokens (compact JSON chars / 4)."""
+"""The tool list as a client receives it: tools/list, in tokens (compact JSON chars / 4)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from anchor_site.devtools.benchmarks.measure import Row
 from anchor_site.devtools.benchmarks.server import RawServer
 
-AREA = "catalogue"
+AREA = "tool_list"
 FULL_BUDGET = 10_000
 CORE_BUDGET = 5_000
 
@@ -30,7 +30,7 @@ def run() -> list[Row]:
     return [
         Row(
             AREA,
-            f"tools/list, full catalogue ({full_count} tools)",
+            f"tools/list, full tool list ({full_count} tools)",
             full,
             "tokens",
             target=f"< {FULL_BUDGET:,} tokens",
@@ -44,6 +44,6 @@ def run() -> list[Row]:
             target=f"< {CORE_BUDGET:,} tokens",
             passed=core < CORE_BUDGET,
             reference=full,
-            reference_what="the full catalogue",
+            reference_what="the full tool list",
         ),
     ]

@@ -1,10 +1,10 @@
-"""The tool catalogue in one place: titles, behaviour annotations, profiles, strict arguments.
+"""The tool list in one place: titles, behaviour annotations, profiles, strict arguments.
 
 django-mcp-server registers tools without annotations, so after it has registered them this
 module gives each one a title and the hints clients use to decide what needs a person's
 approval, makes every argument list strict (an unknown argument is refused, never dropped), and
 keeps only the tools of the chosen profile. A tool missing here is served with the most
-cautious hints and named in the log; the catalogue test fails until it is described.
+cautious hints and named in the log; the tool-list test fails until it is described.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from django.core.exceptions import ImproperlyConfigured
 from mcp.types import ToolAnnotations
 from pydantic import ConfigDict
 
-logger = logging.getLogger("anchor.catalogue")
+logger = logging.getLogger("anchor.tool_list")
 
 CORE = "core"
 FULL = "full"
@@ -39,7 +39,7 @@ def _read(title: str, core: bool = False) -> ToolMeta:
     return ToolMeta(title, read_only=True, idempotent=True, core=core)
 
 
-CATALOGUE: dict[str, ToolMeta] = {
+TOOL_LIST: dict[str, ToolMeta] = {
     # Orientation
     "workspace_digest": _read("Workspace digest", core=True),
     "get_server_instructions": _read("Server instructions"),
@@ -100,7 +100,7 @@ _all_tools: dict[str, Any] = {}
 
 
 # Every tool returns the same envelope; a hand-written schema says so in a fifth of the words
-# pydantic generates, and the whole catalogue is read by the model on every conversation.
+# pydantic generates, and the whole tool list is read by the model on every conversation.
 ENVELOPE_SCHEMA = {
     "type": "object",
     "properties": {
@@ -149,9 +149,9 @@ def _strict(tool: Any) -> None:
 
 
 def describe(tool: Any) -> None:
-    meta = CATALOGUE.get(tool.name)
+    meta = TOOL_LIST.get(tool.name)
     if meta is None:
-        logger.warning("tool %s has no catalogue entry; serving it with cautious hints", tool.name)
+        logger.warning("tool %s has no tool-list entry; serving it with cautious hints", tool.name)
         meta = ToolMeta(tool.name.replace("_", " ").capitalize(), destructive=True)
     tool.title = meta.title
     # Docstrings carry their source indentation; the model pays for every space.
@@ -176,7 +176,7 @@ def parse_selection(value: str) -> set[str]:
     if names == [FULL]:
         return set(_all_tools)
     if names == [CORE]:
-        return {name for name in _all_tools if CATALOGUE.get(name, CAUTIOUS).core}
+        return {name for name in _all_tools if TOOL_LIST.get(name, CAUTIOUS).core}
     unknown = sorted(set(names) - set(_all_tools))
     if not names or unknown:
         raise ImproperlyConfigured(

@@ -1,7 +1,7 @@
-"""The tool catalogue as clients see it: titles, annotations, described parameters, budget.
+"""The tool list as clients see it: titles, annotations, described parameters, budget.
 
 The snapshot makes every change to what agents read a reviewed change. After an intended
-change, regenerate it with:  ANCHOR_UPDATE_CATALOGUE=1 uv run pytest tests/mcp/test_catalogue.py
+change, regenerate it with:  ANCHOR_UPDATE_TOOL_LIST=1 uv run pytest tests/mcp/test_tool_list.py
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from django.core.exceptions import ImproperlyConfigured
 from mcp_server.djangomcp import global_mcp_server
 
 from tests.mcp_client import call_tool_raw, list_tools
-from workflow.mcp import catalogue
+from workflow.mcp import tool_list
 
-SNAPSHOT = Path(__file__).with_name("catalogue.json")
+SNAPSHOT = Path(__file__).with_name("tool_list.json")
 FULL_BUDGET_TOKENS = 10_000
 CORE_BUDGET_TOKENS = 5_000
 READS = {
@@ -49,8 +49,8 @@ def tokens(tools: list[dict]) -> int:
 
 @pytest.fixture
 def profile():
-    yield catalogue.install
-    catalogue.install(global_mcp_server, "full")
+    yield tool_list.install
+    tool_list.install(global_mcp_server, "full")
 
 
 def test_every_tool_has_a_title_annotations_and_described_parameters(db):
@@ -59,7 +59,7 @@ def test_every_tool_has_a_title_annotations_and_described_parameters(db):
         assert tool.get("title"), f"{name} has no title"
         hints = tool.get("annotations") or {}
         assert {"readOnlyHint", "destructiveHint", "idempotentHint"} <= set(hints), name
-        assert tool["name"] in catalogue.CATALOGUE, f"{name} is missing from the catalogue"
+        assert tool["name"] in tool_list.TOOL_LIST, f"{name} is missing from the tool list"
         first_sentence = tool["description"].split(".")[0]
         assert len(first_sentence) > 15, f"{name}: the first sentence says too little"
         for param, schema in tool["inputSchema"].get("properties", {}).items():
@@ -87,13 +87,13 @@ def test_unknown_arguments_are_refused_not_dropped(hiring):
     assert not retired.isError and retired.structuredContent["error"]["code"] == "REVIEW_REQUIRED"
 
 
-def test_catalogue_fits_the_token_budgets(db, profile):
+def test_tool_list_fits_the_token_budgets(db, profile):
     full = listed()
-    assert tokens(full) < FULL_BUDGET_TOKENS, f"full catalogue is {tokens(full)} tokens"
+    assert tokens(full) < FULL_BUDGET_TOKENS, f"full tool list is {tokens(full)} tokens"
     profile(global_mcp_server, "core")
     core = listed()
-    assert tokens(core) < CORE_BUDGET_TOKENS, f"core catalogue is {tokens(core)} tokens"
-    assert {t["name"] for t in core} == {n for n, meta in catalogue.CATALOGUE.items() if meta.core}
+    assert tokens(core) < CORE_BUDGET_TOKENS, f"core tool list is {tokens(core)} tokens"
+    assert {t["name"] for t in core} == {n for n, meta in tool_list.TOOL_LIST.items() if meta.core}
 
 
 def test_profiles_and_tool_lists(db, profile):
@@ -105,13 +105,13 @@ def test_profiles_and_tool_lists(db, profile):
         profile(global_mcp_server, "resolve_recrod")
 
 
-def test_catalogue_matches_the_reviewed_snapshot(db):
+def test_tool_list_matches_the_reviewed_snapshot(db):
     current = sorted(listed(), key=lambda t: t["name"])
-    if os.environ.get("ANCHOR_UPDATE_CATALOGUE"):
+    if os.environ.get("ANCHOR_UPDATE_TOOL_LIST"):
         SNAPSHOT.write_text(json.dumps(current, indent=1, ensure_ascii=False) + "\n")
-    assert SNAPSHOT.exists(), "no catalogue snapshot; generate it (see the module docstring)"
+    assert SNAPSHOT.exists(), "no tool list snapshot; generate it (see the module docstring)"
     reviewed = json.loads(SNAPSHOT.read_text())
     assert current == reviewed, (
-        "The tool catalogue changed. Review the difference and regenerate the snapshot "
+        "The tool list changed. Review the difference and regenerate the snapshot "
         "(see the module docstring)."
     )
