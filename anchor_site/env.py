@@ -61,6 +61,23 @@ def actor_id_from_env() -> str:
     return value
 
 
+MAX_QUERY_TIMEOUT_S = 3600.0
+
+
+def query_timeout_from_env() -> float:
+    raw = env_str("ANCHOR_QUERY_TIMEOUT_S", "10").strip() or "10"
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= MAX_QUERY_TIMEOUT_S:  # also refuses nan
+        raise ImproperlyConfigured(
+            f"ANCHOR_QUERY_TIMEOUT_S={raw!r} is not a time limit; use seconds greater than 0 "
+            f"and at most {MAX_QUERY_TIMEOUT_S:g} (for example 10 or 2.5)."
+        )
+    return value
+
+
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import tomllib
 from pathlib import Path
 
 from django.core.management.utils import get_random_secret_key
@@ -16,10 +17,14 @@ from anchor_site.env import (
     env_str,
     http_auth_from_env,
     log_level_from_env,
+    query_timeout_from_env,
     workspace_id_from_env,
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+# Anchor's own version, from pyproject.toml: what serverInfo.version tells MCP clients.
+with (BASE_DIR / "pyproject.toml").open("rb") as _pyproject:
+    ANCHOR_VERSION: str = tomllib.load(_pyproject)["project"]["version"]
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
 # A per-process random key is safe for the stdio server (it signs nothing that outlives the
@@ -101,6 +106,8 @@ ANCHOR_ACTOR_ID = actor_id_from_env()
 # Which tools the MCP server lists: "full" (default), "core" (the everyday path), or a
 # comma-separated list of tool names; checked against the tool list at start-up.
 ANCHOR_TOOLS = env_str("ANCHOR_TOOLS", "full").strip() or "full"
+# The longest any one database statement of a tool call may run (QUERY_TIMEOUT after that).
+ANCHOR_QUERY_TIMEOUT_S = query_timeout_from_env()
 
 # Team mode: the MCP endpoint at /mcp (anchor_site/http). "token" authenticates every request
 # with an AccessToken; "none" takes the stdio scope above and is only mounted with DEBUG on.

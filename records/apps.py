@@ -5,3 +5,10 @@ class RecordsConfig(AppConfig):
     name = "records"
     verbose_name = "Anchor store"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from django.db.backends.signals import connection_created
+
+        from records.query_bounds import prepare_new_connection
+
+        connection_created.connect(prepare_new_connection, dispatch_uid="anchor.query_bounds")

@@ -34,10 +34,11 @@ def call_tool_raw(name: str, arguments: dict[str, Any] | None = None) -> Any:
 def call_tool(name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
     """The tool's envelope ({"ok": ...}) as the client sees it in structuredContent."""
     result = call_tool_raw(name, arguments)
-    assert not result.isError, f"{name} failed at the protocol level: {result.content}"
     envelope = result.structuredContent
-    if envelope is None:  # fall back to the text block, which carries the same JSON
-        envelope = json.loads(result.content[0].text)
+    assert envelope is not None, f"{name} returned no envelope: {result.content}"
+    # The text block carries the same JSON, for clients that read only text.
+    assert json.loads(result.content[0].text) == envelope
+    assert result.isError is (not envelope["ok"]), f"{name}: isError disagrees with ok"
     return envelope
 
 

@@ -21,7 +21,7 @@ from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 from mcp_server.djangomcp import MCP_SESSION_ID_HDR, _call_starlette_handler, django_request_ctx
 from mcp_server.views import MCPServerStreamableHttpView
-from rest_framework.exceptions import MethodNotAllowed, NotAuthenticated
+from rest_framework.exceptions import MethodNotAllowed, NotAuthenticated, ParseError
 from rest_framework.parsers import JSONParser
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.renderers import JSONRenderer
@@ -31,18 +31,59 @@ from anchor_site.http.transport import check_transport
 from anchor_site.http.workspace import WORKSPACE_HEADER, scope_for_user
 from records.membership_services import access_token_touch
 from records.models.membership import AccessToken
+from workflow.mcp.stdio import CLIENT_METHODS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
 from workflow.scope import Scope
 
 SESSION_OWNER_KEY = "anchor_mcp_owner"
 OPEN_OWNER = "debug-open"
+DEEP_NESTING = "the JSON nests too deeply to be a JSON-RPC message."
 
 
-def _jsonrpc_error(status: int, message: str) -> JsonResponse:
+def _jsonrpc_error(
+    status: int, message: str, *, code: int = INVALID_REQUEST, request_id: Any = None
+) -> JsonResponse:
     # The shape the SDK itself uses for transport-level refusals.
     return JsonResponse(
-        {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}},
+        {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}},
         status=status,
     )
+
+
+class MessageParser(JSONParser):
+    """JSON bodies, with two differences from DRF's: NaN and Infinity parse, so the argument
+    check can refuse them naming the field (as on stdio), and deep nesting is a clear 400."""
+
+    strict = False
+
+    def parse(self, stream: Any, media_type: Any = None, parser_context: Any = None) -> Any:
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise ParseError(DEEP_NESTING) from None
+
+
+def _refuse_message(message: Any, session_key: str | None) -> JsonResponse | None:
+    """JSON-RPC rules answered here, as the stdio transport answers them."""
+    if not isinstance(message, dict) or "method" not in message:
+        return None
+    method = message["method"]
+    if "id" in message and message["id"] is None:
+        return _jsonrpc_error(400, "Invalid Request: id must be a string or a number.")
+    if "id" not in message:
+        return None  # a notification: nothing to answer
+    if not isinstance(method, str) or method not in CLIENT_METHODS:
+        shown = str(method)[:100]
+        return _jsonrpc_error(
+            200, f"Method not found: {shown}", code=METHOD_NOT_FOUND, request_id=message["id"]
+        )
+    if method == "initialize" and session_key:
+        return _jsonrpc_error(
+            400,
+            "Invalid Request: this session is already initialized; initialize without "
+            f"{MCP_SESSION_ID_HDR} to start a new one.",
+            request_id=message["id"],
+        )
+    return None
 
 
 def _is_initialize(message: Any) -> bool:
@@ -55,7 +96,7 @@ class AnchorMCPView(MCPServerStreamableHttpView):
     http_method_names = ["post", "delete"]
     authentication_classes = [AccessTokenAuthentication]
     permission_classes = [IsAuthenticated]
-    parser_classes = [JSONParser]
+    parser_classes = [MessageParser]
     renderer_classes = [JSONRenderer]
     throttle_classes: list[Any] = []
 
@@ -89,8 +130,15 @@ class AnchorMCPView(MCPServerStreamableHttpView):
         raise MethodNotAllowed("GET")  # never the stock GET: it spins a CPU forever
 
     def post(self, request: Any, *args: Any, **kwargs: Any) -> HttpResponse:
-        message = request.data  # malformed JSON: 400 from the parser
+        try:
+            message = request.data
+        except ParseError as exc:
+            code = INVALID_REQUEST if exc.detail == DEEP_NESTING else PARSE_ERROR
+            return _jsonrpc_error(400, f"Parse error: {exc.detail}", code=code)
         session_key = request.headers.get(MCP_SESSION_ID_HDR)
+        refused = _refuse_message(message, session_key)
+        if refused is not None:
+            return refused
         if session_key:
             if self._owned_session(request, session_key) is None:
                 return _jsonrpc_error(404, "Session not found; initialize a new session.")

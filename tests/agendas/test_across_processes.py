@@ -52,10 +52,10 @@ class RawServer:
 
     def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         result = call_raw(self.process, next(self.ids), name, arguments)
-        assert not result.get("isError"), result
-        if result.get("structuredContent") is not None:
-            return result["structuredContent"]
-        return json.loads(result["content"][0]["text"])
+        envelope = result["structuredContent"]
+        assert json.loads(result["content"][0]["text"]) == envelope
+        assert result["isError"] is (not envelope["ok"]), result
+        return envelope
 
 
 @pytest.mark.django_db(transaction=True)

@@ -67,10 +67,11 @@ async def mcp_session(
 
 def envelope(result: CallToolResult) -> dict[str, Any]:
     """The tool's {"ok": ...} envelope, as structuredContent or its JSON text twin."""
-    assert not result.isError, f"protocol-level tool error: {result.content}"
-    if result.structuredContent is not None:
-        return result.structuredContent
-    return json.loads(result.content[0].text)  # type: ignore[union-attr]
+    envelope = result.structuredContent
+    assert envelope is not None, f"no envelope: {result.content}"
+    assert json.loads(result.content[0].text) == envelope  # type: ignore[union-attr]
+    assert result.isError is (not envelope["ok"]), f"isError disagrees with ok: {result}"
+    return envelope
 
 
 async def call_ok(session: ClientSession, name: str, arguments: dict[str, Any]) -> Any:

@@ -86,8 +86,9 @@ class McpHttp:
         response = self.request("tools/call", {"name": name, "arguments": arguments or {}})
         assert response.status_code == 200, response.content
         result = response.json()["result"]
-        assert not result.get("isError"), f"{name} failed at protocol level: {result}"
-        return result["structuredContent"]
+        envelope = result["structuredContent"]
+        assert result["isError"] is (not envelope["ok"]), f"{name}: isError disagrees: {result}"
+        return envelope
 
     def ok(self, name: str, arguments: dict[str, Any] | None = None) -> Any:
         envelope = self.call(name, arguments)

@@ -79,9 +79,12 @@ def test_bad_input_is_an_error_envelope_naming_the_field(hiring):
     assert missing["error"]["code"] == "INVALID_INPUT"
 
 
-def test_schema_violations_are_protocol_errors(hiring):
+def test_schema_violations_are_envelope_refusals_naming_the_field(hiring):
     result = call_tool_raw("search_records", {"limit": 500})
     assert result.isError is True
+    error = result.structuredContent["error"]
+    assert error["code"] == "INVALID_INPUT" and error["details"]["field"] == "limit"
+    assert "at most 100" in error["message"] and "500" in error["message"]
 
 
 def test_tools_read_only_the_configured_workspace(hiring, other_ctx, settings):
@@ -133,3 +136,5 @@ def test_traverse_and_aggregate_through_mcp(hiring):
 def test_traverse_direction_is_validated_by_the_schema(hiring):
     result = call_tool_raw("traverse", {"start_record_id": hiring.kirat.pk, "direction": "up"})
     assert result.isError is True
+    error = result.structuredContent["error"]
+    assert error["code"] == "INVALID_INPUT" and error["details"]["field"] == "direction"

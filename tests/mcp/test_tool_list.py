@@ -84,7 +84,7 @@ def test_unknown_arguments_are_refused_not_dropped(hiring):
     assert result.isError and "colection_id" in result.content[0].text
     # Retired tools accept anything and answer REVIEW_REQUIRED themselves.
     retired = call_tool_raw("create_record", {"title": "x", "collection": "people"})
-    assert not retired.isError and retired.structuredContent["error"]["code"] == "REVIEW_REQUIRED"
+    assert retired.isError and retired.structuredContent["error"]["code"] == "REVIEW_REQUIRED"
 
 
 def test_tool_list_fits_the_token_budgets(db, profile):

@@ -183,10 +183,10 @@ class RawServer:
 
 
 def envelope_of(result: dict[str, Any]) -> dict[str, Any]:
-    assert not result.get("isError"), f"protocol-level tool error: {result.get('content')}"
-    if result.get("structuredContent") is not None:
-        return result["structuredContent"]
-    return json.loads(result["content"][0]["text"])
+    envelope = result["structuredContent"]
+    assert json.loads(result["content"][0]["text"]) == envelope
+    assert result["isError"] is (not envelope["ok"]), f"isError disagrees with ok: {result}"
+    return envelope
 
 
 @contextmanager

@@ -224,7 +224,7 @@ def test_row_count_is_bounded_by_the_schema(hiring, count):
     result = call_tool_raw(
         "prepare_import", {"collection_id": hiring.people.pk, "rows": rows, "decision_reason": "r"}
     )
-    assert result.isError and "rows" in result.content[0].text
+    assert result.isError and result.structuredContent["error"]["details"]["field"] == "rows"
 
 
 def test_row_count_is_bounded_by_the_workflow_too(hiring):

@@ -14,7 +14,8 @@ from typing import Any, NotRequired
 from django.db import DatabaseError, close_old_connections, connection
 from typing_extensions import TypedDict
 
-from records.errors import STORAGE_ERROR, AnchorError
+from records.errors import CANCELLED, QUERY_TIMEOUT, STORAGE_ERROR, AnchorError
+from records.query_bounds import CallCancelled, current_bound
 
 logger = logging.getLogger("anchor.tools")
 
@@ -45,7 +46,25 @@ def run_tool(call: Callable[[], Any]) -> ToolResult:
         result = call()
     except AnchorError as exc:
         return {"ok": False, "error": exc.as_dict()}  # type: ignore[typeddict-item]
+    except CallCancelled:
+        # Nobody hears this reply (a cancelled request gets none); the rollback is the point.
+        return {
+            "ok": False,
+            "error": {"code": CANCELLED, "message": "The call was cancelled; nothing written."},
+        }
     except DatabaseError:
+        bound = current_bound()
+        if bound is not None and bound.timed_out:
+            logger.warning("a tool call's statement ran past %ss; stopped", bound.timeout_s)
+            return {
+                "ok": False,
+                "error": {
+                    "code": QUERY_TIMEOUT,
+                    "message": f"The query ran longer than {bound.timeout_s:g} s and was "
+                    "stopped; nothing was changed. Narrow it (fewer where conditions or in "
+                    "values, a collection_id, a smaller limit) and try again.",
+                },
+            }
         logger.exception("database error in tool call")
         return {
             "ok": False,

@@ -187,6 +187,24 @@ def _refusal(line: bytes, exc: Exception) -> bytes:
     )
 
 
+def _refuse_before_session(root: Any, initialized: bool) -> bytes | None:
+    """The JSON-RPC rules the SDK's session does not enforce, answered by the transport."""
+    if isinstance(root, types.JSONRPCNotification) and "id" in (root.model_extra or {}):
+        # {"id": null, "method": ...} is neither a request (ids are strings or numbers) nor a
+        # notification (which has no id); the SDK would treat it as one and never answer.
+        return _error_reply(
+            None, INVALID_REQUEST, "Invalid Request: id must be a string or a number."
+        )
+    if isinstance(root, types.JSONRPCRequest) and root.method == "initialize" and initialized:
+        return _error_reply(
+            root.id,
+            INVALID_REQUEST,
+            "Invalid Request: this session is already initialized; start a new server process "
+            "to renegotiate.",
+        )
+    return None
+
+
 async def _read_messages(
     pipe: ProtocolPipe,
     sink: MemoryObjectSendStream[SessionMessage | Exception],
@@ -200,6 +218,7 @@ async def _read_messages(
         daemon=True,
     )
     reader.start()
+    initialized = False
     async with sink, refusals:
         while (line := await lines.get()) is not None:
             if not line.strip():
@@ -213,6 +232,12 @@ async def _read_messages(
                 await refusals.send(_refusal(line, exc))
                 continue
             root = message.root
+            refused = _refuse_before_session(root, initialized)
+            if refused is not None:
+                await refusals.send(refused)
+                continue
+            if isinstance(root, types.JSONRPCRequest) and root.method == "initialize":
+                initialized = True
             if isinstance(root, types.JSONRPCRequest) and root.method not in CLIENT_METHODS:
                 await refusals.send(
                     _error_reply(

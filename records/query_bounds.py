@@ -1,0 +1,139 @@
+"""Bound every query of a call in time, and stop it when the call is cancelled.
+
+A tool call runs inside `bounded_queries(...)` on its worker thread. There, each statement
+is limited to the configured time (PostgreSQL: `statement_timeout`; SQLite: a progress handler
+that aborts the running statement), and once the call is cancelled no further statement starts
+and the running one is interrupted, so the open transaction rolls back and writes nothing. A
+commit that already happened stays committed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import connection
+from django.db.backends.base.base import BaseDatabaseWrapper
+
+# How many SQLite virtual-machine steps run between two looks at the clock: about 0.1 ms of
+# work, so a look costs nothing measurable and a runaway statement stops within a millisecond.
+SQLITE_PROGRESS_STEPS = 10_000
+
+
+class CallCancelled(Exception):
+    """The call's client cancelled it; nothing more may run, and its reply is never sent."""
+
+
+@dataclass
+class QueryBound:
+    """One call's limits, shared between its worker thread and whoever may cancel it."""
+
+    timeout_s: float
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    statement_started: float | None = None
+    timed_out: bool = False
+    _raw_connection: Any = None
+
+    def cancel(self) -> None:
+        """Stop the call from any thread: no new statement starts, the running one aborts."""
+        self.cancelled.set()
+        raw = self._raw_connection
+        if raw is None:
+            return
+        # Both are documented as safe to call from another thread: sqlite3's interrupt() and
+        # psycopg's cancel() (which sends a cancel request on a separate connection).
+        stop = getattr(raw, "interrupt", None) or getattr(raw, "cancel", None)
+        if stop is not None:
+            with contextlib.suppress(Exception):
+                stop()
+
+    def over_time(self) -> bool:
+        started = self.statement_started
+        return started is not None and time.monotonic() - started > self.timeout_s
+
+
+_current = threading.local()
+
+
+def current_bound() -> QueryBound | None:
+    return getattr(_current, "bound", None)
+
+
+def _sqlite_progress() -> int:
+    """Non-zero aborts the running SQLite statement ("interrupted")."""
+    bound = current_bound()
+    if bound is None:
+        return 0
+    if bound.cancelled.is_set():
+        return 1
+    if bound.over_time():
+        bound.timed_out = True
+        return 1
+    return 0
+
+
+def prepare_new_connection(sender: Any, connection: BaseDatabaseWrapper, **kwargs: Any) -> None:
+    """connection_created receiver (records.apps): make a new connection boundable."""
+    if connection.vendor == "sqlite" and connection.connection is not None:
+        connection.connection.set_progress_handler(_sqlite_progress, SQLITE_PROGRESS_STEPS)
+    # A new PostgreSQL session starts with the server's defaults again.
+    connection.anchor_statement_timeout_ms = None  # type: ignore[attr-defined]
+
+
+def _statement_guard(bound: QueryBound) -> Callable[..., Any]:
+    def guard(execute: Callable[..., Any], sql: str, params: Any, many: bool, context: Any) -> Any:
+        if bound.cancelled.is_set():
+            raise CallCancelled("the call was cancelled; its transaction is rolled back")
+        bound._raw_connection = connection.connection
+        bound.statement_started = time.monotonic()
+        try:
+            return execute(sql, params, many, context)
+        except Exception:
+            if bound.cancelled.is_set():
+                raise CallCancelled("the call was cancelled while a statement ran") from None
+            if bound.over_time() or _is_postgres_timeout():
+                bound.timed_out = True
+            raise
+        finally:
+            bound.statement_started = None
+
+    return guard
+
+
+def _is_postgres_timeout() -> bool:
+    exc = sys.exc_info()[1]
+    cause = getattr(exc, "__cause__", None)
+    return type(cause).__name__ == "QueryCanceled"
+
+
+def _bound_postgres_statements(timeout_s: float) -> None:
+    # Once per connection: a SET costs a round trip, and the value stays until it changes.
+    # jit off: planning a JIT for one wide WHERE (20 conditions x 100 values) took longer
+    # than running the query; the statements here are short OLTP reads and writes.
+    milliseconds = max(1, int(timeout_s * 1000))
+    connection.ensure_connection()  # a reconnect resets the cached value (connection_created)
+    if getattr(connection, "anchor_statement_timeout_ms", None) == milliseconds:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(f"SET statement_timeout = {milliseconds}")
+        cursor.execute("SET jit = off")
+    connection.anchor_statement_timeout_ms = milliseconds  # type: ignore[attr-defined]
+
+
+@contextlib.contextmanager
+def bounded_queries(bound: QueryBound) -> Iterator[QueryBound]:
+    """Run the block with every statement on this thread's connection bounded by `bound`."""
+    if connection.vendor == "postgresql":
+        _bound_postgres_statements(bound.timeout_s)
+    _current.bound = bound
+    try:
+        with connection.execute_wrapper(_statement_guard(bound)):
+            yield bound
+    finally:
+        _current.bound = None
+        bound._raw_connection = None

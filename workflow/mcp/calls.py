@@ -1,0 +1,96 @@
+"""tools/call, answered by Anchor rather than by the SDK's FastMCP path.
+
+Every call goes the same way on every transport: arguments checked by `workflow.mcp.arguments`
+exactly as sent, the tool run on Django's worker thread with its queries bounded in time
+(`records.query_bounds`), and the envelope returned as `structuredContent` with `isError` set
+exactly when `ok` is false. A cancelled call stops its queries and rolls back; the SDK
+adaptation in `workflow.mcp.server` makes sure it gets no reply.
+"""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+from typing import Any
+
+import anyio
+import pydantic_core
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from mcp import types
+from mcp_server.djangomcp import django_request_ctx, global_mcp_server
+from rapidfuzz import fuzz, process
+
+from records.errors import INVALID_INPUT, AnchorError
+from records.query_bounds import QueryBound, bounded_queries
+from workflow.mcp.arguments import ArgumentChecker, quoted
+
+_checkers: dict[str, ArgumentChecker] = {}
+
+
+def checker_for(tool: Any) -> ArgumentChecker:
+    """The tool's checker, built once from the same argument model its schema comes from."""
+    checker = _checkers.get(tool.name)
+    if checker is None or checker.arg_model is not tool.fn_metadata.arg_model:
+        model = tool.fn_metadata.arg_model
+        checker = ArgumentChecker(tool.name, model.model_json_schema(by_alias=True), model)
+        _checkers[tool.name] = checker
+    return checker
+
+
+def envelope_result(envelope: dict[str, Any]) -> types.CallToolResult:
+    structured = pydantic_core.to_jsonable_python(envelope, fallback=str)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=json.dumps(structured, ensure_ascii=False))],
+        structuredContent=structured,
+        isError=not structured.get("ok", False),
+    )
+
+
+def refusal(error: AnchorError) -> types.CallToolResult:
+    return envelope_result({"ok": False, "error": error.as_dict()})
+
+
+def _unknown_tool(name: str) -> AnchorError:
+    served = sorted(tool.name for tool in global_mcp_server._tool_manager.list_tools())
+    suggestion = process.extractOne(name, served, scorer=fuzz.ratio, score_cutoff=70)
+    hint = f" Did you mean `{suggestion[0]}`?" if suggestion else ""
+    return AnchorError(
+        INVALID_INPUT,
+        f"No tool named {quoted(name)} is served here.{hint} tools/list shows the tools this "
+        "server offers.",
+        field="name",
+    )
+
+
+async def call_tool(name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+    tool = global_mcp_server._tool_manager.get_tool(name)
+    if tool is None:
+        return refusal(_unknown_tool(name))
+    try:
+        kwargs = checker_for(tool).check(arguments)
+    except AnchorError as exc:
+        return refusal(exc)
+    return envelope_result(await _run(tool, kwargs))
+
+
+async def _run(tool: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    caller = tool.fn  # django-mcp-server's _ToolsetMethodCaller: which class, which method
+    context = global_mcp_server.get_context()
+    instance = caller.class_(context=context, request=django_request_ctx.get(SimpleNamespace()))
+    method = getattr(instance, caller.method_name)
+    if caller.forward_context_kwarg:
+        kwargs[caller.context_kwarg] = context
+    bound = QueryBound(timeout_s=settings.ANCHOR_QUERY_TIMEOUT_S)
+
+    def bounded() -> dict[str, Any]:
+        with bounded_queries(bound):
+            return method(**kwargs)
+
+    try:
+        # thread_sensitive: Django's connections belong to one thread (the request's, over
+        # HTTP), and a cancelled await does not stop that thread: the bound does.
+        return await sync_to_async(bounded, thread_sensitive=True)()
+    except anyio.get_cancelled_exc_class():
+        bound.cancel()
+        raise
