@@ -87,7 +87,8 @@ def prepare_new_connection(sender: Any, connection: BaseDatabaseWrapper, **kwarg
 
 def _statement_guard(bound: QueryBound) -> Callable[..., Any]:
     def guard(execute: Callable[..., Any], sql: str, params: Any, many: bool, context: Any) -> Any:
-        if bound.cancelled.is_set():
+        # Rolling back (to a savepoint, or the whole transaction) must still run.
+        if bound.cancelled.is_set() and not sql.lstrip()[:8].upper().startswith("ROLLBACK"):
             raise CallCancelled("the call was cancelled; its transaction is rolled back")
         bound._raw_connection = connection.connection
         bound.statement_started = time.monotonic()

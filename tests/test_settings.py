@@ -135,3 +135,17 @@ def assert_write_lock_taken_at_begin(probe, path: Path) -> None:
                 rival.close()
     finally:
         del connections["anchor_probe"]
+
+
+def test_query_timeout_defaults_to_ten_seconds_and_reads_the_variable(monkeypatch):
+    monkeypatch.delenv("ANCHOR_QUERY_TIMEOUT_S", raising=False)
+    assert env.query_timeout_from_env() == 10
+    monkeypatch.setenv("ANCHOR_QUERY_TIMEOUT_S", "2.5")
+    assert env.query_timeout_from_env() == 2.5
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "soon", "inf", "7200"])
+def test_a_bad_query_timeout_stops_start_up_naming_the_variable(monkeypatch, value):
+    monkeypatch.setenv("ANCHOR_QUERY_TIMEOUT_S", value)
+    with pytest.raises(ImproperlyConfigured, match="ANCHOR_QUERY_TIMEOUT_S"):
+        env.query_timeout_from_env()

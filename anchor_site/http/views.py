@@ -31,6 +31,7 @@ from anchor_site.http.transport import check_transport
 from anchor_site.http.workspace import WORKSPACE_HEADER, scope_for_user
 from records.membership_services import access_token_touch
 from records.models.membership import AccessToken
+from workflow.mcp.arguments import plain_json_refusal
 from workflow.mcp.stdio import CLIENT_METHODS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
 from workflow.scope import Scope
 
@@ -139,6 +140,12 @@ class AnchorMCPView(MCPServerStreamableHttpView):
         refused = _refuse_message(message, session_key)
         if refused is not None:
             return refused
+        if isinstance(message, dict) and session_key:
+            unplain = plain_json_refusal(
+                message.get("id"), message.get("method"), message.get("params")
+            )
+            if unplain is not None:
+                return JsonResponse(unplain)
         if session_key:
             if self._owned_session(request, session_key) is None:
                 return _jsonrpc_error(404, "Session not found; initialize a new session.")

@@ -256,3 +256,29 @@ class ArgumentChecker:
         reason = str(first.get("msg", "is not valid"))[:200]
         top = field.split(".")[0].split("[")[0]
         return refuse(self.tool, field, f"is not valid: {reason}.", self._describe(top))
+
+
+def plain_json_refusal(request_id: Any, method: Any, params: Any) -> dict[str, Any] | None:
+    """The JSON-RPC reply refusing a tools/call whose arguments are not plain JSON values.
+
+    The transports call this on the message as parsed, before the SDK re-serialises it (which
+    turns NaN and Infinity into null, silently) or its parser refuses a lone surrogate as
+    malformed JSON, so the client gets the same INVALID_INPUT envelope as for any bad argument.
+    """
+    if method != "tools/call" or not isinstance(params, dict):
+        return None
+    arguments = params.get("arguments")
+    if not isinstance(arguments, dict):
+        return None
+    try:
+        check_plain_json(str(params.get("name"))[:100], arguments)
+    except AnchorError as exc:
+        envelope = {"ok": False, "error": exc.as_dict()}
+        text = json.dumps(envelope, ensure_ascii=False)
+        result = {
+            "content": [{"type": "text", "text": text}],
+            "structuredContent": envelope,
+            "isError": True,
+        }
+        return {"jsonrpc": "2.0", "id": request_id, "result": result}
+    return None

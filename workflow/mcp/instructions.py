@@ -6,8 +6,10 @@ SERVER_INSTRUCTIONS = """\
 Anchor is durable, structured memory for this project: collections of records (title + JSON
 data), explicit typed links between records, and a full audit history.
 
-Every tool returns {"ok": true, "result": ...} or {"ok": false, "error": {"code", "message"}};
-always check "ok" and follow the fix the message names.
+Every tool returns {"ok": true, "result": ...} or {"ok": false, "error": {"code", "message"}}
+(the latter also marked isError); always check "ok" and follow the fix the message names.
+If a commit's reply is lost, or you cancelled it, call the same commit tool with the same
+action_id: it says whether the write happened, and never writes twice.
 
 Working rules:
 - Start a new conversation with workspace_digest.

@@ -66,7 +66,7 @@ async def _read_resource(uri: Any) -> Any:
     # FastMCP raises a bare error for an unknown URI, which the SDK answers with code 0.
     try:
         return await global_mcp_server.read_resource(uri)
-    except ResourceError as exc:
+    except (ResourceError, ValueError) as exc:
         raise McpError(types.ErrorData(code=INVALID_PARAMS, message=str(exc)[:500])) from None
 
 

@@ -31,6 +31,8 @@ from mcp.server.lowlevel import Server
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from workflow.mcp.arguments import plain_json_refusal
+
 logger = logging.getLogger("anchor.stdio")
 
 READ_CHUNK = 64 * 1024
@@ -187,6 +189,19 @@ def _refusal(line: bytes, exc: Exception) -> bytes:
     )
 
 
+def _unparsed_call_refusal(line: bytes) -> bytes | None:
+    """A tools/call the SDK's strict parser refused only for a lone surrogate: Python's
+    parser reads it, so the reply can be the INVALID_INPUT envelope naming the field."""
+    try:
+        parsed = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(parsed, dict) or not isinstance(parsed.get("id"), int | str):
+        return None
+    reply = plain_json_refusal(parsed["id"], parsed.get("method"), parsed.get("params"))
+    return None if reply is None else json.dumps(reply).encode()
+
+
 def _refuse_before_session(root: Any, initialized: bool) -> bytes | None:
     """The JSON-RPC rules the SDK's session does not enforce, answered by the transport."""
     if isinstance(root, types.JSONRPCNotification) and "id" in (root.model_extra or {}):
@@ -229,9 +244,14 @@ async def _read_messages(
                 logger.warning(
                     "refused a line that is not a JSON-RPC message (%d bytes)", len(line)
                 )
-                await refusals.send(_refusal(line, exc))
+                await refusals.send(_unparsed_call_refusal(line) or _refusal(line, exc))
                 continue
             root = message.root
+            if isinstance(root, types.JSONRPCRequest):
+                unplain = plain_json_refusal(root.id, root.method, root.params)
+                if unplain is not None:
+                    await refusals.send(json.dumps(unplain).encode())
+                    continue
             refused = _refuse_before_session(root, initialized)
             if refused is not None:
                 await refusals.send(refused)
