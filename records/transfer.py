@@ -62,8 +62,9 @@ class TransferError(Exception):
     """A file or target that cannot be exported or restored as asked."""
 
 
-def _rows(model: type[models.Model], path: str, workspace_id: str):
-    return model.objects.filter(**{path: workspace_id}).order_by("pk")
+def _rows(model: type[models.Model], path: str, workspace_id: str) -> models.QuerySet[models.Model]:
+    # _default_manager is `objects` for every model here, and is what a bare Model type has.
+    return model._default_manager.filter(**{path: workspace_id}).order_by("pk")
 
 
 def count_rows(workspace_id: str) -> int:
@@ -178,7 +179,7 @@ def _flush(
 ) -> int:
     if model is None or not batch:
         return 0
-    model.objects.bulk_create(batch)
+    model._default_manager.bulk_create(batch)
     progress(len(batch))
     return len(batch)
 
