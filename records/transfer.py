@@ -116,7 +116,7 @@ def _delete_workspace_rows(workspace_id: str) -> None:
     for model, path in reversed(MODELS):
         # QuerySet.delete() bypasses AuditEvent.delete(): this is the one sanctioned removal,
         # asked for explicitly with --replace.
-        model.objects.filter(**{path: workspace_id})._raw_delete(using="default")  # type: ignore[attr-defined]
+        model._default_manager.filter(**{path: workspace_id})._raw_delete(using="default")
 
 
 def import_workspace(

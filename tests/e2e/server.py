@@ -20,7 +20,7 @@ from urllib.parse import quote
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from mcp.types import CallToolResult, InitializeResult
+from mcp.types import CallToolResult, InitializeResult, TextContent
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SERVE = [sys.executable, "manage.py", "mcp_serve"]
@@ -70,7 +70,9 @@ def envelope(result: CallToolResult) -> dict[str, Any]:
     assert not result.isError, f"protocol-level tool error: {result.content}"
     if result.structuredContent is not None:
         return result.structuredContent
-    return json.loads(result.content[0].text)  # type: ignore[union-attr]
+    part = result.content[0]
+    assert isinstance(part, TextContent), part
+    return json.loads(part.text)
 
 
 async def call_ok(session: ClientSession, name: str, arguments: dict[str, Any]) -> Any:

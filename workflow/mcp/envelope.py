@@ -44,7 +44,7 @@ def run_tool(call: Callable[[], Any]) -> ToolResult:
     try:
         result = call()
     except AnchorError as exc:
-        return {"ok": False, "error": exc.as_dict()}  # type: ignore[typeddict-item]
+        return {"ok": False, "error": exc.as_dict()}
     except DatabaseError:
         logger.exception("database error in tool call")
         return {

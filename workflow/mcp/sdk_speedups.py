@@ -38,6 +38,6 @@ def cached_validate(instance: Any, schema: Any, *args: Any, **kwargs: Any) -> No
 def install() -> None:
     from mcp.server.lowlevel import server as lowlevel_server
 
-    lowlevel_server.jsonschema = SimpleNamespace(  # type: ignore[attr-defined]
+    lowlevel_server.jsonschema = SimpleNamespace(
         validate=cached_validate, ValidationError=jsonschema.ValidationError
     )
