@@ -9,9 +9,12 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from django.core.exceptions import ImproperlyConfigured
+
+if TYPE_CHECKING:  # only the type: the parser itself is imported when a URL is set
+    from dj_database_url import DBConfig
 
 WORKSPACE_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 MAX_ACTOR_ID_LENGTH = 300
@@ -113,7 +116,7 @@ def sqlite_path_from_env() -> Path:
     return path
 
 
-def database_from_env() -> dict[str, Any]:
+def database_from_env() -> DBConfig:
     """DATABASE_URL (PostgreSQL) wins when set; otherwise the embedded SQLite file."""
     url = os.environ.get("DATABASE_URL", "").strip()
     if url:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 NOT_FOUND = "NOT_FOUND"
 INVALID_INPUT = "INVALID_INPUT"
@@ -21,6 +21,14 @@ UNSUPPORTED = "UNSUPPORTED"
 AWAITING_APPROVAL = "AWAITING_APPROVAL"
 
 
+class ErrorBody(TypedDict):
+    """An error as the doors return it; the MCP envelope's ToolError has the same shape."""
+
+    code: str
+    message: str
+    details: NotRequired[dict[str, Any]]
+
+
 class AnchorError(Exception):
     """A refusal with a stable code, a message naming the field and the fix, and details."""
 
@@ -30,8 +38,8 @@ class AnchorError(Exception):
         self.message = message
         self.details = details
 
-    def as_dict(self) -> dict[str, Any]:
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
+    def as_dict(self) -> ErrorBody:
+        error: ErrorBody = {"code": self.code, "message": self.message}
         if self.details:
             error["details"] = self.details
         return error

@@ -62,8 +62,9 @@ class TransferError(Exception):
     """A file or target that cannot be exported or restored as asked."""
 
 
-def _rows(model: type[models.Model], path: str, workspace_id: str):
-    return model.objects.filter(**{path: workspace_id}).order_by("pk")
+def _rows(model: type[models.Model], path: str, workspace_id: str) -> models.QuerySet[models.Model]:
+    # _default_manager is `objects` for every model here, and is what a bare Model type has.
+    return model._default_manager.filter(**{path: workspace_id}).order_by("pk")
 
 
 def count_rows(workspace_id: str) -> int:
@@ -115,7 +116,7 @@ def _delete_workspace_rows(workspace_id: str) -> None:
     for model, path in reversed(MODELS):
         # QuerySet.delete() bypasses AuditEvent.delete(): this is the one sanctioned removal,
         # asked for explicitly with --replace.
-        model.objects.filter(**{path: workspace_id})._raw_delete(using="default")  # type: ignore[attr-defined]
+        model._default_manager.filter(**{path: workspace_id})._raw_delete(using="default")
 
 
 def import_workspace(
@@ -178,7 +179,7 @@ def _flush(
 ) -> int:
     if model is None or not batch:
         return 0
-    model.objects.bulk_create(batch)
+    model._default_manager.bulk_create(batch)
     progress(len(batch))
     return len(batch)
 

@@ -79,16 +79,16 @@ class Kind:
     commit_tool: str
 
 
-def _single_check(scope, action, tickets) -> list[str]:
+def _single_check(scope: Scope, action: PreparedAction, tickets: list[ReviewTicket]) -> list[str]:
     op = OPERATIONS[action.operation]
     return op.check(scope, action.arguments, tickets, action.clarification).collection_ids
 
 
-def _single_apply(ctx, action) -> dict[str, Any]:
+def _single_apply(ctx: WriteContext, action: PreparedAction) -> dict[str, Any]:
     return OPERATIONS[action.operation].apply(ctx, action.arguments)
 
 
-def _batch_check(scope, action, tickets) -> list[str]:
+def _batch_check(scope: Scope, action: PreparedAction, tickets: list[ReviewTicket]) -> list[str]:
     by_id = {t.pk: t for t in tickets}
     touched: set[str] = set()
     for item in action.arguments["items"]:
@@ -107,7 +107,7 @@ def _batch_check(scope, action, tickets) -> list[str]:
     return sorted(touched)
 
 
-def _batch_apply(ctx, action) -> dict[str, Any]:
+def _batch_apply(ctx: WriteContext, action: PreparedAction) -> dict[str, Any]:
     results = []
     for item in action.arguments["items"]:
         item_ctx = WriteContext(
@@ -136,13 +136,13 @@ def _batch_apply(ctx, action) -> dict[str, Any]:
     return {"items": results}
 
 
-def _import_check(scope, action, tickets) -> list[str]:
+def _import_check(scope: Scope, action: PreparedAction, tickets: list[ReviewTicket]) -> list[str]:
     collection, _, links = imports.parse_import(scope, action.arguments)
     imports.check_import_links(links, tickets, action.clarification)
     return [collection.pk]
 
 
-def _import_apply(ctx, action) -> dict[str, Any]:
+def _import_apply(ctx: WriteContext, action: PreparedAction) -> dict[str, Any]:
     return imports.apply_import(ctx, action.arguments)
 
 

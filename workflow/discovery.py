@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Any
+from typing import Any, TypedDict
 
 from django.db.models import Count, Q
 
@@ -90,7 +90,19 @@ def _words(text: str) -> set[str]:
     return words
 
 
-def _suggestion(collection: dict[str, Any], name: str, purpose_words: set[str]):
+class Suggestion(TypedDict):
+    """A catalog entry the proposed collection may overlap, and the lexical evidence why."""
+
+    collection_id: str
+    name: str
+    score: float
+    exact: bool
+    reasons: list[str]
+
+
+def _suggestion(
+    collection: dict[str, Any], name: str, purpose_words: set[str]
+) -> Suggestion | None:
     normalized = normalize_name(name)
     reasons: list[str] = []
     score = 0.0

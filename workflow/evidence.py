@@ -113,7 +113,9 @@ def title_reviewed(
         )
 
 
-def discovery_for_name(tickets: list[ReviewTicket], *, name: str, purpose: str | None):
+def discovery_for_name(
+    tickets: list[ReviewTicket], *, name: str, purpose: str | None
+) -> ReviewTicket:
     """The cited discovery of exactly this proposed name (and purpose, when given)."""
     normalized = normalize_name(name)
     for ticket in _of_kind(tickets, ReviewTicket.DISCOVERY):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Any
+from typing import Any, TypedDict
 
 from records import services
 from records import validation as v
@@ -48,10 +48,26 @@ BATCH_DUPLICATE = "batch_duplicate"
 SKIP, USE_EXISTING, CREATE_ANYWAY = "skip", "use_existing", "create_anyway"
 
 
-def _rows(value: Any) -> list[dict[str, Any]]:
+class ImportRow(TypedDict):
+    """One validated row; `key` names it in links and decisions."""
+
+    key: str
+    title: str
+    data: dict[str, Any]
+
+
+class ImportLink(TypedDict):
+    """One validated link; each end is {"row": key} or {"record_id": existing ID}."""
+
+    source: dict[str, str]
+    relationship_type: str
+    target: dict[str, str]
+
+
+def _rows(value: Any) -> list[ImportRow]:
     if not isinstance(value, list) or not 1 <= len(value) <= MAX_ROWS:
         raise invalid("rows", f"must be a list of 1-{MAX_ROWS} rows; split larger imports.")
-    rows: list[dict[str, Any]] = []
+    rows: list[ImportRow] = []
     keys: set[str] = set()
     total = 0
     for index, row in enumerate(value):
@@ -81,12 +97,12 @@ def _endpoint(value: Any, field: str, keys: set[str]) -> dict[str, str]:
     raise invalid(field, 'must be {"row": "<key>"} or {"record_id": "<existing record ID>"}.')
 
 
-def _links(value: Any, keys: set[str]) -> list[dict[str, Any]]:
+def _links(value: Any, keys: set[str]) -> list[ImportLink]:
     if value is None:
         return []
     if not isinstance(value, list) or len(value) > MAX_LINKS:
         raise invalid("links", f"must be a list of at most {MAX_LINKS} links.")
-    links = []
+    links: list[ImportLink] = []
     for index, link in enumerate(value):
         field = f"links[{index}]"
         if not isinstance(link, dict) or set(link) != {"source", "relationship_type", "target"}:
@@ -120,7 +136,9 @@ def review_cost(titles: list[str], names: list[str]) -> int:
     return math.ceil(total)
 
 
-def review_rows(workspace_id: str, collection_id: str, rows: list[dict[str, Any]]):
+def review_rows(
+    workspace_id: str, collection_id: str, rows: list[ImportRow]
+) -> tuple[list[dict[str, Any]], int]:
     """Each row's status and candidates; the same rule as resolve_record."""
     names = scope_names(workspace_id, collection_id)
     comparisons = review_cost([normalize_name(row["title"]) for row in rows], names.names)
@@ -133,8 +151,8 @@ def review_rows(workspace_id: str, collection_id: str, rows: list[dict[str, Any]
             f"most {fit} rows per call.",
             rows_that_fit=fit,
         )
-    record_ids = set()
-    reviewed = []
+    record_ids: set[str] = set()
+    reviewed: list[dict[str, Any]] = []
     for row in rows:
         normalized = normalize_name(row["title"])
         matches: dict[str, dict[str, Any]] = {}
@@ -206,14 +224,18 @@ def _collection(scope: Scope, collection_id: Any) -> Collection:
     return collection
 
 
-def parse_import(scope: Scope, arguments: dict[str, Any]):
+def parse_import(
+    scope: Scope, arguments: dict[str, Any]
+) -> tuple[Collection, list[ImportRow], list[ImportLink]]:
     collection = _collection(scope, arguments["collection_id"])
     rows = _rows(arguments["rows"])
     links = _links(arguments.get("links"), {r["key"] for r in rows})
     return collection, rows, links
 
 
-def check_import_links(links, tickets: list[ReviewTicket], clarification: str) -> list[str]:
+def check_import_links(
+    links: list[ImportLink], tickets: list[ReviewTicket], clarification: str
+) -> list[str]:
     """Existing-record endpoints need resolution tickets, like any other write."""
     existing = sorted(
         {

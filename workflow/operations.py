@@ -28,8 +28,11 @@ class Check:
     collection_ids: list[str]
 
 
-CheckFn = Callable[[Scope, dict[str, Any], list[ReviewTicket], str], Check]
-ApplyFn = Callable[[WriteContext, dict[str, Any]], dict[str, Any]]
+# An operation's arguments: exactly its keys (parse_operation checks them), values still JSON
+# as the agent sent them until each check validates the ones it reads.
+Args = dict[str, Any]
+CheckFn = Callable[[Scope, Args, list[ReviewTicket], str], Check]
+ApplyFn = Callable[[WriteContext, Args], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,9 @@ def _existing_collection(scope: Scope, name: str) -> Collection | None:
 # --- collections -----------------------------------------------------------------------------
 
 
-def check_create_collection(scope, args, tickets, clarification) -> Check:
+def check_create_collection(
+    scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: str
+) -> Check:
     fields = _fields(args)
     ticket = evidence.discovery_for_name(tickets, name=fields.name, purpose=fields.purpose)
     if _existing_collection(scope, fields.name) is not None:
@@ -122,7 +127,7 @@ def check_create_collection(scope, args, tickets, clarification) -> Check:
     return Check(collection_ids=[])
 
 
-def apply_create_collection(ctx: WriteContext, args) -> dict[str, Any]:
+def apply_create_collection(ctx: WriteContext, args: Args) -> dict[str, Any]:
     fields = _fields(args)
     existing = _existing_collection(Scope(ctx.workspace_id, ctx.actor_id), fields.name)
     if existing is not None:
@@ -135,7 +140,9 @@ def apply_create_collection(ctx: WriteContext, args) -> dict[str, Any]:
     return {"collection": collection_result(collection), "created": True}
 
 
-def check_update_collection(scope, args, tickets, clarification) -> Check:
+def check_update_collection(
+    scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: str
+) -> Check:
     collection = _collection(scope, args["collection_id"])
     fields = _fields(args)
     evidence.collection_in_discovery(tickets, collection.pk)
@@ -153,14 +160,16 @@ def check_update_collection(scope, args, tickets, clarification) -> Check:
     return Check(collection_ids=[collection.pk])
 
 
-def apply_update_collection(ctx: WriteContext, args) -> dict[str, Any]:
+def apply_update_collection(ctx: WriteContext, args: Args) -> dict[str, Any]:
     collection = services.collection_update(
         ctx=ctx, collection_id=args["collection_id"], fields=_fields(args)
     )
     return {"collection": collection_result(collection)}
 
 
-def check_collection_alias(scope, args, tickets, clarification) -> Check:
+def check_collection_alias(
+    scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: str
+) -> Check:
     collection = _collection(scope, args["collection_id"])
     v.name(args["alias"], "alias")
     evidence.collection_in_discovery(tickets, collection.pk)
@@ -170,13 +179,13 @@ def check_collection_alias(scope, args, tickets, clarification) -> Check:
     return Check(collection_ids=[collection.pk])
 
 
-def apply_add_collection_alias(ctx: WriteContext, args) -> dict[str, Any]:
+def apply_add_collection_alias(ctx: WriteContext, args: Args) -> dict[str, Any]:
     services.collection_alias_add(ctx=ctx, collection_id=args["collection_id"], alias=args["alias"])
     collection = Collection.objects.get(pk=args["collection_id"])
     return {"collection": collection_result(collection)}
 
 
-def apply_remove_collection_alias(ctx: WriteContext, args) -> dict[str, Any]:
+def apply_remove_collection_alias(ctx: WriteContext, args: Args) -> dict[str, Any]:
     services.collection_alias_remove(
         ctx=ctx, collection_id=args["collection_id"], alias=args["alias"]
     )
@@ -187,7 +196,9 @@ def apply_remove_collection_alias(ctx: WriteContext, args) -> dict[str, Any]:
 # --- records ---------------------------------------------------------------------------------
 
 
-def check_create_record(scope, args, tickets, clarification) -> Check:
+def check_create_record(
+    scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: str
+) -> Check:
     collection = _collection(scope, args["collection_id"])
     title = v.title(args["title"])
     v.json_object("data", args["data"])
@@ -197,14 +208,21 @@ def check_create_record(scope, args, tickets, clarification) -> Check:
     return Check(collection_ids=[collection.pk])
 
 
-def apply_create_record(ctx: WriteContext, args) -> dict[str, Any]:
+def apply_create_record(ctx: WriteContext, args: Args) -> dict[str, Any]:
     record = services.record_create(
         ctx=ctx, collection_id=args["collection_id"], title=args["title"], data=args["data"]
     )
     return {"record": record_result(record)}
 
 
-def _check_existing_record(scope, args, tickets, clarification, *, needs_word: str = "") -> Check:
+def _check_existing_record(
+    scope: Scope,
+    args: Args,
+    tickets: list[ReviewTicket],
+    clarification: str,
+    *,
+    needs_word: str = "",
+) -> Check:
     record = _record(scope, args["record_id"], "record_id")
     v.expected_version(args["expected_version"])
     evidence.record_reviewed(tickets, record.pk, clarification, "record_id")
@@ -213,12 +231,14 @@ def _check_existing_record(scope, args, tickets, clarification, *, needs_word: s
     return Check(collection_ids=[record.collection_id])
 
 
-def check_update_record(scope, args, tickets, clarification) -> Check:
+def check_update_record(
+    scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: str
+) -> Check:
     v.json_object("changes", args["changes"])
     return _check_existing_record(scope, args, tickets, clarification)
 
 
-def apply_update_record(ctx: WriteContext, args) -> dict[str, Any]:
+def apply_update_record(ctx: WriteContext, args: Args) -> dict[str, Any]:
     record = services.record_update(
         ctx=ctx,
         record_id=args["record_id"],
@@ -228,18 +248,22 @@ def apply_update_record(ctx: WriteContext, args) -> dict[str, Any]:
     return {"record": record_result(record)}
 
 
-def check_archive_record(scope, args, tickets, clarification) -> Check:
+def check_archive_record(
+    scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: str
+) -> Check:
     return _check_existing_record(scope, args, tickets, clarification)
 
 
-def apply_archive_record(ctx: WriteContext, args) -> dict[str, Any]:
+def apply_archive_record(ctx: WriteContext, args: Args) -> dict[str, Any]:
     record = services.record_archive(
         ctx=ctx, record_id=args["record_id"], expected_version=args["expected_version"]
     )
     return {"record": record_result(record)}
 
 
-def check_rename_record(scope, args, tickets, clarification) -> Check:
+def check_rename_record(
+    scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: str
+) -> Check:
     check = _check_existing_record(scope, args, tickets, clarification)
     record = _record(scope, args["record_id"], "record_id")
     evidence.title_reviewed(
@@ -252,7 +276,7 @@ def check_rename_record(scope, args, tickets, clarification) -> Check:
     return check
 
 
-def apply_rename_record(ctx: WriteContext, args) -> dict[str, Any]:
+def apply_rename_record(ctx: WriteContext, args: Args) -> dict[str, Any]:
     record = services.record_rename(
         ctx=ctx,
         record_id=args["record_id"],
@@ -265,12 +289,14 @@ def apply_rename_record(ctx: WriteContext, args) -> dict[str, Any]:
 ALIAS_WORD = "Aliases change how names resolve; record the user's explicit statement."
 
 
-def check_record_alias(scope, args, tickets, clarification) -> Check:
+def check_record_alias(
+    scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: str
+) -> Check:
     v.title(args["alias"], "alias")
     return _check_existing_record(scope, args, tickets, clarification, needs_word=ALIAS_WORD)
 
 
-def apply_add_record_alias(ctx: WriteContext, args) -> dict[str, Any]:
+def apply_add_record_alias(ctx: WriteContext, args: Args) -> dict[str, Any]:
     record = services.record_alias_add(
         ctx=ctx,
         record_id=args["record_id"],
@@ -280,7 +306,7 @@ def apply_add_record_alias(ctx: WriteContext, args) -> dict[str, Any]:
     return {"record": record_result(record)}
 
 
-def apply_remove_record_alias(ctx: WriteContext, args) -> dict[str, Any]:
+def apply_remove_record_alias(ctx: WriteContext, args: Args) -> dict[str, Any]:
     record = services.record_alias_remove(
         ctx=ctx,
         record_id=args["record_id"],
@@ -290,7 +316,9 @@ def apply_remove_record_alias(ctx: WriteContext, args) -> dict[str, Any]:
     return {"record": record_result(record)}
 
 
-def check_set_self(scope, args, tickets, clarification) -> Check:
+def check_set_self(
+    scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: str
+) -> Check:
     return _check_existing_record(
         scope,
         args,
@@ -301,7 +329,7 @@ def check_set_self(scope, args, tickets, clarification) -> Check:
     )
 
 
-def apply_set_self(ctx: WriteContext, args) -> dict[str, Any]:
+def apply_set_self(ctx: WriteContext, args: Args) -> dict[str, Any]:
     mapping = services.self_mapping_set(
         ctx=ctx, record_id=args["record_id"], expected_version=args["expected_version"]
     )
@@ -311,7 +339,9 @@ def apply_set_self(ctx: WriteContext, args) -> dict[str, Any]:
 # --- relationships ---------------------------------------------------------------------------
 
 
-def check_link_records(scope, args, tickets, clarification) -> Check:
+def check_link_records(
+    scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: str
+) -> Check:
     source = _record(scope, args["source_id"], "source_id")
     target = _record(scope, args["target_id"], "target_id")
     v.relationship_type(args["relationship_type"])
@@ -320,7 +350,7 @@ def check_link_records(scope, args, tickets, clarification) -> Check:
     return Check(collection_ids=sorted({source.collection_id, target.collection_id}))
 
 
-def apply_link_records(ctx: WriteContext, args) -> dict[str, Any]:
+def apply_link_records(ctx: WriteContext, args: Args) -> dict[str, Any]:
     rel, created = services.relationship_create(
         ctx=ctx,
         source_id=args["source_id"],
@@ -347,14 +377,16 @@ def _relationship(scope: Scope, relationship_id: Any) -> Relationship:
     return rel
 
 
-def check_unlink_records(scope, args, tickets, clarification) -> Check:
+def check_unlink_records(
+    scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: str
+) -> Check:
     rel = _relationship(scope, args["relationship_id"])
     evidence.record_reviewed(tickets, rel.source_id, clarification, "relationship_id (source)")
     evidence.record_reviewed(tickets, rel.target_id, clarification, "relationship_id (target)")
     return Check(collection_ids=sorted({rel.source.collection_id, rel.target.collection_id}))
 
 
-def apply_unlink_records(ctx: WriteContext, args) -> dict[str, Any]:
+def apply_unlink_records(ctx: WriteContext, args: Args) -> dict[str, Any]:
     removed = services.relationship_delete(ctx=ctx, relationship_id=args["relationship_id"])
     return {"removed_relationship": removed}
 

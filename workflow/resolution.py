@@ -9,7 +9,7 @@ suggestions and are never selected.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from typing import Any, TypedDict
 
 from django.db.models import Q
 
@@ -37,7 +37,9 @@ PREVIEW_CHARS = 200
 SELF_WORDS = {"me", "myself", "i"}
 
 
-def _parse(scope: Scope, query: Any, collection_id: Any, context_record_ids: Any):
+def _parse(
+    scope: Scope, query: Any, collection_id: Any, context_record_ids: Any
+) -> tuple[str, str | None, list[str]]:
     query_text = v.text("query", query, max_length=v.MAX_TITLE)
     if collection_id is not None:
         collection_id = v.entity_id(collection_id, "collection_id")
@@ -120,6 +122,14 @@ def _preview(data: dict[str, Any]) -> str:
     return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
 
 
+class _Found(TypedDict):
+    """One candidate while resolving: its best score, whether any match was exact, and why."""
+
+    score: float
+    exact: bool
+    reasons: list[str]
+
+
 def _reason(match: NameMatch) -> str:
     kind = "alias" if match.is_alias else "title"
     if match.exact:
@@ -143,8 +153,7 @@ def resolve_record(
     # depends only on that record's collection, not on every name in the workspace.
     names_scope = collection_id
 
-    # record_id -> (score, exact, reasons)
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, _Found] = {}
 
     def consider(record_id: str, score: float, exact: bool, reason: str) -> None:
         if allowed is not None and record_id not in allowed:
@@ -173,10 +182,10 @@ def resolve_record(
             names_scope = mapping.record.collection_id
     by_id = not self_lookup and is_valid_id(query_text)
     if by_id:
-        record = Record.objects.filter(workspace_id=scope.workspace_id, pk=query_text)
+        with_id = Record.objects.filter(workspace_id=scope.workspace_id, pk=query_text)
         if collection_id:
-            record = record.filter(collection_id=collection_id)
-        found_collection = record.values_list("collection_id", flat=True).first()
+            with_id = with_id.filter(collection_id=collection_id)
+        found_collection = with_id.values_list("collection_id", flat=True).first()
         if found_collection is not None:
             consider(query_text, 1.0, True, "record ID")
             names_scope = found_collection
@@ -210,7 +219,7 @@ def resolve_record(
         ranked = [(rid, e) for rid, e in ranked if records[rid].collection_id == collection_id]
     links = _link_summaries([rid for rid, _ in ranked])
 
-    candidates = []
+    candidates: list[dict[str, Any]] = []
     for record_id, entry in ranked:
         record = records[record_id]
         record_links = links.get(record_id, [])

@@ -23,7 +23,7 @@ from typing import Any, TextIO
 
 import anyio
 
-from workflow.mcp.client import ClientSession, open_stdio_session
+from workflow.mcp.client import ClientSession, TextContent, open_stdio_session
 
 # What the scripted user says and what the scripted agent writes. Tests change these to prove
 # that a step which stops behaving as scripted fails the walkthrough.
@@ -178,7 +178,9 @@ class Walkthrough:
             raise WalkthroughFailed(self.step, f"{tool} failed at the protocol level: {text}")
         envelope = reply.structuredContent
         if envelope is None:
-            envelope = json.loads(reply.content[0].text)  # type: ignore[union-attr]
+            part = reply.content[0]
+            assert isinstance(part, TextContent), part  # tools answer with JSON text
+            envelope = json.loads(part.text)
         if not envelope.get("ok"):
             error = envelope.get("error") or {}
             raise WalkthroughFailed(

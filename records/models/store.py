@@ -7,6 +7,8 @@ migrations), so they move inside the writing transaction whatever writes the row
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import models
 
 from records.ids import new_id
@@ -218,12 +220,12 @@ class AuditEvent(models.Model):
     def __str__(self) -> str:
         return f"{self.kind} {self.entity_type} {self.entity_id}"
 
-    def save(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def save(self, *args: Any, **kwargs: Any) -> None:
         if self.pk is not None and not self._state.adding:
             raise ValueError("Audit events are append-only.")
         super().save(*args, **kwargs)
 
-    def delete(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
         raise ValueError("Audit events are append-only.")
 
 

@@ -9,7 +9,7 @@ fine for tens of thousands of records.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from records.errors import invalid
 from records.selectors import arguments as args
@@ -78,7 +78,14 @@ def aggregate(
     return result
 
 
-def _parse_metrics(value: Any) -> list[dict[str, Any]]:
+class Metric(TypedDict):
+    """One requested metric: count, or an op over the numeric values of one field."""
+
+    op: str
+    field: NotRequired[list[str]]  # absent exactly when op is "count"
+
+
+def _parse_metrics(value: Any) -> list[Metric]:
     if value is None:
         return [{"op": "count"}]
     if not isinstance(value, list) or not 1 <= len(value) <= MAX_METRICS:
@@ -87,7 +94,7 @@ def _parse_metrics(value: Any) -> list[dict[str, Any]]:
             f'must be a list of 1-{MAX_METRICS} metrics such as [{{"op": "sum", "field": '
             '["amount"]}, {"op": "count"}].',
         )
-    parsed = []
+    parsed: list[Metric] = []
     for index, item in enumerate(value):
         name = f"metrics[{index}]"
         if not isinstance(item, dict):
@@ -148,7 +155,7 @@ def _parse_group_by(workspace_id: str, value: Any) -> dict[str, Any] | None:
     }
 
 
-def _distinct_fields(metric_list: list[dict[str, Any]]) -> list[list[str]]:
+def _distinct_fields(metric_list: list[Metric]) -> list[list[str]]:
     fields: list[list[str]] = []
     for metric in metric_list:
         if metric["op"] != "count" and metric["field"] not in fields:
@@ -271,7 +278,7 @@ def _linked_columns(grouping: dict[str, Any]) -> tuple[Sql, Sql, Sql, Sql]:
 def _group(
     row: tuple[Any, ...],
     grouping: dict[str, Any] | None,
-    metric_list: list[dict[str, Any]],
+    metric_list: list[Metric],
     fields: list[list[str]],
 ) -> dict[str, Any]:
     key, label, kind, count = row[:4]
@@ -324,7 +331,7 @@ def _describe_key(key: Any, label: Any, kind: str, grouping: dict[str, Any]) -> 
     return {"key": key if grouping["bucket"] else json.loads(key)}
 
 
-def _empty_totals(metric_list: list[dict[str, Any]]) -> dict[str, Any]:
+def _empty_totals(metric_list: list[Metric]) -> dict[str, Any]:
     metrics = []
     for metric in metric_list:
         if metric["op"] == "count":

@@ -65,6 +65,7 @@ def search_records(
         "search", workspace_id, {**criteria.fingerprint_params(), "order_by": sort}
     )
     key = decode_cursor(cursor, bound_to, key_length=2)
+    order: _Order
     if criteria.words is not None:
         order = _RelevanceOrder(criteria.words)
     elif sort is not None:
@@ -85,7 +86,8 @@ def search_records(
         item = {
             "record_id": row.pk,
             "collection_id": row.collection_id,
-            "collection_name": row.collection_name,
+            # A column of the raw SELECT (COLUMNS), which the stubs cannot know Record carries.
+            "collection_name": row.collection_name,  # type: ignore[attr-defined]
             "title": row.title,
             "version": row.version,
             "created_at": iso(row.created_at),

@@ -149,7 +149,9 @@ class _Walk:
         }
 
 
-def _level_sql(workspace_id: str, frontier: list[str], direction: str, types: list[str] | None):
+def _level_sql(
+    workspace_id: str, frontier: list[str], direction: str, types: list[str] | None
+) -> Sql:
     """Both directions in one statement, each capped separately (one row over the cap)."""
     # A frontier is at most MAX_NODES records, so the per-record source/target indexes always
     # win; without statistics SQLite prefers the workspace index for a long IN list and scans
@@ -158,7 +160,7 @@ def _level_sql(workspace_id: str, frontier: list[str], direction: str, types: li
     type_filter = Sql("")
     if types:
         type_filter = placeholders(types).wrap(" AND rel.relationship_type IN ({})")
-    parts = []
+    parts: list[Sql] = []
     for walked, own, other in (
         ("outgoing", "source_id", "target_id"),
         ("incoming", "target_id", "source_id"),

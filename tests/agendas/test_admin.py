@@ -55,6 +55,7 @@ def test_lists_render_and_nothing_is_editable(client_as_maya, agenda_id):
         assert listing.status_code == 200
         assert client_as_maya.get(reverse(f"admin:workflow_{name}_add")).status_code == 403
     event = AgendaEvent.objects.filter(agenda_id=agenda_id).first()
+    assert event is not None
     assert (
         client_as_maya.get(reverse("admin:workflow_agendaevent_change", args=[event.pk]))
     ).status_code == 200

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from records import services
+from records.errors import AnchorError
 from tests.agendas.helpers import LIST, database_snapshot, driver, started
 from tests.conftest import make_collection, make_record
 from tests.mcp_client import call_tool
@@ -114,7 +115,7 @@ def test_another_workspace_cannot_see_or_move_the_agenda(db):
     started(d)
     before = database_snapshot()
     outsider = Scope(workspace_id="elsewhere", actor_id="someone")
-    with pytest.raises(Exception) as refused:
+    with pytest.raises(AnchorError) as refused:
         steps.step(
             outsider, agenda_id=d.agenda_id, cursor_token=d.token, action="complete", text="x"
         )

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from workflow.agendas.tokens import cursor_token, token_revision, tokens_match
 
-BASE = {
+# Keyword arguments for cursor_token; Any because the tests swap in values key by key.
+BASE: dict[str, Any] = {
     "agenda_id": "a1",
     "revision": 7,
     "layer_id": "l1",

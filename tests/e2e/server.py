@@ -20,7 +20,7 @@ from urllib.parse import quote
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from mcp.types import CallToolResult, InitializeResult
+from mcp.types import CallToolResult, InitializeResult, TextContent
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SERVE = [sys.executable, "manage.py", "mcp_serve"]
@@ -69,7 +69,9 @@ def envelope(result: CallToolResult) -> dict[str, Any]:
     """The tool's {"ok": ...} envelope, as structuredContent or its JSON text twin."""
     envelope = result.structuredContent
     assert envelope is not None, f"no envelope: {result.content}"
-    assert json.loads(result.content[0].text) == envelope  # type: ignore[union-attr]
+    part = result.content[0]
+    assert isinstance(part, TextContent), part
+    assert json.loads(part.text) == envelope
     assert result.isError is (not envelope["ok"]), f"isError disagrees with ok: {result}"
     return envelope
 

@@ -124,7 +124,8 @@ def test_interrupted_commit_is_replayed_without_a_second_write(server_database, 
         first = call_raw(replayed, 2, "commit_write", {"action_id": action_id})
         second = call_raw(replayed, 3, "commit_write", {"action_id": action_id})
     finally:
-        replayed.stdin.close()  # type: ignore[union-attr]
+        assert replayed.stdin is not None
+        replayed.stdin.close()
         replayed.wait(timeout=10)
     first_result = first["structuredContent"]["result"]
     assert first_result["status"] == "committed" and first_result["replayed"] is True

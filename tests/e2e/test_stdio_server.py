@@ -209,6 +209,7 @@ def test_stray_stdout_writes_never_reach_the_protocol_stream(tmp_path):
             assert initialize_raw(process)["instructions"] == SERVER_INSTRUCTIONS
             stray = call_raw(process, 2, "emit_stray_output", {})
             catalog = call_raw(process, 3, "list_collections", {})
+            assert process.stdin is not None
             process.stdin.close()
             assert process.wait(timeout=10) == 0
         finally:
@@ -237,11 +238,13 @@ def test_exits_cleanly_within_two_seconds(stop, tmp_path):
         if stop == "SIGTERM":
             process.send_signal(signal.SIGTERM)
         else:
+            assert process.stdin is not None
             process.stdin.close()
         status = process.wait(timeout=10)
         elapsed = time.monotonic() - started
     finally:
         process.kill()
+    assert process.stderr is not None
     stderr = process.stderr.read().decode()
     assert status == 0, f"exit status {status} after {stop}:\n{stderr}"
     assert elapsed < 2, f"took {elapsed:.2f}s to exit after {stop}"
@@ -272,6 +275,7 @@ def test_connections_stay_fresh_across_calls(server_database):
         )
         assert context["record"]["title"] == "Kirat"
     finally:
+        assert process.stdin is not None
         process.stdin.close()
         process.wait(timeout=10)
 

@@ -12,16 +12,12 @@ from records.membership_services import access_token_revoke
 from records.models.membership import AccessToken
 from tests.http.conftest import ACCEPT, MCP_URL, McpHttp, make_member, no_writes
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "anchor-http-tests", "version": "1"},
-    },
+INITIALIZE_PARAMS = {
+    "protocolVersion": "2025-06-18",
+    "capabilities": {},
+    "clientInfo": {"name": "anchor-http-tests", "version": "1"},
 }
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE_PARAMS}
 LIST_TOOLS = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 
 
@@ -136,7 +132,7 @@ def test_foreign_host_is_400_before_any_query(alice_session, alice):
 
 def test_body_over_the_limit_is_413_before_any_query(alice_session, alice):
     padding = "x" * (4 * 1024 * 1024)
-    message = {**INITIALIZE, "params": {**INITIALIZE["params"], "padding": padding}}
+    message = {**INITIALIZE, "params": {**INITIALIZE_PARAMS, "padding": padding}}
     with no_writes() as queries:
         response = Client().post(
             MCP_URL,
@@ -153,7 +149,7 @@ def test_body_over_the_limit_is_413_before_any_query(alice_session, alice):
 def test_the_limit_is_the_setting(alice):
     small = post_initialize(Client(), Authorization=f"Bearer {alice.token}")
     assert small.status_code == 200
-    message = {**INITIALIZE, "params": {**INITIALIZE["params"], "padding": "x" * 600}}
+    message = {**INITIALIZE, "params": {**INITIALIZE_PARAMS, "padding": "x" * 600}}
     with no_writes():
         response = Client().post(
             MCP_URL,
@@ -315,7 +311,7 @@ def test_accepted_requests_record_when_the_token_was_used(alice):
 def test_a_body_just_under_the_limit_is_served(alice):
     """Django's own 2.5 MB upload cap must not cut in below the stated 4 MiB."""
     padding = "x" * (3 * 1024 * 1024)
-    message = {**INITIALIZE, "params": {**INITIALIZE["params"], "padding": padding}}
+    message = {**INITIALIZE, "params": {**INITIALIZE_PARAMS, "padding": padding}}
     response = Client().post(
         MCP_URL,
         data=json.dumps(message),

@@ -20,6 +20,7 @@ def test_person_removes_a_mapping_and_the_agent_may_set_a_new_one(hiring, ctx):
     services.self_mapping_remove(ctx=person, actor_id=ctx.actor_id)
     assert not SelfMapping.objects.exists()
     event = AuditEvent.objects.get(kind="record.self_unmapped")
+    assert event.before is not None
     assert event.actor_id == "user:ana" and event.before["record_id"] == hiring.kirat.pk
     services.self_mapping_set(ctx=ctx, record_id=hiring.abhishek.pk, expected_version=1)
     with pytest.raises(AnchorError) as missing:

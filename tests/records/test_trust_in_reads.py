@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from records import selectors, services
 from records.models import AuditEvent, ClarificationReview
 from records.services import WriteContext
@@ -40,7 +42,7 @@ def test_history_as_of_shows_the_record_then_and_events_up_to_then(hiring, ctx):
 
     from records.errors import AnchorError
 
-    before_any = hiring.kirat.created_at - timezone.timedelta(seconds=1)
+    before_any = hiring.kirat.created_at - timedelta(seconds=1)
     services.record_update(
         ctx=ctx, record_id=hiring.kirat.pk, changes={"city": "Pune"}, expected_version=1
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from django.db import connection
@@ -61,11 +62,12 @@ def store(database) -> Iterator[Store]:
     opened: list[Store] = []
 
     class Lazy:
-        def __getattr__(self, name: str):
+        def __getattr__(self, name: str) -> Any:
             if not opened:
                 opened.append(Store(database))
             return getattr(opened[0], name)
 
-    yield Lazy()  # type: ignore[misc]
+    # Lazy forwards every attribute to the Store it opens on first use, so it is one to callers.
+    yield cast(Store, Lazy())
     for each in opened:
         each.close()

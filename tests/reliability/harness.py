@@ -259,12 +259,12 @@ class Store:
 
     def _take_commit_locks(self, action_id: str) -> None:
         if self.vendor == "sqlite":
-            probe = sqlite3.connect(self.path, timeout=0.1, isolation_level=None)
+            sqlite_probe = sqlite3.connect(self.path, timeout=0.1, isolation_level=None)
             try:
-                probe.execute("BEGIN IMMEDIATE")
-                probe.execute("ROLLBACK")
+                sqlite_probe.execute("BEGIN IMMEDIATE")
+                sqlite_probe.execute("ROLLBACK")
             finally:
-                probe.close()
+                sqlite_probe.close()
             return
         import psycopg
 

@@ -57,7 +57,9 @@ def bad_arguments(schema: dict[str, Any], known_ids: list[str]) -> st.SearchStra
 
     @st.composite
     def mutated(draw: st.DrawFn) -> Any:
-        arguments = dict(draw(fitting))
+        fitted = draw(fitting)
+        assert isinstance(fitted, dict)  # every tool's input schema is an object
+        arguments = dict(fitted)
         how = draw(st.sampled_from(["swap", "drop", "extra"]))
         key = draw(st.sampled_from(keys))
         if how == "swap":

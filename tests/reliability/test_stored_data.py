@@ -154,12 +154,12 @@ def test_unicode_round_trips_exactly_or_nul_is_refused_alike(server_env, store, 
             assert not refused["ok"], (field, refused)
             assert refused["error"]["code"] == "INVALID_INPUT", refused
             assert refused["error"]["details"]["field"] == field, refused
-        for tool, arguments in {
+        for tool, read_arguments in {
             "search_records": {"query": "a\x00b"},
             "resolve_record": {"query": "a\x00b"},
             "aggregate": {"where": [{"field": ["t"], "op": "eq", "value": "a\x00b"}]},
         }.items():
-            refused = server.envelope(tool, arguments)
+            refused = server.envelope(tool, read_arguments)
             assert not refused["ok"] and refused["error"]["code"] == "INVALID_INPUT", refused
         assert store.value("SELECT count(*) FROM records_record") == before
     log = (tmp_path / "server.log").read_text()

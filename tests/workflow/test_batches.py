@@ -68,7 +68,7 @@ def test_three_updates_in_three_calls(hiring):
     assert [i["item_index"] for i in committed["result"]["items"]] == [0, 1, 2]
     assert Record.objects.get(pk=hiring.backend.pk).data["status"] == "closed"
     events = AuditEvent.objects.filter(action_id=prepared["action_id"])
-    assert sorted(events.values_list("item_index", flat=True)) == [0, 1, 2]
+    assert list(events.order_by("item_index").values_list("item_index", flat=True)) == [0, 1, 2]
     again = ok("commit_batch_write", {"action_id": prepared["action_id"]})
     assert again["replayed"] is True and events.count() == 3
 

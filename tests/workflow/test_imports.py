@@ -94,7 +94,7 @@ def test_commit_applies_each_decision(hiring):
     assert len(result["dropped_links"]) == 1 and result["dropped_links"][0]["link_index"] == 1
     created = AuditEvent.objects.filter(action_id=prepared["action_id"], kind="record.created")
     assert created.count() == 2
-    assert sorted(created.values_list("item_index", flat=True)) == [0, 2]
+    assert list(created.order_by("item_index").values_list("item_index", flat=True)) == [0, 2]
 
 
 def test_decisions_must_cover_exactly_the_flagged_rows(hiring):

@@ -16,8 +16,9 @@ from typing import Any, TextIO
 
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.types import TextContent
 
-__all__ = ["ClientSession", "open_stdio_session"]
+__all__ = ["ClientSession", "TextContent", "open_stdio_session"]
 
 
 @asynccontextmanager

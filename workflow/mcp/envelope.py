@@ -45,7 +45,7 @@ def run_tool(call: Callable[[], Any]) -> ToolResult:
     try:
         result = call()
     except AnchorError as exc:
-        return {"ok": False, "error": exc.as_dict()}  # type: ignore[typeddict-item]
+        return {"ok": False, "error": exc.as_dict()}
     except CallCancelled:
         # Nobody hears this reply (a cancelled request gets none); the rollback is the point.
         return {

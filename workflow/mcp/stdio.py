@@ -298,7 +298,7 @@ async def stdio_streams(
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(_read_messages, pipe, incoming_sink, outgoing.clone())
         tasks.start_soon(_write_messages, pipe, outgoing_source)
-        yield incoming, outgoing  # type: ignore[misc]
+        yield incoming, outgoing
 
 
 async def _stop_on_signal(scope: anyio.CancelScope) -> None:

@@ -8,6 +8,8 @@ The logic lives in workflow/agendas/; these are the rows.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import models
 
 from records.ids import new_id
@@ -227,10 +229,10 @@ class AgendaEvent(models.Model):
     def __str__(self) -> str:
         return f"#{self.sequence} {self.kind}"
 
-    def save(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def save(self, *args: Any, **kwargs: Any) -> None:
         if self.pk is not None and not self._state.adding:
             raise ValueError("Agenda events are append-only.")
         super().save(*args, **kwargs)
 
-    def delete(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
         raise ValueError("Agenda events are append-only.")

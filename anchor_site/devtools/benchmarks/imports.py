@@ -21,10 +21,10 @@ from workflow.name_index import ScopeNames, scope_names
 AREA = "imports"
 
 
-def rows_for(names: list[str], count: int) -> list[dict[str, str]]:
+def rows_for(names: list[str], count: int) -> list[imports.ImportRow]:
     """A fifth typos of stored names, a few repeats of each other, the rest new names."""
     fresh = data.person_names(count, seed=99)
-    rows = []
+    rows: list[imports.ImportRow] = []
     for index in range(count):
         if index % 5 == 0:
             title = data.typo(names[index * 37 % len(names)], seed=index)
@@ -32,7 +32,7 @@ def rows_for(names: list[str], count: int) -> list[dict[str, str]]:
             title = rows[index - 1]["title"]
         else:
             title = fresh[index] + " Junior"
-        rows.append({"key": str(index), "title": title})
+        rows.append({"key": str(index), "title": title, "data": {}})
     return rows
 
 
@@ -76,8 +76,9 @@ def _text(rng: random.Random, vocabulary: list[str], length: int) -> str:
 def _at_cap(sizes: Sizes, workspace_id: str, collection_id: str, length: int) -> Row:
     rng = random.Random(length)
     vocabulary = data.words(5000, seed=length)
-    rows = [
-        {"key": str(i), "title": _text(rng, vocabulary, length)} for i in range(sizes.import_rows)
+    rows: list[imports.ImportRow] = [
+        {"key": str(i), "title": _text(rng, vocabulary, length), "data": {}}
+        for i in range(sizes.import_rows)
     ]
     per_name = imports.review_cost([r["title"] for r in rows], ["x" * length]) / len(rows)
     count = int(imports.MAX_COMPARISONS / (len(rows) * per_name))
