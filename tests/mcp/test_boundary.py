@@ -6,6 +6,7 @@ serialiser; tests/reliability/test_boundary_stdio.py and tests/http/test_boundar
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from django.db import connection, transaction
@@ -51,11 +52,12 @@ def test_null_text_searches_for_the_word_not_for_everything(hiring):
 
 @pytest.mark.parametrize("tool", ["search_records", "traverse", "aggregate"])
 def test_a_malformed_id_is_refused_never_widened(hiring, tool):
-    arguments = {
+    by_tool: dict[str, dict[str, Any]] = {
         "search_records": {"collection_id": "null"},
         "traverse": {"start_record_id": "null"},
         "aggregate": {"collection_id": "null", "metrics": [{"op": "count"}]},
-    }[tool]
+    }
+    arguments = by_tool[tool]
     error = refusal(tool, arguments)
     assert error["code"] == "INVALID_INPUT"
     assert error["details"]["field"] in arguments
