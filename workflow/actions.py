@@ -138,8 +138,10 @@ def _batch_apply(ctx, action) -> dict[str, Any]:
 
 def _import_check(scope: Scope, action: PreparedAction, tickets: list[ReviewTicket]) -> Touched:
     collection, _, links = imports.parse_import(scope, action.arguments)
-    imports.check_import_links(links, tickets, action.clarification)
-    return imports.touched(collection.pk, links, action.arguments.get("decisions"))
+    linked = imports.check_import_links(links, tickets, action.clarification)
+    # The rows' collection and every existing record a link names. (A row decided
+    # use_existing is a record of the rows' collection: its candidates come from it alone.)
+    return Touched.of(collections=[collection.pk], records=linked)
 
 
 def _import_apply(ctx, action) -> dict[str, Any]:

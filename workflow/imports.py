@@ -20,7 +20,6 @@ from records.models import Collection, Record
 from records.names import normalize_name
 from records.services import WriteContext
 from workflow import evidence
-from workflow.approval import Touched
 from workflow.models import ReviewTicket
 from workflow.name_index import MIN_FUZZY_LENGTH, match_names, scope_names, similarity
 from workflow.name_index import SIMILARITY_THRESHOLD as THRESHOLD
@@ -227,28 +226,6 @@ def check_import_links(links, tickets: list[ReviewTicket], clarification: str) -
     for record_id in existing:
         evidence.record_reviewed(tickets, record_id, clarification, "links")
     return existing
-
-
-def touched(
-    collection_id: str, links: list[dict[str, Any]], decisions: dict[str, dict[str, Any]] | None
-) -> Touched:
-    """What an import writes to or links to, for the approval policy.
-
-    The rows' collection, every existing record a link names, and every existing record a
-    linked row was decided to be (use_existing), since that link lands on it. Decisions arrive
-    with commit_import, so prepare sees the first two and commit all three.
-    """
-    reused = {
-        key: d["record_id"] for key, d in (decisions or {}).items() if d["decision"] == USE_EXISTING
-    }
-    records: set[str] = set()
-    for link in links:
-        for end in (link["source"], link["target"]):
-            if "record_id" in end:
-                records.add(end["record_id"])
-            elif end["row"] in reused:
-                records.add(reused[end["row"]])
-    return Touched.of(collections=[collection_id], records=records)
 
 
 def parse_decisions(value: Any, reviewed: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
