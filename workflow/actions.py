@@ -289,9 +289,11 @@ def _decide(action: PreparedAction, scope: Scope, *, actor: str) -> approval.Dec
     """Every commit-time check, then the approval policy on what the write touches now.
 
     Runs inside the caller's transaction. Records, links and gates may have changed since
-    prepare, so the touched collections are recomputed and stored with the action. A person's
-    review may take longer than a ticket lives; what it depends on must still be unchanged.
+    prepare, so the touched collections are recomputed and stored with the action, and their
+    gates stay as read until the write lands. A person's review may take longer than a ticket
+    lives; what it depends on must still be unchanged.
     """
+    approval.hold_gates_steady(action.workspace_id, action.collection_ids)  # before counters
     tickets = _recheck(action, scope, check_expiry=actor == approval.AGENT)
     action.collection_ids = _collections_touched(scope, action, tickets)
     return approval.decide(action.workspace_id, action.collection_ids, actor=actor)

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from django.db import connection
+
 from records.models import Collection, Record, Relationship
 
 AGENT = "agent"
@@ -70,6 +72,26 @@ def collections_touched(workspace_id: str, touched: Touched) -> list[str]:
     return sorted(ids)
 
 
+def hold_gates_steady(workspace_id: str, collection_ids: Iterable[str]) -> None:
+    """Share-lock these collections' rows until the transaction ends.
+
+    A person gating a collection takes its row lock, so once a commit has decided, the gate
+    cannot change under it before its write lands; commits do not block each other. Callers
+    take it before the revision counters, in the order a person's gate change does (the
+    collection row, then the catalog counter its trigger bumps). SQLite needs none of this:
+    its write transactions already run one at a time.
+    """
+    ids = sorted(set(collection_ids))
+    if not ids or connection.vendor != "postgresql":
+        return
+    table = connection.ops.quote_name(Collection._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT 1 FROM {table} WHERE workspace_id = %s AND id = ANY(%s) ORDER BY id FOR SHARE",
+            [workspace_id, ids],
+        )
+
+
 def approval_required(workspace_id: str, collection_ids: Iterable[str]) -> list[str]:
     """The collections among these that need a person's approval (empty: none does)."""
     return sorted(
@@ -90,8 +112,13 @@ class Decision:
 
 
 def decide(workspace_id: str, collection_ids: Iterable[str], *, actor: str) -> Decision:
-    """Apply or hold a write by `actor` (AGENT or PERSON) touching these collections."""
+    """Apply or hold a write by `actor` (AGENT or PERSON) touching these collections.
+
+    Inside a transaction the answer stands until it ends: the gates read are share-locked.
+    """
     if actor not in (AGENT, PERSON):
         raise ValueError(f"actor must be {AGENT!r} or {PERSON!r}, not {actor!r}")
+    collection_ids = sorted(set(collection_ids))
+    hold_gates_steady(workspace_id, collection_ids)  # a no-op for rows already locked
     gated = approval_required(workspace_id, collection_ids)
     return Decision(HOLD if gated and actor == AGENT else APPLY, gated)

@@ -10,11 +10,13 @@ through the MCP tools, as a client calls them.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from django.db import connection, transaction
 
 from records import services
 from records.errors import AnchorError
@@ -365,3 +367,48 @@ def test_the_policy_reads_only_the_callers_workspace(hiring, ctx, other_ctx):
         )
         == []
     )
+
+
+def _in_thread(work: Callable[[], None]) -> tuple[threading.Thread, list[BaseException]]:
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            work()
+        except BaseException as exc:  # reported by the test; a thread's exception is lost
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, errors
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_gate_cannot_change_under_a_commit_that_has_decided():
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite runs one write transaction at a time; there is nothing to race")
+    from tests.conftest import make_collection
+
+    services.workspace_ensure("local")
+    ctx = services.WriteContext(workspace_id="local", actor_id="local-agent")
+    people = make_collection(ctx, "people")
+    with transaction.atomic():
+        assert not approval.decide("local", [people.pk], actor=approval.AGENT).hold
+
+        def other_commit() -> None:
+            with transaction.atomic():
+                approval.decide("local", [people.pk], actor=approval.AGENT)
+
+        commit, commit_errors = _in_thread(other_commit)
+        commit.join(timeout=5)
+        assert not commit.is_alive() and not commit_errors, "deciding commits do not block"
+
+        person, person_errors = _in_thread(lambda: gate(ctx, people))
+        person.join(timeout=0.5)
+        assert person.is_alive(), "the gate change waits until the deciding commit ends"
+    person.join(timeout=5)
+    assert not person.is_alive() and not person_errors, person_errors
+    people.refresh_from_db()
+    assert people.requires_approval
