@@ -82,8 +82,8 @@ def hold_gates_steady(workspace_id: str, collection_ids: Iterable[str]) -> None:
     its write transactions already run one at a time.
     """
     ids = sorted(set(collection_ids))
-    if not ids or connection.vendor != "postgresql":
-        return
+    if not ids or connection.vendor != "postgresql" or not connection.in_atomic_block:
+        return  # outside a transaction a lock would end with the statement
     table = connection.ops.quote_name(Collection._meta.db_table)
     with connection.cursor() as cursor:
         cursor.execute(
