@@ -29,9 +29,9 @@ from records.errors import (
     not_found,
 )
 from records.ids import is_valid_id
-from records.models import Collection
 from records.services import WriteContext
-from workflow import imports
+from workflow import approval, imports
+from workflow.approval import Touched
 from workflow.models import PreparedAction, ReviewTicket
 from workflow.operations import OPERATIONS, parse_operation
 from workflow.scope import Scope
@@ -72,25 +72,25 @@ class _Rollback(Exception):
 
 @dataclass(frozen=True)
 class Kind:
-    # (scope, action, tickets) -> collection IDs the write touches; raises when evidence fails
-    check: Callable[[Scope, PreparedAction, list[ReviewTicket]], list[str]]
+    # (scope, action, tickets) -> what the write touches; raises when evidence fails
+    check: Callable[[Scope, PreparedAction, list[ReviewTicket]], Touched]
     # (ctx, action) -> result; runs inside the caller's transaction
     apply: Callable[[WriteContext, PreparedAction], dict[str, Any]]
     commit_tool: str
 
 
-def _single_check(scope: Scope, action: PreparedAction, tickets: list[ReviewTicket]) -> list[str]:
+def _single_check(scope: Scope, action: PreparedAction, tickets: list[ReviewTicket]) -> Touched:
     op = OPERATIONS[action.operation]
-    return op.check(scope, action.arguments, tickets, action.clarification).collection_ids
+    return op.check(scope, action.arguments, tickets, action.clarification)
 
 
 def _single_apply(ctx: WriteContext, action: PreparedAction) -> dict[str, Any]:
     return OPERATIONS[action.operation].apply(ctx, action.arguments)
 
 
-def _batch_check(scope: Scope, action: PreparedAction, tickets: list[ReviewTicket]) -> list[str]:
+def _batch_check(scope: Scope, action: PreparedAction, tickets: list[ReviewTicket]) -> Touched:
     by_id = {t.pk: t for t in tickets}
-    touched: set[str] = set()
+    touched = approval.NOTHING
     for item in action.arguments["items"]:
         op = OPERATIONS[item["operation"]]
         item_tickets = [by_id[r] for r in item["review_ids"]]
@@ -103,8 +103,8 @@ def _batch_check(scope: Scope, action: PreparedAction, tickets: list[ReviewTicke
                 item_index=item["index"],
                 **exc.details,
             ) from exc
-        touched.update(check.collection_ids)
-    return sorted(touched)
+        touched |= check  # every item, every endpoint
+    return touched
 
 
 def _batch_apply(ctx: WriteContext, action: PreparedAction) -> dict[str, Any]:
@@ -136,10 +136,12 @@ def _batch_apply(ctx: WriteContext, action: PreparedAction) -> dict[str, Any]:
     return {"items": results}
 
 
-def _import_check(scope: Scope, action: PreparedAction, tickets: list[ReviewTicket]) -> list[str]:
+def _import_check(scope: Scope, action: PreparedAction, tickets: list[ReviewTicket]) -> Touched:
     collection, _, links = imports.parse_import(scope, action.arguments)
-    imports.check_import_links(links, tickets, action.clarification)
-    return [collection.pk]
+    linked = imports.check_import_links(links, tickets, action.clarification)
+    # The rows' collection and every existing record a link names. (A row decided
+    # use_existing is a record of the rows' collection: its candidates come from it alone.)
+    return Touched.of(collections=[collection.pk], records=linked)
 
 
 def _import_apply(ctx: WriteContext, action: PreparedAction) -> dict[str, Any]:
@@ -158,10 +160,6 @@ def _kind(action: PreparedAction) -> Kind:
 
 
 # --- shared lifecycle --------------------------------------------------------------------------
-
-
-def _requires_approval(collection_ids: list[str]) -> bool:
-    return Collection.objects.filter(pk__in=collection_ids, requires_approval=True).exists()
 
 
 def _ctx(action: PreparedAction, evidence: list[Any] | None = None) -> WriteContext:
@@ -186,7 +184,7 @@ def _prepare(
     action.workspace_id = scope.workspace_id
     action.actor_id = scope.actor_id
     kind = _kind(action)
-    action.collection_ids = kind.check(scope, action, tickets)
+    action.collection_ids = _collections_touched(scope, action, tickets)
     v.json_object("arguments", {"a": action.arguments}, max_bytes=2_000_000)
     action.evidence = [ticket_evidence(t) for t in tickets]
     try:
@@ -207,7 +205,10 @@ def _prepare(
         "preview": action.preview,
         "preview_note": "IDs and timestamps of new objects are provisional; use those that "
         f"{kind.commit_tool} returns.",
-        "requires_human_approval": _requires_approval(action.collection_ids),
+        # A forecast: commit decides again from the data as it is then.
+        "requires_human_approval": approval.decide(
+            scope.workspace_id, action.collection_ids, actor=approval.AGENT
+        ).hold,
         "expires_at": action.expires_at.isoformat(),
     }
 
@@ -276,17 +277,34 @@ def _recheck(
     return tickets
 
 
-def _apply(action: PreparedAction, scope: Scope, *, approved_by: str = "") -> dict[str, Any]:
-    """Recheck and apply inside the caller's transaction. Raises on any failed check."""
-    # A person's review may take longer than a ticket lives; what it depends on must still be
-    # unchanged.
-    tickets = _recheck(action, scope, check_expiry=not approved_by)
-    kind = _kind(action)
-    action.collection_ids = kind.check(scope, action, tickets)
+def _collections_touched(
+    scope: Scope, action: PreparedAction, tickets: list[ReviewTicket]
+) -> list[str]:
+    """Check the action's evidence and name every collection its write touches, as of now."""
+    touched = _kind(action).check(scope, action, tickets)
+    return approval.collections_touched(action.workspace_id, touched)
+
+
+def _decide(action: PreparedAction, scope: Scope, *, actor: str) -> approval.Decision:
+    """Every commit-time check, then the approval policy on what the write touches now.
+
+    Runs inside the caller's transaction. Records, links and gates may have changed since
+    prepare, so the touched collections are recomputed and stored with the action, and their
+    gates stay as read until the write lands. A person's review may take longer than a ticket
+    lives; what it depends on must still be unchanged.
+    """
+    approval.hold_gates_steady(action.workspace_id, action.collection_ids)  # before counters
+    tickets = _recheck(action, scope, check_expiry=actor == approval.AGENT)
+    action.collection_ids = _collections_touched(scope, action, tickets)
+    return approval.decide(action.workspace_id, action.collection_ids, actor=actor)
+
+
+def _apply(action: PreparedAction, *, approved_by: str = "") -> dict[str, Any]:
+    """Apply a decided action inside the caller's transaction."""
     evidence = list(action.evidence)
     if approved_by:
         evidence.append({"approved_by": approved_by, "approved_at": timezone.now().isoformat()})
-    return kind.apply(_ctx(action, evidence), action)
+    return _kind(action).apply(_ctx(action, evidence), action)
 
 
 def _mark_stale(action_id: str) -> None:
@@ -334,13 +352,13 @@ def _commit(
                 )
             if before_apply is not None:
                 before_apply(action)
-            if _requires_approval(action.collection_ids):
-                # Recheck now so a stale action is refused at once, not after a person's wait.
-                _recheck(action, scope)
+            # Checked in full before holding, so a stale action is refused at once, not after
+            # a person's wait.
+            if _decide(action, scope, actor=approval.AGENT).hold:
                 action.state = PreparedAction.AWAITING_APPROVAL
-                action.save(update_fields=["state", "arguments"])
+                action.save(update_fields=["state", "arguments", "collection_ids"])
                 return _outcome(action, replayed=False)
-            action.result = _apply(action, scope)
+            action.result = _apply(action)
             action.state = PreparedAction.COMMITTED
             action.decided_at = timezone.now()
             action.save(
@@ -522,7 +540,9 @@ def approve_prepared_action(*, action_id: Any, reviewer: str) -> dict[str, Any]:
         with transaction.atomic():
             action = _pending(action_id)
             scope = Scope(action.workspace_id, action.actor_id)
-            action.result = _apply(action, scope, approved_by=reviewer)
+            # The same rechecks as a commit; the person approving is the approval.
+            _decide(action, scope, actor=approval.PERSON)
+            action.result = _apply(action, approved_by=reviewer)
             action.state = PreparedAction.COMMITTED
             action.decided_by = reviewer
             action.decided_at = timezone.now()

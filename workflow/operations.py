@@ -17,16 +17,13 @@ from records.models import Collection, Record, Relationship
 from records.names import normalize_name
 from records.services import CollectionFields, WriteContext
 from workflow import evidence
+from workflow.approval import NOTHING, Touched
 from workflow.models import ReviewTicket
 from workflow.scope import Scope
 
-
-@dataclass(frozen=True)
-class Check:
-    """What a prepared operation touches, learned while checking its evidence."""
-
-    collection_ids: list[str]
-
+# What a checked operation touches: records and links by ID, so the approval policy finds
+# their collections from the data current when it decides (prepare, commit or approval).
+Check = Touched
 
 # An operation's arguments: exactly its keys (parse_operation checks them), values still JSON
 # as the agent sent them until each check validates the ones it reads.
@@ -114,7 +111,7 @@ def check_create_collection(
     fields = _fields(args)
     ticket = evidence.discovery_for_name(tickets, name=fields.name, purpose=fields.purpose)
     if _existing_collection(scope, fields.name) is not None:
-        return Check(collection_ids=[])  # reused unchanged; nothing to clarify
+        return NOTHING  # reused unchanged; nothing to clarify
     suggestions = ticket.answer.get("suggestions", [])
     if suggestions:
         evidence.require_clarification(
@@ -124,7 +121,7 @@ def check_create_collection(
             "better; a new collection needs the clarified distinction.",
             suggestions=[s["collection_id"] for s in suggestions],
         )
-    return Check(collection_ids=[])
+    return NOTHING  # a new collection is never gated yet
 
 
 def apply_create_collection(ctx: WriteContext, args: Args) -> dict[str, Any]:
@@ -157,7 +154,7 @@ def check_update_collection(
                 "The new name resembles other collections "
                 f"({', '.join(repr(s['name']) for s in others[:5])}).",
             )
-    return Check(collection_ids=[collection.pk])
+    return Touched.of(collections=[collection.pk])
 
 
 def apply_update_collection(ctx: WriteContext, args: Args) -> dict[str, Any]:
@@ -176,7 +173,7 @@ def check_collection_alias(
     evidence.require_clarification(
         clarification, "Collection aliases change how names resolve and need the user's word."
     )
-    return Check(collection_ids=[collection.pk])
+    return Touched.of(collections=[collection.pk])
 
 
 def apply_add_collection_alias(ctx: WriteContext, args: Args) -> dict[str, Any]:
@@ -205,7 +202,7 @@ def check_create_record(
     evidence.title_reviewed(
         tickets, title=title, collection_id=collection.pk, clarification=clarification
     )
-    return Check(collection_ids=[collection.pk])
+    return Touched.of(collections=[collection.pk])
 
 
 def apply_create_record(ctx: WriteContext, args: Args) -> dict[str, Any]:
@@ -228,7 +225,7 @@ def _check_existing_record(
     evidence.record_reviewed(tickets, record.pk, clarification, "record_id")
     if needs_word:
         evidence.require_clarification(clarification, needs_word)
-    return Check(collection_ids=[record.collection_id])
+    return Touched.of(records=[record.pk])
 
 
 def check_update_record(
@@ -347,7 +344,7 @@ def check_link_records(
     v.relationship_type(args["relationship_type"])
     evidence.record_reviewed(tickets, source.pk, clarification, "source_id")
     evidence.record_reviewed(tickets, target.pk, clarification, "target_id")
-    return Check(collection_ids=sorted({source.collection_id, target.collection_id}))
+    return Touched.of(records=[source.pk, target.pk])  # both ends' collections
 
 
 def apply_link_records(ctx: WriteContext, args: Args) -> dict[str, Any]:
@@ -383,7 +380,7 @@ def check_unlink_records(
     rel = _relationship(scope, args["relationship_id"])
     evidence.record_reviewed(tickets, rel.source_id, clarification, "relationship_id (source)")
     evidence.record_reviewed(tickets, rel.target_id, clarification, "relationship_id (target)")
-    return Check(collection_ids=sorted({rel.source.collection_id, rel.target.collection_id}))
+    return Touched.of(relationships=[rel.pk])  # both ends' collections
 
 
 def apply_unlink_records(ctx: WriteContext, args: Args) -> dict[str, Any]:

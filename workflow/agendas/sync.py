@@ -82,7 +82,13 @@ def _sync_item(frame: Frame, item: AgendaItem, statuses: dict[str, str]) -> dict
     report: dict[str, Any] = {"item": item.path, "record_id": item.record_id, "state": item.state}
     scope = frame.scope
     if item.sync_status == AWAITING and item.sync_detail and item.sync_detail.get("action_id"):
-        _committed(item, commit_write(scope, action_id=item.sync_detail["action_id"]), report)
+        # Read the person's decision; a held write that went stale (the record changed while
+        # it waited) is this item's refusal, not the whole sync's.
+        try:
+            _committed(item, commit_write(scope, action_id=item.sync_detail["action_id"]), report)
+        except AnchorError as exc:
+            item.sync_status = REFUSED
+            report["message"] = f"{exc.code}: {exc.message}"
         return report
     record = Record.objects.get(workspace_id=scope.workspace_id, pk=item.record_id)
     if record.archived_at is not None:

@@ -1,0 +1,124 @@
+"""The approval gate, in one place: which collections a write touches and whether it must wait.
+
+A collection marked requires_approval holds every agent write that touches it, whatever the
+door: a record in it, a link with either end in it, an import's rows or an import link's
+existing record in it, an agenda outcome written to a record in it. Doors say what they touch
+(collections, records, links) and this module looks up the collections, from the data as it
+is when asked: a commit or an approval asks again, so it sees where records and links are
+then and which collections are gated then, not what prepare saw.
+
+A person's own write applies directly (the person is the approver); an agent's write that
+touches a gated collection is held for a person.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.db import connection
+
+from records.models import Collection, Record, Relationship
+
+AGENT = "agent"
+PERSON = "person"
+APPLY = "apply"
+HOLD = "hold"
+
+
+@dataclass(frozen=True)
+class Touched:
+    """What one write changes or links to, named by ID; collections are derived on demand."""
+
+    collection_ids: frozenset[str] = frozenset()
+    record_ids: frozenset[str] = frozenset()
+    relationship_ids: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        collections: Iterable[str] = (),
+        records: Iterable[str] = (),
+        relationships: Iterable[str] = (),
+    ) -> Touched:
+        return cls(frozenset(collections), frozenset(records), frozenset(relationships))
+
+    def __or__(self, other: Touched) -> Touched:
+        return Touched(
+            self.collection_ids | other.collection_ids,
+            self.record_ids | other.record_ids,
+            self.relationship_ids | other.relationship_ids,
+        )
+
+
+NOTHING = Touched()
+
+
+def collections_touched(workspace_id: str, touched: Touched) -> list[str]:
+    """Every collection the write touches: its own, its records', both ends of its links."""
+    ids = set(touched.collection_ids)
+    if touched.record_ids:
+        ids.update(
+            Record.objects.filter(workspace_id=workspace_id, pk__in=touched.record_ids).values_list(
+                "collection_id", flat=True
+            )
+        )
+    if touched.relationship_ids:
+        for ends in Relationship.objects.filter(
+            workspace_id=workspace_id, pk__in=touched.relationship_ids
+        ).values_list("source__collection_id", "target__collection_id"):
+            ids.update(ends)
+    return sorted(ids)
+
+
+def hold_gates_steady(workspace_id: str, collection_ids: Iterable[str]) -> None:
+    """Share-lock these collections' rows until the transaction ends.
+
+    A person gating a collection takes its row lock, so once a commit has decided, the gate
+    cannot change under it before its write lands; commits do not block each other. Callers
+    take it before the revision counters, in the order a person's gate change does (the
+    collection row, then the catalog counter its trigger bumps). SQLite needs none of this:
+    its write transactions already run one at a time.
+    """
+    ids = sorted(set(collection_ids))
+    if not ids or connection.vendor != "postgresql" or not connection.in_atomic_block:
+        return  # outside a transaction a lock would end with the statement
+    table = connection.ops.quote_name(Collection._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT 1 FROM {table} WHERE workspace_id = %s AND id = ANY(%s) ORDER BY id FOR SHARE",
+            [workspace_id, ids],
+        )
+
+
+def approval_required(workspace_id: str, collection_ids: Iterable[str]) -> list[str]:
+    """The collections among these that need a person's approval (empty: none does)."""
+    return sorted(
+        Collection.objects.filter(
+            workspace_id=workspace_id, pk__in=list(collection_ids), requires_approval=True
+        ).values_list("pk", flat=True)
+    )
+
+
+@dataclass(frozen=True)
+class Decision:
+    verdict: str  # APPLY or HOLD
+    gated: list[str]  # the gated collections the write touches, whoever writes
+
+    @property
+    def hold(self) -> bool:
+        return self.verdict == HOLD
+
+
+def decide(workspace_id: str, collection_ids: Iterable[str], *, actor: str) -> Decision:
+    """Apply or hold a write by `actor` (AGENT or PERSON) touching these collections.
+
+    Inside a transaction the answer stands until it ends: the gates read are share-locked.
+    """
+    if actor not in (AGENT, PERSON):
+        raise ValueError(f"actor must be {AGENT!r} or {PERSON!r}, not {actor!r}")
+    collection_ids = sorted(set(collection_ids))
+    hold_gates_steady(workspace_id, collection_ids)  # a no-op for rows already locked
+    gated = approval_required(workspace_id, collection_ids)
+    return Decision(HOLD if gated and actor == AGENT else APPLY, gated)
