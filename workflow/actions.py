@@ -17,7 +17,9 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from records import approval
 from records import validation as v
+from records.approval import Touched
 from records.counters import lock_counters, moved_counters
 from records.errors import (
     ARCHIVED,
@@ -30,8 +32,7 @@ from records.errors import (
 )
 from records.ids import is_valid_id
 from records.services import WriteContext
-from workflow import approval, imports
-from workflow.approval import Touched
+from workflow import imports
 from workflow.models import PreparedAction, ReviewTicket
 from workflow.operations import OPERATIONS, parse_operation
 from workflow.scope import Scope

@@ -12,12 +12,12 @@ from typing import Any
 
 from records import services
 from records import validation as v
+from records.approval import NOTHING, Touched
 from records.errors import NOT_FOUND, AnchorError, invalid, not_found
 from records.models import Collection, Record, Relationship
 from records.names import normalize_name
 from records.services import CollectionFields, WriteContext
 from workflow import evidence
-from workflow.approval import NOTHING, Touched
 from workflow.models import ReviewTicket
 from workflow.scope import Scope
 

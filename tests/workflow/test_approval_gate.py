@@ -18,13 +18,13 @@ from typing import Any
 import pytest
 from django.db import connection, transaction
 
-from records import services
+from records import approval, services
 from records.errors import AnchorError
 from records.models import AuditEvent, Record, Relationship
 from tests.agendas.helpers import driver
 from tests.conftest import Hiring
 from tests.workflow.helpers import ok, store_snapshot
-from workflow import approval, name_index
+from workflow import name_index
 from workflow.actions import approve_prepared_action
 from workflow.models import PreparedAction
 

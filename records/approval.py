@@ -1,4 +1,5 @@
-"""The approval gate, in one place: which collections a write touches and whether it must wait.
+"""The approval gate, in one place that every door calls (the workflow's and the admin's):
+which collections a write touches, and whether it must wait.
 
 A collection marked requires_approval holds every agent write that touches it, whatever the
 door: a record in it, a link with either end in it, an import's rows or an import link's
