@@ -1,8 +1,8 @@
 """Fit django-mcp-server's global MCP server to Anchor, once, when the workflow app is ready.
 
 Every adaptation of the SDK's server lives here: tool registration, the tool list, our own
-tools/call path, the server's name and version, errors for unknown resources and prompts, and
-silence for cancelled requests.
+tools/call path, prompts and resources, the server's name and version, and silence for
+cancelled requests.
 """
 
 from __future__ import annotations
@@ -10,17 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from mcp import types
-from mcp.server.fastmcp.exceptions import ResourceError
-from mcp.shared.exceptions import McpError
 from mcp.shared.session import RequestResponder
 from mcp_server.djangomcp import global_mcp_server
 
-from workflow.mcp import calls, tool_list
+from workflow.mcp import calls, prompts, resources, tool_list
 from workflow.mcp.instructions import install_server_instructions
 from workflow.mcp.stdio import ProtocolPipe, serve_stdio
-
-INVALID_PARAMS = -32602
 
 
 def install() -> None:
@@ -30,8 +25,11 @@ def install() -> None:
     lowlevel = global_mcp_server._mcp_server
     lowlevel.version = settings.ANCHOR_VERSION  # else the SDK reports its own version
     lowlevel.call_tool(validate_input=False)(calls.call_tool)
-    lowlevel.read_resource()(_read_resource)
-    lowlevel.get_prompt()(_get_prompt)
+    lowlevel.list_resources()(resources.list_resources)
+    lowlevel.list_resource_templates()(resources.list_resource_templates)
+    lowlevel.read_resource()(resources.read_resource)
+    lowlevel.list_prompts()(prompts.list_prompts)
+    lowlevel.get_prompt()(prompts.get_prompt)
     RequestResponder.cancel = _cancel_without_reply  # type: ignore[method-assign]
 
 
@@ -60,21 +58,6 @@ async def serve_stdio_pipe(pipe: ProtocolPipe) -> None:
 
 
 # --- adaptations ---------------------------------------------------------------------------
-
-
-async def _read_resource(uri: Any) -> Any:
-    # FastMCP raises a bare error for an unknown URI, which the SDK answers with code 0.
-    try:
-        return await global_mcp_server.read_resource(uri)
-    except (ResourceError, ValueError) as exc:
-        raise McpError(types.ErrorData(code=INVALID_PARAMS, message=str(exc)[:500])) from None
-
-
-async def _get_prompt(name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
-    try:
-        return await global_mcp_server.get_prompt(name, arguments)
-    except ValueError as exc:
-        raise McpError(types.ErrorData(code=INVALID_PARAMS, message=str(exc)[:500])) from None
 
 
 async def _cancel_without_reply(self: RequestResponder[Any, Any]) -> None:

@@ -1,0 +1,130 @@
+"""Collections and records as MCP resources, so a person can attach one to a conversation.
+
+Read-only and scoped exactly like the tools: the workspace comes from the configuration (stdio)
+or the token's user (HTTP), never from the URI. A record reads as `get_record_context` returns
+it; a collection as its catalog entry with its first page of active records.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from types import SimpleNamespace
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from mcp import types
+from mcp.server.lowlevel.helper_types import ReadResourceContents
+from mcp.shared.exceptions import McpError
+from mcp_server.djangomcp import django_request_ctx
+
+from records import selectors
+from records.errors import AnchorError
+from records.query_bounds import QueryBound, bounded_queries
+from workflow.scope import Scope, scope_for_request
+
+INVALID_PARAMS = -32602
+JSON = "application/json"
+RECORD_TEMPLATE = "anchor://records/{record_id}"
+COLLECTION_TEMPLATE = "anchor://collections/{collection_id}"
+_RECORD_URI = re.compile(r"^anchor://records/([^/?#]+)$")
+_COLLECTION_URI = re.compile(r"^anchor://collections/([^/?#]+)$")
+COLLECTION_RECORDS_SHOWN = 20
+
+TEMPLATES = [
+    types.ResourceTemplate(
+        uriTemplate=RECORD_TEMPLATE,
+        name="record",
+        title="Anchor record",
+        description="One record in full: data, version, aliases, one-hop links, recent history.",
+        mimeType=JSON,
+    ),
+    types.ResourceTemplate(
+        uriTemplate=COLLECTION_TEMPLATE,
+        name="collection",
+        title="Anchor collection",
+        description="A collection's description and its first 20 active records.",
+        mimeType=JSON,
+    ),
+]
+
+
+def _scope() -> Scope:
+    return scope_for_request(django_request_ctx.get(SimpleNamespace()))
+
+
+async def _bounded(call: Any) -> Any:
+    bound = QueryBound(timeout_s=settings.ANCHOR_QUERY_TIMEOUT_S)
+
+    def run() -> Any:
+        with bounded_queries(bound):
+            return call()
+
+    return await sync_to_async(run, thread_sensitive=True)()
+
+
+async def list_resources() -> list[types.Resource]:
+    """The workspace's collections; records are reached through the record template."""
+    scope = _scope()
+    listed = await _bounded(lambda: selectors.collection_list(workspace_id=scope.workspace_id))
+    return [
+        types.Resource(
+            uri=COLLECTION_TEMPLATE.format(collection_id=entry["collection_id"]),  # type: ignore[arg-type]
+            name=entry["name"],
+            description=entry.get("purpose") or None,
+            mimeType=JSON,
+        )
+        for entry in listed["collections"]
+    ]
+
+
+async def list_resource_templates() -> list[types.ResourceTemplate]:
+    return TEMPLATES
+
+
+async def read_resource(uri: Any) -> list[ReadResourceContents]:
+    text = str(uri)
+    scope = _scope()
+    if match := _RECORD_URI.match(text):
+        record_id = match.group(1)
+        body = await _answer(
+            lambda: selectors.record_context(workspace_id=scope.workspace_id, record_id=record_id)
+        )
+    elif match := _COLLECTION_URI.match(text):
+        body = await _answer(lambda: _collection(scope, match.group(1)))
+    else:
+        raise McpError(
+            types.ErrorData(
+                code=INVALID_PARAMS,
+                message=f"Unknown resource {text[:200]!r}: use {RECORD_TEMPLATE} or "
+                f"{COLLECTION_TEMPLATE} (resources/templates/list).",
+            )
+        )
+    return [ReadResourceContents(content=json.dumps(body, ensure_ascii=False), mime_type=JSON)]
+
+
+async def _answer(call: Any) -> Any:
+    try:
+        return await _bounded(call)
+    except AnchorError as exc:
+        raise McpError(types.ErrorData(code=INVALID_PARAMS, message=exc.message[:500])) from None
+
+
+def _collection(scope: Scope, collection_id: str) -> dict[str, Any]:
+    listed = selectors.collection_list(workspace_id=scope.workspace_id)
+    entry = next((c for c in listed["collections"] if c["collection_id"] == collection_id), None)
+    if entry is None:
+        raise AnchorError(
+            "NOT_FOUND", f"No collection {collection_id!r} in this workspace.", field="uri"
+        )
+    page = selectors.search_records(
+        workspace_id=scope.workspace_id, collection_id=collection_id, limit=COLLECTION_RECORDS_SHOWN
+    )
+    return {
+        "collection": entry,
+        "records": page["records"],
+        "more": "search_records with this collection_id and next_cursor pages on"
+        if page.get("next_cursor")
+        else None,
+    }
