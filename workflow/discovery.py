@@ -16,6 +16,7 @@ from records import validation as v
 from records.counters import CATALOG
 from records.models import Collection, Record
 from records.names import normalize_name
+from records.selectors.serialize import collection_dict
 from workflow.models import ReviewTicket
 from workflow.name_index import similarity
 from workflow.scope import Scope
@@ -164,18 +165,8 @@ def catalog(workspace_id: str) -> tuple[list[dict[str, Any]], bool]:
         ):
             samples[collection.pk].append({"record_id": record_id, "title": title})
     entries = [
-        {
-            "collection_id": c.pk,
-            "name": c.name,
-            "purpose": c.purpose,
-            "record_meaning": c.record_meaning,
-            "typical_fields": c.typical_fields,
-            "relationship_guidance": c.relationship_guidance,
-            "aliases": [a.alias for a in c.aliases.all()],
-            "requires_approval": c.requires_approval,
-            "active_record_count": c.active,
-            "sample_records": samples[c.pk],
-        }
+        collection_dict(c, aliases=[a.alias for a in c.aliases.all()])
+        | {"active_record_count": c.active, "sample_records": samples[c.pk]}
         for c in rows
     ]
     return entries, truncated

@@ -18,6 +18,7 @@ from records.counters import names_key
 from records.errors import NEEDS_CLARIFICATION, AnchorError, invalid, not_found
 from records.models import Collection, Record
 from records.names import normalize_name
+from records.selectors.serialize import relationship_dict
 from records.services import WriteContext
 from workflow import evidence
 from workflow.models import ReviewTicket
@@ -360,9 +361,7 @@ def apply_import(ctx: WriteContext, arguments: dict[str, Any]) -> dict[str, Any]
             relationship_type=link["relationship_type"],
             target_id=ends[1],
         )
-        created_links.append(
-            {"link_index": index, **services.relationship_state(rel), "created": created}
-        )
+        created_links.append({"link_index": index, **relationship_dict(rel), "created": created})
     return {
         "rows": outcome,
         "links": created_links,

@@ -16,6 +16,7 @@ from records.approval import NOTHING, Touched
 from records.errors import NOT_FOUND, AnchorError, invalid, not_found
 from records.models import Collection, Record, Relationship
 from records.names import normalize_name
+from records.selectors.serialize import collection_dict, record_dict, relationship_dict
 from records.services import CollectionFields, WriteContext
 from workflow import evidence
 from workflow.models import ReviewTicket
@@ -57,32 +58,6 @@ def _collection(scope: Scope, collection_id: Any) -> Collection:
     if collection is None:
         raise not_found("collection", collection_id)
     return collection
-
-
-def record_result(record: Record) -> dict[str, Any]:
-    return {
-        "record_id": record.pk,
-        "collection_id": record.collection_id,
-        "title": record.title,
-        "data": record.data,
-        "version": record.version,
-        "created_at": record.created_at.isoformat(),
-        "updated_at": record.updated_at.isoformat(),
-        "archived_at": record.archived_at.isoformat() if record.archived_at else None,
-        "aliases": sorted(record.aliases.values_list("alias", flat=True)),
-    }
-
-
-def collection_result(collection: Collection) -> dict[str, Any]:
-    return {
-        "collection_id": collection.pk,
-        "name": collection.name,
-        "purpose": collection.purpose,
-        "record_meaning": collection.record_meaning,
-        "typical_fields": collection.typical_fields,
-        "relationship_guidance": collection.relationship_guidance,
-        "aliases": sorted(collection.aliases.values_list("alias", flat=True)),
-    }
 
 
 def _fields(args: dict[str, Any]) -> CollectionFields:
@@ -129,12 +104,12 @@ def apply_create_collection(ctx: WriteContext, args: Args) -> dict[str, Any]:
     existing = _existing_collection(Scope(ctx.workspace_id, ctx.actor_id), fields.name)
     if existing is not None:
         return {
-            "collection": collection_result(existing),
+            "collection": collection_dict(existing, view="write"),
             "created": False,
             "note": "A collection with this name exists; it is returned unchanged.",
         }
     collection = services.collection_create(ctx=ctx, fields=fields)
-    return {"collection": collection_result(collection), "created": True}
+    return {"collection": collection_dict(collection, view="write"), "created": True}
 
 
 def check_update_collection(
@@ -161,7 +136,7 @@ def apply_update_collection(ctx: WriteContext, args: Args) -> dict[str, Any]:
     collection = services.collection_update(
         ctx=ctx, collection_id=args["collection_id"], fields=_fields(args)
     )
-    return {"collection": collection_result(collection)}
+    return {"collection": collection_dict(collection, view="write")}
 
 
 def check_collection_alias(
@@ -179,7 +154,7 @@ def check_collection_alias(
 def apply_add_collection_alias(ctx: WriteContext, args: Args) -> dict[str, Any]:
     services.collection_alias_add(ctx=ctx, collection_id=args["collection_id"], alias=args["alias"])
     collection = Collection.objects.get(pk=args["collection_id"])
-    return {"collection": collection_result(collection)}
+    return {"collection": collection_dict(collection, view="write")}
 
 
 def apply_remove_collection_alias(ctx: WriteContext, args: Args) -> dict[str, Any]:
@@ -187,7 +162,7 @@ def apply_remove_collection_alias(ctx: WriteContext, args: Args) -> dict[str, An
         ctx=ctx, collection_id=args["collection_id"], alias=args["alias"]
     )
     collection = Collection.objects.get(pk=args["collection_id"])
-    return {"collection": collection_result(collection)}
+    return {"collection": collection_dict(collection, view="write")}
 
 
 # --- records ---------------------------------------------------------------------------------
@@ -209,7 +184,7 @@ def apply_create_record(ctx: WriteContext, args: Args) -> dict[str, Any]:
     record = services.record_create(
         ctx=ctx, collection_id=args["collection_id"], title=args["title"], data=args["data"]
     )
-    return {"record": record_result(record)}
+    return {"record": record_dict(record, view="write")}
 
 
 def _check_existing_record(
@@ -242,7 +217,7 @@ def apply_update_record(ctx: WriteContext, args: Args) -> dict[str, Any]:
         changes=args["changes"],
         expected_version=args["expected_version"],
     )
-    return {"record": record_result(record)}
+    return {"record": record_dict(record, view="write")}
 
 
 def check_archive_record(
@@ -255,7 +230,7 @@ def apply_archive_record(ctx: WriteContext, args: Args) -> dict[str, Any]:
     record = services.record_archive(
         ctx=ctx, record_id=args["record_id"], expected_version=args["expected_version"]
     )
-    return {"record": record_result(record)}
+    return {"record": record_dict(record, view="write")}
 
 
 def check_rename_record(
@@ -280,7 +255,7 @@ def apply_rename_record(ctx: WriteContext, args: Args) -> dict[str, Any]:
         title=args["title"],
         expected_version=args["expected_version"],
     )
-    return {"record": record_result(record)}
+    return {"record": record_dict(record, view="write")}
 
 
 ALIAS_WORD = "Aliases change how names resolve; record the user's explicit statement."
@@ -300,7 +275,7 @@ def apply_add_record_alias(ctx: WriteContext, args: Args) -> dict[str, Any]:
         alias=args["alias"],
         expected_version=args["expected_version"],
     )
-    return {"record": record_result(record)}
+    return {"record": record_dict(record, view="write")}
 
 
 def apply_remove_record_alias(ctx: WriteContext, args: Args) -> dict[str, Any]:
@@ -310,7 +285,7 @@ def apply_remove_record_alias(ctx: WriteContext, args: Args) -> dict[str, Any]:
         alias=args["alias"],
         expected_version=args["expected_version"],
     )
-    return {"record": record_result(record)}
+    return {"record": record_dict(record, view="write")}
 
 
 def check_set_self(
@@ -354,7 +329,7 @@ def apply_link_records(ctx: WriteContext, args: Args) -> dict[str, Any]:
         relationship_type=args["relationship_type"],
         target_id=args["target_id"],
     )
-    return {"relationship": services.relationship_state(rel), "created": created}
+    return {"relationship": relationship_dict(rel), "created": created}
 
 
 def _relationship(scope: Scope, relationship_id: Any) -> Relationship:

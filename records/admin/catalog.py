@@ -25,6 +25,7 @@ from records.admin.common import (
 )
 from records.errors import VERSION_CONFLICT, AnchorError
 from records.models import Collection, CollectionAlias, Record, Workspace
+from records.selectors.serialize import collection_dict
 from records.validation import canonical_json
 
 
@@ -62,7 +63,7 @@ class WorkspaceAdmin(ReadOnlyAdmin):
 
 def collection_digest(collection: Collection) -> str:
     """Collections carry no version number; a digest of their audited state stands in for one."""
-    state = services.collection_state(collection)
+    state = collection_dict(collection, view="state")
     return hashlib.sha256(canonical_json(state).encode()).hexdigest()[:20]
 
 
@@ -237,7 +238,7 @@ class CollectionAdmin(ServiceWriteAdmin):
                 f"Collection {current.name!r} changed while you were editing it; reload the "
                 "page and make your change again.",
             )
-        before = services.collection_state(current)
+        before = collection_dict(current, view="state")
         wanted = {
             "name": fields.name,
             "purpose": fields.purpose,

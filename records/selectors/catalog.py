@@ -7,6 +7,7 @@ from typing import Any
 from django.db.models import Count
 
 from records.models import Collection, CollectionAlias, Record
+from records.selectors.serialize import collection_dict
 
 MAX_COLLECTIONS = 1000
 
@@ -39,17 +40,8 @@ def collection_list(*, workspace_id: str) -> dict[str, Any]:
     )
     return {
         "collections": [
-            {
-                "collection_id": collection.pk,
-                "name": collection.name,
-                "purpose": collection.purpose,
-                "record_meaning": collection.record_meaning,
-                "typical_fields": collection.typical_fields,
-                "relationship_guidance": collection.relationship_guidance,
-                "aliases": aliases.get(collection.pk, []),
-                "requires_approval": collection.requires_approval,
-                "active_record_count": counts.get(collection.pk, 0),
-            }
+            collection_dict(collection, aliases=aliases.get(collection.pk, []))
+            | {"active_record_count": counts.get(collection.pk, 0)}
             for collection in collections
         ],
         "count": len(collections),

@@ -10,7 +10,7 @@ from records.errors import not_found
 from records.models import AuditEvent, Record, Relationship
 from records.selectors.arguments import bounded_int, timestamp
 from records.selectors.history import history_cursor, history_fingerprint
-from records.selectors.serialize import CLARIFICATION_NOTE, event_dicts, iso
+from records.selectors.serialize import CLARIFICATION_NOTE, event_dicts, iso, record_dict
 from records.selectors.versions import state_as_of
 
 MAX_RELATIONSHIPS = 100
@@ -43,7 +43,7 @@ def record_context(
     if record is None:
         raise not_found("record", record_id)
     result: dict[str, Any] = {
-        "record": _current_state(record) if at is None else state_as_of(record, at),
+        "record": record_dict(record) if at is None else state_as_of(record, at),
         "links": _links(workspace_id, record_id, relationship_limit, at),
     }
     if event_limit == 0:
@@ -51,23 +51,6 @@ def record_context(
     else:
         result |= _recent_events(workspace_id, record_id, event_limit, at)
     return result
-
-
-def _current_state(record: Record) -> dict[str, Any]:
-    return {
-        "record_id": record.pk,
-        "collection_id": record.collection_id,
-        "collection_name": record.collection.name,
-        "title": record.title,
-        "data": record.data,
-        "version": record.version,
-        "status": "archived" if record.archived_at else "active",
-        "created_at": iso(record.created_at),
-        "updated_at": iso(record.updated_at),
-        "archived_at": iso(record.archived_at),
-        "created_by": record.created_by,
-        "aliases": sorted(record.aliases.values_list("alias", flat=True)),
-    }
 
 
 def _links(workspace_id: str, record_id: str, limit: int, at: datetime | None) -> dict[str, Any]:

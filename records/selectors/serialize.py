@@ -1,13 +1,20 @@
-"""How reads present rows: timestamps, audit events and bounded record previews."""
+"""How rows become dicts: one serialiser per entity, used by reads, writes and the audit trail.
+
+Records and collections are shown in three views, each a subset of the next in key order:
+"state" is what a change can alter (the audit trail's before and after), "write" adds the ID
+(and a record's timestamps) for what a write returns, "read" adds what a reader needs around it.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from records.errors import invalid
-from records.models import AuditEvent
+from records.models import AuditEvent, Collection, Record, RecordVersion, Relationship
 from records.validation import canonical_json
+
+View = Literal["state", "write", "read"]
 
 PREVIEW_CHARS = 500
 CLARIFICATION_NOTE = (
@@ -32,7 +39,80 @@ def parse_iso_key(value: Any) -> datetime:
     return parsed
 
 
-def event_dict(event: AuditEvent) -> dict[str, Any]:
+def record_dict(
+    record: Record,
+    *,
+    view: View = "read",
+    aliases: list[str] | None = None,
+    version: RecordVersion | None = None,
+) -> dict[str, Any]:
+    """A record as the view shows it; "read" needs record.collection (select_related it).
+
+    aliases: the record's aliases when the caller has them (a write about to change them, or a
+    prefetch); otherwise they are read. version: show the record as it stood at that stored
+    version (its title, data, aliases, archival and time) instead of as it is now.
+    """
+    state: Record | RecordVersion = record if version is None else version
+    if aliases is None:
+        aliases = (
+            sorted(record.aliases.values_list("alias", flat=True))
+            if version is None
+            else version.aliases
+        )
+    item: dict[str, Any] = {}
+    if view != "state":
+        item["record_id"] = record.pk
+    item["collection_id"] = record.collection_id
+    if view == "read":
+        item["collection_name"] = record.collection.name
+    item |= {"title": state.title, "data": state.data, "version": state.version}
+    if view == "read":
+        item["status"] = "archived" if state.archived_at else "active"
+    if view != "state":
+        updated_at = record.updated_at if version is None else version.recorded_at
+        item |= {"created_at": iso(record.created_at), "updated_at": iso(updated_at)}
+    item["archived_at"] = iso(state.archived_at)
+    if view == "read":
+        item["created_by"] = record.created_by
+    item["aliases"] = aliases
+    return item
+
+
+def collection_dict(
+    collection: Collection, *, view: View = "read", aliases: list[str] | None = None
+) -> dict[str, Any]:
+    """A collection as the view shows it. Its approval policy is part of its audited state and
+    of reads, not of what a collection write returns.
+
+    aliases: the collection's aliases when the caller has them (prefetched or grouped);
+    otherwise they are read.
+    """
+    if aliases is None:
+        aliases = sorted(collection.aliases.values_list("alias", flat=True))
+    item: dict[str, Any] = {} if view == "state" else {"collection_id": collection.pk}
+    item |= {
+        "name": collection.name,
+        "purpose": collection.purpose,
+        "record_meaning": collection.record_meaning,
+        "typical_fields": collection.typical_fields,
+        "relationship_guidance": collection.relationship_guidance,
+        "aliases": aliases,
+    }
+    if view != "write":
+        item["requires_approval"] = collection.requires_approval
+    return item
+
+
+def relationship_dict(rel: Relationship) -> dict[str, Any]:
+    return {
+        "relationship_id": rel.pk,
+        "source_id": rel.source_id,
+        "relationship_type": rel.relationship_type,
+        "target_id": rel.target_id,
+    }
+
+
+def _event_dict(event: AuditEvent) -> dict[str, Any]:
     return {
         "event_id": event.pk,
         "kind": event.kind,
@@ -59,11 +139,16 @@ def event_dicts(events: list[AuditEvent]) -> list[dict[str, Any]]:
     verdicts = clarification_reviews_for(e.pk for e in events if e.agent_reported_clarification)
     result = []
     for event in events:
-        item = event_dict(event)
+        item = _event_dict(event)
         if event.agent_reported_clarification:
             verdict = verdicts.get(event.pk)
             item["clarification_review"] = (
-                {k: verdict[k] for k in ("state", "reviewer_id", "note", "reviewed_at")}
+                {
+                    "state": verdict["state"],
+                    "reviewer_id": verdict["reviewer_id"],
+                    "note": verdict["note"],
+                    "reviewed_at": verdict["reviewed_at"],
+                }
                 if verdict
                 else {"state": "unreviewed"}
             )

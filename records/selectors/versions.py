@@ -7,7 +7,7 @@ from typing import Any
 
 from records.errors import NOT_FOUND, AnchorError
 from records.models import Record, RecordVersion
-from records.selectors.serialize import iso
+from records.selectors.serialize import iso, record_dict
 
 
 def state_as_of(record: Record, at: datetime) -> dict[str, Any]:
@@ -24,19 +24,7 @@ def state_as_of(record: Record, at: datetime) -> dict[str, Any]:
             field="as_of",
             created_at=iso(record.created_at),
         )
-    return {
-        "record_id": record.pk,
-        "collection_id": record.collection_id,
-        "collection_name": record.collection.name,
-        "title": version.title,
-        "data": version.data,
-        "version": version.version,
-        "status": "archived" if version.archived_at else "active",
-        "created_at": iso(record.created_at),
-        "updated_at": iso(version.recorded_at),
-        "archived_at": iso(version.archived_at),
-        "created_by": record.created_by,
-        "aliases": version.aliases,
+    return record_dict(record, version=version) | {
         "as_of": at.isoformat(),
         "current_version": record.version,
     }

@@ -1,0 +1,50 @@
+"""Every mutation of the store. Each validates, versions, audits, and runs in one transaction.
+
+Callers (workflow, admin, commands) pass a WriteContext saying who acts, in which workspace and
+why; the audit event is written in the same transaction as the change it describes. Revision
+counters and the search index move by trigger, so nothing here touches them. Every change to
+an existing record goes through one sequence, record_changes.record_change.
+
+Callers import this package, never its modules: the names below are the whole interface.
+"""
+
+from records.services.audit import WriteContext, workspace_ensure
+from records.services.collections import (
+    CollectionFields,
+    collection_alias_add,
+    collection_alias_remove,
+    collection_create,
+    collection_set_requires_approval,
+    collection_update,
+)
+from records.services.record_changes import (
+    record_alias_add,
+    record_alias_remove,
+    record_archive,
+    record_create,
+    record_rename,
+    record_update,
+)
+from records.services.relationships import relationship_create, relationship_delete
+from records.services.self_mappings import self_mapping_remove, self_mapping_set
+
+__all__ = [
+    "CollectionFields",
+    "WriteContext",
+    "collection_alias_add",
+    "collection_alias_remove",
+    "collection_create",
+    "collection_set_requires_approval",
+    "collection_update",
+    "record_alias_add",
+    "record_alias_remove",
+    "record_archive",
+    "record_create",
+    "record_rename",
+    "record_update",
+    "relationship_create",
+    "relationship_delete",
+    "self_mapping_remove",
+    "self_mapping_set",
+    "workspace_ensure",
+]

@@ -1,0 +1,58 @@
+"""Who writes, and the audit event every mutation writes in its own transaction."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from records.models import AuditEvent, Workspace
+
+
+@dataclass(frozen=True)
+class WriteContext:
+    """Who writes, where, and why. Clarification is what the agent reports the user said."""
+
+    workspace_id: str
+    actor_id: str
+    decision_reason: str = ""
+    clarification: str = ""
+    review_evidence: list[Any] = field(default_factory=list)
+    action_id: str = ""
+    item_index: int | None = None
+
+
+def workspace_ensure(workspace_id: str) -> Workspace:
+    workspace, _ = Workspace.objects.get_or_create(id=workspace_id)
+    return workspace
+
+
+def audit(
+    ctx: WriteContext,
+    *,
+    kind: str,
+    entity_type: str,
+    entity_id: str,
+    record_id: str = "",
+    collection_id: str = "",
+    before: Any = None,
+    after: Any = None,
+    at: datetime,
+) -> AuditEvent:
+    return AuditEvent.objects.create(
+        workspace_id=ctx.workspace_id,
+        actor_id=ctx.actor_id,
+        kind=kind,
+        entity_type=entity_type,
+        entity_id=entity_id,
+        record_id=record_id,
+        collection_id=collection_id,
+        before=before,
+        after=after,
+        decision_reason=ctx.decision_reason,
+        agent_reported_clarification=ctx.clarification,
+        review_evidence=ctx.review_evidence,
+        action_id=ctx.action_id,
+        item_index=ctx.item_index,
+        created_at=at,
+    )

@@ -1,0 +1,233 @@
+"""Collections: create, describe, set their approval policy, and name them by aliases."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from records import validation as v
+from records.errors import INVALID_INPUT, AnchorError, invalid, not_found
+from records.models import Collection, CollectionAlias
+from records.names import normalize_name
+from records.selectors.serialize import collection_dict
+from records.services.audit import WriteContext, audit, workspace_ensure
+
+
+@dataclass(frozen=True)
+class CollectionFields:
+    name: str
+    purpose: str
+    record_meaning: str
+    typical_fields: list[str]
+    relationship_guidance: str
+
+    @classmethod
+    def validated(
+        cls,
+        *,
+        name: Any,
+        purpose: Any,
+        record_meaning: Any,
+        typical_fields: Any,
+        relationship_guidance: Any,
+    ) -> CollectionFields:
+        return cls(
+            name=v.name(name),
+            purpose=v.description(purpose, "purpose"),
+            record_meaning=v.description(record_meaning, "record_meaning"),
+            typical_fields=v.typical_fields(typical_fields),
+            relationship_guidance=v.description(
+                relationship_guidance, "relationship_guidance", allow_blank=True
+            ),
+        )
+
+
+def _check_collection_name_free(
+    ctx: WriteContext, normalized: str, *, field: str, exclude_id: str | None = None
+) -> None:
+    clash = Collection.objects.filter(workspace_id=ctx.workspace_id, normalized_name=normalized)
+    alias_clash = CollectionAlias.objects.filter(
+        workspace_id=ctx.workspace_id, normalized_alias=normalized
+    )
+    if exclude_id:
+        clash = clash.exclude(pk=exclude_id)
+        alias_clash = alias_clash.exclude(collection_id=exclude_id)
+    existing = clash.first()
+    if existing is not None:
+        raise AnchorError(
+            INVALID_INPUT,
+            f"{field}: a collection named {existing.name!r} already exists; reuse it "
+            f"(collection_id {existing.pk}) or choose a distinct name.",
+            field=field,
+            collection_id=existing.pk,
+        )
+    alias = alias_clash.select_related("collection").first()
+    if alias is not None:
+        raise AnchorError(
+            INVALID_INPUT,
+            f"{field}: {alias.alias!r} is an alias of collection {alias.collection.name!r}; "
+            f"reuse it (collection_id {alias.collection_id}) or choose a distinct name.",
+            field=field,
+            collection_id=alias.collection_id,
+        )
+
+
+def _collection_for_update(ctx: WriteContext, collection_id: Any, field: str) -> Collection:
+    collection_id = v.entity_id(collection_id, field)
+    collection = (
+        Collection.objects.select_for_update()
+        .filter(workspace_id=ctx.workspace_id, pk=collection_id)
+        .first()
+    )
+    if collection is None:
+        raise not_found("collection", collection_id)
+    return collection
+
+
+def collection_create(*, ctx: WriteContext, fields: CollectionFields) -> Collection:
+    with transaction.atomic():
+        workspace_ensure(ctx.workspace_id)
+        normalized = normalize_name(fields.name)
+        _check_collection_name_free(ctx, normalized, field="name")
+        now = timezone.now()
+        collection = Collection.objects.create(
+            workspace_id=ctx.workspace_id,
+            name=fields.name,
+            normalized_name=normalized,
+            purpose=fields.purpose,
+            record_meaning=fields.record_meaning,
+            typical_fields=fields.typical_fields,
+            relationship_guidance=fields.relationship_guidance,
+            created_by=ctx.actor_id,
+            created_at=now,
+            updated_at=now,
+        )
+        audit(
+            ctx,
+            kind="collection.created",
+            entity_type="collection",
+            entity_id=collection.pk,
+            collection_id=collection.pk,
+            after=collection_dict(collection, view="state"),
+            at=now,
+        )
+        return collection
+
+
+def collection_update(
+    *, ctx: WriteContext, collection_id: Any, fields: CollectionFields
+) -> Collection:
+    with transaction.atomic():
+        collection = _collection_for_update(ctx, collection_id, "collection_id")
+        before = collection_dict(collection, view="state")
+        normalized = normalize_name(fields.name)
+        if normalized != collection.normalized_name:
+            _check_collection_name_free(ctx, normalized, field="name", exclude_id=collection.pk)
+        now = timezone.now()
+        collection.name = fields.name
+        collection.normalized_name = normalized
+        collection.purpose = fields.purpose
+        collection.record_meaning = fields.record_meaning
+        collection.typical_fields = fields.typical_fields
+        collection.relationship_guidance = fields.relationship_guidance
+        collection.updated_at = now
+        collection.save()
+        audit(
+            ctx,
+            kind="collection.updated",
+            entity_type="collection",
+            entity_id=collection.pk,
+            collection_id=collection.pk,
+            before=before,
+            after=collection_dict(collection, view="state"),
+            at=now,
+        )
+        return collection
+
+
+def collection_set_requires_approval(
+    *, ctx: WriteContext, collection_id: Any, requires_approval: bool
+) -> Collection:
+    with transaction.atomic():
+        collection = _collection_for_update(ctx, collection_id, "collection_id")
+        before = collection_dict(collection, view="state")
+        now = timezone.now()
+        collection.requires_approval = bool(requires_approval)
+        collection.updated_at = now
+        collection.save(update_fields=["requires_approval", "updated_at"])
+        audit(
+            ctx,
+            kind="collection.policy_changed",
+            entity_type="collection",
+            entity_id=collection.pk,
+            collection_id=collection.pk,
+            before=before,
+            after=collection_dict(collection, view="state"),
+            at=now,
+        )
+        return collection
+
+
+def collection_alias_add(*, ctx: WriteContext, collection_id: Any, alias: Any) -> CollectionAlias:
+    with transaction.atomic():
+        collection = _collection_for_update(ctx, collection_id, "collection_id")
+        alias_text = v.name(alias, "alias")
+        normalized = normalize_name(alias_text)
+        if collection.aliases.count() >= v.MAX_ALIASES:
+            raise invalid("alias", f"collection already has {v.MAX_ALIASES} aliases (the limit).")
+        if (
+            normalized == collection.normalized_name
+            or collection.aliases.filter(normalized_alias=normalized).exists()
+        ):
+            raise invalid("alias", f"{alias_text!r} already names this collection.")
+        _check_collection_name_free(ctx, normalized, field="alias", exclude_id=collection.pk)
+        before = collection_dict(collection, view="state")
+        now = timezone.now()
+        created = CollectionAlias.objects.create(
+            workspace_id=ctx.workspace_id,
+            collection=collection,
+            alias=alias_text,
+            normalized_alias=normalized,
+            created_by=ctx.actor_id,
+            created_at=now,
+        )
+        audit(
+            ctx,
+            kind="collection.alias_added",
+            entity_type="collection",
+            entity_id=collection.pk,
+            collection_id=collection.pk,
+            before=before,
+            after=collection_dict(collection, view="state"),
+            at=now,
+        )
+        return created
+
+
+def collection_alias_remove(*, ctx: WriteContext, collection_id: Any, alias: Any) -> None:
+    with transaction.atomic():
+        collection = _collection_for_update(ctx, collection_id, "collection_id")
+        alias_text = v.name(alias, "alias")
+        existing = collection.aliases.filter(normalized_alias=normalize_name(alias_text)).first()
+        if existing is None:
+            raise AnchorError(
+                "NOT_FOUND",
+                f"alias: collection {collection.name!r} has no alias {alias_text!r}.",
+                field="alias",
+            )
+        before = collection_dict(collection, view="state")
+        existing.delete()
+        now = timezone.now()
+        audit(
+            ctx,
+            kind="collection.alias_removed",
+            entity_type="collection",
+            entity_id=collection.pk,
+            collection_id=collection.pk,
+            before=before,
+            after=collection_dict(collection, view="state"),
+            at=now,
+        )

@@ -1,0 +1,298 @@
+"""Records: creation, and every change to one, through a single versioned, audited sequence."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from records import validation as v
+from records.errors import ARCHIVED, VERSION_CONFLICT, AnchorError, invalid, not_found
+from records.models import Collection, Record, RecordAlias, RecordVersion
+from records.names import normalize_name
+from records.selectors.serialize import iso, record_dict
+from records.services.audit import WriteContext, audit
+
+# --- the locked, current record ---------------------------------------------------------------
+
+
+def lock_record(ctx: WriteContext, record_id: Any, field: str = "record_id") -> Record:
+    record_id = v.record_id(record_id, field)
+    record = (
+        Record.objects.select_for_update()
+        .filter(workspace_id=ctx.workspace_id, pk=record_id)
+        .first()
+    )
+    if record is None:
+        raise not_found("record", record_id)
+    return record
+
+
+def check_active(record: Record, doing: str) -> None:
+    if record.archived_at is not None:
+        raise AnchorError(
+            ARCHIVED,
+            f"Record {record.pk} ({record.title!r}) is archived; {doing} is not allowed on "
+            "archived records.",
+            record_id=record.pk,
+            archived_at=iso(record.archived_at),
+        )
+
+
+def lock_current(
+    ctx: WriteContext, record_id: Any, expected_version: Any, doing: str | None
+) -> Record:
+    """Lock the record and refuse a stale expected version, then (unless `doing` is None, for
+    changes allowed on archived records) an archived record. The order fixes which error wins."""
+    record = lock_record(ctx, record_id)
+    expected = v.expected_version(expected_version)
+    if record.version != expected:
+        raise AnchorError(
+            VERSION_CONFLICT,
+            f"Record {record.pk} is at version {record.version}, not {expected}. Read it again "
+            "with get_record_context and reconsider the change against its current state.",
+            record_id=record.pk,
+            current_version=record.version,
+            expected_version=expected,
+        )
+    if doing is not None:
+        check_active(record, doing)
+    return record
+
+
+def record_aliases(record: Record) -> list[str]:
+    return sorted(record.aliases.values_list("alias", flat=True))
+
+
+# --- the sequence ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RecordChange:
+    """What one mutation changes, decided against the locked, current record.
+
+    fields: Record columns and their new values. aliases and aliases_after: the aliases before
+    and after, given by a mutation that reads them itself or writes alias rows (the sequence
+    then reads nothing, and never mistakes a row just written for one that was there before).
+    """
+
+    fields: dict[str, Any] = field(default_factory=dict)
+    aliases: list[str] | None = None
+    aliases_after: list[str] | None = None
+
+
+# Validates against the locked record (raising AnchorError to refuse) and says what changes;
+# it may write rows of its own (alias rows) but leaves the record itself to the sequence.
+ChangeFn = Callable[[Record, datetime], RecordChange]
+
+
+def record_change(
+    ctx: WriteContext,
+    *,
+    record_id: Any,
+    expected_version: Any,
+    doing: str | None,
+    kind: str,
+    change: ChangeFn,
+) -> Record:
+    """The one sequence every change to a record goes through, in one transaction: lock it,
+    check it (lock_current), let `change` decide, then save the next version with its
+    RecordVersion row and one audit event of `kind`, all stamped with one time."""
+    with transaction.atomic():
+        record = lock_current(ctx, record_id, expected_version, doing)
+        now = timezone.now()
+        planned = change(record, now)
+        aliases = record_aliases(record) if planned.aliases is None else planned.aliases
+        before = record_dict(record, view="state", aliases=aliases)
+        for name, value in planned.fields.items():
+            setattr(record, name, value)
+        record.version += 1
+        record.updated_at = now
+        record.save(update_fields=[*planned.fields, "version", "updated_at"])
+        after = aliases if planned.aliases_after is None else planned.aliases_after
+        _version_written(ctx, record, kind=kind, before=before, aliases=after, at=now)
+        return record
+
+
+def _version_written(
+    ctx: WriteContext,
+    record: Record,
+    *,
+    kind: str,
+    before: dict[str, Any] | None,
+    aliases: list[str],
+    at: datetime,
+) -> None:
+    """Keep the version the record is now at, and audit the write that made it."""
+    RecordVersion.objects.create(
+        record=record,
+        version=record.version,
+        title=record.title,
+        data=record.data,
+        aliases=aliases,
+        archived_at=record.archived_at,
+        actor_id=ctx.actor_id,
+        recorded_at=at,
+    )
+    audit(
+        ctx,
+        kind=kind,
+        entity_type="record",
+        entity_id=record.pk,
+        record_id=record.pk,
+        collection_id=record.collection_id,
+        before=before,
+        after=record_dict(record, view="state", aliases=aliases),
+        at=at,
+    )
+
+
+# --- the mutations -----------------------------------------------------------------------------
+
+
+def record_create(*, ctx: WriteContext, collection_id: Any, title: Any, data: Any) -> Record:
+    title_text = v.title(title)
+    data_obj = v.json_object("data", data)
+    with transaction.atomic():
+        collection_id = v.entity_id(collection_id, "collection_id")
+        collection = Collection.objects.filter(
+            workspace_id=ctx.workspace_id, pk=collection_id
+        ).first()
+        if collection is None:
+            raise not_found("collection", collection_id)
+        now = timezone.now()
+        record = Record.objects.create(
+            workspace_id=ctx.workspace_id,
+            collection=collection,
+            title=title_text,
+            data=data_obj,
+            version=1,
+            created_by=ctx.actor_id,
+            created_at=now,
+            updated_at=now,
+        )
+        _version_written(ctx, record, kind="record.created", before=None, aliases=[], at=now)
+        return record
+
+
+def record_update(
+    *, ctx: WriteContext, record_id: Any, changes: Any, expected_version: Any
+) -> Record:
+    """Shallow merge: omitted keys stay, explicit null is stored, nested objects are replaced."""
+    changes_obj = v.json_object("changes", changes)
+    if not changes_obj:
+        raise invalid("changes", "is empty; name at least one field to change.")
+
+    def merge(record: Record, now: datetime) -> RecordChange:
+        merged = {**record.data, **changes_obj}
+        v.json_object("changes", merged)  # the merged record must also fit
+        return RecordChange(fields={"data": merged})
+
+    return record_change(
+        ctx,
+        record_id=record_id,
+        expected_version=expected_version,
+        doing="changing data",
+        kind="record.updated",
+        change=merge,
+    )
+
+
+def record_rename(
+    *, ctx: WriteContext, record_id: Any, title: Any, expected_version: Any
+) -> Record:
+    title_text = v.title(title)
+
+    def rename(record: Record, now: datetime) -> RecordChange:
+        if title_text == record.title:
+            raise invalid("title", "is the record's current title; nothing would change.")
+        return RecordChange(fields={"title": title_text})
+
+    return record_change(
+        ctx,
+        record_id=record_id,
+        expected_version=expected_version,
+        doing="renaming",
+        kind="record.renamed",
+        change=rename,
+    )
+
+
+def record_archive(*, ctx: WriteContext, record_id: Any, expected_version: Any) -> Record:
+    return record_change(
+        ctx,
+        record_id=record_id,
+        expected_version=expected_version,
+        doing="archiving again",
+        kind="record.archived",
+        change=lambda record, now: RecordChange(fields={"archived_at": now}),
+    )
+
+
+def record_alias_add(
+    *, ctx: WriteContext, record_id: Any, alias: Any, expected_version: Any
+) -> Record:
+    alias_text = v.title(alias, "alias")
+    normalized = normalize_name(alias_text)
+
+    def add(record: Record, now: datetime) -> RecordChange:
+        aliases = record_aliases(record)
+        if len(aliases) >= v.MAX_ALIASES:
+            raise invalid("alias", f"record already has {v.MAX_ALIASES} aliases (the limit).")
+        if (
+            normalized == normalize_name(record.title)
+            or record.aliases.filter(normalized_alias=normalized).exists()
+        ):
+            raise invalid("alias", f"{alias_text!r} already names this record.")
+        RecordAlias.objects.create(
+            workspace_id=ctx.workspace_id,
+            record=record,
+            alias=alias_text,
+            normalized_alias=normalized,
+            created_by=ctx.actor_id,
+            created_at=now,
+        )
+        return RecordChange(aliases=aliases, aliases_after=sorted([*aliases, alias_text]))
+
+    return record_change(
+        ctx,
+        record_id=record_id,
+        expected_version=expected_version,
+        doing="adding an alias",
+        kind="record.alias_added",
+        change=add,
+    )
+
+
+def record_alias_remove(
+    *, ctx: WriteContext, record_id: Any, alias: Any, expected_version: Any
+) -> Record:
+    """Unlike the other changes, allowed on an archived record."""
+    alias_text = v.title(alias, "alias")
+
+    def remove(record: Record, now: datetime) -> RecordChange:
+        existing = record.aliases.filter(normalized_alias=normalize_name(alias_text)).first()
+        if existing is None:
+            raise AnchorError(
+                "NOT_FOUND",
+                f"alias: record {record.title!r} has no alias {alias_text!r}.",
+                field="alias",
+            )
+        aliases = record_aliases(record)
+        existing.delete()
+        return RecordChange(
+            aliases=aliases, aliases_after=[a for a in aliases if a != existing.alias]
+        )
+
+    return record_change(
+        ctx,
+        record_id=record_id,
+        expected_version=expected_version,
+        doing=None,
+        kind="record.alias_removed",
+        change=remove,
+    )

@@ -1,0 +1,88 @@
+"""Relationships: typed links between two records of one workspace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from records import validation as v
+from records.errors import invalid, not_found
+from records.models import Relationship
+from records.selectors.serialize import relationship_dict
+from records.services.audit import WriteContext, audit
+from records.services.record_changes import check_active, lock_record
+
+
+def relationship_create(
+    *, ctx: WriteContext, source_id: Any, relationship_type: Any, target_id: Any
+) -> tuple[Relationship, bool]:
+    """Link two records. Linking an existing link again is a no-op that returns it."""
+    rel_type = v.relationship_type(relationship_type)
+    with transaction.atomic():
+        source = lock_record(ctx, source_id, "source_id")
+        target = lock_record(ctx, target_id, "target_id")
+        if source.pk == target.pk:
+            raise invalid("target_id", "a record cannot be linked to itself.")
+        existing = Relationship.objects.filter(
+            source=source, relationship_type=rel_type, target=target
+        ).first()
+        if existing is not None:
+            return existing, False
+        check_active(source, "linking")
+        check_active(target, "linking")
+        now = timezone.now()
+        try:
+            with transaction.atomic():
+                rel = Relationship.objects.create(
+                    workspace_id=ctx.workspace_id,
+                    source=source,
+                    relationship_type=rel_type,
+                    target=target,
+                    created_by=ctx.actor_id,
+                    created_at=now,
+                )
+        except IntegrityError:  # a concurrent writer linked the same pair first
+            return Relationship.objects.get(
+                source=source, relationship_type=rel_type, target=target
+            ), False
+        audit(
+            ctx,
+            kind="relationship.created",
+            entity_type="relationship",
+            entity_id=rel.pk,
+            record_id=source.pk,
+            collection_id=source.collection_id,
+            after={**relationship_dict(rel), "target_title": target.title},
+            at=now,
+        )
+        return rel, True
+
+
+def relationship_delete(*, ctx: WriteContext, relationship_id: Any) -> dict[str, Any]:
+    """Remove a link (also between archived records, so wrong links can always be corrected)."""
+    relationship_id = v.entity_id(relationship_id, "relationship_id")
+    with transaction.atomic():
+        rel = (
+            Relationship.objects.select_for_update()
+            .select_related("source", "target")
+            .filter(workspace_id=ctx.workspace_id, pk=relationship_id)
+            .first()
+        )
+        if rel is None:
+            raise not_found("relationship", relationship_id)
+        state = {**relationship_dict(rel), "target_title": rel.target.title}
+        rel.delete()
+        now = timezone.now()
+        audit(
+            ctx,
+            kind="relationship.deleted",
+            entity_type="relationship",
+            entity_id=relationship_id,
+            record_id=state["source_id"],
+            collection_id=rel.source.collection_id,
+            before=state,
+            at=now,
+        )
+        return state
