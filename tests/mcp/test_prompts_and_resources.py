@@ -50,7 +50,8 @@ def test_prompts_are_listed_and_filled_in(db):
 
 
 def test_a_prompt_missing_its_argument_or_unknown_is_invalid_params(db):
-    for name, arguments in [("work_through_list", {}), ("no-such", None)]:
+    cases: list[tuple[str, dict[str, str] | None]] = [("work_through_list", {}), ("no-such", None)]
+    for name, arguments in cases:
         error = session_error("get_prompt", name, arguments)
         assert error.code == -32602 and error.message
 
