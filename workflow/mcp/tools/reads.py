@@ -7,6 +7,7 @@ from pydantic import Field
 
 from records import selectors
 from workflow.mcp.envelope import ToolResult, run_tool
+from workflow.mcp.shapes import Conditions, GroupBy, LinkedTo, Metrics, OrderBy
 from workflow.scope import scope_for_request
 
 RecordId = Annotated[str, Field(description="Record ID (UUID).")]
@@ -132,25 +133,22 @@ class ReadTools(MCPToolset):
             ),
         ] = None,
         where: Annotated[
-            list[dict[str, Any]] | None,
+            Conditions | None,
             Field(
-                description='[{"field": ["offer", "ctc"], "op": "gte", "value": 30}]; ops eq ne '
-                'gt gte lt lte between in contains exists missing. Typed: 38 is not "38".'
+                description='All must hold, e.g. [{"field": ["offer", "ctc"], "op": "gte", '
+                '"value": 30}]; between takes [low, high], in a list of up to 100, exists and '
+                'missing no value. Typed: 38 is not "38".'
             ),
         ] = None,
         linked_to: Annotated[
-            dict[str, Any] | None,
+            LinkedTo | None,
             Field(
-                description='{"record_id", "relationship_types"?, "direction"?: '
-                '"outgoing"|"incoming"|"both"}; outgoing: the match is the source.'
+                description="Only records linked to this one; outgoing: the match is the source."
             ),
         ] = None,
         order_by: Annotated[
-            dict[str, Any] | None,
-            Field(
-                description='{"field": [...], "type": "number"|"string", "direction"?: '
-                '"asc"|"desc"}; records without that type are left out. Not with text.'
-            ),
+            OrderBy | None,
+            Field(description="Sort by a data field; records without that type are left out."),
         ] = None,
     ) -> ToolResult:
         """Search active records by title, exact fields, typed conditions, links or full text.
@@ -214,20 +212,17 @@ class ReadTools(MCPToolset):
     def aggregate(
         self,
         collection_id: Annotated[str | None, Field(description="Collection ID.")] = None,
-        where: Annotated[list[dict[str, Any]] | None, Field(description=SAME_AS_SEARCH)] = None,
+        where: Annotated[Conditions | None, Field(description=SAME_AS_SEARCH)] = None,
         filters: Annotated[dict[str, Any] | None, Field(description=SAME_AS_SEARCH)] = None,
         text: Annotated[str | None, Field(description=SAME_AS_SEARCH)] = None,
-        linked_to: Annotated[dict[str, Any] | None, Field(description=SAME_AS_SEARCH)] = None,
+        linked_to: Annotated[LinkedTo | None, Field(description=SAME_AS_SEARCH)] = None,
         group_by: Annotated[
-            dict[str, Any] | None,
-            Field(
-                description='{"field": [...], "bucket"?: "month"|"year"}, {"collection": true} '
-                'or {"linked": {"relationship_types"?, "direction"?}}.'
-            ),
+            GroupBy | None,
+            Field(description="By a data field (dates by month or year), collection or link."),
         ] = None,
         metrics: Annotated[
-            list[dict[str, Any]] | None,
-            Field(description='[{"op": "count"}, {"op": "sum"|"avg"|"min"|"max", "field": [...]}]'),
+            Metrics | None,
+            Field(description='Default [{"op": "count"}]; sum, avg, min and max need a field.'),
         ] = None,
         limit: Annotated[int, Field(description="Groups, 1-100.", ge=1, le=100)] = 50,
     ) -> ToolResult:

@@ -7,6 +7,7 @@ from pydantic import Field
 
 from workflow import actions as write_actions
 from workflow.mcp.envelope import ToolResult, run_tool
+from workflow.operations import OPERATIONS
 from workflow.scope import scope_for_request
 
 
@@ -16,10 +17,8 @@ class WriteTools(MCPToolset):
         operation: Annotated[
             str,
             Field(
-                description="One of: create_collection, update_collection, "
-                "add_collection_alias, remove_collection_alias, create_record, update_record, "
-                "archive_record, rename_record, add_record_alias, remove_record_alias, "
-                "set_self, link_records, unlink_records."
+                description="The write; its argument keys are in the description.",
+                json_schema_extra={"enum": list(OPERATIONS)},
             ),
         ],
         arguments: Annotated[

@@ -1,0 +1,96 @@
+"""The shapes of the tools' nested arguments, as types: where items, links, ordering, grouping,
+metrics, import rows and links, batch items.
+
+pydantic turns these into the published JSON Schema, and `workflow.mcp.arguments` checks every
+call against that same schema, so what a client reads and what the server enforces are one
+source. Bounds come from the modules that enforce them again below the boundary.
+"""
+
+# No `from __future__ import annotations`: pydantic reads these TypedDicts at class creation.
+
+from typing import Annotated, Any, Literal, NotRequired
+
+from pydantic import ConfigDict, Field, with_config
+from typing_extensions import TypedDict
+
+from records.selectors.aggregation import MAX_METRICS, METRIC_OPS
+from records.selectors.arguments import DIRECTIONS, MAX_FIELD_DEPTH, MAX_RELATIONSHIP_TYPES
+from records.selectors.conditions import MAX_CONDITIONS, OPERATORS
+
+STRICT = ConfigDict(extra="forbid")
+
+
+def one_of(values: tuple[str, ...], description: str = "") -> Any:
+    """A string limited to `values` (kept as data, so the enforcing module stays the source)."""
+    extra: dict[str, Any] = {"enum": list(values)}
+    return Annotated[str, Field(description=description or None, json_schema_extra=extra)]
+
+
+FieldPath = Annotated[
+    list[str],
+    Field(
+        min_length=1,
+        max_length=MAX_FIELD_DEPTH,
+        description='Keys from the top of data, e.g. ["offer", "ctc"] (never "offer.ctc").',
+    ),
+]
+RelationshipTypes = Annotated[list[str], Field(min_length=1, max_length=MAX_RELATIONSHIP_TYPES)]
+Direction = one_of(DIRECTIONS)
+
+
+@with_config(STRICT)
+class Condition(TypedDict):
+    field: FieldPath
+    op: one_of(OPERATORS)  # type: ignore[valid-type]
+    value: NotRequired[Any]
+
+
+Conditions = Annotated[list[Condition], Field(min_length=1, max_length=MAX_CONDITIONS)]
+
+
+@with_config(STRICT)
+class LinkedTo(TypedDict):
+    record_id: str
+    relationship_types: NotRequired[RelationshipTypes]
+    direction: NotRequired[Direction]  # type: ignore[valid-type]
+
+
+@with_config(STRICT)
+class OrderBy(TypedDict):
+    field: FieldPath
+    type: Literal["number", "string"]
+    direction: NotRequired[Literal["asc", "desc"]]
+
+
+@with_config(STRICT)
+class Metric(TypedDict):
+    op: one_of(METRIC_OPS)  # type: ignore[valid-type]
+    field: NotRequired[FieldPath]
+
+
+Metrics = Annotated[list[Metric], Field(min_length=1, max_length=MAX_METRICS)]
+
+
+@with_config(STRICT)
+class GroupByField(TypedDict):
+    field: FieldPath
+    bucket: NotRequired[Literal["month", "year"]]
+
+
+@with_config(STRICT)
+class GroupByCollection(TypedDict):
+    collection: Literal[True]
+
+
+@with_config(STRICT)
+class LinkedGroup(TypedDict):
+    relationship_types: NotRequired[RelationshipTypes]
+    direction: NotRequired[Direction]  # type: ignore[valid-type]
+
+
+@with_config(STRICT)
+class GroupByLinked(TypedDict):
+    linked: LinkedGroup
+
+
+GroupBy = GroupByField | GroupByCollection | GroupByLinked
