@@ -311,7 +311,7 @@ class RecordVersionAdmin(ReadOnlyAdmin):
     list_select_related = ["record"]
     search_fields = ["=record__id", "title", "actor_id"]
     show_full_result_count = False
-    fields = [
+    readonly_fields = [
         "record_link",
         "version",
         "title",
@@ -321,7 +321,7 @@ class RecordVersionAdmin(ReadOnlyAdmin):
         "actor_id",
         "recorded_at",
     ]
-    readonly_fields = fields
+    fields = tuple(readonly_fields)
 
     @admin.display(description="record")
     def record_link(self, obj: RecordVersion) -> str:

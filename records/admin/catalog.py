@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.conf import settings
@@ -118,7 +118,8 @@ class CollectionForm(forms.ModelForm):
         return [line.strip() for line in lines if line.strip()]
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         if self.errors:
             return cleaned
         try:
@@ -183,7 +184,7 @@ class CollectionAdmin(ServiceWriteAdmin):
     def get_form(
         self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
     ) -> Any:
-        form = super().get_form(request, obj, change, **kwargs)
+        form = cast(type[CollectionForm], super().get_form(request, obj, change, **kwargs))
         form.may_use_default_workspace = member_workspace_ids(request) is None
         return form
 

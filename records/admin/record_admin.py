@@ -85,8 +85,8 @@ class IncomingLinkInline(ScopedInline, admin.TabularInline):
 
     model = Relationship
     fk_name = "target"
-    fields = ["source_link", "relationship_type", "created_by", "created_at"]
-    readonly_fields = fields
+    readonly_fields = ["source_link", "relationship_type", "created_by", "created_at"]
+    fields = tuple(readonly_fields)
     extra = 0
     can_delete = False
     verbose_name = "link to this record"

@@ -58,12 +58,10 @@ def member_workspace_ids(request: HttpRequest) -> frozenset[str] | None:
         return None
     cached: frozenset[str] | None = getattr(request, _CACHE_ATTR, None)
     if cached is None:
-        user_id = request.user.pk if request.user.is_authenticated else None
-        cached = frozenset(
-            WorkspaceMembership.objects.filter(user_id=user_id).values_list(
-                "workspace_id", flat=True
-            )
-        )
+        cached = frozenset()
+        if request.user.is_authenticated:
+            members = WorkspaceMembership.objects.filter(user_id=request.user.pk)
+            cached = frozenset(members.values_list("workspace_id", flat=True))
         setattr(request, _CACHE_ATTR, cached)
     return cached
 
@@ -114,12 +112,11 @@ class ScopedChoicesMixin:
     """Foreign-key choices offer only reachable rows; shared by model admins and inlines."""
 
     admin_site: admin.AdminSite
-    raw_id_fields: Any
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         rows = reachable(request, db_field.related_model, self.admin_site)
         kwargs.setdefault("queryset", rows)
-        if "widget" not in kwargs and db_field.name in self.raw_id_fields:
+        if "widget" not in kwargs and db_field.name in getattr(self, "raw_id_fields", ()):
             kwargs["widget"] = ScopedRawIdWidget(
                 db_field.remote_field,
                 self.admin_site,

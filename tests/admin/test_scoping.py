@@ -31,7 +31,9 @@ from tests.admin.forms import page_post_data
 from tests.admin.teams import Team
 from workflow.models import PreparedAction
 
-REGISTERED = sorted(admin.site._registry.items(), key=lambda item: item[0]._meta.label)
+REGISTERED: list[tuple[Any, Any]] = sorted(
+    admin.site._registry.items(), key=lambda item: item[0]._meta.label
+)
 MODEL_IDS = [model._meta.label for model, _ in REGISTERED]
 SIDES = pytest.mark.parametrize("side", [0, 1], ids=["team-a looks", "team-b looks"])
 
@@ -216,7 +218,7 @@ def test_autocomplete_offers_only_own_rows(teams, side):
     assert "collection" in admin.site._registry[Record].autocomplete_fields  # the loop has work
     for model, model_admin in REGISTERED:
         for field_name in model_admin.autocomplete_fields:
-            target = model._meta.get_field(field_name).related_model
+            target: Any = model._meta.get_field(field_name).related_model
             target_admin = admin.site._registry[target]
             for term in ("", other.word):
                 response = client.get(
@@ -244,11 +246,12 @@ def test_raw_id_popup_lists_only_own_records(teams, side):
 
 
 def _offered_choices(form_class: Any) -> dict[str, tuple[Any, set[Any]]]:
-    return {
-        name: (field.queryset.model, set(field.queryset.values_list("pk", flat=True)))
-        for name, field in form_class.base_fields.items()
-        if isinstance(field, forms.ModelChoiceField)
-    }
+    offered = {}
+    for name, field in form_class.base_fields.items():
+        if isinstance(field, forms.ModelChoiceField) and field.queryset is not None:
+            choices = field.queryset
+            offered[name] = (choices.model, set(choices.values_list("pk", flat=True)))
+    return offered
 
 
 @SIDES

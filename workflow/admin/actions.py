@@ -228,7 +228,7 @@ class ReviewTicketAdmin(ReadOnlyAdmin):
     list_filter = ["kind", "created_at", "workspace"]
     search_fields = ["=id", "actor_id"]
     show_full_result_count = False
-    fields = [
+    readonly_fields = [
         "id",
         "kind",
         "actor_id",
@@ -239,7 +239,7 @@ class ReviewTicketAdmin(ReadOnlyAdmin):
         "answer_json",
         "counters_json",
     ]
-    readonly_fields = fields
+    fields = tuple(readonly_fields)
 
     @admin.display(description="asked")
     def asked(self, obj: ReviewTicket) -> str:
