@@ -1,5 +1,10 @@
 """Who may use /mcp: access tokens (created here and shown once, revoked, never edited or
-read back) and workspace memberships. Both write through records.membership_services."""
+read back) and workspace memberships. Both write through records.membership_services.
+
+A staff member manages their own tokens only: a token acts as its user over /mcp, so minting
+one for someone else would be acting as them. Tokens of other people and every membership are
+for superusers; otherwise a staff member could add themselves to any workspace.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from records.admin.common import ServiceWriteAdmin, copy_saved
+from records.admin.scoping import reaches_everything
 from records.membership_services import (
     access_token_create,
     access_token_revoke,
@@ -37,12 +43,14 @@ class TokenStateFilter(admin.SimpleListFilter):
 
 @admin.register(AccessToken)
 class AccessTokenAdmin(ServiceWriteAdmin):
+    owner_path = "user"
     list_display = ["name", "user", "shown_prefix", "state", "created_at", "last_used_at"]
     list_filter = [TokenStateFilter, "created_at"]
     list_select_related = ["user"]
     search_fields = ["name", "prefix", "user__username"]
     raw_id_fields = ["user"]
-    # The digest is never displayed: it is not secret, but nothing needs it.
+    # The digest is never displayed, searched or filtered by (scoping.SECRET_FIELDS refuses it
+    # as a URL lookup too): nothing needs it, and a prefix search on it narrows the secret.
     fields = ["user", "name"]
     readonly_fields = ["shown_prefix", "state", "created_at", "last_used_at", "revoked_at"]
     actions = ["revoke_tokens"]
@@ -59,7 +67,8 @@ class AccessTokenAdmin(ServiceWriteAdmin):
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> list[Any]:
         if obj is None:
-            return ["user", "name"]
+            # Anyone but a superuser makes tokens for themselves: there is no user to pick.
+            return ["user", "name"] if reaches_everything(request) else ["name"]
         return ["user", "name", *self.readonly_fields]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
@@ -77,7 +86,8 @@ class AccessTokenAdmin(ServiceWriteAdmin):
         return request.user.has_perm("records.change_accesstoken")
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
-        token, raw = access_token_create(user=obj.user, name=obj.name)
+        owner = obj.user if reaches_everything(request) else request.user
+        token, raw = access_token_create(user=owner, name=obj.name)
         copy_saved(obj, token)
         request._anchor_raw_token = raw  # type: ignore[attr-defined]
 
@@ -114,6 +124,7 @@ class AccessTokenAdmin(ServiceWriteAdmin):
 
 @admin.register(WorkspaceMembership)
 class WorkspaceMembershipAdmin(ServiceWriteAdmin):
+    superusers_only = True
     list_display = ["user", "workspace", "created_at"]
     list_filter = ["workspace"]
     list_select_related = ["user"]

@@ -14,7 +14,6 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
@@ -94,6 +93,7 @@ def clarification_html(
 
 @admin.register(AuditEvent)
 class AuditEventAdmin(ReadOnlyAdmin):
+    workspace_path = "workspace"
     list_display = ["created_at", "kind", "actor", "subject", "reason", "clarification"]
     list_filter = [
         HasClarificationFilter,
@@ -235,7 +235,7 @@ class AuditEventAdmin(ReadOnlyAdmin):
         return [review, *super().get_urls()]
 
     def review_view(self, request: HttpRequest, event_id: int) -> HttpResponse:
-        event = get_object_or_404(AuditEvent, pk=event_id)
+        event = self.get_object(request, str(event_id))  # another workspace's event is a 404
         if not self.has_review_permission(request):
             raise PermissionDenied
         form = ClarificationReviewForm(request.POST or None)
@@ -290,6 +290,8 @@ class ClarificationReviewForm(forms.Form):
 class ClarificationReviewAdmin(ReadOnlyAdmin):
     """The trail of verdicts; new ones are given from the audit event or the record page."""
 
+    workspace_path = "workspace"
+
     list_display = ["created_at", "state", "reviewer_id", "event_link", "note"]
     list_filter = ["state", "created_at", "workspace"]
     list_select_related = ["audit_event"]
@@ -303,12 +305,13 @@ class ClarificationReviewAdmin(ReadOnlyAdmin):
 
 @admin.register(RecordVersion)
 class RecordVersionAdmin(ReadOnlyAdmin):
+    workspace_path = "record__workspace"
     list_display = ["record_link", "version", "title", "actor_id", "recorded_at", "archived"]
     list_filter = ["recorded_at"]
     list_select_related = ["record"]
     search_fields = ["=record__id", "title", "actor_id"]
     show_full_result_count = False
-    fields = [
+    readonly_fields = [
         "record_link",
         "version",
         "title",
@@ -318,7 +321,7 @@ class RecordVersionAdmin(ReadOnlyAdmin):
         "actor_id",
         "recorded_at",
     ]
-    readonly_fields = fields
+    fields = tuple(readonly_fields)
 
     @admin.display(description="record")
     def record_link(self, obj: RecordVersion) -> str:
@@ -337,6 +340,8 @@ class RecordVersionAdmin(ReadOnlyAdmin):
 @admin.register(RevisionCounter)
 class RevisionCounterAdmin(ReadOnlyAdmin):
     """Kept by database triggers; shown so a person can see why an agent's review went stale."""
+
+    workspace_path = "workspace"
 
     list_display = ["key", "value", "workspace"]
     list_filter = ["workspace"]

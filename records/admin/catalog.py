@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.conf import settings
@@ -23,6 +23,7 @@ from records.admin.common import (
     as_validation_error,
     copy_saved,
 )
+from records.admin.scoping import ScopedInline, member_workspace_ids
 from records.errors import VERSION_CONFLICT, AnchorError
 from records.models import Collection, CollectionAlias, Record, Workspace
 from records.selectors.serialize import collection_dict
@@ -45,6 +46,8 @@ def _count_subquery(model: Any, link: str, **filters: Any) -> Coalesce:
 @admin.register(Workspace)
 class WorkspaceAdmin(ReadOnlyAdmin):
     """Workspaces appear when something is first written to them; there is nothing to edit."""
+
+    workspace_path = "pk"
 
     list_display = ["id", "collection_count", "created_at"]
     search_fields = ["id"]
@@ -78,6 +81,9 @@ class CollectionForm(forms.ModelForm):
         help_text="Why you are changing this; kept in the audit trail.",
     )
     loaded_state = forms.CharField(required=False, widget=forms.HiddenInput)
+    # Set by CollectionAdmin.get_form: only a superuser may leave the workspace empty and have
+    # the default one created; anyone else picks one of their own.
+    may_use_default_workspace = True
 
     class Meta:
         model = Collection
@@ -96,6 +102,9 @@ class CollectionForm(forms.ModelForm):
         if not self.instance._state.adding:  # UUID keys are set before saving
             self.initial["typical_fields"] = "\n".join(self.instance.typical_fields or [])
             self.fields["loaded_state"].initial = collection_digest(self.instance)
+        elif "workspace" in self.fields and not self.may_use_default_workspace:
+            self.fields["workspace"].required = True
+            self.fields["workspace"].help_text = "One of the workspaces you are a member of."
         elif "workspace" in self.fields:
             self.fields["workspace"].initial = settings.ANCHOR_WORKSPACE_ID
             self.fields["workspace"].required = False
@@ -110,7 +119,8 @@ class CollectionForm(forms.ModelForm):
         return [line.strip() for line in lines if line.strip()]
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         if self.errors:
             return cleaned
         try:
@@ -137,7 +147,7 @@ class CollectionForm(forms.ModelForm):
         return cleaned
 
 
-class CollectionAliasInline(admin.TabularInline):
+class CollectionAliasInline(ScopedInline, admin.TabularInline):
     model = CollectionAlias
     fields = ["alias", "created_by", "created_at"]
     readonly_fields = ["created_by", "created_at"]
@@ -147,6 +157,7 @@ class CollectionAliasInline(admin.TabularInline):
 
 @admin.register(Collection)
 class CollectionAdmin(ServiceWriteAdmin):
+    workspace_path = "workspace"
     form = CollectionForm
     inlines = [CollectionAliasInline]
     list_display = [
@@ -170,6 +181,13 @@ class CollectionAdmin(ServiceWriteAdmin):
                 active_records=_count_subquery(Record, "collection", archived_at__isnull=True)
             )
         )
+
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        form = cast(type[CollectionForm], super().get_form(request, obj, change, **kwargs))
+        form.may_use_default_workspace = member_workspace_ids(request) is None
+        return form
 
     def get_fieldsets(self, request: HttpRequest, obj: Collection | None = None) -> Any:
         main = ["name", "purpose", "record_meaning", "typical_fields", "relationship_guidance"]

@@ -1,7 +1,9 @@
 """What every store admin shares: who is writing, how refusals are shown, how JSON reads.
 
 People write through the same services as agents; the only difference is the actor, which is
-always the signed-in user, never something typed into a form.
+always the signed-in user, never something typed into a form. Every admin here is workspace
+scoped (records.admin.scoping), and every write context is refused for a workspace the person
+is not a member of, whichever form or view asked for it.
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils.html import format_html
 
+from records.admin.scoping import WorkspaceScopedAdmin, require_workspace
 from records.errors import AnchorError
 from records.services import WriteContext
 
@@ -23,6 +26,7 @@ def actor_for(request: HttpRequest) -> str:
 
 
 def admin_context(request: HttpRequest, workspace_id: str, reason: str = "") -> WriteContext:
+    require_workspace(request, workspace_id)
     reason = reason.strip() or f"Edited in the admin by {request.user.get_username()}."
     return WriteContext(
         workspace_id=workspace_id, actor_id=actor_for(request), decision_reason=reason
@@ -59,7 +63,7 @@ def json_block(value: Any, *, fold_over: int = 400, summary: str = "show") -> st
     )
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(WorkspaceScopedAdmin):
     """For rows only triggers or services write (audit, versions, counters): view, never edit."""
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -72,7 +76,7 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
-class ServiceWriteAdmin(admin.ModelAdmin):
+class ServiceWriteAdmin(WorkspaceScopedAdmin):
     """An admin whose saves call services inside the change view's transaction.
 
     Forms pre-check everything they can and show it next to the field. What only the locked
@@ -81,13 +85,13 @@ class ServiceWriteAdmin(admin.ModelAdmin):
     this request, and the person gets the refusal as a message instead of a half-applied edit.
     """
 
-    def changeform_view(  # type: ignore[override]
+    def changeform_view(
         self,
         request: HttpRequest,
         object_id: str | None = None,
         form_url: str = "",
         extra_context: dict[str, Any] | None = None,
-    ):
+    ) -> HttpResponse:
         try:
             return super().changeform_view(request, object_id, form_url, extra_context)
         except AnchorError as exc:

@@ -34,6 +34,7 @@ class RelationshipForm(forms.ModelForm):
 
 @admin.register(Relationship)
 class RelationshipAdmin(ServiceWriteAdmin):
+    workspace_path = "workspace"
     form = RelationshipForm
     list_display = ["source_link", "relationship_type", "target_link", "created_by", "created_at"]
     list_filter = ["relationship_type", "created_at", "workspace"]
@@ -133,6 +134,7 @@ class RelationshipAdmin(ServiceWriteAdmin):
 
 @admin.register(SelfMapping)
 class SelfMappingAdmin(ReadOnlyAdmin):
+    workspace_path = "workspace"
     list_display = ["actor_id", "record_title", "workspace", "created_at"]
     list_filter = ["workspace"]
     list_select_related = ["record"]

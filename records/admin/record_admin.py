@@ -9,7 +9,6 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
@@ -29,6 +28,7 @@ from records.admin.record_writes import (
     record_edit_apply,
     record_link_rows_apply,
 )
+from records.admin.scoping import ScopedInline
 from records.admin.timeline import record_timeline
 from records.errors import AnchorError
 from records.models import Record, RecordAlias, Relationship
@@ -55,7 +55,7 @@ class ArchivedFilter(admin.SimpleListFilter):
         return queryset
 
 
-class RecordAliasInline(admin.TabularInline):
+class RecordAliasInline(ScopedInline, admin.TabularInline):
     model = RecordAlias
     form = RecordAliasForm
     fields = ["alias", "created_by", "created_at"]
@@ -65,7 +65,7 @@ class RecordAliasInline(admin.TabularInline):
     verbose_name_plural = "aliases (other names this record is known by)"
 
 
-class OutgoingLinkInline(admin.TabularInline):
+class OutgoingLinkInline(ScopedInline, admin.TabularInline):
     model = Relationship
     form = OutgoingLinkForm
     fk_name = "source"
@@ -80,13 +80,13 @@ class OutgoingLinkInline(admin.TabularInline):
         return super().get_queryset(request).select_related("target")
 
 
-class IncomingLinkInline(admin.TabularInline):
+class IncomingLinkInline(ScopedInline, admin.TabularInline):
     """Shown, not edited here: a link belongs to its source; change it on the source's page."""
 
     model = Relationship
     fk_name = "target"
-    fields = ["source_link", "relationship_type", "created_by", "created_at"]
-    readonly_fields = fields
+    readonly_fields = ["source_link", "relationship_type", "created_by", "created_at"]
+    fields = tuple(readonly_fields)
     extra = 0
     can_delete = False
     verbose_name = "link to this record"
@@ -108,6 +108,7 @@ class IncomingLinkInline(admin.TabularInline):
 
 @admin.register(Record)
 class RecordAdmin(ServiceWriteAdmin):
+    workspace_path = "workspace"
     form = RecordForm
     change_form_template = "admin/records/record/change_form.html"
     list_display = ["title", "collection", "version", "is_archived", "updated_at", "workspace"]
@@ -288,7 +289,7 @@ class RecordAdmin(ServiceWriteAdmin):
 
     def archive_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """Confirm, then archive at the version the person was looking at, with their reason."""
-        record = get_object_or_404(Record.objects.select_related("collection"), pk=object_id)
+        record = self.get_object(request, object_id)  # another workspace's record is a 404
         if not self.has_change_permission(request, record):
             raise PermissionDenied
         change_url = reverse("admin:records_record_change", args=[record.pk])

@@ -27,7 +27,7 @@ class PrettyJSONField(forms.JSONField):
         return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
 
 
-def _service_check(form: forms.Form, field: str, check: Any, *args: Any) -> Any:
+def _service_check(form: forms.BaseForm, field: str, check: Any, *args: Any) -> Any:
     try:
         return check(*args)
     except AnchorError as exc:
@@ -36,7 +36,9 @@ def _service_check(form: forms.Form, field: str, check: Any, *args: Any) -> Any:
 
 
 class RecordForm(forms.ModelForm):
-    data = PrettyJSONField(
+    # The model's field is called data, like BaseForm's bound data; Django's form metaclass
+    # moves declared fields off the class, so the two never meet at runtime.
+    data = PrettyJSONField(  # type: ignore[assignment]
         required=False,
         widget=forms.Textarea(attrs={"rows": 14, "cols": 80, "class": "anchor-json-input"}),
         help_text=(
@@ -72,7 +74,8 @@ class RecordForm(forms.ModelForm):
         return _service_check(self, "data", v.json_object, "data", data)
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         record: Record = self.instance
         if record._state.adding:  # UUID keys are set before saving
             return cleaned
@@ -123,7 +126,8 @@ class OutgoingLinkForm(forms.ModelForm):
         )
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         target: Record | None = cleaned.get("target")
         source = self.instance.source if self.instance.source_id else None
         if target is None or source is None or not self.has_changed():

@@ -18,3 +18,14 @@ def admin_client_as_maya(reviewer) -> Client:
     client = Client()
     client.force_login(reviewer)
     return client
+
+
+@pytest.fixture
+def teams(db, django_user_model):
+    """team-a and team-b, each seeded with one of everything and a staff member of its own."""
+    from tests.admin.teams import seed_team
+
+    return (
+        seed_team(django_user_model, "alpha", "team-a"),
+        seed_team(django_user_model, "bravo", "team-b"),
+    )

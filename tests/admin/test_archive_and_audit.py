@@ -67,6 +67,7 @@ def test_archived_record_page_is_read_only(admin_client_as_maya, hiring, ctx):
 
 def test_audit_events_cannot_be_added_changed_or_deleted(admin_client_as_maya, hiring):
     event = AuditEvent.objects.filter(record_id=hiring.kirat.pk).first()
+    assert event is not None
     before = (event.kind, event.decision_reason)
     change = reverse("admin:records_auditevent_change", args=[event.pk])
 

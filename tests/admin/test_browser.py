@@ -133,3 +133,30 @@ def test_person_approves_a_pending_write_in_a_real_browser(
     page.screenshot(path=str(shots / "action-approved.png"), full_page=True)
 
     assert Record.objects.get(pk=hiring.abhishek.pk).data["stage"] == "offer"
+
+
+def test_a_staff_member_of_one_team_finds_nothing_of_another_in_a_real_browser(
+    browser_page, live_server, teams, shots
+):
+    alpha, bravo = teams
+    page = browser_page
+    sign_in(page, live_server, alpha.staff)
+
+    page.goto(f"{live_server.url}{reverse('admin:records_record_changelist')}")
+    listed = page.locator("#result_list").inner_text()
+    assert alpha.kirat_title in listed
+    assert bravo.word not in page.content().lower()
+    page.screenshot(path=str(shots / "staff-records.png"), full_page=True)
+
+    page.fill("#searchbar", bravo.kirat_title)
+    page.press("#searchbar", "Enter")
+    page.wait_for_load_state()
+    assert page.locator("#result_list tbody tr").count() == 0
+    assert "0 results" in page.locator("#changelist-search").inner_text()
+
+    typed = page.goto(
+        f"{live_server.url}{reverse('admin:records_record_change', args=[bravo.kirat.pk])}"
+    )
+    assert typed is not None and typed.status == 404
+    assert bravo.kirat_title.lower() not in page.content().lower()
+    page.screenshot(path=str(shots / "staff-foreign-record.png"), full_page=True)

@@ -62,6 +62,7 @@ def test_latest_verdict_stands_and_reviews_are_counted(ctx, clarified):
 
 def test_events_without_a_clarification_cannot_be_reviewed(hiring):
     plain = AuditEvent.objects.filter(agent_reported_clarification="").first()
+    assert plain is not None
     with pytest.raises(AnchorError, match="no agent-reported clarification"):
         clarification_review_create(
             ctx=WriteContext(workspace_id="local", actor_id="user:maya"),

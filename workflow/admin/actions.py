@@ -14,7 +14,6 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import Case, IntegerField, QuerySet, Value, When
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
@@ -52,6 +51,7 @@ class RejectForm(forms.Form):
 
 @admin.register(PreparedAction)
 class PreparedActionAdmin(ReadOnlyAdmin):
+    workspace_path = "workspace"
     change_form_template = "admin/workflow/preparedaction/change_form.html"
     list_display = ["created_at", "operation", "state", "actor_id", "reason", "preview_summary"]
     list_filter = [PendingFilter, "state", "operation", "created_at", "workspace"]
@@ -183,7 +183,7 @@ class PreparedActionAdmin(ReadOnlyAdmin):
     def approve_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         if request.method != "POST" or not self.has_approve_permission(request):
             raise PermissionDenied
-        action = get_object_or_404(PreparedAction, pk=object_id)
+        action = self.get_object(request, object_id)  # another workspace's action is a 404
         self._approve(request, action.pk)
         return HttpResponseRedirect(
             reverse("admin:workflow_preparedaction_change", args=[action.pk])
@@ -192,7 +192,7 @@ class PreparedActionAdmin(ReadOnlyAdmin):
     def reject_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         if not self.has_approve_permission(request):
             raise PermissionDenied
-        action = get_object_or_404(PreparedAction, pk=object_id)
+        action = self.get_object(request, object_id)
         change_url = reverse("admin:workflow_preparedaction_change", args=[action.pk])
         form = RejectForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
@@ -222,11 +222,13 @@ class PreparedActionAdmin(ReadOnlyAdmin):
 class ReviewTicketAdmin(ReadOnlyAdmin):
     """What an agent looked at before writing, and the counters that make it stale."""
 
+    workspace_path = "workspace"
+
     list_display = ["created_at", "kind", "actor_id", "asked", "expires_at"]
     list_filter = ["kind", "created_at", "workspace"]
     search_fields = ["=id", "actor_id"]
     show_full_result_count = False
-    fields = [
+    readonly_fields = [
         "id",
         "kind",
         "actor_id",
@@ -237,7 +239,7 @@ class ReviewTicketAdmin(ReadOnlyAdmin):
         "answer_json",
         "counters_json",
     ]
-    readonly_fields = fields
+    fields = tuple(readonly_fields)
 
     @admin.display(description="asked")
     def asked(self, obj: ReviewTicket) -> str:

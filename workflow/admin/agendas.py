@@ -20,6 +20,7 @@ from workflow.models.agendas import Agenda, AgendaConclusion, AgendaEvent
 
 @admin.register(Agenda)
 class AgendaAdmin(ReadOnlyAdmin):
+    workspace_path = "workspace"
     list_display = ["title", "status", "revision", "actor_id", "sync_state", "updated_at"]
     list_filter = ["status", "sync_state", "updated_at", "workspace"]
     search_fields = ["=id", "title", "actor_id"]
@@ -129,6 +130,7 @@ EVENT_FIELDS = [
 
 @admin.register(AgendaEvent)
 class AgendaEventAdmin(ReadOnlyAdmin):
+    workspace_path = "agenda__workspace"
     list_display = ["created_at", "agenda", "sequence", "kind", "actor_id"]
     list_filter = ["kind", "created_at"]
     list_select_related = ["agenda"]

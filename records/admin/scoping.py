@@ -1,0 +1,255 @@
+"""Who sees what in the admin: a person reaches only the workspaces they are a member of.
+
+Every ModelAdmin of the store and the workflow is a WorkspaceScopedAdmin and declares how its
+rows reach their owner, in exactly one way:
+
+- ``workspace_path``: the lookup from a row to its workspace ("workspace", "record__workspace",
+  "pk" for workspaces themselves). A staff member sees rows of their workspaces only.
+- ``owner_path``: the lookup from a row to the user it belongs to (access tokens). A staff
+  member sees their own rows only.
+- ``superusers_only``: people and memberships, which decide who reaches what; a staff member
+  gets no permission on them at all.
+
+A superuser sees everything. Everything the admin shows or changes starts from get_queryset,
+so scoping it covers lists, search, actions (Django filters posted IDs through the list's
+queryset) and autocomplete (which asks the target model's admin). The rest is here: another
+workspace's object is a 404 like a missing one, so existence does not leak; list filters and
+foreign-key choices (selects, raw-ID fields, their popups and the labels drawn beside them) offer
+only reachable rows; and secret fields can never be used as a lookup in the URL.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from django.contrib import admin
+from django.contrib.admin.utils import NotRelationField, get_fields_from_path
+from django.contrib.admin.widgets import ForeignKeyRawIdWidget
+from django.core import checks
+from django.core.exceptions import (
+    FieldDoesNotExist,
+    ImproperlyConfigured,
+    PermissionDenied,
+    ValidationError,
+)
+from django.db import models
+from django.db.models import Q, QuerySet
+from django.http import Http404, HttpRequest
+
+from records.models import WorkspaceMembership
+
+# Never displayed, searched, filtered or ordered by, by anyone.
+SECRET_FIELDS = frozenset({"key_hash"})
+
+_CACHE_ATTR = "_anchor_member_workspaces"
+
+
+def reaches_everything(request: HttpRequest) -> bool:
+    user = request.user
+    return bool(user.is_active and user.is_superuser)
+
+
+def member_workspace_ids(request: HttpRequest) -> frozenset[str] | None:
+    """The workspaces the signed-in person may reach, or None for every workspace (a superuser).
+
+    Read once per request, so scoping costs one query per page, never one per row.
+    """
+    if reaches_everything(request):
+        return None
+    cached: frozenset[str] | None = getattr(request, _CACHE_ATTR, None)
+    if cached is None:
+        cached = frozenset()
+        if request.user.is_authenticated:
+            members = WorkspaceMembership.objects.filter(user_id=request.user.pk)
+            cached = frozenset(members.values_list("workspace_id", flat=True))
+        setattr(request, _CACHE_ATTR, cached)
+    return cached
+
+
+def require_workspace(request: HttpRequest, workspace_id: str) -> None:
+    """Refuse a write into a workspace the person may not reach, whatever form or view led here."""
+    allowed = member_workspace_ids(request)
+    if allowed is not None and workspace_id not in allowed:
+        raise PermissionDenied("You are not a member of that workspace.")
+
+
+def reachable(
+    request: HttpRequest, model: type[models.Model], admin_site: admin.AdminSite
+) -> QuerySet[Any]:
+    """The rows of `model` the person may reach, by the scope its own admin declares.
+
+    A model without a scoped admin is reachable by superusers only: unknown means closed.
+    """
+    rows = model._default_manager.all()
+    if reaches_everything(request):
+        return rows
+    model_admin = admin_site._registry.get(model)
+    if isinstance(model_admin, WorkspaceScopedAdmin):
+        return model_admin.scope_queryset(request, rows)
+    return rows.none()
+
+
+class ScopedRawIdWidget(ForeignKeyRawIdWidget):
+    """Draws the label beside a raw-ID field only for a reachable row: a typed-in ID of another
+    workspace's row is refused by the field and must not be named back on the error page."""
+
+    def __init__(self, *args: Any, reachable_rows: QuerySet[Any], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.reachable_rows = reachable_rows
+
+    def label_and_url_for_value(self, value: Any) -> tuple[str, str]:
+        key = self.rel.get_related_field().name
+        try:
+            found = self.reachable_rows.filter(**{key: value}).exists()
+        except (ValueError, TypeError, ValidationError):  # a malformed key names nothing
+            found = False
+        if not found:
+            return "", ""
+        return super().label_and_url_for_value(value)
+
+
+class ScopedChoicesMixin:
+    """Foreign-key choices offer only reachable rows; shared by model admins and inlines."""
+
+    admin_site: admin.AdminSite
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        rows = reachable(request, db_field.related_model, self.admin_site)
+        kwargs.setdefault("queryset", rows)
+        if "widget" not in kwargs and db_field.name in getattr(self, "raw_id_fields", ()):
+            kwargs["widget"] = ScopedRawIdWidget(
+                db_field.remote_field,
+                self.admin_site,
+                using=kwargs.get("using"),
+                reachable_rows=rows,
+            )
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)  # type: ignore[misc]
+
+    def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        kwargs.setdefault("queryset", reachable(request, db_field.related_model, self.admin_site))
+        return super().formfield_for_manytomany(db_field, request, **kwargs)  # type: ignore[misc]
+
+
+class ScopedRelatedFilter(admin.RelatedFieldListFilter):
+    """A foreign-key list filter that lists only reachable rows (the workspace filter lists the
+    person's workspaces, the collection filter their collections)."""
+
+    def field_choices(self, field: Any, request: HttpRequest, model_admin: Any) -> Any:
+        ordering = self.field_admin_ordering(field, request, model_admin)
+        if reaches_everything(request):
+            return field.get_choices(include_blank=False, ordering=ordering)
+        rows = reachable(request, field.related_model, model_admin.admin_site)
+        return field.get_choices(
+            include_blank=False,
+            ordering=ordering,
+            limit_choices_to=Q(pk__in=rows.values("pk")),
+        )
+
+
+class WorkspaceScopedAdmin(ScopedChoicesMixin, admin.ModelAdmin):
+    workspace_path: ClassVar[str | None] = None
+    owner_path: ClassVar[str | None] = None
+    superusers_only: ClassVar[bool] = False
+
+    @classmethod
+    def declared_scopes(cls) -> list[str]:
+        declared = {
+            "workspace_path": bool(cls.workspace_path),
+            "owner_path": bool(cls.owner_path),
+            "superusers_only": cls.superusers_only,
+        }
+        return [name for name, present in declared.items() if present]
+
+    def check(self, **kwargs: Any) -> list[checks.CheckMessage]:
+        errors = super().check(**kwargs)
+        scopes = self.declared_scopes()
+        if len(scopes) != 1:
+            errors.append(
+                checks.Error(
+                    f"{type(self).__name__} must declare exactly one of workspace_path, "
+                    f"owner_path or superusers_only; it declares {scopes or 'none'}.",
+                    obj=type(self),
+                    id="anchor.E101",
+                )
+            )
+        return errors
+
+    # --- the rows a person may reach ---------------------------------------------------------
+
+    def scope_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if reaches_everything(request):
+            return queryset
+        if self.superusers_only:
+            return queryset.none()
+        if self.owner_path:
+            return queryset.filter(**{self.owner_path: request.user.pk})
+        if self.workspace_path:
+            workspaces = member_workspace_ids(request) or frozenset()
+            return queryset.filter(**{f"{self.workspace_path}__in": workspaces})
+        raise ImproperlyConfigured(f"{type(self).__name__} declares no scope.")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        return self.scope_queryset(request, super().get_queryset(request))
+
+    def get_object(
+        self, request: HttpRequest, object_id: str, from_field: str | None = None
+    ) -> Any:
+        found = super().get_object(request, object_id, from_field)
+        if found is None:
+            # The same answer for "another workspace's" as for "no such row".
+            raise Http404(f"No {self.opts.verbose_name} with that ID.")
+        return found
+
+    # --- permissions for rows only superusers manage -----------------------------------------
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        if self.superusers_only and not reaches_everything(request):
+            return False
+        return super().has_module_permission(request)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        if self.superusers_only and not reaches_everything(request):
+            return False
+        return super().has_view_permission(request, obj)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        if self.superusers_only and not reaches_everything(request):
+            return False
+        return super().has_add_permission(request)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        if self.superusers_only and not reaches_everything(request):
+            return False
+        return super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        if self.superusers_only and not reaches_everything(request):
+            return False
+        return super().has_delete_permission(request, obj)
+
+    # --- filters and URL lookups -------------------------------------------------------------
+
+    def get_list_filter(self, request: HttpRequest) -> Any:
+        scoped: list[Any] = []
+        for entry in super().get_list_filter(request):
+            if isinstance(entry, str) and self._is_relation(entry):
+                scoped.append((entry, ScopedRelatedFilter))
+            else:
+                scoped.append(entry)
+        return scoped
+
+    def _is_relation(self, path: str) -> bool:
+        try:
+            last = get_fields_from_path(self.model, path)[-1]
+        except (FieldDoesNotExist, NotRelationField):
+            return False
+        return bool(getattr(last, "is_relation", False))
+
+    def lookup_allowed(self, lookup: str, value: Any, request: HttpRequest | None = None) -> bool:
+        if SECRET_FIELDS.intersection(lookup.split("__")):
+            return False
+        return super().lookup_allowed(lookup, value, request)
+
+
+class ScopedInline(ScopedChoicesMixin):
+    """For inlines: the parent's admin scopes the rows; this scopes the choices in each row."""
