@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from mcp_server.djangomcp import global_mcp_server
 
 from tests.mcp_client import call_tool_raw, list_tools
 from workflow.mcp import tool_list
+from workflow.mcp.server import select_tools
 
 SNAPSHOT = Path(__file__).with_name("tool_list.json")
 FULL_BUDGET_TOKENS = 10_000
@@ -52,8 +54,9 @@ def tokens(tools: list[dict]) -> int:
 
 @pytest.fixture
 def profile():
-    yield tool_list.install
-    tool_list.install(global_mcp_server, "full")
+    """Serve a profile as mcp_serve --tools does (tool list and instructions), then full again."""
+    yield lambda server, selection: select_tools(selection)
+    select_tools("full")
 
 
 def test_every_tool_has_a_title_annotations_and_described_parameters(db):
@@ -118,3 +121,17 @@ def test_tool_list_matches_the_reviewed_snapshot(db):
         "The tool list changed. Review the difference and regenerate the snapshot "
         "(see the module docstring)."
     )
+
+
+def test_instructions_name_only_the_tools_the_profile_serves(db, profile):
+    from workflow.mcp.instructions import current_instructions
+
+    full = current_instructions()
+    assert "batch_read" in full and "agenda_start" in full and "awaiting_approval" in full
+    profile(global_mcp_server, "core")
+    core = current_instructions()
+    served = {t["name"] for t in listed()}
+    named = set(re.findall(r"\b([a-z]+(?:_[a-z]+)+)\b", core))
+    tool_names = set(tool_list.TOOL_LIST)
+    assert named & tool_names <= served, f"core instructions name {named & tool_names - served}"
+    assert "no_match is the expected answer before creating" in core

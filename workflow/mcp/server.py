@@ -20,8 +20,7 @@ from workflow.mcp.stdio import ProtocolPipe, serve_stdio
 
 def install() -> None:
     register_toolsets()
-    install_server_instructions()
-    tool_list.install(global_mcp_server, settings.ANCHOR_TOOLS)
+    select_tools(settings.ANCHOR_TOOLS)
     lowlevel = global_mcp_server._mcp_server
     lowlevel.version = settings.ANCHOR_VERSION  # else the SDK reports its own version
     lowlevel.call_tool(validate_input=False)(calls.call_tool)
@@ -48,8 +47,12 @@ def register_toolsets() -> None:
 
 
 def select_tools(selection: str) -> None:
-    """Serve only the selected tools ('full', 'core' or names); ImproperlyConfigured if bad."""
+    """Serve only the selected tools ('full', 'core' or names); ImproperlyConfigured if bad.
+
+    The instructions follow: they name only tools this server offers.
+    """
     tool_list.install(global_mcp_server, selection)
+    install_server_instructions(tool.name for tool in global_mcp_server._tool_manager.list_tools())
 
 
 async def serve_stdio_pipe(pipe: ProtocolPipe) -> None:

@@ -4,7 +4,7 @@ from mcp_server import MCPToolset
 
 from workflow.digest import workspace_digest as digest
 from workflow.mcp.envelope import ToolResult, run_tool
-from workflow.mcp.instructions import SERVER_INSTRUCTIONS
+from workflow.mcp.instructions import current_instructions
 from workflow.scope import scope_for_request
 
 
@@ -26,4 +26,4 @@ class SessionTools(MCPToolset):
 
         Call it only if your client did not show you the server instructions. Changes nothing.
         """
-        return run_tool(lambda: {"instructions": SERVER_INSTRUCTIONS})
+        return run_tool(lambda: {"instructions": current_instructions()})
