@@ -78,6 +78,8 @@ TEMPLATES = [
 ]
 
 WSGI_APPLICATION = "anchor_site.wsgi.application"
+# `manage.py test` runs the pytest suite (the tests are pytest-django, not unittest).
+TEST_RUNNER = "anchor_site.testing.PytestTestRunner"
 
 DATABASES = {"default": database_from_env()}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tests.envelope import expect_ok, expect_refused
+
 Call = Callable[[str, dict[str, Any]], dict[str, Any]]
 
 
@@ -23,9 +25,7 @@ class Driver:
         self.refusals: list[str] = []
 
     def ok(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
-        envelope = self.call(name, arguments or {})
-        assert envelope["ok"], f"{name} refused: {envelope.get('error')}"
-        result = envelope["result"]
+        result = expect_ok(self.call(name, arguments or {}), name)
         if isinstance(result, dict) and "cursor_token" in result:
             self.agenda_id = result["agenda_id"]
             self.token = result["cursor_token"]
@@ -43,13 +43,11 @@ class Driver:
 
     def refused(self, name: str, arguments: dict[str, Any], code: str) -> dict[str, Any]:
         before, extra = self.fingerprint(), self.snapshot()
-        envelope = self.call(name, arguments)
-        assert not envelope["ok"], f"{name} should have been refused with {code}: {envelope}"
-        assert envelope["error"]["code"] == code, envelope["error"]
+        error = expect_refused(self.call(name, arguments), name, code)
         assert self.fingerprint() == before, f"{name} refusal changed the agenda"
         assert self.snapshot() == extra, f"{name} refusal changed the database"
         self.refusals.append(code)
-        return envelope["error"]
+        return error
 
     # shorthands for the agenda in hand
 

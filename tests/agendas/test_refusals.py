@@ -8,6 +8,7 @@ from records import services
 from records.errors import AnchorError
 from tests.agendas.helpers import LIST, database_snapshot, driver, started
 from tests.conftest import make_collection, make_record
+from tests.envelope import expect_refused
 from tests.mcp_client import call_tool
 from workflow.agendas import steps
 from workflow.agendas.errors import STALE_CURSOR
@@ -17,9 +18,8 @@ from workflow.scope import Scope
 def refused_start(arguments: dict, field: str) -> None:
     before = database_snapshot()
     envelope = call_tool("agenda_start", {"title": "Chores", **arguments})
-    assert not envelope["ok"], envelope
-    assert envelope["error"]["code"] == "INVALID_INPUT"
-    assert envelope["error"]["details"]["field"] == field, envelope["error"]
+    error = expect_refused(envelope, "agenda_start", "INVALID_INPUT")
+    assert error["details"]["field"] == field, error
     assert database_snapshot() == before
 
 

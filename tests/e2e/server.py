@@ -22,6 +22,8 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, InitializeResult, TextContent
 
+from tests.envelope import expect_ok
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SERVE = [sys.executable, "manage.py", "mcp_serve"]
 PROTOCOL_VERSION = "2025-06-18"
@@ -77,9 +79,7 @@ def envelope(result: CallToolResult) -> dict[str, Any]:
 
 
 async def call_ok(session: ClientSession, name: str, arguments: dict[str, Any]) -> Any:
-    reply = envelope(await session.call_tool(name, arguments))
-    assert reply["ok"], f"{name}({arguments}) failed: {reply.get('error')}"
-    return reply["result"]
+    return expect_ok(envelope(await session.call_tool(name, arguments)), name, arguments)
 
 
 # --- the raw pipe ----------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from records.membership_services import access_token_create, workspace_membership_add
+from tests.envelope import expect_ok, expect_refused
 
 MCP_URL = "/mcp"
 PROTOCOL_VERSION = "2025-06-18"
@@ -91,9 +92,10 @@ class McpHttp:
         return envelope
 
     def ok(self, name: str, arguments: dict[str, Any] | None = None) -> Any:
-        envelope = self.call(name, arguments)
-        assert envelope["ok"], f"{name}({arguments}) failed: {envelope.get('error')}"
-        return envelope["result"]
+        return expect_ok(self.call(name, arguments), name, arguments)
+
+    def refused(self, name: str, arguments: dict[str, Any], code: str) -> dict[str, Any]:
+        return expect_refused(self.call(name, arguments), name, code)
 
 
 @dataclass

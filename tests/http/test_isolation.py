@@ -41,13 +41,6 @@ def titles(connection: McpHttp, **arguments) -> list[str]:
     return sorted(item["title"] for item in result["records"])
 
 
-def refused(connection: McpHttp, name: str, arguments: dict, code: str) -> dict:
-    envelope = connection.call(name, arguments)
-    assert not envelope["ok"], f"{name} should have been refused: {envelope}"
-    assert envelope["error"]["code"] == code, envelope["error"]
-    return envelope["error"]
-
-
 def prepare_update(connection: McpHttp, record_id: str, review_id: str, city: str) -> dict:
     return connection.call(
         "prepare_write",
@@ -72,7 +65,7 @@ def test_each_user_sees_only_their_workspace(seeded, alice: Member, bob: Member)
 
 def test_another_workspaces_record_cannot_be_read_or_resolved(seeded, alice: Member):
     a = alice.connect()
-    refused(a, "get_record_context", {"record_id": seeded.rahul}, "NOT_FOUND")
+    a.refused("get_record_context", {"record_id": seeded.rahul}, "NOT_FOUND")
     by_id = a.ok("resolve_record", {"query": seeded.rahul})
     assert by_id["status"] == "no_match" and by_id["selected_record_id"] is None
     by_name = a.ok("resolve_record", {"query": "Rahul"})
@@ -89,7 +82,7 @@ def test_another_users_tickets_and_actions_do_not_exist(seeded, alice: Member, b
     action_id = prepared["result"]["action_id"]
 
     # Bob cites Alice's review to write Alice's record, and commits Alice's action.
-    refused(b, "commit_write", {"action_id": action_id}, "NOT_FOUND")
+    b.refused("commit_write", {"action_id": action_id}, "NOT_FOUND")
     stolen = prepare_update(b, seeded.kirat, review["resolution_id"], "Delhi")
     assert not stolen["ok"] and stolen["error"]["code"] == "NOT_FOUND", stolen
     assert Record.objects.get(pk=seeded.kirat).data["city"] == "Pune"
@@ -121,7 +114,7 @@ def test_a_user_in_both_workspaces_chooses_per_request(seeded, carol: Member):
     review_b = in_b.ok("resolve_record", {"query": "Rahul", "collection_id": seeded.people_b})
     prepared = prepare_update(in_b, seeded.rahul, review_b["resolution_id"], "Goa")
     assert prepared["ok"], prepared
-    refused(in_a, "commit_write", {"action_id": prepared["result"]["action_id"]}, "NOT_FOUND")
+    in_a.refused("commit_write", {"action_id": prepared["result"]["action_id"]}, "NOT_FOUND")
     assert in_b.ok("commit_write", {"action_id": prepared["result"]["action_id"]})["status"] == (
         "committed"
     )

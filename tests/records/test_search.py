@@ -6,8 +6,8 @@ import pytest
 from django.db import connection
 
 from records import selectors, services
-from records.errors import AnchorError
 from tests.conftest import WORKSPACE, make_collection, make_record
+from tests.records.helpers import refused
 
 
 def search(**kwargs):
@@ -16,15 +16,6 @@ def search(**kwargs):
 
 def titles(result) -> list[str]:
     return [item["title"] for item in result["records"]]
-
-
-def refused(code: str, field: str | None, **kwargs) -> AnchorError:
-    with pytest.raises(AnchorError) as caught:
-        search(**kwargs)
-    assert caught.value.code == code, caught.value.as_dict()
-    if field is not None:
-        assert field in caught.value.message, caught.value.message
-    return caught.value
 
 
 def all_pages(**kwargs) -> list[str]:
@@ -108,9 +99,9 @@ def test_text_pages_with_cursor(ctx):
 
 
 def test_text_bounds(ctx):
-    refused("INVALID_INPUT", "text", text="x" * 301)
-    refused("INVALID_INPUT", "text", text=" -- ** ")
-    refused("INVALID_INPUT", "text", text=42)
+    refused("INVALID_INPUT", "text", search, text="x" * 301)
+    refused("INVALID_INPUT", "text", search, text=" -- ** ")
+    refused("INVALID_INPUT", "text", search, text=42)
 
 
 def test_text_uses_only_the_first_16_words(notes):
@@ -124,7 +115,7 @@ def test_text_is_unsupported_without_fts5(notes, monkeypatch):
     with connection.cursor() as cursor:
         cursor.execute("ALTER TABLE records_record_fts RENAME TO records_record_fts_away")
     try:
-        refused("UNSUPPORTED", "text", text="zoe")
+        refused("UNSUPPORTED", "text", search, text="zoe")
         assert search(query="zoë")["count"] == 1, "everything else still works"
     finally:
         with connection.cursor() as cursor:
@@ -132,7 +123,13 @@ def test_text_is_unsupported_without_fts5(notes, monkeypatch):
 
 
 def test_text_cannot_be_ordered_by_a_field(notes):
-    refused("INVALID_INPUT", "order_by", text="zoe", order_by={"field": ["year"], "type": "number"})
+    refused(
+        "INVALID_INPUT",
+        "order_by",
+        search,
+        text="zoe",
+        order_by={"field": ["year"], "type": "number"},
+    )
 
 
 # --- where -----------------------------------------------------------------------------------
@@ -227,7 +224,7 @@ def test_where_conditions_are_anded(offers):
     ],
 )
 def test_where_refuses_bad_conditions(ctx, where, field):
-    refused("INVALID_INPUT", field, where=where)
+    refused("INVALID_INPUT", field, search, where=where)
 
 
 def test_where_values_are_parameters(offers):
@@ -257,12 +254,13 @@ def test_linked_to_from_the_other_end(hiring):
 
 def test_linked_to_refuses_unknown_records_and_bad_shapes(hiring, other_ctx):
     foreign = make_record(other_ctx, make_collection(other_ctx, "people"), "Kirat")
-    refused("NOT_FOUND", None, linked_to={"record_id": foreign.pk})
-    refused("INVALID_INPUT", "linked_to.record_id", linked_to={"record_id": "kirat"})
-    refused("INVALID_INPUT", "linked_to", linked_to={"record_id": hiring.kirat.pk, "x": 1})
+    refused("NOT_FOUND", None, search, linked_to={"record_id": foreign.pk})
+    refused("INVALID_INPUT", "linked_to.record_id", search, linked_to={"record_id": "kirat"})
+    refused("INVALID_INPUT", "linked_to", search, linked_to={"record_id": hiring.kirat.pk, "x": 1})
     refused(
         "INVALID_INPUT",
         "linked_to.direction",
+        search,
         linked_to={"record_id": hiring.kirat.pk, "direction": "up"},
     )
 
@@ -315,7 +313,7 @@ def test_order_by_pages_are_stable(ctx):
     ],
 )
 def test_order_by_refuses_bad_input(ctx, order_by, field):
-    refused("INVALID_INPUT", field, order_by=order_by)
+    refused("INVALID_INPUT", field, search, order_by=order_by)
 
 
 def test_order_by_cursor_is_bound_to_the_order(offers):
@@ -323,6 +321,7 @@ def test_order_by_cursor_is_bound_to_the_order(offers):
     refused(
         "INVALID_INPUT",
         "cursor",
+        search,
         order_by={"field": ["ctc"], "type": "number", "direction": "desc"},
         cursor=first["next_cursor"],
     )

@@ -10,17 +10,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from records import selectors, services
-from records.errors import AnchorError
 from tests.conftest import OTHER_WORKSPACE, WORKSPACE, make_collection, make_record
-
-
-def refused(code: str, field: str | None, call, **kwargs) -> AnchorError:
-    with pytest.raises(AnchorError) as caught:
-        call(**kwargs)
-    assert caught.value.code == code, caught.value.as_dict()
-    if field is not None:
-        assert field in caught.value.message, caught.value.message
-    return caught.value
+from tests.records.helpers import refused
 
 
 def titles(result) -> list[str]:

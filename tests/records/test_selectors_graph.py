@@ -9,18 +9,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from records import selectors, services
-from records.errors import AnchorError
 from records.models import RecordVersion
 from tests.conftest import WORKSPACE, link, make_collection, make_record
-
-
-def refused(code: str, field: str | None, call, **kwargs) -> AnchorError:
-    with pytest.raises(AnchorError) as caught:
-        call(workspace_id=WORKSPACE, **kwargs)
-    assert caught.value.code == code, caught.value.as_dict()
-    if field is not None:
-        assert field in caught.value.message, caught.value.message
-    return caught.value
+from tests.records.helpers import refused
 
 
 def walk(start, **kwargs):
@@ -135,7 +126,12 @@ def test_traverse_issues_one_query_per_level(ctx):
 )
 def test_traverse_bounds(hiring, arguments, field):
     refused(
-        "INVALID_INPUT", field, selectors.traverse, start_record_id=hiring.kirat.pk, **arguments
+        "INVALID_INPUT",
+        field,
+        selectors.traverse,
+        workspace_id=WORKSPACE,
+        start_record_id=hiring.kirat.pk,
+        **arguments,
     )
 
 
@@ -144,9 +140,16 @@ def test_traverse_refuses_unknown_start(hiring):
         "NOT_FOUND",
         None,
         selectors.traverse,
+        workspace_id=WORKSPACE,
         start_record_id="00000000-0000-4000-8000-000000000000",
     )
-    refused("INVALID_INPUT", "start_record_id", selectors.traverse, start_record_id="kirat")
+    refused(
+        "INVALID_INPUT",
+        "start_record_id",
+        selectors.traverse,
+        workspace_id=WORKSPACE,
+        start_record_id="kirat",
+    )
 
 
 # --- aggregate -------------------------------------------------------------------------------
@@ -328,7 +331,7 @@ def test_aggregate_of_nothing(expenses):
     ],
 )
 def test_aggregate_refuses_bad_input(ctx, arguments, field):
-    refused("INVALID_INPUT", field, selectors.aggregate, **arguments)
+    refused("INVALID_INPUT", field, selectors.aggregate, workspace_id=WORKSPACE, **arguments)
 
 
 # --- as-of context ---------------------------------------------------------------------------
@@ -360,6 +363,7 @@ def test_record_context_as_of_before_creation_is_not_found(hiring):
         "NOT_FOUND",
         "as_of",
         selectors.record_context,
+        workspace_id=WORKSPACE,
         record_id=hiring.kirat.pk,
         as_of=before.isoformat(),
     )
@@ -377,5 +381,10 @@ def test_record_context_as_of_hides_later_links(hiring):
 @pytest.mark.parametrize("as_of", ["yesterday", 5, "2026-13-01"])
 def test_record_context_as_of_must_be_iso(hiring, as_of):
     refused(
-        "INVALID_INPUT", "as_of", selectors.record_context, record_id=hiring.kirat.pk, as_of=as_of
+        "INVALID_INPUT",
+        "as_of",
+        selectors.record_context,
+        workspace_id=WORKSPACE,
+        record_id=hiring.kirat.pk,
+        as_of=as_of,
     )

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.e2e.server import PROTOCOL_VERSION, REPO_ROOT, SERVE
+from tests.envelope import expect_ok
 
 # Far above a healthy call here (most take milliseconds); only a hung server reaches it.
 CALL_TIMEOUT = 90.0
@@ -145,9 +146,7 @@ class RawServer:
         return envelope_of(self.call(name, arguments, timeout))
 
     def ok(self, name: str, arguments: Any, timeout: float = CALL_TIMEOUT) -> Any:
-        reply = self.envelope(name, arguments, timeout)
-        assert reply["ok"], f"{name} refused: {reply.get('error')}"
-        return reply["result"]
+        return expect_ok(self.envelope(name, arguments, timeout), name)
 
     # --- ending --------------------------------------------------------------------------------
 

@@ -15,20 +15,16 @@ from records.models import (
     RevisionCounter,
     SelfMapping,
 )
+from tests.envelope import expect_ok, expect_refused
 from tests.mcp_client import call_tool
 
 
 def ok(name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
-    envelope = call_tool(name, arguments)
-    assert envelope["ok"], f"{name} refused: {envelope.get('error')}"
-    return envelope["result"]
+    return expect_ok(call_tool(name, arguments), name)
 
 
 def refused(name: str, arguments: dict[str, Any], code: str) -> dict[str, Any]:
-    envelope = call_tool(name, arguments)
-    assert not envelope["ok"], f"{name} should have been refused with {code}: {envelope}"
-    assert envelope["error"]["code"] == code, envelope["error"]
-    return envelope["error"]
+    return expect_refused(call_tool(name, arguments), name, code)
 
 
 def store_snapshot() -> dict[str, Any]:

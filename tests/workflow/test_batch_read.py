@@ -39,7 +39,7 @@ def test_mixed_reads_come_back_labelled_in_order(hiring):
     assert search["count"] == 2 and search["has_more"] is True and search["next_cursor"]
     assert set(search["contexts"]) == {r["record_id"] for r in search["records"]}
     context = items[2]["result"]
-    assert context["record"]["title"] == "Kirat" if "record" in context else True
+    assert context["record"]["title"] == "Kirat", context
     assert items[4]["ok"] is False and items[4]["error"]["code"] == "NOT_FOUND"
 
 

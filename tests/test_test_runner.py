@@ -1,0 +1,190 @@
+"""`manage.py test` is the pytest suite: same tests selected, pytest's verdict as the exit status.
+
+The agreement and exit-status tests run the commands as subprocesses, as a person or CI would,
+and compare the node IDs each collects.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.management.base import CommandError
+
+from anchor_site.testing import PARALLEL_REFUSED, PytestTestRunner, pytest_target
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+MANAGE = [sys.executable, str(REPO_ROOT / "manage.py"), "test"]
+PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
+
+
+def run(command: list[str], cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def node_ids(command: list[str], cwd: Path = REPO_ROOT) -> list[str]:
+    """The node IDs a `--collect-only` quiet run lists; the run itself must succeed."""
+    done = run(command, cwd)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return [line for line in done.stdout.splitlines() if "::" in line]
+
+
+# --- both commands collect the same tests --------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def suite_by_pytest() -> list[str]:
+    """What `pytest --collect-only` lists for the whole suite (one subprocess per module)."""
+    nodes = node_ids([*PYTEST, "--collect-only", "-q"])
+    assert any(node.startswith("tests/test_test_runner.py::") for node in nodes)
+    return nodes
+
+
+def under(nodes: list[str], *prefixes: str) -> list[str]:
+    return [node for node in nodes if node.startswith(prefixes)]
+
+
+@pytest.mark.slow  # manage.py and pytest subprocesses
+def test_manage_py_test_collects_the_whole_suite_pytest_does(suite_by_pytest):
+    assert node_ids([*MANAGE, "--collect-only", "-v", "0"]) == suite_by_pytest
+
+
+@pytest.mark.slow  # manage.py and pytest subprocesses
+def test_manage_py_test_collects_what_pytest_collects_for_an_area(suite_by_pytest):
+    area = under(suite_by_pytest, "tests/records/")
+    assert len(area) > 50, area
+    assert node_ids([*MANAGE, "tests/records", "--collect-only", "-v", "0"]) == area
+
+
+@pytest.mark.slow  # manage.py and pytest subprocesses
+def test_dotted_and_relative_labels_select_the_same_modules(suite_by_pytest):
+    """Typed in tests/: a dotted module name (from the project) and a path (from here)."""
+    labels = ["tests.records.test_search", "records/test_selectors.py"]
+    listed = node_ids([*MANAGE, *labels, "--collect-only", "-v", "0"], cwd=REPO_ROOT / "tests")
+    expected = under(
+        suite_by_pytest, "tests/records/test_search.py::", "tests/records/test_selectors.py::"
+    )
+    assert expected and listed == expected
+
+
+# --- pytest's verdict is the command's exit status -----------------------------------------
+
+
+@pytest.fixture
+def verdicts(tmp_path) -> str:
+    module = tmp_path / "test_verdicts.py"
+    module.write_text(
+        "def test_passes():\n    assert True\n\n\ndef test_fails():\n    assert 1 == 2\n"
+    )
+    return str(module)
+
+
+@pytest.mark.slow  # manage.py and pytest subprocesses
+def test_a_failing_test_makes_manage_py_test_exit_nonzero(verdicts):
+    passing = run([*MANAGE, verdicts, "-k", "test_passes"])
+    assert passing.returncode == 0, passing.stdout[-2000:]
+    assert "1 passed, 1 deselected" in passing.stdout, passing.stdout[-2000:]
+    failing = run([*MANAGE, verdicts])
+    assert failing.returncode != 0
+    assert "1 failed, 1 passed" in failing.stdout, failing.stdout[-2000:]
+
+
+@pytest.mark.slow  # manage.py and pytest subprocesses
+def test_a_selection_of_nothing_is_a_failure_not_a_pass(verdicts):
+    nothing = run([*MANAGE, verdicts, "-k", "no_test_is_named_this"])
+    assert nothing.returncode != 0, nothing.stdout[-2000:]
+    assert "2 deselected" in nothing.stdout, nothing.stdout[-2000:]
+    unknown = run([*MANAGE, "tests.records.no_such_module"])
+    assert unknown.returncode != 0
+    assert "not found: tests.records.no_such_module" in unknown.stdout + unknown.stderr
+
+
+@pytest.mark.slow  # manage.py and pytest subprocesses
+def test_parallel_is_refused_with_the_reason():
+    done = run([*MANAGE, "tests/records", "--parallel", "2"])
+    assert done.returncode != 0
+    assert PARALLEL_REFUSED in done.stderr, done.stderr
+
+
+# --- Django's options as pytest arguments --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ({}, []),
+        ({"verbosity": 0}, ["-q"]),
+        ({"verbosity": 2}, ["-v"]),
+        ({"verbosity": 3}, ["-vv"]),
+        ({"failfast": True}, ["-x"]),
+        ({"keepdb": True}, ["--reuse-db"]),
+        ({"test_name_patterns": ["search"]}, ["-k", "(search)"]),
+        ({"test_name_patterns": ["search", "not slow"]}, ["-k", "(search) or (not slow)"]),
+        ({"pdb": True}, ["--pdb"]),
+        ({"collect_only": True}, ["--collect-only"]),
+        ({"no_color": True}, ["--color=no"]),
+        ({"force_color": True}, ["--color=yes"]),
+        ({"parallel": 0, "interactive": False, "settings": None}, []),
+    ],
+)
+def test_options_become_pytest_arguments(options, expected):
+    assert PytestTestRunner(**options).pytest_args([]) == expected
+
+
+@pytest.mark.parametrize("parallel", [2, "auto"])
+def test_parallel_raises_a_command_error(parallel):
+    with pytest.raises(CommandError, match="--parallel is not supported"):
+        PytestTestRunner(parallel=parallel).pytest_args([])
+
+
+def test_the_command_offers_only_options_pytest_can_honour():
+    from django.core.management import load_command_class
+
+    parser = load_command_class("django.core", "test").create_parser("manage.py", "test")
+    offered = {option for action in parser._actions for option in action.option_strings}
+    assert {"--failfast", "--keepdb", "-k", "--parallel", "--pdb", "--collect-only"} <= offered
+    assert not {"--shuffle", "--reverse", "--tag", "--debug-sql", "--buffer"} & offered
+
+
+# --- labels: paths as typed, dotted names as paths -----------------------------------------
+
+
+@pytest.fixture
+def tree(tmp_path) -> Path:
+    (tmp_path / "tests" / "area").mkdir(parents=True)
+    (tmp_path / "tests" / "area" / "test_unit.py").write_text("")
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("label", "target"),
+    [
+        ("tests.area", "tests/area"),
+        ("tests.area.test_unit", "tests/area/test_unit.py"),
+        ("tests.area.test_unit.test_one", "tests/area/test_unit.py::test_one"),
+        ("tests.area.test_unit.TestCase.test_one", "tests/area/test_unit.py::TestCase::test_one"),
+        ("tests/area", "tests/area"),
+        ("tests/area/test_unit.py::test_one", "tests/area/test_unit.py::test_one"),
+        ("tests/nowhere", "tests/nowhere"),  # pytest reports a missing path itself
+        ("tests.area.missing", "tests.area.missing"),  # and an unknown dotted name
+    ],
+)
+def test_labels_from_the_project_root(tree, label, target):
+    assert pytest_target(label, tree, tree) == target
+
+
+def test_path_labels_are_relative_to_where_the_command_was_typed(tree, tmp_path_factory):
+    assert pytest_target("area", tree, tree / "tests") == "tests/area"
+    assert pytest_target("test_unit.py", tree, tree / "tests" / "area") == (
+        "tests/area/test_unit.py"
+    )
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    assert pytest_target("test_x.py", tree, elsewhere) == str(elsewhere / "test_x.py")
+
+
+def test_dotted_labels_resolve_against_the_project_not_the_working_directory(tree):
+    assert pytest_target("tests.area", tree, tree / "tests") == "tests/area"
