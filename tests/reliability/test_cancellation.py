@@ -8,8 +8,11 @@ usually lands while the call waits for the database: another process holds SQLit
 
 from __future__ import annotations
 
+import sqlite3
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -44,6 +47,27 @@ def prepared_create(server: RawServer, collection_id: str, title: str) -> str:
     return prepared["action_id"]
 
 
+@contextmanager
+def commit_blocked(store: Store, action_id: str) -> Iterator[None]:
+    """Another writer holds what this action's commit must take first: SQLite's write lock,
+    or on PostgreSQL the prepared action's row."""
+    if store.vendor == "sqlite":
+        holder: Any = sqlite3.connect(store.path, timeout=5, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+    else:
+        import psycopg
+
+        holder = psycopg.connect(store.url)
+        holder.execute(
+            "SELECT 1 FROM workflow_preparedaction WHERE id = %s FOR UPDATE", (action_id,)
+        )
+    try:
+        yield
+    finally:
+        holder.rollback() if store.vendor == "postgresql" else holder.execute("ROLLBACK")
+        holder.close()
+
+
 def replies_until_pong(server: RawServer) -> list[dict[str, Any]]:
     """Everything the server sends up to and including the reply to a fresh ping."""
     ping = server.request("ping")
@@ -61,11 +85,9 @@ def test_a_commit_cancelled_while_waiting_for_the_lock_writes_nothing_and_gets_n
 ):
     with running(server_env, tmp_path / "server.log") as server:
         collection_id = flows.create_collection(server, f"cancel-{uuid.uuid4().hex[:6]}")
-        anchor = flows.create_record(server, collection_id, "lock anchor", {})
-        anchor_id = anchor["result"]["result"]["record"]["record_id"]
         action_id = prepared_create(server, collection_id, "never committed")
 
-        with store.hold_write_lock(anchor_id):
+        with commit_blocked(store, action_id):
             commit = server.send_call("commit_write", {"action_id": action_id})
             time.sleep(1.0)  # the commit is now waiting on the lock
             cancel(server, commit)
