@@ -14,7 +14,7 @@ from django.utils.html import format_html, format_html_join
 
 from records.admin.common import ReadOnlyAdmin, json_block
 from workflow.agendas.health import check_health
-from workflow.agendas.presentation import whole_picture
+from workflow.agendas.picture import whole_picture
 from workflow.models.agendas import Agenda, AgendaConclusion, AgendaEvent
 
 
@@ -56,7 +56,8 @@ class AgendaAdmin(ReadOnlyAdmin):
 
     @admin.display(description="whole picture")
     def tree(self, obj: Agenda) -> str:
-        return format_html('<pre class="anchor-json">{}</pre>', whole_picture(obj)["text"])
+        picture = whole_picture(obj, unfold_all=True)
+        return format_html('<pre class="anchor-json">{}</pre>', picture["text"])
 
     @admin.display(description="conclusions, reasons and syntheses, oldest first")
     def conclusion_history(self, obj: Agenda) -> str:

@@ -10,7 +10,8 @@ from workflow.agendas.errors import SYNTHESIS_REQUIRED, order_error
 from workflow.agendas.guard import Frame, mutate
 from workflow.agendas.layers_create import create_layer
 from workflow.agendas.lifecycle import presented
-from workflow.agendas.presentation import item_view, state_view
+from workflow.agendas.picture import returned_lines
+from workflow.agendas.presentation import state_view
 from workflow.agendas.tokens import new_presentation_id
 from workflow.models.agendas import AgendaItem, AgendaLayer
 from workflow.scope import Scope
@@ -123,7 +124,7 @@ def return_layer(
                 "list": layer.label.rstrip("."),
                 "kind": layer.kind,
                 "outcome": summary,
-                "items": [item_view(item) for item in items],
+                **returned_lines(layer, items),
             }
         )
         return {

@@ -8,8 +8,9 @@ from records.errors import AnchorError, invalid
 from workflow.agendas import inputs
 from workflow.agendas.errors import SYNTHESIS_REQUIRED, order_error
 from workflow.agendas.guard import Frame, mutate
+from workflow.agendas.picture import whole_picture
 from workflow.agendas.position import Position, load_position
-from workflow.agendas.presentation import state_view, whole_picture
+from workflow.agendas.presentation import state_view
 from workflow.agendas.tokens import new_presentation_id
 from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
 from workflow.scope import Scope
@@ -20,13 +21,13 @@ KEEP_HINT = (
 )
 
 
-def presented(agenda: Agenda) -> dict[str, Any]:
+def presented(agenda: Agenda, *, unfold: str | None = None) -> dict[str, Any]:
     """The state plus the whole picture; when a presentation is pending, its ID."""
     position = load_position(agenda)
     return {
         **state_view(position),
         "presentation_id": agenda.pending_presentation_id or None,
-        "whole_picture": whole_picture(agenda),
+        "whole_picture": whole_picture(agenda, unfold=unfold),
     }
 
 

@@ -33,7 +33,9 @@ Working rules:
 - Several reads or updates at once: batch_read, batch_resolve_records, prepare_batch_write;
   a pasted list of new records: prepare_import.
 - Working through a list item by item (a review, open todos): agenda_start, then follow each
-  result's next_step; never add, drop or reorder the frozen items.
+  result's next_step; never add, drop or reorder the frozen items. A new conversation looks
+  for open and paused agendas in workspace_digest (open_agendas) and continues one with
+  agenda_view agenda_id=... before starting another.
 - Confirm naturally and state assumptions ("Recorded Priya's feedback for Kirat's Junior
   Backend coding interview"). Never treat "considered" as "hired".
 """
