@@ -9,6 +9,7 @@ agent needs to act on.
 
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -17,8 +18,9 @@ from typing import Any
 from workflow.agendas.position import load_position
 from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
 
-PICTURE_BYTES = 8_000  # the picture text's share of a reply
-RETURNED_BYTES = 4_000  # the returned child list's lines in agenda_return's reply
+# A whole reply's JSON text stays under this (16 KB, less room for the envelope); the
+# picture gets what the rest of the reply leaves, and lists of lines get what is left after it.
+REPLY_BYTES = 15_000
 # Widest first: previews of item text and of its conclusion or reason; 0 drops the note.
 WIDTHS = ((160, 160), (100, 80), (60, 48), (40, 32), (32, 0))
 
@@ -50,11 +52,16 @@ def item_line(item: AgendaItem, widths: tuple[int, int], marker: str = "  ", tai
     return f"{marker}{item.path}. [{item.state}] {short(item.text, text_width)}{note}{tail}"
 
 
+def json_size(value: Any) -> int:
+    """Bytes of value in the reply's JSON text (escapes included, as clients receive it)."""
+    return len(json.dumps(value, ensure_ascii=False).encode())
+
+
 def fitted(render: Any, budget: int) -> tuple[list[str], int]:
     """The lines render(widths) gives at the widest previews that fit the budget in bytes."""
     for widths in WIDTHS:
         lines: list[str] = render(widths)
-        if len("\n".join(lines).encode()) <= budget:
+        if json_size(lines) <= budget:
             break
     return lines, widths[0]
 
@@ -96,7 +103,11 @@ def layer_labels(agenda: Agenda) -> list[str]:
 
 
 def whole_picture(
-    agenda: Agenda, *, unfold: str | None = None, unfold_all: bool = False
+    agenda: Agenda,
+    *,
+    unfold: str | None = None,
+    unfold_all: bool = False,
+    budget: int = REPLY_BYTES,
 ) -> dict[str, Any]:
     """Every layer and item, nested under the item each layer was opened from.
 
@@ -155,7 +166,7 @@ def whole_picture(
     if unfold_all:
         lines, width = render(WIDTHS[0]), WIDTHS[0][0]
     else:
-        lines, width = fitted(render, PICTURE_BYTES)
+        lines, width = fitted(render, budget)
     picture: dict[str, Any] = {"text": "\n".join(lines)}
     if folded:
         picture["folded"] = list(folded)
@@ -165,15 +176,15 @@ def whole_picture(
     return picture
 
 
-def returned_lines(layer: AgendaLayer, items: list[AgendaItem]) -> dict[str, Any]:
+def returned_lines(layer: AgendaLayer, items: list[AgendaItem], budget: int) -> dict[str, Any]:
     """The outcomes of a list just returned from, for the parent's synthesis, within budget."""
 
     def render(widths: tuple[int, int]) -> list[str]:
         return [item_line(item, widths, marker="") for item in items]
 
-    lines, _ = fitted(render, RETURNED_BYTES)
+    lines, _ = fitted(render, budget)
     summary: dict[str, Any] = {"counts": counts_text(items)}
-    while lines and len("\n".join(lines).encode()) > RETURNED_BYTES:
+    while lines and json_size(lines) > budget:
         lines.pop()
     summary["items"] = lines
     if len(lines) < len(items):

@@ -10,7 +10,7 @@ from records.errors import invalid
 from workflow.agendas.guard import load_agenda
 from workflow.agendas.health import check_health
 from workflow.agendas.lifecycle import closure_summary, presented
-from workflow.agendas.picture import layer_labels, short
+from workflow.agendas.picture import json_size, layer_labels, short
 from workflow.agendas.presentation import current_state
 from workflow.models.agendas import Agenda
 from workflow.scope import Scope
@@ -100,7 +100,8 @@ def view_agenda(
                 f"lists are {labels or 'none'} (the number of the item a child list was opened "
                 "from, or i1, i2 for interruptions).",
             )
-    result = presented(agenda, unfold=unfold_layer)
-    if agenda.is_closed:
-        result["closure"] = closure_summary(agenda)
+    closure = closure_summary(agenda) if agenda.is_closed else None
+    result = presented(agenda, unfold=unfold_layer, reserve=json_size(closure))
+    if closure is not None:
+        result["closure"] = closure
     return result
