@@ -91,8 +91,20 @@ class AgendaAdmin(ReadOnlyAdmin):
                 report["event_log_hash"][:16],
             )
         problems = format_html_join("", "<li>{}</li>", ((p,) for p in report["problems"]))
+        if report["repairable"]:
+            # Never automatic: the agent repairs on the user's word, with these exact hashes.
+            fix = format_html(
+                "If the agenda as it stands is right, repair it with agenda_repair: "
+                "expected_state_hash <code>{}</code>, expected_event_log_hash <code>{}</code>.",
+                report["state_hash"],
+                report["event_log_hash"],
+            )
+        else:
+            fix = format_html("{}", "Lists or items changed; restore them before any repair.")
         return format_html(
-            '<span class="anchor-badge anchor-bad">problems</span><ul>{}</ul>', problems
+            '<span class="anchor-badge anchor-bad">problems</span><ul>{}</ul><p>{}</p>',
+            problems,
+            fix,
         )
 
     @admin.display(description="events")
