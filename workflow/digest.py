@@ -8,6 +8,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from records.models import AuditEvent, Collection, Record, SelfMapping
+from workflow.agendas.reads import open_agendas
 from workflow.models import PreparedAction
 from workflow.scope import Scope
 
@@ -42,9 +43,13 @@ def workspace_digest(scope: Scope) -> dict[str, Any]:
     open_actions = pending.filter(
         actor_id=scope.actor_id, state=PreparedAction.PREPARED, expires_at__gt=timezone.now()
     ).order_by("-created_at")[:OPEN_ACTIONS]
+    agendas = open_agendas(scope)
     return {
         "workspace_id": ws,
         "actor_id": scope.actor_id,
+        # Lists being worked through item by item: resume one with agenda_view agenda_id=...
+        "open_agendas": agendas["agendas"],
+        "open_agendas_truncated": agendas["truncated"],
         "collections": [
             {
                 "collection_id": c["id"],

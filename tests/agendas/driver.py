@@ -31,9 +31,9 @@ class Driver:
             self.token = result["cursor_token"]
         return result
 
-    def fingerprint(self) -> tuple[str, str, int, int]:
+    def fingerprint(self, *, healthy: bool = True) -> tuple[str, str, int, int]:
         health = self.ok("agenda_view", {"agenda_id": self.agenda_id, "view": "health"})
-        assert health["healthy"], health["problems"]
+        assert health["healthy"] is healthy, health["problems"]
         return (
             health["state_hash"],
             health["event_log_hash"],
@@ -41,10 +41,13 @@ class Driver:
             health["event_count"],
         )
 
-    def refused(self, name: str, arguments: dict[str, Any], code: str) -> dict[str, Any]:
-        before, extra = self.fingerprint(), self.snapshot()
+    def refused(
+        self, name: str, arguments: dict[str, Any], code: str, *, healthy: bool = True
+    ) -> dict[str, Any]:
+        """healthy=False for an agenda known to fail its health check (it must stay failing)."""
+        before, extra = self.fingerprint(healthy=healthy), self.snapshot()
         error = expect_refused(self.call(name, arguments), name, code)
-        assert self.fingerprint() == before, f"{name} refusal changed the agenda"
+        assert self.fingerprint(healthy=healthy) == before, f"{name} refusal changed the agenda"
         assert self.snapshot() == extra, f"{name} refusal changed the database"
         self.refusals.append(code)
         return error

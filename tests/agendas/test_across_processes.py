@@ -118,3 +118,53 @@ def test_two_servers_racing_with_one_token_move_the_agenda_once(shared_database,
     loser = first if not first["ok"] else second
     assert loser["error"]["code"] == "STALE_CURSOR"
     assert health["healthy"] and health["revision"] == 3, health
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outcomes_moved_after_a_sync_reach_the_records_from_another_server(
+    shared_database, server_stderr
+):
+    """Sync while paused in one server; revise and revisit in a second; the next sync writes
+    the new outcomes, and a second agenda cannot take the records meanwhile."""
+    env = base_env(**shared_database)
+    with RawServer(env, server_stderr) as first:
+        d = Driver(first.call)
+        seeded = scenario.seed_findings(d)
+        one, two = seeded["record_ids"][:2]
+        started = d.ok(
+            "agenda_start",
+            {"title": "Two findings", "record_ids": [one, two], "source_reference": "review"},
+        )
+        d.acknowledge(started)
+        d.step("complete", "Trailing commas are rejected.")
+        d.step("next")
+        d.step("defer", "Needs a product decision.")
+        d.ok("agenda_control", d.mine(action="pause"))
+        assert d.ok("agenda_sync_records", d.mine())["sync"]["counts"] == {"synced": 2}
+        agenda_id = d.agenda_id
+
+    with RawServer(env, server_stderr) as second:
+        d = Driver(second.call)
+        digest = d.ok("workspace_digest")
+        assert [a["agenda_id"] for a in digest["open_agendas"]] == [agenda_id]
+        d.ok("agenda_view", {"agenda_id": agenda_id})
+        held = d.call(
+            "agenda_start",
+            {"title": "Again", "record_ids": [two], "source_reference": "review"},
+        )
+        assert held["error"]["code"] == "RECORD_HELD" and agenda_id in held["error"]["message"]
+        d.acknowledge(d.ok("agenda_control", d.mine(action="resume")))
+        d.step("revise", "Trailing commas are rejected, with a clear error.", item_number=1)
+        d.step("revisit", item_number=2)
+        d.step("complete", "Back-off capped at 30 seconds.")
+        closed = d.ok("agenda_control", d.mine(action="finish", text="Both settled."))
+        assert closed["closure"]["sync_required"] is True
+        synced = d.ok("agenda_sync_records", d.mine())
+        assert synced["sync"]["counts"] == {"synced": 2}
+        first_record = scenario.record_data(d, one)["agenda_outcome"]
+        assert first_record["conclusion"] == "Trailing commas are rejected, with a clear error."
+        assert scenario.record_data(d, two)["agenda_outcome"]["state"] == "completed"
+        again = d.ok("agenda_sync_records", d.mine())
+        assert all(r.get("earlier_sync") for r in again["sync"]["results"])
+        health = d.ok("agenda_view", {"agenda_id": agenda_id, "view": "health"})
+        assert health["healthy"], health["problems"]

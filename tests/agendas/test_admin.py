@@ -47,6 +47,18 @@ def test_health_problems_show_on_the_page(client_as_maya, agenda_id):
     AgendaItem.objects.filter(layer__agenda_id=agenda_id, number=3).update(text="Changed")
     page = client_as_maya.get(reverse("admin:workflow_agenda_change", args=[agenda_id]))
     assert "frozen snapshot" in page.content.decode()
+    assert "restore them before any repair" in page.content.decode()
+
+
+def test_a_repairable_agenda_shows_the_hashes_to_repair_with(client_as_maya, agenda_id):
+    from workflow.agendas.health import check_health
+
+    Agenda.objects.filter(pk=agenda_id).update(closing_note="edited by hand")
+    report = check_health(Agenda.objects.get(pk=agenda_id))
+    page = client_as_maya.get(reverse("admin:workflow_agenda_change", args=[agenda_id]))
+    html = page.content.decode()
+    assert "agenda_repair" in html and report["state_hash"] in html
+    assert report["event_log_hash"] in html
 
 
 def test_lists_render_and_nothing_is_editable(client_as_maya, agenda_id):

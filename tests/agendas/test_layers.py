@@ -26,7 +26,18 @@ def test_nested_children_number_from_their_parent_and_next_stays_in_the_deepest(
     back = d.ok("agenda_return", d.mine(outcome="Matrix is 3.11 only."))
     assert back["current_item"]["number"] == "2.1" and back["current_item"]["awaiting_synthesis"]
     text = back["whole_picture"]["text"]
-    assert "2.1.1. [completed] 3.10 jobs" in text and "Outcome: Matrix is 3.11 only." in text
+    # The finished list is folded to one line with its outcome; its items are in returned_from.
+    assert "Child list 2.1 [closed: 2 completed] — Outcome: Matrix is 3.11 only." in text
+    assert "2.1.1." not in text and back["whole_picture"]["folded"] == ["2.1"]
+    assert back["returned_from"]["items"] == [
+        "2.1.1. [completed] 3.10 jobs — Dropped.",
+        "2.1.2. [completed] 3.11 jobs — Kept.",
+    ]
+    unfolded = d.ok("agenda_view", {"agenda_id": d.agenda_id, "unfold_layer": "2.1"})
+    assert "2.1.1. [completed] 3.10 jobs — Dropped." in unfolded["whole_picture"]["text"]
+    assert "folded" not in unfolded["whole_picture"]
+    d.refused("agenda_view", {"agenda_id": d.agenda_id, "unfold_layer": "7"}, "INVALID_INPUT")
+    d.refused("agenda_view", {"unfold_layer": "2.1"}, "INVALID_INPUT")
 
 
 def test_an_interruption_returns_to_the_same_item_without_synthesis(db):

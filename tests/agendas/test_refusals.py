@@ -141,3 +141,69 @@ def test_pause_and_abandon_work_before_acknowledgement(db):
     assert closed["closure"]["sync_required"] is False
     d.refused("agenda_control", d.mine(action="resume"), "AGENDA_ORDER")
     d.refused("agenda_control", d.mine(action="abandon", text="again"), "AGENDA_ORDER")
+
+
+INVISIBLE = ["\u200b", "\u200d\u2060", "\ufeff", " \u200b\u00ad\u2063 \n", "\u2066\u2069\t"]
+
+
+def test_invisible_characters_are_not_a_conclusion_or_a_reason(db):
+    d = driver()
+    started(d)
+    for text in INVISIBLE:
+        for action in ("complete", "defer", "block"):
+            error = d.refused("agenda_step", d.mine(action=action, text=text), "INVALID_INPUT")
+            assert "invisible" in error["message"]
+    d.step("complete", "Renamed.")
+    for text in INVISIBLE:
+        d.refused("agenda_step", d.mine(action="revise", text=text), "INVALID_INPUT")
+        d.refused("agenda_control", d.mine(action="finish", text=text), "INVALID_INPUT")
+        d.refused("agenda_control", d.mine(action="abandon", text=text), "INVALID_INPUT")
+    refused_start({"items": LIST, "source_reference": "\u200b\ufeff"}, "source_reference")
+    refused_start({"items": ["a", "\u200d\u2060"], "source_reference": "x"}, "items[1]")
+    # Visible text around invisible characters is real text, kept exactly.
+    d.step("revise", "\u200bRenamed to anchor_site.")
+    assert d.ok("agenda_view", {"agenda_id": d.agenda_id})["current_item"]["conclusion"] == (
+        "\u200bRenamed to anchor_site."
+    )
+
+
+def test_the_health_check_calls_an_invisible_conclusion_unhealthy(db):
+    from workflow.models.agendas import AgendaItem
+
+    d = driver()
+    started(d)
+    d.step("complete", "Renamed.")
+    d.step("next")
+    d.step("defer", "Later.")
+    items = AgendaItem.objects.filter(layer__agenda_id=d.agenda_id)
+    items.filter(number=1).update(conclusion="\u200d\u2060")
+    items.filter(number=2).update(reason="\ufeff \u200b")
+    problems = d.ok("agenda_view", {"agenda_id": d.agenda_id, "view": "health"})["problems"]
+    assert "item 1: completed without a conclusion." in problems, problems
+    assert "item 2: deferred without a reason." in problems, problems
+
+
+def test_source_numbering_is_not_frozen_into_the_items(db):
+    d = driver()
+    numbered = ["1. First", "2) Second", "(3) Third", "- Fourth", "5.  3.5 kg of flour"]
+    result = started(d, numbered, acknowledge=False)
+    text = result["whole_picture"]["text"]
+    assert "1. [current] First" in text and "1. 1." not in text
+    assert "2. [open] Second" in text and "3. [open] Third" in text
+    assert "4. [open] Fourth" in text and "5. [open] 3.5 kg of flour" in text
+    assert result["current_item"]["text"] == "First"
+    from workflow.models.agendas import AgendaItem
+
+    texts = list(
+        AgendaItem.objects.filter(layer__agenda_id=d.agenda_id)
+        .order_by("number")
+        .values_list("text", flat=True)
+    )
+    assert texts == ["First", "Second", "Third", "Fourth", "3.5 kg of flour"]
+    # Otherwise exact: numbers inside the text and unnumbered items stay as given.
+    other = started(d, ["Drop 3.10 support", "2 files left. Check them"], acknowledge=False)
+    assert "1. [current] Drop 3.10 support" in other["whole_picture"]["text"]
+    assert "2. [open] 2 files left. Check them" in other["whole_picture"]["text"]
+    refused_start({"items": ["1. a", "2. "], "source_reference": "x"}, "items[1]")
+    health = d.ok("agenda_view", {"agenda_id": d.agenda_id, "view": "health"})
+    assert health["healthy"], health["problems"]

@@ -14,7 +14,7 @@ from django.utils.html import format_html, format_html_join
 
 from records.admin.common import ReadOnlyAdmin, json_block
 from workflow.agendas.health import check_health
-from workflow.agendas.presentation import whole_picture
+from workflow.agendas.picture import whole_picture
 from workflow.models.agendas import Agenda, AgendaConclusion, AgendaEvent
 
 
@@ -57,7 +57,8 @@ class AgendaAdmin(ReadOnlyAdmin):
 
     @admin.display(description="whole picture")
     def tree(self, obj: Agenda) -> str:
-        return format_html('<pre class="anchor-json">{}</pre>', whole_picture(obj)["text"])
+        picture = whole_picture(obj, unfold_all=True)
+        return format_html('<pre class="anchor-json">{}</pre>', picture["text"])
 
     @admin.display(description="conclusions, reasons and syntheses, oldest first")
     def conclusion_history(self, obj: Agenda) -> str:
@@ -91,8 +92,20 @@ class AgendaAdmin(ReadOnlyAdmin):
                 report["event_log_hash"][:16],
             )
         problems = format_html_join("", "<li>{}</li>", ((p,) for p in report["problems"]))
+        if report["repairable"]:
+            # Never automatic: the agent repairs on the user's word, with these exact hashes.
+            fix = format_html(
+                "If the agenda as it stands is right, repair it with agenda_repair: "
+                "expected_state_hash <code>{}</code>, expected_event_log_hash <code>{}</code>.",
+                report["state_hash"],
+                report["event_log_hash"],
+            )
+        else:
+            fix = format_html("{}", "Lists or items changed; restore them before any repair.")
         return format_html(
-            '<span class="anchor-badge anchor-bad">problems</span><ul>{}</ul>', problems
+            '<span class="anchor-badge anchor-bad">problems</span><ul>{}</ul><p>{}</p>',
+            problems,
+            fix,
         )
 
     @admin.display(description="events")

@@ -62,25 +62,30 @@ def state_document(agenda: Agenda) -> dict[str, Any]:
             }
             for layer in layers
         ],
-        "items": [
-            {
-                "id": item.pk,
-                "layer_id": item.layer_id,
-                "number": item.number,
-                "text": item.text,
-                "state": item.state,
-                "conclusion": item.conclusion,
-                "reason": item.reason,
-                "awaiting_synthesis": item.awaiting_synthesis,
-                "record_id": item.record_id,
-                "record_fingerprint": item.record_fingerprint,
-                "record_version": item.record_version,
-                "sync_status": item.sync_status,
-                "revisions": item.revisions,
-            }
-            for item in items
-        ],
+        "items": [_item_document(item) for item in items],
     }
+
+
+def _item_document(item: AgendaItem) -> dict[str, Any]:
+    document: dict[str, Any] = {
+        "id": item.pk,
+        "layer_id": item.layer_id,
+        "number": item.number,
+        "text": item.text,
+        "state": item.state,
+        "conclusion": item.conclusion,
+        "reason": item.reason,
+        "awaiting_synthesis": item.awaiting_synthesis,
+        "record_id": item.record_id,
+        "record_fingerprint": item.record_fingerprint,
+        "record_version": item.record_version,
+        "sync_status": item.sync_status,
+        "revisions": item.revisions,  # type: ignore[attr-defined]
+    }
+    # Added later: only when set, so the seals of agendas made before it still match.
+    if item.earlier is not None:
+        document["earlier"] = item.earlier
+    return document
 
 
 def state_hash(agenda: Agenda) -> str:
@@ -107,6 +112,26 @@ def event_hash(
             "payload": payload,
             "state_hash": sealed_state,
         }
+    )
+
+
+def log_hash(events: list[AgendaEvent]) -> str:
+    """One digest of every stored event, as stored: any edit, removal or addition moves it,
+    even where the chain itself is broken and the last event's hash no longer covers the rest."""
+    return _sha(
+        [
+            [
+                e.sequence,
+                e.kind,
+                e.actor_id,
+                _time(e.created_at),
+                e.payload,
+                e.state_hash,
+                e.previous_hash,
+                e.event_hash,
+            ]
+            for e in events
+        ]
     )
 
 

@@ -14,6 +14,12 @@ PRESENTATION_REQUIRED = "PRESENTATION_REQUIRED"
 SYNTHESIS_REQUIRED = "SYNTHESIS_REQUIRED"
 # The step does not fit the agenda's state (advancing an unresolved item, acting while paused).
 AGENDA_ORDER = "AGENDA_ORDER"
+# A record is bound to an item of another agenda that is open, or whose outcome is not synced.
+RECORD_HELD = "RECORD_HELD"
+# The event chain or seal is broken: nothing moves until the agenda is explicitly repaired.
+AGENDA_UNHEALTHY = "AGENDA_UNHEALTHY"
+# A repair's expected hashes are not the agenda's current ones: it changed since inspection.
+STALE_HASHES = "STALE_HASHES"
 
 
 def order_error(message: str, **details: Any) -> AnchorError:

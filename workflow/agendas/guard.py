@@ -2,7 +2,9 @@
 
 Everything happens in one transaction and every check runs before the first write, so a refused
 command leaves the agenda exactly as it was. A successful one bumps the revision, replaces the
-nonce (every earlier token goes stale) and appends one sealed event.
+nonce (every earlier token goes stale) and appends one sealed event. An agenda whose health check
+fails moves no further: a new event would seal a state nobody can vouch for, so the agent must
+show the problems and repair explicitly (repair.py).
 """
 
 from __future__ import annotations
@@ -18,7 +20,13 @@ from django.utils import timezone
 from records.errors import AnchorError, not_found
 from workflow.agendas import inputs
 from workflow.agendas.chain import append_event
-from workflow.agendas.errors import PRESENTATION_REQUIRED, STALE_CURSOR, order_error
+from workflow.agendas.errors import (
+    AGENDA_UNHEALTHY,
+    PRESENTATION_REQUIRED,
+    STALE_CURSOR,
+    order_error,
+)
+from workflow.agendas.health import check_health
 from workflow.agendas.position import Position, load_position
 from workflow.agendas.presentation import state_view
 from workflow.agendas.tokens import new_nonce, token_revision, tokens_match
@@ -43,6 +51,42 @@ def load_agenda(scope: Scope, agenda_id: Any, *, lock: bool = False) -> Agenda:
     if agenda is None:
         raise not_found("agenda", agenda_id)
     return agenda
+
+
+def check_healthy(agenda: Agenda) -> None:
+    report = check_health(agenda)
+    if report["healthy"]:
+        return
+    if report["repairable"]:
+        fix = (
+            "Show these problems to the user. If the agenda as it stands now is right, repair "
+            "it with agenda_repair, passing expected_state_hash and expected_event_log_hash "
+            "from this error (or agenda_view view=health) and the reason; it is never repaired "
+            "automatically."
+        )
+    else:
+        fix = (
+            "Its lists or items were changed outside the tools, which no repair can vouch for: "
+            "show the problems to the user and have a person restore the rows (the admin shows "
+            "the event history), then repair the chain with agenda_repair."
+        )
+    raise AnchorError(
+        AGENDA_UNHEALTHY,
+        f"Agenda {agenda.pk} failed its health check, so nothing was changed. {fix}",
+        problems=report["problems"],
+        repairable=report["repairable"],
+        expected_state_hash=report["state_hash"],
+        expected_event_log_hash=report["event_log_hash"],
+    )
+
+
+def seal(agenda: Agenda, *, scope: Scope, kind: str, payload: dict[str, Any], at: datetime) -> None:
+    """Bump the revision, replace the nonce and append the sealed event."""
+    agenda.revision += 1
+    agenda.cursor_nonce = new_nonce()
+    agenda.updated_at = at
+    agenda.save()
+    append_event(agenda, kind=kind, actor_id=scope.actor_id, payload=payload, at=at)
 
 
 def check_token(position: Position, given: str) -> None:
@@ -106,6 +150,7 @@ def mutate(
     given = inputs.token(cursor_token)
     with transaction.atomic():
         agenda = load_agenda(scope, agenda_id, lock=True)
+        check_healthy(agenda)
         position = load_position(agenda)
         check_token(position, given)
         _check_status(position, statuses)
@@ -113,9 +158,5 @@ def mutate(
             _check_presented(position)
         now = timezone.now()
         payload = apply(Frame(scope=scope, agenda=agenda, position=position, now=now))
-        agenda.revision += 1
-        agenda.cursor_nonce = new_nonce()
-        agenda.updated_at = now
-        agenda.save()
-        append_event(agenda, kind=kind, actor_id=scope.actor_id, payload=payload, at=now)
+        seal(agenda, scope=scope, kind=kind, payload=payload, at=now)
         return load_position(agenda)

@@ -1,7 +1,10 @@
 """The health check: an agenda's event chain, its seal, and its structure. Changes nothing.
 
 Every problem is reported as a sentence; `healthy` is true only when there are none. Repair is
-never automatic: a person reads the report in the admin or an agent shows it to the user.
+never automatic: a person reads the report in the admin or an agent shows it to the user, and
+agenda_repair re-seals the agenda only when asked with the hashes reported here. A repair event
+is a checkpoint: the events before it are accepted as they stood when it was made (it records
+their digest), and the chain is checked again from it on.
 """
 
 from __future__ import annotations
@@ -9,7 +12,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from workflow.agendas.chain import event_hash, state_hash
+from workflow.agendas.chain import event_hash, log_hash, state_hash
+from workflow.agendas.inputs import is_blank
 from workflow.models.agendas import (
     Agenda,
     AgendaConclusion,
@@ -20,11 +24,25 @@ from workflow.models.agendas import (
 
 OPENING_EVENTS = ("started", "layer_opened")
 CONCLUDING_KINDS = ("conclusion", "revision", "synthesis")
+REPAIRED = "repaired"
+REPAIRED_LOG_KEY = "repaired_event_log_hash"
+
+
+def _checked_from(events: list[AgendaEvent], problems: list[str]) -> int:
+    """Index of the last repair event (0 without one); the history before it must be unchanged."""
+    last = max((i for i, e in enumerate(events) if e.kind == REPAIRED), default=0)
+    if last and log_hash(events[:last]) != events[last].payload.get(REPAIRED_LOG_KEY):
+        problems.append(
+            f"event log: events before the repair at #{events[last].sequence} changed after it."
+        )
+    return last
 
 
 def _check_chain(agenda: Agenda, events: list[AgendaEvent], problems: list[str]) -> None:
-    previous = ""
-    for expected, event in enumerate(events, start=1):
+    start = _checked_from(events, problems)
+    previous = events[start - 1].event_hash if start else ""
+    first = events[start].sequence if start else 1
+    for expected, event in enumerate(events[start:], start=first):
         if event.sequence != expected:
             problems.append(
                 f"event log: expected event #{expected}, found #{event.sequence} (events are "
@@ -124,9 +142,9 @@ def _check_items(
             problems.append(f"{name}: closed with unresolved items.")
         for item in rows:
             label = f"item {layer.label}{item.number}"
-            if item.state == AgendaItem.COMPLETED and not item.conclusion.strip():
+            if item.state == AgendaItem.COMPLETED and is_blank(item.conclusion):
                 problems.append(f"{label}: completed without a conclusion.")
-            if item.state in (AgendaItem.DEFERRED, AgendaItem.BLOCKED) and not item.reason.strip():
+            if item.state in (AgendaItem.DEFERRED, AgendaItem.BLOCKED) and is_blank(item.reason):
                 problems.append(f"{label}: {item.state} without a reason.")
             if item.conclusion != latest.get(item.pk, ""):
                 problems.append(f"{label}: its conclusion is not its latest recorded revision.")
@@ -135,24 +153,27 @@ def _check_items(
 
 
 def check_health(agenda: Agenda) -> dict[str, Any]:
-    problems: list[str] = []
+    chain: list[str] = []  # the event log and its seal: what a repair can re-seal
+    structure: list[str] = []  # the agenda's own rows: no repair makes these right
     events = list(AgendaEvent.objects.filter(agenda=agenda).order_by("sequence"))
     layers = list(AgendaLayer.objects.filter(agenda=agenda).order_by("sequence"))
-    _check_chain(agenda, events, problems)
+    _check_chain(agenda, events, chain)
     current_hash = state_hash(agenda)
     if events and events[-1].state_hash != current_hash:
-        problems.append(
+        chain.append(
             f"seal: the agenda's rows changed outside the agenda tools after event "
             f"#{events[-1].sequence} ({events[-1].kind})."
         )
-    _check_stack(agenda, layers, problems)
-    _check_items(agenda, layers, events, problems)
+    _check_stack(agenda, layers, structure)
+    _check_items(agenda, layers, events, structure)
+    problems = chain + structure
     return {
         "agenda_id": agenda.pk,
         "healthy": not problems,
         "problems": problems,
+        "repairable": bool(chain) and not structure,
         "revision": agenda.revision,
         "event_count": len(events),
         "state_hash": current_hash,
-        "event_log_hash": events[-1].event_hash if events else "",
+        "event_log_hash": log_hash(events),
     }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from typing import Any
 
 from records import validation as v
@@ -11,16 +13,35 @@ from records.ids import is_valid_id
 MAX_ITEMS = 100
 MAX_ITEM_CHARS = 2000
 
+# The source's own numbering or bullet ("1. ", "2) ", "(3) ", "- "): the agenda numbers items
+# by position, so keeping it would show "1. 1. First".
+SOURCE_MARKER = re.compile(r"^\s*(?:\(\d{1,4}\)|\d{1,4}[.)]|[-*•])\s+")
+
+
+def is_blank(text: str) -> bool:
+    """True when nothing visible is left: whitespace and format characters (Cf: zero-width
+    space and joiners, word joiner, byte-order mark) say nothing, so they are not a statement."""
+    return all(c.isspace() or unicodedata.category(c) == "Cf" for c in text)
+
 
 def statement(value: Any, field: str, what: str) -> str:
-    """A conclusion, reason or outcome: real text, never blank or whitespace."""
-    if value is None or (isinstance(value, str) and not value.strip()):
-        raise invalid(field, f"{what} is required and must be real text; whitespace is not one.")
+    """A conclusion, reason or outcome: real text, never blank, whitespace or invisible."""
+    if value is None or (isinstance(value, str) and is_blank(value)):
+        raise invalid(
+            field,
+            f"{what} is required and must be real text; whitespace and invisible characters "
+            "are not one.",
+        )
     return v.description(value, field)
 
 
+def _present(value: Any) -> bool:
+    return value is not None and not (isinstance(value, str) and is_blank(value))
+
+
 def snapshot(value: Any, field: str = "items") -> list[str]:
-    """The exact list, in source order. Numbering comes from position, 1 to n."""
+    """The exact list, in source order. Numbering comes from position, 1 to n, so a leading
+    number or bullet the source gave an item is dropped; the rest of its text is kept exactly."""
     if not isinstance(value, list) or not 1 <= len(value) <= MAX_ITEMS:
         raise invalid(
             field,
@@ -29,19 +50,18 @@ def snapshot(value: Any, field: str = "items") -> list[str]:
         )
     items = []
     for index, item in enumerate(value):
-        text = v.text(f"{field}[{index}]", item, max_length=MAX_ITEM_CHARS)
-        items.append(text)
+        name = f"{field}[{index}]"
+        if isinstance(item, str):
+            item = SOURCE_MARKER.sub("", item, count=1)
+            if is_blank(item):
+                raise invalid(name, "is blank (or only its number); give the item's text.")
+        items.append(v.text(name, item, max_length=MAX_ITEM_CHARS))
     return items
 
 
 def source(reference: Any, unverified_reason: Any) -> tuple[str, str]:
     """Exactly one of a source reference and an explicit reason there is none."""
-    has_reference = reference is not None and not (
-        isinstance(reference, str) and not reference.strip()
-    )
-    has_reason = unverified_reason is not None and not (
-        isinstance(unverified_reason, str) and not unverified_reason.strip()
-    )
+    has_reference, has_reason = _present(reference), _present(unverified_reason)
     if has_reference and has_reason:
         raise invalid(
             "unverified_source_reason",

@@ -9,14 +9,17 @@ from workflow.agendas import inputs
 from workflow.agendas.errors import SYNTHESIS_REQUIRED, order_error
 from workflow.agendas.guard import Frame, mutate
 from workflow.agendas.layers_create import create_layer
-from workflow.agendas.lifecycle import presented
-from workflow.agendas.presentation import item_view, state_view
+from workflow.agendas.lifecycle import PICTURE_KEYS_BYTES, presented
+from workflow.agendas.picture import REPLY_BYTES, json_size, returned_lines
+from workflow.agendas.presentation import state_view
 from workflow.agendas.tokens import new_presentation_id
 from workflow.models.agendas import AgendaItem, AgendaLayer
 from workflow.scope import Scope
 
 KINDS = (AgendaLayer.CHILD, AgendaLayer.INTERRUPTION)
 MAX_DEPTH = 8
+# Kept free of the picture for the returned list's lines: at least a few of them show.
+RETURNED_MIN_BYTES = 1_500
 
 
 def open_layer(
@@ -87,6 +90,7 @@ def return_layer(
 ) -> dict[str, Any]:
     summary = inputs.statement(outcome, "outcome", "The list's outcome")
     returned: dict[str, Any] = {}
+    items: list[AgendaItem] = []
 
     def apply(frame: Frame) -> dict[str, Any]:
         layer = frame.position.deepest
@@ -97,7 +101,7 @@ def return_layer(
                 "agenda_control action=finish.",
                 current=state_view(frame.position),
             )
-        items = list(layer.items.order_by("number"))
+        items.extend(layer.items.order_by("number"))
         for item in items:
             item.layer = layer
         pending = [item.path for item in items if item.state not in AgendaItem.RESOLVED]
@@ -120,10 +124,10 @@ def return_layer(
         frame.agenda.pending_presentation_id = new_presentation_id()
         returned.update(
             {
+                "layer_id": layer.pk,
                 "list": layer.label.rstrip("."),
                 "kind": layer.kind,
                 "outcome": summary,
-                "items": [item_view(item) for item in items],
             }
         )
         return {
@@ -136,4 +140,9 @@ def return_layer(
     position = mutate(
         scope, agenda_id=agenda_id, cursor_token=cursor_token, kind="returned", apply=apply
     )
-    return {**presented(position.agenda), "returned_from": returned}
+    # The picture first (the user sees it), then as many returned lines as still fit.
+    result = presented(position.agenda, reserve=json_size(returned) + RETURNED_MIN_BYTES)
+    layer = AgendaLayer.objects.get(pk=returned.pop("layer_id"))
+    budget = REPLY_BYTES - json_size(result) - json_size(returned) - PICTURE_KEYS_BYTES
+    returned.update(returned_lines(layer, items, budget))
+    return {**result, "returned_from": returned}

@@ -28,6 +28,7 @@ def create_layer(
     parent_item: AgendaItem | None = None,
     label: str = "",
     records: list[Record] | None = None,
+    earlier: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[AgendaLayer, dict[str, Any]]:
     """The layer, its numbered items (the first one current), and the event payload part."""
     sequence = AgendaLayer.objects.filter(agenda=agenda).count() + 1
@@ -55,6 +56,7 @@ def create_layer(
                 record=record,
                 record_fingerprint=title_fingerprint(record.title) if record else "",
                 record_version=record.version if record else None,
+                earlier=(earlier or {}).get(record.pk) if record else None,
             )
         )
     AgendaItem.objects.bulk_create(rows)
@@ -74,4 +76,7 @@ def create_layer(
             {"record_id": r.pk, "version": r.version, "fingerprint": title_fingerprint(r.title)}
             for r in records
         ]
+        carried = {r.pk: (earlier or {})[r.pk] for r in records if r.pk in (earlier or {})}
+        if carried:
+            payload["earlier"] = carried
     return layer, payload

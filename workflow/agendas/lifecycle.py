@@ -8,8 +8,9 @@ from records.errors import AnchorError, invalid
 from workflow.agendas import inputs
 from workflow.agendas.errors import SYNTHESIS_REQUIRED, order_error
 from workflow.agendas.guard import Frame, mutate
+from workflow.agendas.picture import REPLY_BYTES, json_size, short, whole_picture
 from workflow.agendas.position import Position, load_position
-from workflow.agendas.presentation import state_view, whole_picture
+from workflow.agendas.presentation import state_view
 from workflow.agendas.tokens import new_presentation_id
 from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
 from workflow.scope import Scope
@@ -20,14 +21,21 @@ KEEP_HINT = (
 )
 
 
-def presented(agenda: Agenda) -> dict[str, Any]:
-    """The state plus the whole picture; when a presentation is pending, its ID."""
+UNRESOLVED_BYTES = 5_000  # closure's list of unresolved items; the picture shows them all
+PREVIEW = 120
+# Room for the picture's own keys (folded lists, the unfold hint) and the envelope.
+PICTURE_KEYS_BYTES = 1_000
+
+
+def presented(agenda: Agenda, *, unfold: str | None = None, reserve: int = 0) -> dict[str, Any]:
+    """The state plus the whole picture; when a presentation is pending, its ID.
+
+    reserve is what the caller will add to the reply; the picture fits in what is left."""
     position = load_position(agenda)
-    return {
-        **state_view(position),
-        "presentation_id": agenda.pending_presentation_id or None,
-        "whole_picture": whole_picture(agenda),
-    }
+    result = {**state_view(position), "presentation_id": agenda.pending_presentation_id or None}
+    budget = REPLY_BYTES - json_size(result) - reserve - PICTURE_KEYS_BYTES
+    result["whole_picture"] = whole_picture(agenda, unfold=unfold, budget=budget)
+    return result
 
 
 def _close_layers(frame: Frame) -> None:
@@ -61,19 +69,23 @@ def closure_summary(agenda: Agenda) -> dict[str, Any]:
         .select_related("layer")
         .order_by("layer__sequence", "number")
     )
-    unresolved = []
+    unresolved: list[dict[str, Any]] = []
+    more = 0
     for item in items:
         entry: dict[str, Any] = {
             "number": item.path,
-            "text": item.text,
+            "text": short(item.text, PREVIEW),
             "state": item.state,
             "list": item.layer.kind,
         }
         if item.reason:
-            entry["reason"] = item.reason
+            entry["reason"] = short(item.reason, PREVIEW)
         if item.record_id:
             entry["record_id"] = item.record_id
-        unresolved.append(entry)
+        if more or json_size(unresolved) + json_size(entry) > UNRESOLVED_BYTES:
+            more += 1
+        else:
+            unresolved.append(entry)
     counts = {state: 0 for state, _ in AgendaItem.STATE_CHOICES}
     for state in AgendaItem.objects.filter(layer__agenda=agenda).values_list("state", flat=True):
         counts[state] += 1
@@ -82,6 +94,7 @@ def closure_summary(agenda: Agenda) -> dict[str, Any]:
         "closing_note": agenda.closing_note,
         "item_counts": counts,
         "unresolved": unresolved,
+        "unresolved_not_listed": more,
         "keep_as_records": KEEP_HINT if unresolved else "",
         "sync_required": agenda.sync_state == Agenda.SYNC_PENDING,
     }

@@ -1,19 +1,12 @@
-"""What the agent is shown: the compact cursor state, the whole picture, and the next step."""
+"""What the agent is shown: the compact cursor state and the next step (the whole picture is
+picture.py)."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
 from workflow.agendas.position import Position, load_position
 from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
-
-TEXT_PREVIEW = 160
-
-
-def _short(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= TEXT_PREVIEW else text[: TEXT_PREVIEW - 1] + "…"
 
 
 def item_view(item: AgendaItem) -> dict[str, Any]:
@@ -26,6 +19,8 @@ def item_view(item: AgendaItem) -> dict[str, Any]:
         view["awaiting_synthesis"] = True
     if item.record_id:
         view["record_id"] = item.record_id
+    if item.earlier:
+        view["earlier"] = item.earlier
     return view
 
 
@@ -96,56 +91,3 @@ def state_view(position: Position) -> dict[str, Any]:
 
 def current_state(agenda: Agenda) -> dict[str, Any]:
     return state_view(load_position(agenda))
-
-
-def whole_picture(agenda: Agenda) -> dict[str, Any]:
-    """Every layer and item, nested under the item each layer was opened from."""
-    position = load_position(agenda)
-    focus_ids = {layer.focus_item_id for layer in position.stack}
-    here = position.focus.pk if position.focus else None
-    layers = list(AgendaLayer.objects.filter(agenda=agenda).order_by("sequence"))
-    by_id = {layer.pk: layer for layer in layers}
-    items: dict[str, list[AgendaItem]] = defaultdict(list)
-    for item in AgendaItem.objects.filter(layer__agenda=agenda).order_by("number"):
-        item.layer = by_id[item.layer_id]
-        items[item.layer_id].append(item)
-    opened_from: dict[str | None, list[AgendaLayer]] = defaultdict(list)
-    for layer in layers:
-        opened_from[layer.parent_item_id].append(layer)
-
-    lines = [f"Agenda: {agenda.title} ({agenda.status}, revision {agenda.revision})"]
-
-    def render(layer: AgendaLayer, indent: int) -> dict[str, Any]:
-        pad = "  " * indent
-        head = _layer_head(layer)
-        if layer.kind != AgendaLayer.ROOT:
-            title = "Child list" if layer.kind == AgendaLayer.CHILD else "Interruption"
-            lines.append(f"{pad}{title} {head['label']} [{layer.status}]")
-        source = layer.source_reference or f"unverified: {layer.unverified_reason}"
-        lines.append(f"{pad}Source: {_short(source)}")
-        if layer.outcome:
-            lines.append(f"{pad}Outcome: {_short(layer.outcome)}")
-        entries = []
-        for item in items[layer.pk]:
-            marker = "▶ " if item.pk in focus_ids else "  "
-            note = ""
-            if item.conclusion:
-                note = f" — {_short(item.conclusion)}"
-            elif item.reason:
-                note = f" — reason: {_short(item.reason)}"
-            tail = "   ◀ you are here" if item.pk == here else ""
-            if item.awaiting_synthesis:
-                tail += "   (awaiting synthesis)"
-            lines.append(
-                f"{pad}{marker}{item.path}. [{item.state}] {_short(item.text)}{note}{tail}"
-            )
-            entry = item_view(item)
-            nested = [render(child, indent + 2) for child in opened_from.get(item.pk, [])]
-            if nested:
-                entry["layers"] = nested
-            entries.append(entry)
-        return {**head, "items": entries}
-
-    roots = [layer for layer in layers if layer.kind == AgendaLayer.ROOT]
-    tree = render(roots[0], 1) if roots else None
-    return {"text": "\n".join(lines), "tree": tree}

@@ -10,11 +10,41 @@ from records.errors import invalid
 from workflow.agendas.guard import load_agenda
 from workflow.agendas.health import check_health
 from workflow.agendas.lifecycle import closure_summary, presented
+from workflow.agendas.picture import json_size, layer_labels, short
+from workflow.agendas.presentation import current_state
 from workflow.models.agendas import Agenda
 from workflow.scope import Scope
 
 VIEWS = ("picture", "health")
 LIST_LIMIT = 20
+DIGEST_LIMIT = 10
+ITEM_PREVIEW = 120
+
+
+def open_agendas(scope: Scope) -> dict[str, Any]:
+    """Active and paused agendas, most recent first, for workspace_digest: a new conversation
+    learns that a list is being worked through, where it stands, and what to do next."""
+    agendas = Agenda.objects.filter(
+        workspace_id=scope.workspace_id, status__in=[Agenda.ACTIVE, Agenda.PAUSED]
+    ).order_by("-updated_at", "-id")[: DIGEST_LIMIT + 1]
+    rows = []
+    for agenda in agendas[:DIGEST_LIMIT]:
+        state = current_state(agenda)
+        item = state["current_item"]
+        rows.append(
+            {
+                "agenda_id": agenda.pk,
+                "title": agenda.title,
+                "status": agenda.status,
+                "current_item": (
+                    {"number": item["number"], "text": short(item["text"], ITEM_PREVIEW)}
+                    if item
+                    else None
+                ),
+                "next_step": state["next_step"],
+            }
+        )
+    return {"agendas": rows, "truncated": len(agendas) > DIGEST_LIMIT}
 
 
 def list_agendas(scope: Scope) -> dict[str, Any]:
@@ -46,17 +76,32 @@ def list_agendas(scope: Scope) -> dict[str, Any]:
     }
 
 
-def view_agenda(scope: Scope, *, agenda_id: Any = None, view: Any = "picture") -> dict[str, Any]:
+def view_agenda(
+    scope: Scope, *, agenda_id: Any = None, view: Any = "picture", unfold_layer: Any = None
+) -> dict[str, Any]:
     if view not in VIEWS:
         raise invalid("view", f"{view!r} is not one of {list(VIEWS)}.")
+    if unfold_layer is not None and view != "picture":
+        raise invalid("unfold_layer", "only the picture view folds lists; omit it.")
     if agenda_id is None:
-        if view != "picture":
-            raise invalid("agenda_id", f"view={view} needs an agenda_id.")
+        if view != "picture" or unfold_layer is not None:
+            field = "agenda_id" if view != "picture" else "unfold_layer"
+            raise invalid(field, "needs an agenda_id: it applies to one agenda.")
         return list_agendas(scope)
     agenda = load_agenda(scope, agenda_id)
     if view == "health":
         return check_health(agenda)
-    result = presented(agenda)
-    if agenda.is_closed:
-        result["closure"] = closure_summary(agenda)
+    if unfold_layer is not None:
+        labels = layer_labels(agenda)
+        if unfold_layer not in labels:
+            raise invalid(
+                "unfold_layer",
+                f"{unfold_layer!r} is not a child list or interruption of this agenda; its "
+                f"lists are {labels or 'none'} (the number of the item a child list was opened "
+                "from, or i1, i2 for interruptions).",
+            )
+    closure = closure_summary(agenda) if agenda.is_closed else None
+    result = presented(agenda, unfold=unfold_layer, reserve=json_size(closure))
+    if closure is not None:
+        result["closure"] = closure
     return result

@@ -8,38 +8,17 @@ from django.db import transaction
 from django.utils import timezone
 
 from records import validation as v
-from records.errors import invalid, not_found
+from records.errors import invalid
 from records.models import Record
 from records.services import workspace_ensure
 from workflow.agendas import inputs
+from workflow.agendas.binding import bound_records, earlier_outcomes
 from workflow.agendas.chain import append_event
 from workflow.agendas.layers_create import create_layer
 from workflow.agendas.lifecycle import presented
 from workflow.agendas.tokens import new_nonce, new_presentation_id
 from workflow.models.agendas import Agenda, AgendaLayer
 from workflow.scope import Scope
-
-
-def _bound_records(scope: Scope, record_ids: list[str]) -> list[Record]:
-    found = {
-        r.pk: r for r in Record.objects.filter(workspace_id=scope.workspace_id, pk__in=record_ids)
-    }
-    records = []
-    for index, record_id in enumerate(record_ids):
-        record = found.get(record_id)
-        if record is None:
-            raise not_found("record", record_id)
-        if record.archived_at is not None:
-            raise invalid(f"record_ids[{index}]", f"record {record_id} is archived.")
-        records.append(record)
-    collections = {r.collection_id for r in records}
-    if len(collections) != 1:
-        raise invalid(
-            "record_ids",
-            "must all belong to one collection (the agenda is bound to it); start one agenda "
-            "per collection.",
-        )
-    return records
 
 
 def agenda_start(
@@ -59,13 +38,16 @@ def agenda_start(
             "become the items, bound for syncing outcomes back).",
         )
     reference, unverified = inputs.source(source_reference, unverified_source_reason)
-    records: list[Record] | None = None
-    if record_ids is not None:
-        records = _bound_records(scope, inputs.record_ids(record_ids))
-        texts = [r.title for r in records]
-    else:
-        texts = inputs.snapshot(items)
+    ids = inputs.record_ids(record_ids) if record_ids is not None else None
+    texts = inputs.snapshot(items) if ids is None else []
     with transaction.atomic():
+        records: list[Record] | None = None
+        earlier: dict[str, dict[str, Any]] = {}
+        if ids is not None:
+            # Inside the transaction: the records stay locked until this agenda holds them.
+            records = bound_records(scope, ids)
+            earlier = earlier_outcomes(scope, records)
+            texts = [r.title for r in records]
         workspace_ensure(scope.workspace_id)
         now = timezone.now()
         agenda = Agenda.objects.create(
@@ -88,6 +70,7 @@ def agenda_start(
             unverified_reason=unverified,
             at=now,
             records=records,
+            earlier=earlier,
         )
         payload = {
             "title": title_text,

@@ -1,4 +1,4 @@
-"""Working through the deepest list: complete, defer, block, revise, next."""
+"""Working through the deepest list: complete, defer, block, revise, next, revisit."""
 
 from __future__ import annotations
 
@@ -8,12 +8,16 @@ from records.errors import AnchorError, invalid
 from workflow.agendas import inputs
 from workflow.agendas.errors import SYNTHESIS_REQUIRED, order_error
 from workflow.agendas.guard import Frame, mutate
+from workflow.agendas.lifecycle import mark_sync_pending
 from workflow.agendas.position import next_open
 from workflow.agendas.presentation import state_view
+from workflow.agendas.sync import AWAITING
 from workflow.models.agendas import AgendaConclusion, AgendaItem, AgendaLayer
 from workflow.scope import Scope
 
-ACTIONS = ("complete", "defer", "block", "revise", "next")
+ACTIONS = ("complete", "defer", "block", "revise", "next", "revisit")
+TAKES_NUMBER = ("revise", "revisit")
+NO_TEXT = ("next", "revisit")
 WHAT = {
     "complete": "A conclusion",
     "defer": "The reason for deferring",
@@ -32,6 +36,15 @@ def _record(frame: Frame, item: AgendaItem, kind: str, text: str) -> None:
         actor_id=frame.scope.actor_id,
         created_at=frame.now,
     )
+
+
+def _outcome_changed(frame: Frame, item: AgendaItem) -> None:
+    """A bound item's outcome moved after a sync wrote (or refused) the old one: the next sync
+    must consider it again. A write awaiting approval is read first and compared then."""
+    if item.record_id and item.sync_status not in ("", AWAITING):
+        item.sync_status = ""
+        item.save(update_fields=["sync_status"])
+    mark_sync_pending(frame.agenda)
 
 
 def _synthesis_error(frame: Frame, item: AgendaItem) -> AnchorError:
@@ -62,13 +75,15 @@ def _current_focus(frame: Frame, action: str) -> AgendaItem:
 def _resolve(frame: Frame, action: str, text: str) -> dict[str, Any]:
     item = _current_focus(frame, action)
     if action == "complete":
-        item.state, item.conclusion = AgendaItem.COMPLETED, text
+        # A revisited item's earlier defer/block reason stays in its history, not its outcome.
+        item.state, item.conclusion, item.reason = AgendaItem.COMPLETED, text, ""
         _record(frame, item, AgendaConclusion.CONCLUSION, text)
     else:
         item.state = AgendaItem.DEFERRED if action == "defer" else AgendaItem.BLOCKED
         item.reason = text
         _record(frame, item, item.state, text)
     item.save(update_fields=["state", "conclusion", "reason"])
+    _outcome_changed(frame, item)
     return {"item": item.path, "state": item.state, "text": text}
 
 
@@ -113,7 +128,39 @@ def _revise(frame: Frame, text: str, item_number: Any) -> dict[str, Any]:
             current=state_view(frame.position),
         )
     item.save(update_fields=["state", "conclusion", "awaiting_synthesis"])
+    _outcome_changed(frame, item)
     return {"item": item.path, "state": item.state, "text": text, "kind": kind}
+
+
+def _revisit(frame: Frame, item_number: Any) -> dict[str, Any]:
+    """Take a deferred or blocked item of the deepest list up again, to conclude it now."""
+    layer, focus = frame.position.deepest, frame.position.focus
+    assert layer is not None
+    if focus is not None and focus.awaiting_synthesis:
+        raise _synthesis_error(frame, focus)
+    if focus is not None and focus.state == AgendaItem.CURRENT:
+        raise order_error(
+            f"Item {focus.path} is current: complete, defer or block it before revisiting "
+            "another item.",
+            current=state_view(frame.position),
+        )
+    if item_number is None:
+        raise invalid(
+            "item_number", "revisit needs the number of a deferred or blocked item of this list."
+        )
+    item = _target(frame, item_number)
+    if item.state not in (AgendaItem.DEFERRED, AgendaItem.BLOCKED):
+        raise order_error(
+            f"Item {item.path} is {item.state}; revisit takes up a deferred or blocked item "
+            "(revise changes a completed item's conclusion).",
+            current=state_view(frame.position),
+        )
+    was = item.state
+    item.state = AgendaItem.CURRENT
+    item.save(update_fields=["state"])
+    layer.focus_item = item
+    layer.save(update_fields=["focus_item"])
+    return {"from": focus.path if focus else None, "to": item.path, "was": was}
 
 
 def _next(frame: Frame) -> dict[str, Any]:
@@ -156,20 +203,23 @@ def step(
 ) -> dict[str, Any]:
     if action not in ACTIONS:
         raise invalid("action", f"{action!r} is not one of {list(ACTIONS)}.")
-    if action == "next":
+    if action in NO_TEXT:
         if text is not None:
-            raise invalid("text", "next takes no text; record conclusions with complete.")
+            raise invalid("text", f"{action} takes no text; record conclusions with complete.")
         statement = ""
     else:
         statement = inputs.statement(text, "text", WHAT[action])
-    if item_number is not None and action != "revise":
+    if item_number is not None and action not in TAKES_NUMBER:
         raise invalid(
-            "item_number", "only revise takes item_number; others act on the current item."
+            "item_number",
+            "only revise and revisit take item_number; others act on the current item.",
         )
 
     def apply(frame: Frame) -> dict[str, Any]:
         if action == "next":
             return _next(frame)
+        if action == "revisit":
+            return _revisit(frame, item_number)
         if action == "revise":
             return _revise(frame, statement, item_number)
         return _resolve(frame, action, statement)
@@ -178,7 +228,7 @@ def step(
         scope,
         agenda_id=agenda_id,
         cursor_token=cursor_token,
-        kind=action if action != "next" else "advanced",
+        kind={"next": "advanced", "revisit": "revisited"}.get(action, action),
         apply=apply,
     )
     return state_view(position)

@@ -78,6 +78,13 @@ def _committed(item: AgendaItem, outcome: dict[str, Any], report: dict[str, Any]
         report["message"] = outcome.get("message", "rejected")
 
 
+def _outdated(item: AgendaItem) -> bool:
+    """The record's stored outcome is not the item's current one (revised after it was sent)."""
+    stored = Record.objects.get(pk=item.record_id).data.get(OUTCOME_KEY) or {}
+    current = {"state": item.state, "conclusion": item.conclusion, "reason": item.reason}
+    return any(stored.get(key, "") != value for key, value in current.items())
+
+
 def _sync_item(frame: Frame, item: AgendaItem, statuses: dict[str, str]) -> dict[str, Any]:
     report: dict[str, Any] = {"item": item.path, "record_id": item.record_id, "state": item.state}
     scope = frame.scope
@@ -89,7 +96,10 @@ def _sync_item(frame: Frame, item: AgendaItem, statuses: dict[str, str]) -> dict
         except AnchorError as exc:
             item.sync_status = REFUSED
             report["message"] = f"{exc.code}: {exc.message}"
-        return report
+            return report
+        if item.sync_status != SYNCED or not _outdated(item):
+            return report
+        # Approved, but the item's outcome was revised meanwhile: write the newer one too.
     record = Record.objects.get(workspace_id=scope.workspace_id, pk=item.record_id)
     if record.archived_at is not None:
         item.sync_status = ARCHIVED

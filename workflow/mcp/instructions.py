@@ -77,8 +77,8 @@ RULES: tuple[tuple[frozenset[str], str], ...] = (
         frozenset({"agenda_start"}),
         "Working through a list item by item (a review, open todos): agenda_start, then follow "
         "each result's next_step; never add, drop or reorder the frozen items. A new "
-        "conversation may find an open or paused agenda in workspace_digest: offer to resume "
-        "it with agenda_view.",
+        "conversation looks for open and paused agendas in workspace_digest (open_agendas) and "
+        "continues one with agenda_view agenda_id=... before starting another.",
     ),
     (
         frozenset(),

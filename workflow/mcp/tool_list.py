@@ -76,6 +76,7 @@ TOOL_LIST: dict[str, ToolMeta] = {
     "agenda_return": ToolMeta("Return from a finished child list"),
     "agenda_control": ToolMeta("Pause, resume, abandon or finish an agenda", destructive=True),
     "agenda_sync_records": ToolMeta("Write agenda outcomes back to records"),
+    "agenda_repair": ToolMeta("Repair a broken agenda event chain"),
     # Retired one-step writes: listed so old clients learn the new path; they never write.
     **{
         name: ToolMeta(

@@ -156,6 +156,11 @@ class AgendaItem(models.Model):
     record_version = models.PositiveIntegerField(null=True, blank=True)
     sync_status = models.CharField(max_length=30, blank=True, default="")
     sync_detail = models.JSONField(null=True, blank=True)
+    earlier = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="The bound record's deferred or blocked outcome in an earlier agenda.",
+    )
 
     class Meta:
         ordering = ["layer", "number"]

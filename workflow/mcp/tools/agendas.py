@@ -5,7 +5,7 @@ from typing import Annotated, Literal
 from mcp_server import MCPToolset
 from pydantic import Field
 
-from workflow.agendas import layers, lifecycle, reads, start, steps, sync
+from workflow.agendas import layers, lifecycle, reads, repair, start, steps, sync
 from workflow.mcp.envelope import ToolResult, run_tool
 from workflow.scope import scope_for_request
 
@@ -48,9 +48,9 @@ class AgendaTools(MCPToolset):
         """Freeze a concrete list the user wants handled item by item, as a new agenda.
 
         Only for a concrete list plus item-by-item intent ("one by one", "next"). Items stay
-        numbered 1..n, never added, dropped or reordered. Loop: show whole_picture.text,
-        agenda_acknowledge it, discuss the current item, agenda_step complete/defer/block,
-        agenda_step next. Always pass the latest cursor_token; follow next_step.
+        numbered 1..n. Loop: show whole_picture.text, agenda_acknowledge it, discuss the
+        current item, agenda_step complete/defer/block, then next. Pass the latest
+        cursor_token; follow next_step.
         """
         scope = scope_for_request(self.request)
         return run_tool(
@@ -70,14 +70,21 @@ class AgendaTools(MCPToolset):
         view: Annotated[
             Literal["picture", "health"], Field(description="picture (default) or health.")
         ] = "picture",
+        unfold_layer: Annotated[
+            str | None, Field(description='A folded list to show in full, e.g. "3" or "i1".')
+        ] = None,
     ) -> ToolResult:
         """Read agendas, changing nothing: the list, one agenda's whole picture, or its health.
 
-        Use when a conversation starts and after a refused token: picture gives the
-        cursor_token, next_step and any pending_presentation_id.
+        Use at a conversation's start and after a refused token: picture gives the
+        cursor_token and next_step.
         """
         scope = scope_for_request(self.request)
-        return run_tool(lambda: reads.view_agenda(scope, agenda_id=agenda_id, view=view))
+        return run_tool(
+            lambda: reads.view_agenda(
+                scope, agenda_id=agenda_id, view=view, unfold_layer=unfold_layer
+            )
+        )
 
     def agenda_acknowledge(
         self,
@@ -105,31 +112,30 @@ class AgendaTools(MCPToolset):
         agenda_id: AgendaId,
         cursor_token: CursorToken,
         action: Annotated[
-            Literal["complete", "defer", "block", "revise", "next"],
+            Literal["complete", "defer", "block", "revise", "next", "revisit"],
             Field(
                 description="complete, defer, block: the current item. revise: a completed "
-                "item's conclusion (all revisions kept) or the parent synthesis. next: the "
-                "next open item."
+                "item's conclusion or the parent synthesis. next: the next open item. "
+                "revisit: make a deferred or blocked item current again."
             ),
         ],
         text: Annotated[
             str | None,
             Field(
                 description="Conclusion (complete, revise) or reason (defer, block); not "
-                "blank. Omit for next."
+                "blank. Omit for next, revisit."
             ),
         ] = None,
         item_number: Annotated[
             int | None,
-            Field(description="revise only: an earlier item of the current list.", ge=1),
+            Field(description="revise, revisit: an item of the current list.", ge=1),
         ] = None,
     ) -> ToolResult:
         """Resolve, revise or advance in the deepest active list.
 
         complete, defer or block the current item before next. After a child list returns,
-        revise the parent item with a synthesis of the child outcomes; next is refused until
-        then. Refusals change nothing; after STALE_CURSOR check the returned current state
-        before retrying.
+        revise the parent with a synthesis of its outcomes before next. Refusals change
+        nothing; after STALE_CURSOR check the returned current state.
         """
         scope = scope_for_request(self.request)
         return run_tool(
@@ -150,8 +156,8 @@ class AgendaTools(MCPToolset):
         kind: Annotated[
             Literal["child", "interruption"],
             Field(
-                description="child: sub-items of the current item (3.1, 3.2). interruption: "
-                "an unrelated urgent list (i1.1) that returns to where you were."
+                description="child: sub-items of the current item (3.1). interruption: an "
+                "urgent unrelated list (i1.1)."
             ),
         ],
         items: Snapshot,
@@ -183,8 +189,8 @@ class AgendaTools(MCPToolset):
     ) -> ToolResult:
         """Close the deepest child or interruption list and go back to its parent item.
 
-        Every item must be resolved. Show and acknowledge the returned picture; after a child
-        list, revise the parent item with the synthesis before next.
+        Every item must be resolved; after a child list, revise the parent with the synthesis
+        before next.
         """
         scope = scope_for_request(self.request)
         return run_tool(
@@ -211,9 +217,8 @@ class AgendaTools(MCPToolset):
     ) -> ToolResult:
         """Present the picture again, pause, resume, abandon or finish an agenda.
 
-        Pause and abandon work before acknowledgement. Resume and present return a picture
-        to show and acknowledge. Finish (every root item resolved) and abandon return the
-        unresolved items; keep those needing long-term memory as records.
+        Pause and abandon work before acknowledgement; resume and present return a picture
+        to show and acknowledge. Finish and abandon list the unresolved items.
         """
         scope = scope_for_request(self.request)
         return run_tool(
@@ -242,5 +247,30 @@ class AgendaTools(MCPToolset):
                 agenda_id=agenda_id,
                 cursor_token=cursor_token,
                 status_values=status_values,
+            )
+        )
+
+    def agenda_repair(
+        self,
+        agenda_id: AgendaId,
+        expected_state_hash: Annotated[str, Field(description="state_hash from view=health.")],
+        expected_event_log_hash: Annotated[
+            str, Field(description="event_log_hash from view=health.")
+        ],
+        reason: Annotated[str, Field(description="Why the current state is right; not blank.")],
+    ) -> ToolResult:
+        """Re-seal an agenda whose event chain failed its health check, on explicit request.
+
+        Show the problems to the user first. Refused if healthy, on stale hashes, or if lists
+        or items are unsound.
+        """
+        scope = scope_for_request(self.request)
+        return run_tool(
+            lambda: repair.repair(
+                scope,
+                agenda_id=agenda_id,
+                expected_state_hash=expected_state_hash,
+                expected_event_log_hash=expected_event_log_hash,
+                reason=reason,
             )
         )

@@ -1,0 +1,46 @@
+"""A new conversation finds open and paused agendas in workspace_digest, and is told to look."""
+
+from __future__ import annotations
+
+from tests.agendas.helpers import driver, started
+from workflow.mcp.instructions import SERVER_INSTRUCTIONS
+
+
+def test_the_digest_lists_open_and_paused_agendas_with_where_they_stand(db):
+    d = driver()
+    assert d.ok("workspace_digest")["open_agendas"] == []
+    started(d, ["Finished thing"])
+    d.step("complete", "Done.")
+    d.ok("agenda_control", d.mine(action="finish", text="All done."))
+    started(d)
+    d.step("complete", "Renamed.")
+    d.step("next")
+    d.ok("agenda_control", d.mine(action="pause", text="Lunch."))
+    paused_id = d.agenda_id
+    fresh = d.ok("agenda_start", {"title": "Triage", "items": ["Bug A"], "source_reference": "x"})
+
+    digest = d.ok("workspace_digest")
+    assert digest["open_agendas_truncated"] is False
+    assert digest["open_agendas"] == [
+        {
+            "agenda_id": fresh["agenda_id"],
+            "title": "Triage",
+            "status": "active",
+            "current_item": {"number": "1", "text": "Bug A"},
+            "next_step": fresh["next_step"],
+        },
+        {
+            "agenda_id": paused_id,
+            "title": "Release chores",
+            "status": "paused",
+            "current_item": {"number": "2", "text": "Drop Python 3.10"},
+            "next_step": "Paused. Call agenda_control action=resume to continue, or "
+            "action=abandon.",
+        },
+    ]
+    assert "agenda_acknowledge" in digest["open_agendas"][0]["next_step"]
+
+
+def test_the_instructions_send_a_new_conversation_to_the_digest_for_agendas():
+    text = " ".join(SERVER_INSTRUCTIONS.split())
+    assert "open and paused agendas in workspace_digest (open_agendas)" in text

@@ -1,0 +1,109 @@
+"""Binding records to a new agenda: which records another agenda still holds, and what an
+earlier agenda left unresolved on them.
+
+A record is held by an item of another agenda while that agenda is open (active or paused), or
+once it is closed, while the item's outcome has not reached the record (resolved, not yet
+synced, or awaiting approval). Binding it twice would let two agendas write competing outcomes,
+so the second start is refused and names the first. An earlier deferred or blocked outcome is
+carried onto the new item, so the user sees why it was left last time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Q
+
+from records.errors import AnchorError, invalid, not_found
+from records.models import Record
+from workflow.agendas.errors import RECORD_HELD
+from workflow.agendas.sync import AWAITING
+from workflow.models.agendas import Agenda, AgendaItem
+from workflow.scope import Scope
+
+# Sync statuses of an item whose outcome has not reached its record.
+UNSYNCED = ("", AWAITING)
+
+
+def _check_not_held(scope: Scope, record_ids: list[str]) -> None:
+    open_agenda = Q(layer__agenda__status__in=[Agenda.ACTIVE, Agenda.PAUSED])
+    unsynced = Q(state__in=AgendaItem.RESOLVED, sync_status__in=UNSYNCED)
+    held = (
+        AgendaItem.objects.filter(
+            layer__agenda__workspace_id=scope.workspace_id, record_id__in=record_ids
+        )
+        .filter(open_agenda | unsynced)
+        .select_related("layer__agenda")
+        .order_by("layer__agenda__created_at", "layer__agenda_id")
+        .first()
+    )
+    if held is None:
+        return
+    other = held.layer.agenda
+    index = record_ids.index(held.record_id or "")
+    why = (
+        f"it is {other.status}"
+        if not other.is_closed
+        else f"it is {other.status} and item {held.number}'s outcome is not synced yet"
+    )
+    raise AnchorError(
+        RECORD_HELD,
+        f"record_ids[{index}]: record {held.record_id} is bound to item {held.number} of "
+        f"agenda {other.pk} ({other.title!r}), and {why}. Finish that agenda and call "
+        "agenda_sync_records on it (agenda_view shows it), or leave this record out.",
+        field=f"record_ids[{index}]",
+        record_id=held.record_id,
+        held_by={"agenda_id": other.pk, "title": other.title, "status": other.status},
+    )
+
+
+def bound_records(scope: Scope, record_ids: list[str]) -> list[Record]:
+    """The records, in order, locked until the agenda is created; refuses any held elsewhere."""
+    found = {
+        r.pk: r
+        for r in Record.objects.select_for_update().filter(
+            workspace_id=scope.workspace_id, pk__in=record_ids
+        )
+    }
+    records = []
+    for index, record_id in enumerate(record_ids):
+        record = found.get(record_id)
+        if record is None:
+            raise not_found("record", record_id)
+        if record.archived_at is not None:
+            raise invalid(f"record_ids[{index}]", f"record {record_id} is archived.")
+        records.append(record)
+    collections = {r.collection_id for r in records}
+    if len(collections) != 1:
+        raise invalid(
+            "record_ids",
+            "must all belong to one collection (the agenda is bound to it); start one agenda "
+            "per collection.",
+        )
+    _check_not_held(scope, record_ids)
+    return records
+
+
+def earlier_outcomes(scope: Scope, records: list[Record]) -> dict[str, dict[str, Any]]:
+    """Per record, the latest earlier agenda's outcome when it was deferred or blocked."""
+    latest: dict[str, AgendaItem] = {}
+    items = (
+        AgendaItem.objects.filter(
+            layer__agenda__workspace_id=scope.workspace_id, record__in=records
+        )
+        .select_related("layer__agenda")
+        .order_by("layer__agenda__created_at", "layer__agenda_id")
+    )
+    for item in items:
+        assert item.record_id is not None
+        latest[item.record_id] = item  # later agendas overwrite earlier ones
+    return {
+        record_id: {
+            "state": item.state,
+            "reason": item.reason,
+            "agenda_id": item.layer.agenda_id,
+            "agenda": item.layer.agenda.title,
+        }
+        for record_id, item in latest.items()
+        if item.state in (AgendaItem.DEFERRED, AgendaItem.BLOCKED)
+    }

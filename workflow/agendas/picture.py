@@ -1,0 +1,195 @@
+"""The whole picture: every list and item as text for the user, kept small enough to send.
+
+Closed child lists and interruptions are folded to one line with their outcome (unfolded on
+request, and always in the admin), and item previews shrink until the text fits its budget, so
+a 100-item agenda with 100-item child lists still answers in a few kilobytes. The current item
+is always given in full beside the picture (state_view), so a shortened line loses nothing the
+agent needs to act on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from workflow.agendas.position import load_position
+from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
+
+# A whole reply's JSON text stays under this (16 KB, less room for the envelope); the
+# picture gets what the rest of the reply leaves, and lists of lines get what is left after it.
+REPLY_BYTES = 15_000
+# Widest first: previews of item text and of its conclusion or reason; 0 drops the note.
+WIDTHS = ((160, 160), (100, 80), (60, 48), (40, 32), (32, 0))
+
+
+def short(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def layer_name(layer: AgendaLayer) -> str:
+    return layer.label.rstrip(".") or "root"
+
+
+def counts_text(items: Iterable[AgendaItem]) -> str:
+    counts = Counter(item.state for item in items)
+    return ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
+
+
+def item_line(item: AgendaItem, widths: tuple[int, int], marker: str = "  ", tail: str = "") -> str:
+    text_width, note_width = widths
+    note = ""
+    if note_width and item.conclusion:
+        note = f" — {short(item.conclusion, note_width)}"
+    elif note_width and item.reason:
+        note = f" — reason: {short(item.reason, note_width)}"
+    if note_width and item.earlier:
+        earlier = item.earlier
+        note += f" (earlier {earlier['state']}: {short(earlier['reason'], note_width)})"
+    return f"{marker}{item.path}. [{item.state}] {short(item.text, text_width)}{note}{tail}"
+
+
+def json_size(value: Any) -> int:
+    """Bytes of value in the reply's JSON text (escapes included, as clients receive it)."""
+    return len(json.dumps(value, ensure_ascii=False).encode())
+
+
+def fitted(render: Any, budget: int) -> tuple[list[str], int]:
+    """The lines render(widths) gives at the widest previews that fit the budget in bytes."""
+    for widths in WIDTHS:
+        lines: list[str] = render(widths)
+        if json_size(lines) <= budget:
+            break
+    return lines, widths[0]
+
+
+@dataclass
+class _Agenda:
+    """An agenda's layers and items, loaded once, with what is folded."""
+
+    agenda: Agenda
+    layers: list[AgendaLayer]
+    items: dict[str, list[AgendaItem]]
+    opened_from: dict[str | None, list[AgendaLayer]]
+    unfolded: set[str] = field(default_factory=set)
+
+    def folded(self, layer: AgendaLayer) -> bool:
+        closed = layer.kind != AgendaLayer.ROOT and layer.status == AgendaLayer.CLOSED
+        return closed and layer.pk not in self.unfolded
+
+
+def _load(agenda: Agenda) -> _Agenda:
+    layers = list(AgendaLayer.objects.filter(agenda=agenda).order_by("sequence"))
+    by_id = {layer.pk: layer for layer in layers}
+    items: dict[str, list[AgendaItem]] = defaultdict(list)
+    for item in AgendaItem.objects.filter(layer__agenda=agenda).order_by("number"):
+        item.layer = by_id[item.layer_id]
+        items[item.layer_id].append(item)
+    opened_from: dict[str | None, list[AgendaLayer]] = defaultdict(list)
+    for layer in layers:
+        opened_from[layer.parent_item_id].append(layer)
+    return _Agenda(agenda, layers, items, opened_from)
+
+
+def layer_labels(agenda: Agenda) -> list[str]:
+    return [
+        layer_name(layer)
+        for layer in AgendaLayer.objects.filter(agenda=agenda).order_by("sequence")
+        if layer.kind != AgendaLayer.ROOT
+    ]
+
+
+def whole_picture(
+    agenda: Agenda,
+    *,
+    unfold: str | None = None,
+    unfold_all: bool = False,
+    budget: int = REPLY_BYTES,
+) -> dict[str, Any]:
+    """Every layer and item, nested under the item each layer was opened from.
+
+    unfold names one list ("3", "3.1", "i1") to show in full, with the lists it sits in.
+    """
+    tree = _load(agenda)
+    by_id = {layer.pk: layer for layer in tree.layers}
+    for layer in tree.layers:
+        if unfold_all or layer_name(layer) == unfold:
+            current: AgendaLayer | None = layer
+            while current is not None:
+                tree.unfolded.add(current.pk)
+                current = by_id.get(current.parent_layer_id or "")
+    position = load_position(agenda)
+    focus_ids = {layer.focus_item_id for layer in position.stack}
+    here = position.focus.pk if position.focus else None
+    folded: list[str] = []
+
+    def render(widths: tuple[int, int]) -> list[str]:
+        folded.clear()
+        lines = [f"Agenda: {agenda.title} ({agenda.status}, revision {agenda.revision})"]
+
+        def layer_lines(layer: AgendaLayer, indent: int) -> None:
+            pad = "  " * indent
+            rows = tree.items[layer.pk]
+            if tree.folded(layer):
+                folded.append(layer_name(layer))
+                title = "Child list" if layer.kind == AgendaLayer.CHILD else "Interruption"
+                outcome = short(layer.outcome, widths[0]) if layer.outcome else "no outcome"
+                lines.append(
+                    f"{pad}{title} {layer_name(layer)} [closed: {counts_text(rows)}] — "
+                    f"Outcome: {outcome}"
+                )
+                return
+            if layer.kind != AgendaLayer.ROOT:
+                title = "Child list" if layer.kind == AgendaLayer.CHILD else "Interruption"
+                lines.append(f"{pad}{title} {layer_name(layer)} [{layer.status}]")
+            source = layer.source_reference or f"unverified: {layer.unverified_reason}"
+            lines.append(f"{pad}Source: {short(source, widths[0])}")
+            if layer.outcome:
+                lines.append(f"{pad}Outcome: {short(layer.outcome, widths[0])}")
+            for item in rows:
+                marker = "▶ " if item.pk in focus_ids else "  "
+                tail = "   ◀ you are here" if item.pk == here else ""
+                if item.awaiting_synthesis:
+                    tail += "   (awaiting synthesis)"
+                lines.append(pad + item_line(item, widths, marker, tail))
+                for child in tree.opened_from.get(item.pk, []):
+                    layer_lines(child, indent + 2)
+
+        for root in (x for x in tree.layers if x.kind == AgendaLayer.ROOT):
+            layer_lines(root, 1)
+        return lines
+
+    # The admin shows everything in full: people read it on a page, not in a reply.
+    if unfold_all:
+        lines, width = render(WIDTHS[0]), WIDTHS[0][0]
+    else:
+        lines, width = fitted(render, budget)
+    picture: dict[str, Any] = {"text": "\n".join(lines)}
+    if folded:
+        picture["folded"] = list(folded)
+        picture["unfold"] = "agenda_view unfold_layer=<list> shows a folded list in full."
+    if width < WIDTHS[0][0]:
+        picture["preview_chars"] = width
+    return picture
+
+
+def returned_lines(layer: AgendaLayer, items: list[AgendaItem], budget: int) -> dict[str, Any]:
+    """The outcomes of a list just returned from, for the parent's synthesis, within budget."""
+
+    def render(widths: tuple[int, int]) -> list[str]:
+        return [item_line(item, widths, marker="") for item in items]
+
+    lines, _ = fitted(render, budget)
+    summary: dict[str, Any] = {"counts": counts_text(items)}
+    while lines and json_size(lines) > budget:
+        lines.pop()
+    summary["items"] = lines
+    if len(lines) < len(items):
+        summary["more"] = (
+            f"{len(items) - len(lines)} more items: agenda_view unfold_layer="
+            f"{layer_name(layer)} shows them all."
+        )
+    return summary
