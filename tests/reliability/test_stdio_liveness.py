@@ -31,14 +31,19 @@ def call(request_id: int, tool: str, arguments: str) -> bytes:
 
 
 # name -> (line, expected id, expected code)
-BAD_LINES: dict[str, tuple[bytes, Any, int]] = {
+BAD_LINES: dict[str, tuple[bytes, Any, int | str]] = {
     "truncated JSON": (b'{"jsonrpc": "2.0", "id": 3, "method": "tools/li', 3, -32700),
     "not JSON at all": (b"hello, server", None, -32700),
-    "lone surrogate escape": (call(4, "search_records", '{"query": "caf\\ud800"}'), 4, -32700),
+    # A well-formed call whose argument is not text: the tool's refusal names the field.
+    "lone surrogate escape": (
+        call(4, "search_records", '{"query": "caf\\ud800"}'),
+        4,
+        "INVALID_INPUT",
+    ),
     "lone surrogate as raw bytes": (
         call(5, "search_records", '{"query": "cafX"}').replace(b"X", b"\xed\xa0\x80"),
         5,
-        -32700,
+        "INVALID_INPUT",
     ),
     "5,000-digit number": (call(6, "search_records", '{"limit": ' + "9" * 5000 + "}"), 6, -32700),
     "5,000-digit id": (
@@ -80,8 +85,14 @@ def test_each_bad_line_gets_one_error_reply_within_a_second(server_env, tmp_path
             assert reply is not None, f"{name}: no reply"
             assert elapsed < 1, f"{name}: the reply took {elapsed:.2f}s"
             assert reply.get("id", "missing") == expected_id, f"{name}: {reply}"
-            assert reply.get("error", {}).get("code") == code, f"{name}: {reply}"
-            assert len(reply["error"]["message"]) < 300, f"{name}: the error echoes the input"
+            if isinstance(code, str):
+                result = reply["result"]
+                assert result["isError"] is True, f"{name}: {reply}"
+                error = result["structuredContent"]["error"]
+                assert error["code"] == code and error["details"]["field"] == "query", reply
+            else:
+                assert reply.get("error", {}).get("code") == code, f"{name}: {reply}"
+                assert len(reply["error"]["message"]) < 300, f"{name}: the error echoes the input"
             extra = still_serving(server)
             assert not extra, f"{name}: more than one reply: {extra[:3]}"
 
