@@ -8,6 +8,7 @@ from pydantic import Field
 from workflow.batch_read import batch_read
 from workflow.discovery import discover_collections as discover
 from workflow.mcp.envelope import ToolResult, run_tool
+from workflow.next_steps import after_batch_resolution, after_discovery, after_resolution
 from workflow.resolution import batch_resolve
 from workflow.resolution import resolve_record as resolve
 from workflow.scope import scope_for_request
@@ -34,7 +35,7 @@ class ReviewTools(MCPToolset):
         near-duplicate. Changes nothing. For just listing collections use list_collections.
         """
         scope = scope_for_request(self.request)
-        return run_tool(lambda: discover(scope, name=name, purpose=purpose))
+        return run_tool(lambda: after_discovery(discover(scope, name=name, purpose=purpose)))
 
     def resolve_record(
         self,
@@ -72,11 +73,13 @@ class ReviewTools(MCPToolset):
         """
         scope = scope_for_request(self.request)
         return run_tool(
-            lambda: resolve(
-                scope,
-                query=query,
-                collection_id=collection_id,
-                context_record_ids=context_record_ids,
+            lambda: after_resolution(
+                resolve(
+                    scope,
+                    query=query,
+                    collection_id=collection_id,
+                    context_record_ids=context_record_ids,
+                )
             )
         )
 
@@ -101,7 +104,7 @@ class BatchReviewTools(MCPToolset):
         prepare_batch_write that touches several records. Changes nothing.
         """
         scope = scope_for_request(self.request)
-        return run_tool(lambda: batch_resolve(scope, requests=requests))
+        return run_tool(lambda: after_batch_resolution(batch_resolve(scope, requests=requests)))
 
 
 class BatchReadTools(MCPToolset):

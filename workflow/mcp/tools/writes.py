@@ -7,6 +7,7 @@ from pydantic import Field
 
 from workflow import actions as write_actions
 from workflow.mcp.envelope import ToolResult, run_tool
+from workflow.next_steps import after_commit, after_prepare
 from workflow.operations import OPERATIONS
 from workflow.scope import scope_for_request
 
@@ -64,13 +65,16 @@ class WriteTools(MCPToolset):
         """
         scope = scope_for_request(self.request)
         return run_tool(
-            lambda: write_actions.prepare_write(
-                scope,
-                operation=operation,
-                arguments=arguments,
-                review_ids=review_ids,
-                decision_reason=decision_reason,
-                clarification=clarification,
+            lambda: after_prepare(
+                write_actions.prepare_write(
+                    scope,
+                    operation=operation,
+                    arguments=arguments,
+                    review_ids=review_ids,
+                    decision_reason=decision_reason,
+                    clarification=clarification,
+                ),
+                tool="prepare_write",
             )
         )
 
@@ -88,7 +92,9 @@ class WriteTools(MCPToolset):
         just substitute a fresh version number.
         """
         scope = scope_for_request(self.request)
-        return run_tool(lambda: write_actions.commit_write(scope, action_id=action_id))
+        return run_tool(
+            lambda: after_commit(write_actions.commit_write(scope, action_id=action_id))
+        )
 
 
 class BatchWriteTools(MCPToolset):
@@ -117,7 +123,12 @@ class BatchWriteTools(MCPToolset):
         `actions[i]`.
         """
         scope = scope_for_request(self.request)
-        return run_tool(lambda: write_actions.prepare_batch_write(scope, actions=actions))
+        return run_tool(
+            lambda: after_prepare(
+                write_actions.prepare_batch_write(scope, actions=actions),
+                tool="prepare_batch_write",
+            )
+        )
 
     def commit_batch_write(
         self,
@@ -133,7 +144,9 @@ class BatchWriteTools(MCPToolset):
         nothing.
         """
         scope = scope_for_request(self.request)
-        return run_tool(lambda: write_actions.commit_batch_write(scope, action_id=action_id))
+        return run_tool(
+            lambda: after_commit(write_actions.commit_batch_write(scope, action_id=action_id))
+        )
 
 
 class ImportTools(MCPToolset):
@@ -183,14 +196,17 @@ class ImportTools(MCPToolset):
         """
         scope = scope_for_request(self.request)
         return run_tool(
-            lambda: write_actions.prepare_import(
-                scope,
-                collection_id=collection_id,
-                rows=rows,
-                decision_reason=decision_reason,
-                links=links,
-                review_ids=review_ids,
-                clarification=clarification,
+            lambda: after_prepare(
+                write_actions.prepare_import(
+                    scope,
+                    collection_id=collection_id,
+                    rows=rows,
+                    decision_reason=decision_reason,
+                    links=links,
+                    review_ids=review_ids,
+                    clarification=clarification,
+                ),
+                tool="prepare_import",
             )
         )
 
@@ -216,5 +232,7 @@ class ImportTools(MCPToolset):
         """
         scope = scope_for_request(self.request)
         return run_tool(
-            lambda: write_actions.commit_import(scope, action_id=action_id, decisions=decisions)
+            lambda: after_commit(
+                write_actions.commit_import(scope, action_id=action_id, decisions=decisions)
+            )
         )

@@ -1,0 +1,107 @@
+"""The `next_step` each review, prepare and commit reply carries: what to do now, with the exact
+ID to cite. Written from the reply itself, so it can never name an ID the reply lacks.
+
+no_match is the expected answer before a create, not a reason to ask the user; a question is
+asked only when identity or organisation is uncertain (seed 000).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+COMMIT_TOOL = {
+    "prepare_write": "commit_write",
+    "prepare_batch_write": "commit_batch_write",
+    "prepare_import": "commit_import",
+}
+
+
+def with_next_step(result: dict[str, Any], step: str) -> dict[str, Any]:
+    return {**result, "next_step": step}
+
+
+def after_resolution(result: dict[str, Any]) -> dict[str, Any]:
+    review = result["resolution_id"]
+    status = result["status"]
+    if status == "resolved":
+        step = (
+            f"Cite resolution_id {review} in prepare_write for record "
+            f"{result['selected_record_id']}. Proposing this as a NEW title? A record already "
+            "has it: ask the user whether they mean that one, and put their answer in "
+            "clarification."
+        )
+    elif status == "no_match":
+        step = (
+            f"The expected answer before a create: cite resolution_id {review} in prepare_write "
+            "create_record with this exact title and collection_id. Ask first only if the user "
+            "may mean something stored under another name."
+        )
+    elif status == "needs_clarification":
+        step = (
+            "Ask the user one question using the candidates' details; then resolve again with "
+            f"their answer, or cite resolution_id {review} with what they said in clarification."
+        )
+    else:
+        step = (
+            "Narrow the review (a collection_id, context_record_ids or a longer name) and "
+            "resolve again; an incomplete review cannot authorize a write."
+        )
+    return with_next_step(result, step)
+
+
+def after_batch_resolution(result: dict[str, Any]) -> dict[str, Any]:
+    items = [
+        {**item, "result": after_resolution(item["result"])} if item.get("ok") else item
+        for item in result["items"]
+    ]
+    return {**result, "items": items}
+
+
+def after_discovery(result: dict[str, Any]) -> dict[str, Any]:
+    review = result["discovery_id"]
+    if result.get("status") == "incomplete":
+        step = "The catalog was cut short: narrow the name and purpose and discover again."
+    elif result.get("suggestions"):
+        step = (
+            "Reuse a suggested collection if its purpose fits (cite its collection_id). "
+            f"Otherwise cite discovery_id {review} in prepare_write create_collection, with "
+            "the user's reason in clarification."
+        )
+    else:
+        step = (
+            "Reuse a listed collection whose purpose fits, or cite discovery_id "
+            f"{review} in prepare_write create_collection."
+        )
+    return with_next_step(result, step)
+
+
+def after_prepare(result: dict[str, Any], *, tool: str) -> dict[str, Any]:
+    commit = COMMIT_TOOL[tool]
+    action = result["action_id"]
+    if result.get("needs_decision"):
+        flagged = result["needs_decision"]
+        keys = ", ".join(flagged[:5]) + (", …" if len(flagged) > 5 else "")
+        step = (
+            f"Settle the flagged rows with the user ({keys}), then call {commit} with "
+            f"action_id {action} and one decision per flagged key."
+        )
+    else:
+        step = f"Call {commit} with action_id {action} (before {result.get('expires_at')})."
+    return with_next_step(result, step)
+
+
+def after_commit(result: dict[str, Any]) -> dict[str, Any]:
+    status = result.get("status")
+    action = result.get("action_id")
+    if status == "committed":
+        step = "Done. Tell the user what was stored, in one sentence, stating assumptions."
+    elif status == "awaiting_approval":
+        step = (
+            "Tell the user a person must approve this in the admin. Later, call the same "
+            f"commit tool with action_id {action} to read the decision; do not prepare it again."
+        )
+    elif status == "rejected":
+        step = "Tell the user a person rejected it, and why; do not retry it unchanged."
+    else:
+        step = "Read the status and message above."
+    return with_next_step(result, step)
