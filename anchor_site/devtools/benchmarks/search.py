@@ -33,7 +33,7 @@ def generate(sizes: Sizes, ctx) -> tuple[list[str], list[str], Row]:
     elapsed = time.perf_counter() - started
     row = Row(
         AREA,
-        f"generate {missing:,} records (bulk SQL, triggers keep the full-text index)",
+        f"generate {missing:,} records (bulk SQL, as record_create leaves them)",
         elapsed,
         "s",
         note=f"{missing / elapsed:,.0f} records/s" if elapsed else "",
