@@ -47,7 +47,7 @@ def _versions(collection_id: str) -> list[tuple[Any, ...]]:
 def _events(collection_id: str) -> list[tuple[Any, ...]]:
     found = []
     for event in AuditEvent.objects.filter(collection_id=collection_id, entity_type="record"):
-        after = dict(event.after, collection_id="<the collection>")
+        after = dict(event.after or {}, collection_id="<the collection>")
         found.append(
             (event.kind, event.entity_id == event.record_id, event.before, json.dumps(after))
             + (event.actor_id, event.decision_reason, event.agent_reported_clarification)
