@@ -31,11 +31,14 @@ from records.errors import (
     not_found,
 )
 from records.ids import is_valid_id
+from records.models import Collection
 from records.services import WriteContext
 from workflow import imports
+from workflow.discovery import discover_collections
 from workflow.freshness import check_fresh, ensure_fresh
 from workflow.models import PreparedAction, ReviewTicket
 from workflow.operations import OPERATIONS, parse_operation
+from workflow.resolution import resolve_record
 from workflow.scope import Scope
 from workflow.tickets import (
     TICKET_LIFETIME,
@@ -431,7 +434,44 @@ def prepare_write(
 
 
 def commit_write(scope: Scope, *, action_id: Any) -> dict[str, Any]:
-    return _commit(scope, action_id, tool="commit_write")
+    outcome = _commit(scope, action_id, tool="commit_write")
+    review = follow_up_review(scope, outcome)
+    return {**outcome, "review": review} if review else outcome
+
+
+def follow_up_review(scope: Scope, outcome: dict[str, Any]) -> dict[str, Any] | None:
+    """A fresh review of what a committed create made, so the next write can cite it at once.
+
+    Issued after the write transaction (also on replay, so a lost reply still gets one): a
+    resolution of the new record by ID, or a discovery of the created (or reused) collection.
+    """
+    if outcome["status"] != "committed":
+        return None
+    result = outcome["result"]
+    if outcome["operation"] == "create_record":
+        record = result["record"]
+        resolution = resolve_record(
+            scope, query=record["record_id"], collection_id=record["collection_id"]
+        )
+        return {
+            "resolution_id": resolution["resolution_id"],
+            "status": resolution["status"],
+            "selected_record_id": resolution["selected_record_id"],
+            "expires_at": resolution["expires_at"],
+        }
+    if outcome["operation"] == "create_collection":
+        collection = Collection.objects.filter(
+            workspace_id=scope.workspace_id, pk=result["collection"]["collection_id"]
+        ).first()
+        if collection is None:
+            return None
+        discovery = discover_collections(scope, name=collection.name, purpose=collection.purpose)
+        return {
+            "discovery_id": discovery["discovery_id"],
+            "status": discovery["status"],
+            "expires_at": discovery["expires_at"],
+        }
+    return None
 
 
 # --- batches -------------------------------------------------------------------------------------
