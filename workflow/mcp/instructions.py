@@ -22,7 +22,9 @@ Working rules:
 - Write in two steps: prepare_write (with the review IDs you used and a decision_reason), then
   commit_write with the returned action_id. These are machine checks, not a question for the
   user. Put in "clarification" only what the user actually said; it is recorded as
-  agent-reported, not as consent. Ask only when identity or organisation is uncertain.
+  agent-reported, not as consent. Ask only when identity or organisation is uncertain. A
+  committed create returns review.resolution_id (or review.discovery_id): cite it in the next
+  write, e.g. to link the new record, instead of resolving it again.
 - Never infer a link from recency or proximity in the conversation; link only what the user
   stated or the stored context shows.
 - In every new conversation, retrieve context (get_record_context, search_records) before

@@ -83,9 +83,12 @@ class WriteTools(MCPToolset):
 
         `status` is `committed` (with the result), `awaiting_approval` (a person must approve
         in the admin; call again later with the same action_id to read the decision) or
-        `rejected`. Safe to retry: a committed action_id returns its stored original result
-        (`replayed: true`) without writing again, also after a restart. A changed or expired
-        action returns STALE_REVIEW: read current state, review again, prepare anew; never
+        `rejected`. A committed create_record comes with `review.resolution_id`, a fresh
+        resolution of the new record to cite in the next write (link it without resolving it
+        again); create_collection with `review.discovery_id`. Safe to retry: a committed
+        action_id returns its stored original result (`replayed: true`) without writing again,
+        also after a restart. STALE_REVIEW means a cited review's answer changed (the details
+        name what) or the action expired: read current state, review again, prepare anew; never
         just substitute a fresh version number.
         """
         scope = scope_for_request(self.request)
