@@ -35,8 +35,9 @@ from records.models import Collection
 from records.services import WriteContext
 from workflow import imports
 from workflow.discovery import discover_collections
-from workflow.freshness import check_fresh, ensure_fresh
+from workflow.freshness import check_fresh, ensure_fresh, warm
 from workflow.models import PreparedAction, ReviewTicket
+from workflow.name_index import scope_names
 from workflow.operations import OPERATIONS, parse_operation
 from workflow.resolution import resolve_record
 from workflow.scope import Scope
@@ -342,6 +343,24 @@ def _mark_stale(action_id: str) -> None:
     ).update(state=PreparedAction.STALE, decided_at=timezone.now())
 
 
+def _warm(scope: Scope, action_id: str) -> None:
+    """Reload, before the write lock, the names a moved review or import will be checked on."""
+    action = PreparedAction.objects.filter(
+        pk=action_id,
+        workspace_id=scope.workspace_id,
+        actor_id=scope.actor_id,
+        state__in=[PreparedAction.PREPARED, PreparedAction.AWAITING_APPROVAL],
+    ).first()
+    if action is None:
+        return
+    tickets = list(
+        ReviewTicket.objects.filter(pk__in=action.review_ids, workspace_id=scope.workspace_id)
+    )
+    warm(tickets, action.counters)
+    if action.operation == imports.OPERATION:
+        scope_names(action.workspace_id, action.arguments["collection_id"])
+
+
 def _missing_action(scope: Scope, action_id: str) -> AnchorError:
     foreign = PreparedAction.objects.filter(pk=action_id, workspace_id=scope.workspace_id)
     return (
@@ -357,6 +376,7 @@ def _commit(
     before_apply: Callable[[PreparedAction], None] | None = None,
 ) -> dict[str, Any]:
     action_id = _parse_action_id(action_id)
+    _warm(scope, action_id)
     try:
         with transaction.atomic():
             action = (
@@ -609,6 +629,11 @@ def _pending(action_id: Any) -> PreparedAction:
 
 def approve_prepared_action(*, action_id: Any, reviewer: str) -> dict[str, Any]:
     """A person approves: the same rechecks as commit (stale is refused), then apply."""
+    pending = (
+        PreparedAction.objects.filter(pk=str(action_id)).first() if is_valid_id(action_id) else None
+    )
+    if pending is not None:
+        _warm(Scope(pending.workspace_id, pending.actor_id), pending.pk)
     try:
         with transaction.atomic():
             action = _pending(action_id)

@@ -14,6 +14,7 @@ data re-read is exactly the data the locked values describe.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -193,3 +194,22 @@ def check_fresh(tickets: list[ReviewTicket]) -> dict[str, int]:
     current = counter_values(tickets[0].workspace_id, keys)  # load_tickets: one workspace
     ensure_fresh(tickets, current)
     return current
+
+
+def warm(tickets: list[ReviewTicket], baseline: dict[str, int]) -> None:
+    """Before a commit takes its locks: re-evaluate the reviews whose counters moved.
+
+    The answer is not trusted (the commit re-evaluates under the locks); the point is that a
+    scope whose names changed is reloaded into the name cache now, outside the write
+    transaction, so the commit's own re-evaluation finds it loaded instead of rebuilding a
+    large scope while holding the write lock.
+    """
+    if not tickets:
+        return
+    keys = {key for ticket in tickets for key in ticket.counters}
+    current = counter_values(tickets[0].workspace_id, keys)
+    for ticket in tickets:
+        expected = {key: baseline.get(key, value) for key, value in ticket.counters.items()}
+        if moved_counters(expected, current):
+            with contextlib.suppress(AnchorError):  # the commit's own check reports it
+                reevaluate(ticket)
