@@ -430,6 +430,24 @@ def record_create(*, ctx: WriteContext, collection_id: Any, title: Any, data: An
         return record
 
 
+def _check_merged_size(record: Record, merged: dict[str, Any]) -> None:
+    """The merged record must fit too; the error says it is the merge, not the changes, that
+    is too big (both parts are valid JSON already)."""
+    size = len(v.canonical_json(merged).encode("utf-8"))
+    if size > v.MAX_DATA_BYTES:
+        current = len(v.canonical_json(record.data).encode("utf-8"))
+        raise invalid(
+            "changes",
+            f"merged into the record's current data ({current} bytes) they make a record of "
+            f"{size} bytes as canonical JSON; the limit is {v.MAX_DATA_BYTES}. Store less, "
+            "replace large fields instead of adding to them, or split the data across linked "
+            "records.",
+            merged_size=size,
+            current_size=current,
+            limit=v.MAX_DATA_BYTES,
+        )
+
+
 def _bump(record: Record, ctx: WriteContext, now: datetime) -> None:
     record.version += 1
     record.updated_at = now
@@ -449,7 +467,7 @@ def record_update(
         aliases = _record_aliases(record)
         before = record_state(record, aliases)
         merged = {**record.data, **changes_obj}
-        v.json_object("changes", merged)  # the merged record must also fit
+        _check_merged_size(record, merged)
         now = timezone.now()
         record.data = merged
         _bump(record, ctx, now)
@@ -752,3 +770,31 @@ def relationship_delete(*, ctx: WriteContext, relationship_id: Any) -> dict[str,
             at=now,
         )
         return state
+
+
+# --- writes that changed nothing -------------------------------------------------------------
+
+
+def audit_unchanged(
+    ctx: WriteContext,
+    *,
+    kind: str,
+    entity_type: str,
+    entity_id: str,
+    state: dict[str, Any],
+    record_id: str = "",
+    collection_id: str = "",
+) -> AuditEvent:
+    """A committed write that found its effect already in place (a collection reused by name,
+    a link that already existed): kept in the history with its reason and evidence."""
+    return _audit(
+        ctx,
+        kind=kind,
+        entity_type=entity_type,
+        entity_id=entity_id,
+        record_id=record_id,
+        collection_id=collection_id,
+        before=state,
+        after=state,
+        at=timezone.now(),
+    )

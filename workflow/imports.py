@@ -196,7 +196,7 @@ def review_rows(
                 for other in reviewed[:index]
                 if other["normalized"] == item["normalized"]
                 or (
-                    len(item["normalized"]) >= MIN_FUZZY_LENGTH
+                    min(len(item["normalized"]), len(other["normalized"])) >= MIN_FUZZY_LENGTH
                     and similarity(other["normalized"], item["normalized"]) >= THRESHOLD
                 )
             ),

@@ -392,10 +392,11 @@ def test_a_created_collection_comes_with_a_discovery_that_covers_it(hiring):
     collection_id = committed["result"]["collection"]["collection_id"]
     discovery = ReviewTicket.objects.get(pk=committed["review"]["discovery_id"])
     assert collection_id in discovery.answer["catalog_ids"]
+    # It reviews exactly this name and purpose: enough to edit the collection's description.
+    arguments = collection_args("garden plants", "Plants growing in the garden beds")
     envelope = prepare(
-        "add_collection_alias",
-        {"collection_id": collection_id, "alias": "plants"},
+        "update_collection",
+        {**arguments, "collection_id": collection_id, "record_meaning": "one plant"},
         [committed["review"]["discovery_id"]],
-        clarification="The user said to call it plants too.",
     )
     assert envelope["ok"], envelope

@@ -183,7 +183,10 @@ class ImportTools(MCPToolset):
         and with the other rows. Each row comes back `clean`, `possible_duplicate` (up to five
         candidates) or `batch_duplicate`; `needs_decision` lists the flagged keys. Nothing is
         written; call commit_import with a decision for each flagged row. New collections go
-        through discover_collections and prepare_write.
+        through discover_collections and prepare_write. The check is capped at 2,000,000
+        comparisons of a row title with an existing name (a title over 64 characters, or a
+        long name, counts as several): past it the call is refused with `rows_that_fit`, the
+        row count to send per call instead (100 rows fit against 20,000 short names).
         """
         scope = scope_for_request(self.request)
         return run_tool(
