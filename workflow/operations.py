@@ -405,7 +405,7 @@ def apply_link_records(ctx: WriteContext, args: Args) -> dict[str, Any]:
             entity_id=rel.pk,
             record_id=rel.source_id,
             collection_id=rel.source.collection_id,
-            state=services.relationship_state(rel),
+            state={**services.relationship_state(rel), "target_title": rel.target.title},
         )
     return {"relationship": services.relationship_state(rel), "created": created}
 
