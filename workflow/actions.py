@@ -31,14 +31,19 @@ from records.errors import (
     not_found,
 )
 from records.ids import is_valid_id
+from records.models import Collection
 from records.services import WriteContext
 from workflow import imports
+from workflow.discovery import discover_collections
+from workflow.freshness import check_fresh, ensure_fresh, warm
 from workflow.models import PreparedAction, ReviewTicket
+from workflow.name_index import scope_names
 from workflow.operations import OPERATIONS, parse_operation
+from workflow.resolution import resolve_record
 from workflow.scope import Scope
 from workflow.tickets import (
     TICKET_LIFETIME,
-    check_fresh,
+    another_actors,
     clarification_text,
     load_tickets,
     parse_review_ids,
@@ -78,6 +83,8 @@ class Kind:
     # (ctx, action) -> result; runs inside the caller's transaction
     apply: Callable[[WriteContext, PreparedAction], dict[str, Any]]
     commit_tool: str
+    # (action, moved counters) -> what changed in the action's own review, beyond its tickets
+    own_changes: Callable[[PreparedAction, list[str]], list[str]] | None = None
 
 
 def _single_check(scope: Scope, action: PreparedAction, tickets: list[ReviewTicket]) -> Touched:
@@ -149,10 +156,19 @@ def _import_apply(ctx: WriteContext, action: PreparedAction) -> dict[str, Any]:
     return imports.apply_import(ctx, action.arguments)
 
 
+def _import_own_changes(action: PreparedAction, moved: list[str]) -> list[str]:
+    """The rows' duplicate review, redone when a name in their collection changed."""
+    if imports.names_key(action.arguments["collection_id"]) not in moved:
+        return []
+    return imports.review_changes(action.workspace_id, action.arguments)
+
+
 SINGLE = Kind(_single_check, _single_apply, "commit_write")
 KINDS = {
     BATCH: Kind(_batch_check, _batch_apply, "commit_batch_write"),
-    imports.OPERATION: Kind(_import_check, _import_apply, "commit_import"),
+    imports.OPERATION: Kind(
+        _import_check, _import_apply, "commit_import", own_changes=_import_own_changes
+    ),
 }
 
 
@@ -181,7 +197,9 @@ def _prepare(
     extra_counters: dict[str, int] | None = None,
 ) -> dict[str, Any]:
     """Check, dry-run and store an unsaved action; returns the common part of the answer."""
-    check_fresh(tickets)
+    # The values at which every cited review is known to hold: commit re-evaluates a review
+    # only when one of them has moved since.
+    valid_at = check_fresh(tickets)
     action.workspace_id = scope.workspace_id
     action.actor_id = scope.actor_id
     kind = _kind(action)
@@ -193,13 +211,15 @@ def _prepare(
             raise _Rollback(kind.apply(_ctx(action), action))
     except _Rollback as dry_run:
         action.preview = dry_run.preview
-    counters: dict[str, int] = dict(extra_counters or {})
-    for ticket in tickets:
-        counters.update(ticket.counters)
+    counters = dict(valid_at)
+    for key, value in (extra_counters or {}).items():
+        # Shared with a review: the older value, so commit re-checks both reviews if needed.
+        counters[key] = min(value, counters.get(key, value))
     now = timezone.now()
     action.counters = counters
     action.created_at = now
-    action.expires_at = now + ACTION_LIFETIME
+    # The real deadline: a commit after a cited review expired would be refused anyway.
+    action.expires_at = min([now + ACTION_LIFETIME, *(t.expires_at for t in tickets)])
     action.save()
     return {
         "action_id": action.pk,
@@ -257,23 +277,32 @@ def _parse_action_id(action_id: Any) -> str:
 def _recheck(
     action: PreparedAction, scope: Scope, *, check_expiry: bool = True
 ) -> list[ReviewTicket]:
-    """Lock the counters the action relies on and refuse it if any review went stale.
+    """Lock the counters the action relies on and refuse it if any review's answer changed.
 
-    Runs inside the caller's transaction; returns the cited tickets for the evidence checks.
+    A moved counter is not enough: each review that depends on one is re-evaluated, under the
+    locks, and refused only if its answer differs (freshness.ensure_fresh); so is an import's
+    own duplicate review. Runs inside the caller's transaction; returns the cited tickets for
+    the evidence checks.
     """
     current = lock_counters(action.workspace_id, action.counters)
     tickets = load_tickets(scope, action.review_ids)
     try:
-        check_fresh(tickets, current, check_expiry=check_expiry)
+        ensure_fresh(tickets, current, baseline=action.counters, check_expiry_too=check_expiry)
     except AnchorError as exc:
         raise _stale(action, exc.message, **exc.details) from exc
+    own_changes = _kind(action).own_changes
     moved = moved_counters(action.counters, current)
-    if moved:
+    changes = own_changes(action, moved) if moved and own_changes else []
+    if changes:
+        shown = "; ".join(changes[:5]) + (
+            f"; and {len(changes) - 5} more" if len(changes) > 5 else ""
+        )
         raise _stale(
             action,
-            f"{', '.join(moved)} changed since this action was prepared; "
+            f"The review this action made changed since it was prepared ({shown}); "
             "review again and prepare a new action.",
             changed=moved,
+            changes=changes,
         )
     return tickets
 
@@ -314,6 +343,31 @@ def _mark_stale(action_id: str) -> None:
     ).update(state=PreparedAction.STALE, decided_at=timezone.now())
 
 
+def _warm(scope: Scope, action_id: str) -> None:
+    """Reload, before the write lock, the names a moved review or import will be checked on."""
+    action = PreparedAction.objects.filter(
+        pk=action_id,
+        workspace_id=scope.workspace_id,
+        actor_id=scope.actor_id,
+        state__in=[PreparedAction.PREPARED, PreparedAction.AWAITING_APPROVAL],
+    ).first()
+    if action is None:
+        return
+    tickets = list(
+        ReviewTicket.objects.filter(pk__in=action.review_ids, workspace_id=scope.workspace_id)
+    )
+    warm(tickets, action.counters)
+    if action.operation == imports.OPERATION:
+        scope_names(action.workspace_id, action.arguments["collection_id"])
+
+
+def _missing_action(scope: Scope, action_id: str) -> AnchorError:
+    foreign = PreparedAction.objects.filter(pk=action_id, workspace_id=scope.workspace_id)
+    return (
+        another_actors("action", action_id) if foreign.exists() else not_found("action", action_id)
+    )
+
+
 def _commit(
     scope: Scope,
     action_id: Any,
@@ -322,6 +376,7 @@ def _commit(
     before_apply: Callable[[PreparedAction], None] | None = None,
 ) -> dict[str, Any]:
     action_id = _parse_action_id(action_id)
+    _warm(scope, action_id)
     try:
         with transaction.atomic():
             action = (
@@ -330,7 +385,7 @@ def _commit(
                 .first()
             )
             if action is None:
-                raise not_found("action", action_id)
+                raise _missing_action(scope, action_id)
             if _kind(action).commit_tool != tool:
                 raise invalid(
                     "action_id",
@@ -399,7 +454,44 @@ def prepare_write(
 
 
 def commit_write(scope: Scope, *, action_id: Any) -> dict[str, Any]:
-    return _commit(scope, action_id, tool="commit_write")
+    outcome = _commit(scope, action_id, tool="commit_write")
+    review = follow_up_review(scope, outcome)
+    return {**outcome, "review": review} if review else outcome
+
+
+def follow_up_review(scope: Scope, outcome: dict[str, Any]) -> dict[str, Any] | None:
+    """A fresh review of what a committed create made, so the next write can cite it at once.
+
+    Issued after the write transaction (also on replay, so a lost reply still gets one): a
+    resolution of the new record by ID, or a discovery of the created (or reused) collection.
+    """
+    if outcome["status"] != "committed":
+        return None
+    result = outcome["result"]
+    if outcome["operation"] == "create_record":
+        record = result["record"]
+        resolution = resolve_record(
+            scope, query=record["record_id"], collection_id=record["collection_id"]
+        )
+        return {
+            "resolution_id": resolution["resolution_id"],
+            "status": resolution["status"],
+            "selected_record_id": resolution["selected_record_id"],
+            "expires_at": resolution["expires_at"],
+        }
+    if outcome["operation"] == "create_collection":
+        collection = Collection.objects.filter(
+            workspace_id=scope.workspace_id, pk=result["collection"]["collection_id"]
+        ).first()
+        if collection is None:
+            return None
+        discovery = discover_collections(scope, name=collection.name, purpose=collection.purpose)
+        return {
+            "discovery_id": discovery["discovery_id"],
+            "status": discovery["status"],
+            "expires_at": discovery["expires_at"],
+        }
+    return None
 
 
 # --- batches -------------------------------------------------------------------------------------
@@ -537,6 +629,11 @@ def _pending(action_id: Any) -> PreparedAction:
 
 def approve_prepared_action(*, action_id: Any, reviewer: str) -> dict[str, Any]:
     """A person approves: the same rechecks as commit (stale is refused), then apply."""
+    pending = (
+        PreparedAction.objects.filter(pk=str(action_id)).first() if is_valid_id(action_id) else None
+    )
+    if pending is not None:
+        _warm(Scope(pending.workspace_id, pending.actor_id), pending.pk)
     try:
         with transaction.atomic():
             action = _pending(action_id)

@@ -6,8 +6,10 @@ collections mean the same thing is the agent's job, so the full catalog is alway
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from django.db.models import Count, Q
@@ -17,6 +19,7 @@ from records.counters import CATALOG
 from records.models import Collection, Record
 from records.names import normalize_name
 from records.selectors.serialize import collection_dict
+from records.validation import canonical_json
 from workflow.models import ReviewTicket
 from workflow.name_index import similarity
 from workflow.scope import Scope
@@ -172,10 +175,36 @@ def catalog(workspace_id: str) -> tuple[list[dict[str, Any]], bool]:
     return entries, truncated
 
 
-def discover_collections(scope: Scope, *, name: Any, purpose: Any) -> dict[str, Any]:
-    name_text = v.name(name)
-    purpose_text = v.description(purpose, "purpose")
-    entries, truncated = catalog(scope.workspace_id)
+def _fingerprint(entry: dict[str, Any]) -> str:
+    """What a reader of the catalog decided on: a collection's name and what it is for."""
+    said = canonical_json({k: entry[k] for k in ("name", "purpose", "record_meaning")})
+    return hashlib.sha256(said.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """One evaluation of a discovery request, without a ticket."""
+
+    entries: list[dict[str, Any]]
+    truncated: bool
+    suggestions: list[Suggestion]
+    message: str
+
+    @property
+    def answer(self) -> dict[str, Any]:
+        """What a ticket keeps, and what a re-evaluation is compared on."""
+        return {
+            "status": "incomplete" if self.truncated else "complete",
+            "suggestions": self.suggestions,
+            "catalog_ids": [e["collection_id"] for e in self.entries],
+            "catalog_fingerprints": {e["collection_id"]: _fingerprint(e) for e in self.entries},
+        }
+
+
+def evaluate_discovery(workspace_id: str, *, name_text: str, purpose_text: str) -> Discovery:
+    """The answer to a validated request as of now; discover_collections and the commit-time
+    re-evaluation of a discovery both call it, so both use exactly the same rules."""
+    entries, truncated = catalog(workspace_id)
     purpose_words = _words(purpose_text) | _words(name_text)
     suggestions = [
         s for s in (_suggestion(entry, name_text, purpose_words) for entry in entries) if s
@@ -203,11 +232,23 @@ def discover_collections(scope: Scope, *, name: Any, purpose: Any) -> dict[str, 
             "No lexical overlap found, but meaning can overlap without shared words: read every "
             "catalog entry before creating a new collection."
         )
-    answer = {
-        "status": "incomplete" if truncated else "complete",
-        "suggestions": suggestions,
-        "catalog_ids": [e["collection_id"] for e in entries],
-    }
+    return Discovery(entries, truncated, suggestions, message)
+
+
+def discover_collections(scope: Scope, *, name: Any, purpose: Any) -> dict[str, Any]:
+    name_text = v.name(name)
+    purpose_text = v.description(purpose, "purpose")
+    discovery = evaluate_discovery(
+        scope.workspace_id, name_text=name_text, purpose_text=purpose_text
+    )
+    return issue_discovery(scope, discovery, name_text=name_text, purpose_text=purpose_text)
+
+
+def issue_discovery(
+    scope: Scope, discovery: Discovery, *, name_text: str, purpose_text: str
+) -> dict[str, Any]:
+    """A ticket for an evaluated discovery, and the reply an agent reads."""
+    answer = discovery.answer
     ticket = issue_ticket(
         scope,
         kind=ReviewTicket.DISCOVERY,
@@ -222,9 +263,9 @@ def discover_collections(scope: Scope, *, name: Any, purpose: Any) -> dict[str, 
     return {
         "discovery_id": ticket.pk,
         "status": answer["status"],
-        "message": message,
-        "suggestions": suggestions,
-        "catalog": entries,
-        "catalog_truncated": truncated,
+        "message": discovery.message,
+        "suggestions": discovery.suggestions,
+        "catalog": discovery.entries,
+        "catalog_truncated": discovery.truncated,
         "expires_at": ticket.expires_at.isoformat(),
     }

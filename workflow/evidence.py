@@ -114,7 +114,7 @@ def title_reviewed(
 
 
 def discovery_for_name(
-    tickets: list[ReviewTicket], *, name: str, purpose: str | None
+    tickets: list[ReviewTicket], *, name: str, purpose: str | None, field: str = "name"
 ) -> ReviewTicket:
     """The cited discovery of exactly this proposed name (and purpose, when given)."""
     normalized = normalize_name(name)
@@ -130,11 +130,13 @@ def discovery_for_name(
                 "fully checked.",
             )
         return ticket
+    purpose_shown = "..." if purpose is None else "<exactly the new purpose>"
     raise AnchorError(
         REVIEW_REQUIRED,
-        f"name: call discover_collections(name={name!r}, purpose=...) with exactly the proposed "
-        "name and purpose, read the whole catalog, and cite its discovery_id.",
-        field="name",
+        f"{field}: call discover_collections(name={name!r}, purpose={purpose_shown}) with "
+        f"exactly the proposed {field}{'' if purpose is None else ' and purpose'}, read the "
+        "whole catalog, and cite its discovery_id.",
+        field=field,
     )
 
 

@@ -197,7 +197,7 @@ def review_rows(
                 for other in reviewed[:index]
                 if other["normalized"] == item["normalized"]
                 or (
-                    len(item["normalized"]) >= MIN_FUZZY_LENGTH
+                    min(len(item["normalized"]), len(other["normalized"])) >= MIN_FUZZY_LENGTH
                     and similarity(other["normalized"], item["normalized"]) >= THRESHOLD
                 )
             ),
@@ -213,6 +213,44 @@ def review_rows(
     for item in reviewed:
         del item["normalized"]
     return reviewed, names.revision
+
+
+def _standing(row: dict[str, Any]) -> tuple[Any, ...]:
+    """What a row's review decided on: its status and each candidate's title and standing."""
+    return (
+        row["status"],
+        row["duplicate_of"],
+        sorted((c["record_id"], c["title"], c["status"]) for c in row["candidates"]),
+    )
+
+
+def review_changes(workspace_id: str, arguments: dict[str, Any]) -> list[str]:
+    """Review the rows again and say which rows' answers differ from the stored review.
+
+    Used at commit when a name in the collection changed: the import stays valid when every
+    row would be flagged (or not) exactly as it was, against the same candidates.
+    """
+    try:
+        now, _ = review_rows(workspace_id, arguments["collection_id"], arguments["rows"])
+    except AnchorError as exc:
+        return [exc.message]
+    before = {row["key"]: row for row in arguments["reviewed"]}
+    changes = []
+    for row in now:
+        was = before[row["key"]]
+        if _standing(row) == _standing(was):
+            continue
+        known = {c["record_id"] for c in was["candidates"]}
+        new = [
+            f"{c['title']!r} ({c['record_id']})"
+            for c in row["candidates"]
+            if c["record_id"] not in known
+        ]
+        if new:
+            changes.append(f"row {row['key']!r} has new candidate(s) {', '.join(new)}")
+        else:
+            changes.append(f"row {row['key']!r} is now {row['status']} (was {was['status']})")
+    return changes
 
 
 def _collection(scope: Scope, collection_id: Any) -> Collection:

@@ -133,7 +133,7 @@ def similarity(a: str, b: str) -> float:
 
 
 def match_names(names: ScopeNames, normalized_query: str) -> list[NameMatch]:
-    """Exact matches, then similar spellings and whole-word matches (queries of 3+ chars)."""
+    """Exact matches, then similar spellings and whole-word matches (names of 3+ chars)."""
     found: dict[int, NameMatch] = {}
 
     def keep(index: int, score: float, exact: bool, word: bool) -> None:
@@ -160,7 +160,8 @@ def match_names(names: ScopeNames, normalized_query: str) -> list[NameMatch]:
             score_cutoff=SIMILARITY_THRESHOLD * 100,
             limit=None,
         ):
-            if index not in found:
+            # The three-character rule holds for both sides: "Alx" does not suggest "Al".
+            if index not in found and len(names.names[index]) >= MIN_FUZZY_LENGTH:
                 keep(index, score / 100.0, False, False)
         # "Rahul" should surface "Rahul Sharma": every query word is a word of the name.
         words = normalized_query.split()

@@ -13,7 +13,7 @@ from typing import Any
 from records import services
 from records import validation as v
 from records.approval import NOTHING, Touched
-from records.errors import NOT_FOUND, AnchorError, invalid, not_found
+from records.errors import ARCHIVED, NOT_FOUND, AnchorError, invalid, not_found
 from records.models import Collection, Record, Relationship
 from records.names import normalize_name
 from records.selectors.serialize import collection_dict, record_dict, relationship_dict
@@ -48,6 +48,18 @@ def _record(scope: Scope, record_id: Any, field: str) -> Record:
     if record is None:
         raise not_found("record", record_id)
     return record
+
+
+def _require_active(record: Record, doing: str) -> None:
+    """Refuse at once what the write itself would refuse: asking the user cannot help."""
+    if record.archived_at is not None:
+        raise AnchorError(
+            ARCHIVED,
+            f"Record {record.pk} ({record.title!r}) is archived; {doing} is not allowed on "
+            "archived records.",
+            record_id=record.pk,
+            archived_at=record.archived_at.isoformat(),
+        )
 
 
 def _collection(scope: Scope, collection_id: Any) -> Collection:
@@ -103,6 +115,14 @@ def apply_create_collection(ctx: WriteContext, args: Args) -> dict[str, Any]:
     fields = _fields(args)
     existing = _existing_collection(Scope(ctx.workspace_id, ctx.actor_id), fields.name)
     if existing is not None:
+        services.audit_unchanged(
+            ctx,
+            kind="collection.reused",
+            entity_type="collection",
+            entity_id=existing.pk,
+            collection_id=existing.pk,
+            state=collection_dict(existing, view="state"),
+        )
         return {
             "collection": collection_dict(existing, view="write"),
             "created": False,
@@ -117,17 +137,20 @@ def check_update_collection(
 ) -> Check:
     collection = _collection(scope, args["collection_id"])
     fields = _fields(args)
-    evidence.collection_in_discovery(tickets, collection.pk)
-    if normalize_name(fields.name) != collection.normalized_name:
-        ticket = evidence.discovery_for_name(tickets, name=fields.name, purpose=None)
+    # A discovery of exactly the new name and purpose, whose catalog lists this collection.
+    ticket = evidence.discovery_for_name(tickets, name=fields.name, purpose=fields.purpose)
+    evidence.collection_in_discovery([ticket], collection.pk)
+    renamed = normalize_name(fields.name) != collection.normalized_name
+    if renamed or fields.purpose != collection.purpose:
         others = [
             s for s in ticket.answer.get("suggestions", []) if s["collection_id"] != collection.pk
         ]
         if others:
             evidence.require_clarification(
                 clarification,
-                "The new name resembles other collections "
+                "The new name or purpose resembles other collections "
                 f"({', '.join(repr(s['name']) for s in others[:5])}).",
+                suggestions=[s["collection_id"] for s in others],
             )
     return Touched.of(collections=[collection.pk])
 
@@ -143,8 +166,10 @@ def check_collection_alias(
     scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: str
 ) -> Check:
     collection = _collection(scope, args["collection_id"])
-    v.name(args["alias"], "alias")
-    evidence.collection_in_discovery(tickets, collection.pk)
+    alias = v.name(args["alias"], "alias")
+    # A discovery of the alias itself: what else the name already means in the catalog.
+    ticket = evidence.discovery_for_name(tickets, name=alias, purpose=None, field="alias")
+    evidence.collection_in_discovery([ticket], collection.pk)
     evidence.require_clarification(
         clarification, "Collection aliases change how names resolve and need the user's word."
     )
@@ -194,9 +219,12 @@ def _check_existing_record(
     clarification: str,
     *,
     needs_word: str = "",
+    doing: str = "",
 ) -> Check:
     record = _record(scope, args["record_id"], "record_id")
     v.expected_version(args["expected_version"])
+    if doing:
+        _require_active(record, doing)
     evidence.record_reviewed(tickets, record.pk, clarification, "record_id")
     if needs_word:
         evidence.require_clarification(clarification, needs_word)
@@ -207,7 +235,7 @@ def check_update_record(
     scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: str
 ) -> Check:
     v.json_object("changes", args["changes"])
-    return _check_existing_record(scope, args, tickets, clarification)
+    return _check_existing_record(scope, args, tickets, clarification, doing="changing data")
 
 
 def apply_update_record(ctx: WriteContext, args: Args) -> dict[str, Any]:
@@ -223,7 +251,7 @@ def apply_update_record(ctx: WriteContext, args: Args) -> dict[str, Any]:
 def check_archive_record(
     scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: str
 ) -> Check:
-    return _check_existing_record(scope, args, tickets, clarification)
+    return _check_existing_record(scope, args, tickets, clarification, doing="archiving again")
 
 
 def apply_archive_record(ctx: WriteContext, args: Args) -> dict[str, Any]:
@@ -236,7 +264,7 @@ def apply_archive_record(ctx: WriteContext, args: Args) -> dict[str, Any]:
 def check_rename_record(
     scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: str
 ) -> Check:
-    check = _check_existing_record(scope, args, tickets, clarification)
+    check = _check_existing_record(scope, args, tickets, clarification, doing="renaming")
     record = _record(scope, args["record_id"], "record_id")
     evidence.title_reviewed(
         tickets,
@@ -268,6 +296,15 @@ def check_record_alias(
     return _check_existing_record(scope, args, tickets, clarification, needs_word=ALIAS_WORD)
 
 
+def check_add_record_alias(
+    scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: str
+) -> Check:
+    v.title(args["alias"], "alias")
+    return _check_existing_record(
+        scope, args, tickets, clarification, needs_word=ALIAS_WORD, doing="adding an alias"
+    )
+
+
 def apply_add_record_alias(ctx: WriteContext, args: Args) -> dict[str, Any]:
     record = services.record_alias_add(
         ctx=ctx,
@@ -296,6 +333,7 @@ def check_set_self(
         args,
         tickets,
         clarification,
+        doing="mapping yourself to it",
         needs_word="A self mapping decides what 'me' means; record the user's explicit "
         "statement of who they are.",
     )
@@ -316,7 +354,12 @@ def check_link_records(
 ) -> Check:
     source = _record(scope, args["source_id"], "source_id")
     target = _record(scope, args["target_id"], "target_id")
-    v.relationship_type(args["relationship_type"])
+    rel_type = v.relationship_type(args["relationship_type"])
+    if not Relationship.objects.filter(
+        source=source, relationship_type=rel_type, target=target
+    ).exists():  # linking an existing link again is a no-op, allowed either way
+        _require_active(source, "linking")
+        _require_active(target, "linking")
     evidence.record_reviewed(tickets, source.pk, clarification, "source_id")
     evidence.record_reviewed(tickets, target.pk, clarification, "target_id")
     return Touched.of(records=[source.pk, target.pk])  # both ends' collections
@@ -329,6 +372,16 @@ def apply_link_records(ctx: WriteContext, args: Args) -> dict[str, Any]:
         relationship_type=args["relationship_type"],
         target_id=args["target_id"],
     )
+    if not created:  # nothing changed, but the decision and its evidence stay in the history
+        services.audit_unchanged(
+            ctx,
+            kind="relationship.already_linked",
+            entity_type="relationship",
+            entity_id=rel.pk,
+            record_id=rel.source_id,
+            collection_id=rel.source.collection_id,
+            state={**relationship_dict(rel), "target_title": rel.target.title},
+        )
     return {"relationship": relationship_dict(rel), "created": created}
 
 
@@ -427,7 +480,7 @@ OPERATIONS: dict[str, Operation] = {
         Operation(
             "add_record_alias",
             ("record_id", "alias", "expected_version"),
-            check_record_alias,
+            check_add_record_alias,
             apply_add_record_alias,
             "Add another name for a record.",
         ),

@@ -9,6 +9,7 @@ suggestions and are never selected.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from django.db.models import Q
@@ -139,20 +140,43 @@ def _reason(match: NameMatch) -> str:
     return f"similar spelling to {kind} {match.display!r} (score {match.score:.2f})"
 
 
-def resolve_record(
-    scope: Scope,
-    *,
-    query: Any,
-    collection_id: Any = None,
-    context_record_ids: Any = None,
-) -> dict[str, Any]:
-    query_text, collection_id, context = _parse(scope, query, collection_id, context_record_ids)
+@dataclass(frozen=True)
+class Resolution:
+    """One evaluation of a resolution request: the answer, and the counters it depends on."""
+
+    status: str
+    selected_record_id: str | None
+    message: str
+    candidates: list[dict[str, Any]]
+    counter_keys: list[str]
+
+    @property
+    def answer(self) -> dict[str, Any]:
+        """What a ticket keeps, and what a re-evaluation is compared on."""
+        return {
+            "status": self.status,
+            "selected_record_id": self.selected_record_id,
+            "candidates": [{k: c[k] for k in ANSWER_KEYS} for c in self.candidates],
+        }
+
+
+# What a ticket keeps of each candidate: enough to say later whether its standing changed.
+ANSWER_KEYS = ("record_id", "title", "match", "score", "status", "collection_id")
+
+
+def evaluate_resolution(
+    scope: Scope, *, query_text: str, collection_id: str | None, context: list[str]
+) -> Resolution:
+    """The answer to a parsed request as of now, without issuing a ticket.
+
+    resolve_record and the commit-time re-evaluation of a review both call this, so a review is
+    re-checked with exactly the query and rules that produced it.
+    """
     normalized = normalize_name(query_text)
     allowed = _neighbours(context)
     # The names counter this answer depends on. A lookup by ID or through the self mapping
     # depends only on that record's collection, not on every name in the workspace.
     names_scope = collection_id
-
     found: dict[str, _Found] = {}
 
     def consider(record_id: str, score: float, exact: bool, reason: str) -> None:
@@ -279,37 +303,41 @@ def resolve_record(
 
     counter_keys = [names_key(names_scope), *(links_key(c["record_id"]) for c in candidates)]
     counter_keys += [links_key(record_id) for record_id in context]
+    return Resolution(status, selected, message, candidates, counter_keys)
+
+
+def resolve_record(
+    scope: Scope,
+    *,
+    query: Any,
+    collection_id: Any = None,
+    context_record_ids: Any = None,
+) -> dict[str, Any]:
+    query_text, collection_id, context = _parse(scope, query, collection_id, context_record_ids)
+    resolution = evaluate_resolution(
+        scope, query_text=query_text, collection_id=collection_id, context=context
+    )
     ticket = issue_ticket(
         scope,
         kind=ReviewTicket.RESOLUTION,
         request={
             "query": query_text,
-            "normalized_query": normalized,
+            "normalized_query": normalize_name(query_text),
             "collection_id": collection_id,
             "context_record_ids": context,
         },
-        answer={
-            "status": status,
-            "selected_record_id": selected,
-            "candidates": [
-                {
-                    k: c[k]
-                    for k in ("record_id", "title", "match", "score", "status", "collection_id")
-                }
-                for c in candidates
-            ],
-        },
-        counter_keys=counter_keys,
+        answer=resolution.answer,
+        counter_keys=resolution.counter_keys,
     )
     return {
         "resolution_id": ticket.pk,
-        "status": status,
-        "selected_record_id": selected,
-        "message": message,
+        "status": resolution.status,
+        "selected_record_id": resolution.selected_record_id,
+        "message": resolution.message,
         "query": query_text,
         "collection_id": collection_id,
         "context_record_ids": context,
-        "candidates": candidates,
+        "candidates": resolution.candidates,
         "expires_at": ticket.expires_at.isoformat(),
     }
 

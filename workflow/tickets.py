@@ -8,8 +8,8 @@ from typing import Any
 from django.utils import timezone
 
 from records import validation as v
-from records.counters import counter_values, moved_counters
-from records.errors import STALE_REVIEW, AnchorError, invalid, not_found
+from records.counters import counter_values
+from records.errors import NOT_FOUND, AnchorError, invalid, not_found
 from records.ids import is_valid_id
 from records.services import workspace_ensure
 from workflow.models import ReviewTicket
@@ -65,41 +65,24 @@ def load_tickets(scope: Scope, review_ids: list[str]) -> list[ReviewTicket]:
             pk__in=review_ids, workspace_id=scope.workspace_id, actor_id=scope.actor_id
         )
     }
-    for review_id in review_ids:
-        if review_id not in found:
-            raise not_found("review", review_id)
+    missing = [r for r in review_ids if r not in found]
+    if missing:
+        others = ReviewTicket.objects.filter(pk__in=missing, workspace_id=scope.workspace_id)
+        foreign = set(others.values_list("pk", flat=True))
+        first = missing[0]
+        raise another_actors("review", first) if first in foreign else not_found("review", first)
     return [found[r] for r in review_ids]
 
 
-def check_fresh(
-    tickets: list[ReviewTicket],
-    current: dict[str, int] | None = None,
-    *,
-    check_expiry: bool = True,
-) -> None:
-    """Refuse expired tickets and tickets whose counters moved. current: locked values."""
-    now = timezone.now()
-    for ticket in tickets:
-        if check_expiry and ticket.expires_at <= now:
-            raise AnchorError(
-                STALE_REVIEW,
-                f"Review {ticket.pk} expired at {ticket.expires_at.isoformat()} (reviews last "
-                "15 minutes). Run the review again and reconsider its answer.",
-                review_id=ticket.pk,
-            )
-        values = (
-            current if current is not None else counter_values(ticket.workspace_id, ticket.counters)
-        )
-        moved = moved_counters(ticket.counters, values)
-        if moved:
-            raise AnchorError(
-                STALE_REVIEW,
-                f"Review {ticket.pk} is stale: {', '.join(moved)} changed since it was made "
-                "(a record or name it depends on was written). Run the review again and "
-                "reconsider its answer before preparing the write.",
-                review_id=ticket.pk,
-                changed=moved,
-            )
+def another_actors(kind: str, identifier: str) -> AnchorError:
+    """A review or action of this workspace made by another actor: it exists, but not for you."""
+    return AnchorError(
+        NOT_FOUND,
+        f"The {kind} with ID {identifier!r} belongs to another actor in this workspace; each "
+        f"actor cites and commits only its own. Make the {kind} yourself.",
+        id=identifier,
+        reason="another_actor",
+    )
 
 
 def ticket_evidence(ticket: ReviewTicket) -> dict[str, Any]:

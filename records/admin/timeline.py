@@ -26,6 +26,7 @@ HEADLINES = {
     "record.self_mapped": "Mapped as “me” for an actor",
     "relationship.created": "Linked",
     "relationship.deleted": "Link removed",
+    "relationship.already_linked": "Linked again (the link already existed; nothing changed)",
     "clarification.confirmed": "Clarification confirmed by a person",
     "clarification.disputed": "Clarification disputed by a person",
 }

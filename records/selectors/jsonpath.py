@@ -86,8 +86,11 @@ class DataField:
             return Sql(
                 f"CASE WHEN json_type({self.column}, %s) IN ('object', 'array') "
                 f"THEN anchor_canonical_json(json_extract({self.column}, %s)) "
+                # json_extract gives 1 and 0 for true and false: keep them booleans.
+                f"WHEN json_type({self.column}, %s) IN ('true', 'false') "
+                f"THEN json_type({self.column}, %s) "
                 f"WHEN json_type({self.column}, %s) IS NOT NULL "
                 f"THEN json_quote(json_extract({self.column}, %s)) END",
-                (path, path, path, path),
+                (path, path, path, path, path, path),
             )
         return self.value().wrap("({})::text")

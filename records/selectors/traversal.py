@@ -186,10 +186,10 @@ def _level_sql(
 
 
 def _as_datetime(value: Any) -> datetime | None:
-    """Raw SQL on SQLite returns timestamps as text."""
-    if value is None or isinstance(value, datetime):
-        return value
-    parsed = parse_datetime(value)
+    """Raw SQL on SQLite returns timestamps as text or naive datetimes; both are UTC."""
+    if value is None:
+        return None
+    parsed = value if isinstance(value, datetime) else parse_datetime(value)
     if parsed is not None and parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
     return parsed

@@ -8,7 +8,7 @@ an existing record goes through one sequence, record_changes.record_change.
 Callers import this package, never its modules: the names below are the whole interface.
 """
 
-from records.services.audit import WriteContext, workspace_ensure
+from records.services.audit import WriteContext, audit_unchanged, workspace_ensure
 from records.services.collections import (
     CollectionFields,
     collection_alias_add,
@@ -31,6 +31,7 @@ from records.services.self_mappings import self_mapping_remove, self_mapping_set
 __all__ = [
     "CollectionFields",
     "WriteContext",
+    "audit_unchanged",
     "collection_alias_add",
     "collection_alias_remove",
     "collection_create",

@@ -56,3 +56,30 @@ def audit(
         item_index=ctx.item_index,
         created_at=at,
     )
+
+
+def audit_unchanged(
+    ctx: WriteContext,
+    *,
+    kind: str,
+    entity_type: str,
+    entity_id: str,
+    state: dict[str, Any],
+    record_id: str = "",
+    collection_id: str = "",
+) -> AuditEvent:
+    """A committed write that found its effect already in place (a collection reused by name,
+    a link that already existed): kept in the history with its reason and evidence."""
+    from django.utils import timezone
+
+    return audit(
+        ctx,
+        kind=kind,
+        entity_type=entity_type,
+        entity_id=entity_id,
+        record_id=record_id,
+        collection_id=collection_id,
+        before=state,
+        after=state,
+        at=timezone.now(),
+    )

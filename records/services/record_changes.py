@@ -179,6 +179,24 @@ def record_create(*, ctx: WriteContext, collection_id: Any, title: Any, data: An
         return record
 
 
+def _check_merged_size(record: Record, merged: dict[str, Any]) -> None:
+    """The merged record must fit too; the error says it is the merge, not the changes, that
+    is too big (both parts are valid JSON already)."""
+    size = len(v.canonical_json(merged).encode("utf-8"))
+    if size > v.MAX_DATA_BYTES:
+        current = len(v.canonical_json(record.data).encode("utf-8"))
+        raise invalid(
+            "changes",
+            f"merged into the record's current data ({current} bytes) they make a record of "
+            f"{size} bytes as canonical JSON; the limit is {v.MAX_DATA_BYTES}. Store less, "
+            "replace large fields instead of adding to them, or split the data across linked "
+            "records.",
+            merged_size=size,
+            current_size=current,
+            limit=v.MAX_DATA_BYTES,
+        )
+
+
 def record_update(
     *, ctx: WriteContext, record_id: Any, changes: Any, expected_version: Any
 ) -> Record:
@@ -189,7 +207,7 @@ def record_update(
 
     def merge(record: Record, now: datetime) -> RecordChange:
         merged = {**record.data, **changes_obj}
-        v.json_object("changes", merged)  # the merged record must also fit
+        _check_merged_size(record, merged)
         return RecordChange(fields={"data": merged})
 
     return record_change(

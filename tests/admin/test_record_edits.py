@@ -120,9 +120,10 @@ def test_stale_links_are_refused(admin_client_as_maya, hiring, ctx):
 
 
 def test_admin_edit_makes_an_agents_resolution_stale(admin_client_as_maya, hiring):
+    from workflow.freshness import check_fresh
     from workflow.resolution import resolve_record
     from workflow.scope import Scope
-    from workflow.tickets import check_fresh, load_tickets
+    from workflow.tickets import load_tickets
 
     scope = Scope("local", "local-agent")
     answer = resolve_record(scope, query="Kirat")

@@ -273,12 +273,21 @@ def test_resolution_by_id_depends_only_on_that_records_collection(hiring, ctx):
     )
     assert result["status"] == "committed"
     review = resolve(hiring.kirat.pk)
-    make_record(ctx, hiring.people, "Kirat")  # a namesake in its own collection still counts
+    # A namesake moves the counter, but a lookup by ID answers the same: still valid.
+    make_record(ctx, hiring.people, "Kirat")
+    action = prepare(
+        "update_record",
+        {"record_id": hiring.kirat.pk, "changes": {"x": 2}, "expected_version": 2},
+        [review["resolution_id"]],
+    )
+    assert action["action_id"]
+    # Renaming the record itself changes the answer.
+    services.record_rename(ctx=ctx, record_id=hiring.kirat.pk, title="Kirat S", expected_version=2)
     refused(
         "prepare_write",
         {
             "operation": "update_record",
-            "arguments": {"record_id": hiring.kirat.pk, "changes": {"x": 2}, "expected_version": 2},
+            "arguments": {"record_id": hiring.kirat.pk, "changes": {"x": 2}, "expected_version": 3},
             "review_ids": [review["resolution_id"]],
             "decision_reason": "r",
         },

@@ -39,7 +39,9 @@ RULES: tuple[tuple[frozenset[str], str], ...] = (
         "Write in two steps: prepare_write (with the review IDs you used and a "
         "decision_reason), then commit_write with the returned action_id. These are machine "
         'checks, not a question for the user. Put in "clarification" only what the user '
-        "actually said; it is recorded as agent-reported, not as consent.",
+        "actually said; it is recorded as agent-reported, not as consent. A committed create "
+        "returns review.resolution_id (or review.discovery_id): cite it in the next write, "
+        "e.g. to link the new record, instead of resolving it again.",
     ),
     (
         frozenset({"commit_write"}),

@@ -86,9 +86,12 @@ class WriteTools(MCPToolset):
 
         `status` is `committed` (with the result), `awaiting_approval` (a person must approve
         in the admin; call again later with the same action_id to read the decision) or
-        `rejected`. Safe to retry: a committed action_id returns its stored original result
-        (`replayed: true`) without writing again, also after a restart. A changed or expired
-        action returns STALE_REVIEW: read current state, review again, prepare anew; never
+        `rejected`. A committed create_record comes with `review.resolution_id`, a fresh
+        resolution of the new record to cite in the next write (link it without resolving it
+        again); create_collection with `review.discovery_id`. Safe to retry: a committed
+        action_id returns its stored original result (`replayed: true`) without writing again,
+        also after a restart. STALE_REVIEW means a cited review's answer changed (the details
+        name what) or the action expired: read current state, review again, prepare anew; never
         just substitute a fresh version number.
         """
         scope = scope_for_request(self.request)
@@ -192,7 +195,10 @@ class ImportTools(MCPToolset):
         and with the other rows. Each row comes back `clean`, `possible_duplicate` (up to five
         candidates) or `batch_duplicate`; `needs_decision` lists the flagged keys. Nothing is
         written; call commit_import with a decision for each flagged row. New collections go
-        through discover_collections and prepare_write.
+        through discover_collections and prepare_write. The check is capped at 2,000,000
+        comparisons of a row title with an existing name (a title over 64 characters, or a
+        long name, counts as several): past it the call is refused with `rows_that_fit`, the
+        row count to send per call instead (100 rows fit against 20,000 short names).
         """
         scope = scope_for_request(self.request)
         return run_tool(
