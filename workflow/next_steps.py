@@ -93,7 +93,19 @@ def after_prepare(result: dict[str, Any], *, tool: str) -> dict[str, Any]:
 def after_commit(result: dict[str, Any]) -> dict[str, Any]:
     status = result.get("status")
     action = result.get("action_id")
-    if status == "committed":
+    review = result.get("review") or {}
+    if status == "committed" and review.get("resolution_id"):
+        step = (
+            f"Done. To link or change the new record next, cite resolution_id "
+            f"{review['resolution_id']} (no need to resolve it again); tell the user what was "
+            "stored."
+        )
+    elif status == "committed" and review.get("discovery_id"):
+        step = (
+            f"Done. To add records to it, resolve their titles in it; to change it, cite "
+            f"discovery_id {review['discovery_id']}. Tell the user what was stored."
+        )
+    elif status == "committed":
         step = "Done. Tell the user what was stored, in one sentence, stating assumptions."
     elif status == "awaiting_approval":
         step = (

@@ -23,6 +23,7 @@ def test_a_create_then_link_walks_on_next_step_alone(hiring):
     assert f"commit_write with action_id {prepared['action_id']}" in prepared["next_step"]
     committed = ok("commit_write", {"action_id": prepared["action_id"]})
     assert committed["status"] == "committed" and committed["next_step"].startswith("Done")
+    assert committed["review"]["resolution_id"] in committed["next_step"]
 
 
 def test_resolved_warns_about_proposing_the_same_title_again(hiring):
