@@ -159,3 +159,9 @@ def test_the_widest_allowed_where_answers_within_the_bound(hiring):
     assert found["ok"] is True and found["result"]["records"] == []
     too_many = refusal("search_records", {"where": [*conditions, conditions[0]]})
     assert too_many["details"]["field"] == "where" and "20" in too_many["message"]
+
+
+def test_a_dotted_field_suggests_the_list_of_keys(hiring):
+    error = refusal("search_records", {"where": [{"field": "offer.ctc", "op": "gte", "value": 30}]})
+    assert error["details"]["field"] == "where[0].field"
+    assert '["offer", "ctc"]' in error["message"]

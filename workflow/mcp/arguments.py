@@ -27,6 +27,7 @@ MAX_ARGUMENT_DEPTH = 48
 MAX_QUOTED_CHARS = 60
 MAX_MESSAGE_CHARS = 1_000
 SUGGESTION_CUTOFF = 70
+MAX_SUGGESTED_KEYS = 8
 
 JSON_TYPE_NAMES = {
     "string": "a string",
@@ -214,7 +215,10 @@ class ArgumentChecker:
             wanted = expected if isinstance(expected, list) else [expected]
             names = " or ".join(JSON_TYPE_NAMES.get(str(t), str(t)) for t in wanted)
             extra = ""
-            if isinstance(got, str) and "string" not in wanted:
+            if isinstance(got, str) and wanted == ["array"] and "." in got:
+                keys = json.dumps(got.split(".")[:MAX_SUGGESTED_KEYS])
+                extra = f" A field is a list of keys: {keys}, since a key may itself hold a dot."
+            elif isinstance(got, str) and "string" not in wanted:
                 extra = " Send the value itself, not a string holding it."
             return refuse(self.tool, field, f"must be {names}, not {quoted(got)}.{extra}", about)
         if kind in ("maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum"):
