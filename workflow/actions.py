@@ -33,9 +33,11 @@ from records.errors import (
 from records.ids import is_valid_id
 from records.services import WriteContext
 from workflow import imports
+from workflow.decision_audit import APPROVED, REJECTED, audit_decision
 from workflow.models import PreparedAction, ReviewTicket
 from workflow.operations import OPERATIONS, parse_operation
 from workflow.scope import Scope
+from workflow.stale_reasons import plain_stale_reason
 from workflow.tickets import (
     TICKET_LIFETIME,
     check_fresh,
@@ -217,12 +219,14 @@ def _prepare(
 def _outcome(action: PreparedAction, *, replayed: bool) -> dict[str, Any]:
     base = {"action_id": action.pk, "operation": action.operation}
     if action.state == PreparedAction.COMMITTED:
+        approval_part = {"approved_by": action.decided_by, "approval_note": action.decision_note}
         return {
             "status": "committed",
             **base,
             "replayed": replayed,
             "result": action.result,
             "committed_at": action.decided_at.isoformat() if action.decided_at else None,
+            **(approval_part if action.decided_by else {}),
         }
     if action.state == PreparedAction.AWAITING_APPROVAL:
         return {
@@ -237,6 +241,7 @@ def _outcome(action: PreparedAction, *, replayed: bool) -> dict[str, Any]:
             "status": "rejected",
             **base,
             "rejected_by": action.decided_by,
+            "rejected_at": action.decided_at.isoformat() if action.decided_at else None,
             "reason": action.decision_note,
             "message": "A person rejected this write; nothing was written. Tell the user and "
             "do not retry it unchanged.",
@@ -308,10 +313,17 @@ def _apply(action: PreparedAction, *, approved_by: str = "") -> dict[str, Any]:
     return _kind(action).apply(_ctx(action, evidence), action)
 
 
-def _mark_stale(action_id: str) -> None:
-    PreparedAction.objects.filter(
+def _mark_stale(action_id: str, exc: AnchorError) -> None:
+    pending = PreparedAction.objects.filter(
         pk=action_id, state__in=[PreparedAction.PREPARED, PreparedAction.AWAITING_APPROVAL]
-    ).update(state=PreparedAction.STALE, decided_at=timezone.now())
+    )
+    workspace_id = pending.values_list("workspace_id", flat=True).first()
+    if workspace_id is not None:
+        pending.update(
+            state=PreparedAction.STALE,
+            decided_at=timezone.now(),
+            stale_reason=plain_stale_reason(workspace_id, exc),
+        )
 
 
 def _commit(
@@ -340,8 +352,10 @@ def _commit(
             if action.state == PreparedAction.STALE:
                 raise _stale(
                     action,
-                    "This action went stale before it was committed; "
-                    "retrieve current state, review again and prepare a new action.",
+                    "This action went stale before it was committed"
+                    + (f": {action.stale_reason}" if action.stale_reason else ".")
+                    + " Retrieve current state, review again and prepare a new action.",
+                    stale_reason=action.stale_reason,
                 )
             if action.state != PreparedAction.PREPARED:
                 return _outcome(action, replayed=True)
@@ -365,10 +379,11 @@ def _commit(
             action.save(
                 update_fields=["result", "state", "decided_at", "collection_ids", "arguments"]
             )
+            transaction.on_commit(lambda: mark_stale_pending(scope.workspace_id))
             return _outcome(action, replayed=False)
     except AnchorError as exc:
         if exc.code in FINAL_ERRORS:
-            _mark_stale(action_id)
+            _mark_stale(action_id, exc)
         raise
 
 
@@ -535,8 +550,9 @@ def _pending(action_id: Any) -> PreparedAction:
     return action
 
 
-def approve_prepared_action(*, action_id: Any, reviewer: str) -> dict[str, Any]:
+def approve_prepared_action(*, action_id: Any, reviewer: str, note: str = "") -> dict[str, Any]:
     """A person approves: the same rechecks as commit (stale is refused), then apply."""
+    note = v.description(note, "note", allow_blank=True)
     try:
         with transaction.atomic():
             action = _pending(action_id)
@@ -546,15 +562,26 @@ def approve_prepared_action(*, action_id: Any, reviewer: str) -> dict[str, Any]:
             action.result = _apply(action, approved_by=reviewer)
             action.state = PreparedAction.COMMITTED
             action.decided_by = reviewer
+            action.decision_note = note
             action.decided_at = timezone.now()
             action.save(
-                update_fields=["result", "state", "decided_by", "decided_at", "collection_ids"]
+                update_fields=[
+                    "result",
+                    "state",
+                    "decided_by",
+                    "decision_note",
+                    "decided_at",
+                    "collection_ids",
+                ]
             )
-            return _outcome(action, replayed=False)
+            audit_decision(action, kind=APPROVED, reviewer=reviewer, note=note)
+            outcome = _outcome(action, replayed=False)
     except AnchorError as exc:
         if exc.code in FINAL_ERRORS:
-            _mark_stale(str(action_id))
+            _mark_stale(str(action_id), exc)
         raise
+    mark_stale_pending(action.workspace_id)  # what this write made stale says so at once
+    return outcome
 
 
 def reject_prepared_action(*, action_id: Any, reviewer: str, reason: str) -> dict[str, Any]:
@@ -566,7 +593,36 @@ def reject_prepared_action(*, action_id: Any, reviewer: str, reason: str) -> dic
         action.decision_note = note
         action.decided_at = timezone.now()
         action.save(update_fields=["state", "decided_by", "decision_note", "decided_at"])
+        audit_decision(action, kind=REJECTED, reviewer=reviewer, note=note)
         return _outcome(action, replayed=False)
+
+
+def mark_stale_pending(workspace_id: str, action_ids: list[str] | None = None) -> list[str]:
+    """Try every write awaiting approval (or those of `action_ids`) as an approval would, and
+    roll back; the ones that can no longer apply are marked stale with the reason.
+
+    Called after a write lands, and when a person opens the queue, so a write that went stale
+    says so before anyone tries to approve it.
+    """
+    waiting = PreparedAction.objects.filter(
+        workspace_id=workspace_id, state=PreparedAction.AWAITING_APPROVAL
+    )
+    if action_ids is not None:
+        waiting = waiting.filter(pk__in=action_ids)
+    stale = []
+    for action in waiting.order_by("created_at"):
+        try:
+            with transaction.atomic():
+                _decide(action, Scope(action.workspace_id, action.actor_id), actor=approval.PERSON)
+                raise _Rollback(_apply(action, approved_by="dry run"))
+        except _Rollback:
+            continue
+        except AnchorError as exc:
+            if exc.code not in FINAL_ERRORS:
+                continue  # e.g. a gate changed: still a person's call, not stale
+            _mark_stale(action.pk, exc)
+            stale.append(action.pk)
+    return stale
 
 
 def pending_approval_count(workspace_id: str) -> int:
