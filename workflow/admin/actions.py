@@ -16,7 +16,6 @@ from django.db.models import Case, IntegerField, QuerySet, Value, When
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import format_html
 
 from records.admin.common import ReadOnlyAdmin, actor_for, json_block
 from records.errors import AnchorError
