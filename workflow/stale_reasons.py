@@ -8,7 +8,7 @@ which links, which names, with titles rather than IDs.
 from __future__ import annotations
 
 from records.errors import ARCHIVED, STALE_REVIEW, VERSION_CONFLICT, AnchorError
-from records.models import Collection, Record, RecordVersion
+from records.models import AuditEvent, Collection, Record, RecordVersion
 
 LINKS = "links:"
 NAMES = "names:"
@@ -45,6 +45,21 @@ def _moved(workspace_id: str, key: str) -> str:
     return f"{key} changed"
 
 
+def _approver(workspace_id: str, record_id: str, version: object) -> str:
+    """', approved by user:maya' when that version was an agent's write a person approved."""
+    evidence = (
+        AuditEvent.objects.filter(
+            workspace_id=workspace_id, record_id=record_id, after__version=version
+        )
+        .values_list("review_evidence", flat=True)
+        .first()
+    )
+    for entry in evidence or []:
+        if isinstance(entry, dict) and entry.get("approved_by"):
+            return f", approved by {entry['approved_by']}"
+    return ""
+
+
 def _version_changed(workspace_id: str, exc: AnchorError) -> str:
     record_id = str(exc.details.get("record_id", ""))
     current, expected = exc.details.get("current_version"), exc.details.get("expected_version")
@@ -55,7 +70,8 @@ def _version_changed(workspace_id: str, exc: AnchorError) -> str:
         if isinstance(current, int)
         else None
     )
-    by = f" by {who[0]} at {who[1]:%Y-%m-%d %H:%M} UTC" if who else ""
+    by = f" by {who[0]}{_approver(workspace_id, record_id, current)}" if who else ""
+    by += f" at {who[1]:%Y-%m-%d %H:%M} UTC" if who else ""
     return (
         f"{_title(workspace_id, record_id)} changed after the agent prepared this write: it was "
         f"prepared against version {expected}, and the record is now at version {current} "

@@ -33,7 +33,9 @@ def _refreshed(rows: QuerySet[PreparedAction], limit: int) -> list[Any]:
         by_workspace.setdefault(workspace_id, []).append(pk)
     for workspace_id, ids in by_workspace.items():
         mark_stale_pending(workspace_id, ids)
-    shown = list(queue_rows(PreparedAction.objects.filter(pk__in=[pk for pk, _ in found])))
+    shown: list[Any] = list(
+        queue_rows(PreparedAction.objects.filter(pk__in=[pk for pk, _ in found]))
+    )
     shown.sort(key=lambda a: a.created_at, reverse=True)
     summarise(shown)
     for action in shown:
