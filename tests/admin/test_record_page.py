@@ -29,7 +29,9 @@ def test_the_page_opens_read_only_with_data_pending_writes_and_history(
     page = response.content.decode()
     assert "adminform" not in response.context  # no form until the person asks for one
     assert "kirat@example.com" in page
-    order = [page.index(marker) for marker in ('id="record-data"', 'id="pending-writes"', 'id="history"')]
+    order = [
+        page.index(marker) for marker in ('id="record-data"', 'id="pending-writes"', 'id="history"')
+    ]
     assert order == sorted(order)
     assert "update Kirat: stage = offer" in page
     assert f'href="{record_url(hiring.kirat)}?edit=1"' in page

@@ -176,9 +176,7 @@ def test_bulk_approval_applies_independent_writes(admin_client_as_maya, gated):
     assert AuditEvent.objects.filter(kind="action.approved").count() == 2
 
 
-def test_bulk_approval_reports_the_one_an_earlier_approval_made_stale(
-    admin_client_as_maya, gated
-):
+def test_bulk_approval_reports_the_one_an_earlier_approval_made_stale(admin_client_as_maya, gated):
     first = held_update(gated.kirat, {"stage": "offer"})
     second = held_update(gated.kirat, {"stage": "rejected"})
     response = admin_client_as_maya.post(

@@ -48,7 +48,10 @@ def test_an_update_shows_each_field_before_and_after_nested_too(admin_client_as_
     kirat_url = reverse("admin:records_record_change", args=[gated.kirat.pk])
     assert f'<a href="{kirat_url}">Kirat</a>' in page
     assert "update Kirat: " in page and "stage onsite → offer" in page
-    assert '<td>address.city</td>\n        <td class="old">Pune</td>\n        <td class="new">Delhi</td>' in page
+    assert (
+        '<td>address.city</td>\n        <td class="old">Pune</td>\n        <td class="new">Delhi</td>'
+        in page
+    )
     assert "address.zip" not in page  # unchanged nested keys are not noise
     assert "notes <span" in page and "(added)" in page
     assert "agent-reported clarification" in page and "moved to Delhi" in page
@@ -100,7 +103,9 @@ def test_an_import_is_a_table_of_rows_with_flags_candidates_and_decisions(
     assert decided["status"] == "awaiting_approval"
     held = PreparedAction.objects.get(pk=prepared["action_id"])
     page = page_of(admin_client_as_maya, held)
-    table = page[page.index('id="import-rows"') : page.index("</table>", page.index('id="import-rows"'))]
+    table = page[
+        page.index('id="import-rows"') : page.index("</table>", page.index('id="import-rows"'))
+    ]
     assert table.count("<tr") == 1 + 31
     assert "possible duplicate of an existing record" in table
     kirat_url = reverse("admin:records_record_change", args=[gated.kirat.pk])
