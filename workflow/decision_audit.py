@@ -63,15 +63,19 @@ def audit_decision(action: PreparedAction, *, kind: str, reviewer: str, note: st
     """One event per record (or, when no record is named, per collection) the write touches."""
     touched = _touched_by_events(action) if kind == APPROVED else _touched_by_arguments(action)
     verb = "Approved" if kind == APPROVED else "Rejected"
+    now = timezone.now()
+    # Shaped like the approval the applied write's own events carry, so every event of an
+    # approved action names its approver the same way.
+    said = {f"{verb.lower()}_by": reviewer, f"{verb.lower()}_at": now.isoformat()}
     ctx = WriteContext(
         workspace_id=action.workspace_id,
         actor_id=reviewer,
         decision_reason=note or f"{verb} in the admin by {reviewer}.",
+        review_evidence=[said],
         action_id=action.pk,
     )
     before = {"state": PreparedAction.AWAITING_APPROVAL, "prepared_by": action.actor_id}
     after = {"state": action.state, "decided_by": reviewer, "operation": action.operation}
-    now = timezone.now()
     for record_id, collection_id in touched:
         audit(
             ctx,
