@@ -34,6 +34,7 @@ from records.ids import is_valid_id
 from records.models import Collection
 from records.services import WriteContext
 from workflow import imports
+from workflow.decision_audit import APPROVED, REJECTED, audit_decision
 from workflow.discovery import discover_collections
 from workflow.freshness import check_fresh, ensure_fresh, warm
 from workflow.models import PreparedAction, ReviewTicket
@@ -41,6 +42,7 @@ from workflow.name_index import scope_names
 from workflow.operations import OPERATIONS, parse_operation
 from workflow.resolution import resolve_record
 from workflow.scope import Scope
+from workflow.stale_reasons import plain_stale_reason
 from workflow.tickets import (
     TICKET_LIFETIME,
     another_actors,
@@ -53,6 +55,8 @@ from workflow.tickets import (
 ACTION_LIFETIME = TICKET_LIFETIME
 BATCH = "batch"
 MAX_BATCH_ITEMS = 10
+# Pending approvals re-tried after each agent commit (the rest when a person opens the queue).
+SWEEP_AFTER_AGENT_COMMIT = 20
 # Batches change existing records only; creation keeps its single-write duplicate review.
 BATCH_OPERATIONS = (
     "update_record",
@@ -237,12 +241,14 @@ def _prepare(
 def _outcome(action: PreparedAction, *, replayed: bool) -> dict[str, Any]:
     base = {"action_id": action.pk, "operation": action.operation}
     if action.state == PreparedAction.COMMITTED:
+        approval_part = {"approved_by": action.decided_by, "approval_note": action.decision_note}
         return {
             "status": "committed",
             **base,
             "replayed": replayed,
             "result": action.result,
             "committed_at": action.decided_at.isoformat() if action.decided_at else None,
+            **(approval_part if action.decided_by else {}),
         }
     if action.state == PreparedAction.AWAITING_APPROVAL:
         return {
@@ -257,6 +263,7 @@ def _outcome(action: PreparedAction, *, replayed: bool) -> dict[str, Any]:
             "status": "rejected",
             **base,
             "rejected_by": action.decided_by,
+            "rejected_at": action.decided_at.isoformat() if action.decided_at else None,
             "reason": action.decision_note,
             "message": "A person rejected this write; nothing was written. Tell the user and "
             "do not retry it unchanged.",
@@ -337,10 +344,17 @@ def _apply(action: PreparedAction, *, approved_by: str = "") -> dict[str, Any]:
     return _kind(action).apply(_ctx(action, evidence), action)
 
 
-def _mark_stale(action_id: str) -> None:
-    PreparedAction.objects.filter(
+def _mark_stale(action_id: str, exc: AnchorError) -> None:
+    pending = PreparedAction.objects.filter(
         pk=action_id, state__in=[PreparedAction.PREPARED, PreparedAction.AWAITING_APPROVAL]
-    ).update(state=PreparedAction.STALE, decided_at=timezone.now())
+    )
+    workspace_id = pending.values_list("workspace_id", flat=True).first()
+    if workspace_id is not None:
+        pending.update(
+            state=PreparedAction.STALE,
+            decided_at=timezone.now(),
+            stale_reason=plain_stale_reason(workspace_id, exc),
+        )
 
 
 def _warm(scope: Scope, action_id: str) -> None:
@@ -395,8 +409,10 @@ def _commit(
             if action.state == PreparedAction.STALE:
                 raise _stale(
                     action,
-                    "This action went stale before it was committed; "
-                    "retrieve current state, review again and prepare a new action.",
+                    "This action went stale before it was committed"
+                    + (f": {action.stale_reason}" if action.stale_reason else ".")
+                    + " Retrieve current state, review again and prepare a new action.",
+                    stale_reason=action.stale_reason,
                 )
             if action.state != PreparedAction.PREPARED:
                 return _outcome(action, replayed=True)
@@ -420,10 +436,13 @@ def _commit(
             action.save(
                 update_fields=["result", "state", "decided_at", "collection_ids", "arguments"]
             )
+            transaction.on_commit(
+                lambda: mark_stale_pending(scope.workspace_id, limit=SWEEP_AFTER_AGENT_COMMIT)
+            )
             return _outcome(action, replayed=False)
     except AnchorError as exc:
         if exc.code in FINAL_ERRORS:
-            _mark_stale(action_id)
+            _mark_stale(action_id, exc)
         raise
 
 
@@ -627,8 +646,9 @@ def _pending(action_id: Any) -> PreparedAction:
     return action
 
 
-def approve_prepared_action(*, action_id: Any, reviewer: str) -> dict[str, Any]:
+def approve_prepared_action(*, action_id: Any, reviewer: str, note: str = "") -> dict[str, Any]:
     """A person approves: the same rechecks as commit (stale is refused), then apply."""
+    note = v.description(note, "note", allow_blank=True)
     pending = (
         PreparedAction.objects.filter(pk=str(action_id)).first() if is_valid_id(action_id) else None
     )
@@ -643,15 +663,26 @@ def approve_prepared_action(*, action_id: Any, reviewer: str) -> dict[str, Any]:
             action.result = _apply(action, approved_by=reviewer)
             action.state = PreparedAction.COMMITTED
             action.decided_by = reviewer
+            action.decision_note = note
             action.decided_at = timezone.now()
             action.save(
-                update_fields=["result", "state", "decided_by", "decided_at", "collection_ids"]
+                update_fields=[
+                    "result",
+                    "state",
+                    "decided_by",
+                    "decision_note",
+                    "decided_at",
+                    "collection_ids",
+                ]
             )
-            return _outcome(action, replayed=False)
+            audit_decision(action, kind=APPROVED, reviewer=reviewer, note=note)
+            outcome = _outcome(action, replayed=False)
     except AnchorError as exc:
         if exc.code in FINAL_ERRORS:
-            _mark_stale(str(action_id))
+            _mark_stale(str(action_id), exc)
         raise
+    mark_stale_pending(action.workspace_id)  # what this write made stale says so at once
+    return outcome
 
 
 def reject_prepared_action(*, action_id: Any, reviewer: str, reason: str) -> dict[str, Any]:
@@ -663,7 +694,43 @@ def reject_prepared_action(*, action_id: Any, reviewer: str, reason: str) -> dic
         action.decision_note = note
         action.decided_at = timezone.now()
         action.save(update_fields=["state", "decided_by", "decision_note", "decided_at"])
+        audit_decision(action, kind=REJECTED, reviewer=reviewer, note=note)
         return _outcome(action, replayed=False)
+
+
+def mark_stale_pending(
+    workspace_id: str, action_ids: list[str] | None = None, *, limit: int | None = None
+) -> list[str]:
+    """Try every write awaiting approval (or those of `action_ids`) as an approval would, and
+    roll back; the ones that can no longer apply are marked stale with the reason.
+
+    Called after a write lands, and when a person opens the queue, so a write that went stale
+    says so before anyone tries to approve it. After an agent's commit only the `limit` newest
+    are tried, so a long queue does not slow every agent write; the queue and the dashboard
+    sweep the rest when a person opens them.
+    """
+    waiting = PreparedAction.objects.filter(
+        workspace_id=workspace_id, state=PreparedAction.AWAITING_APPROVAL
+    )
+    if action_ids is not None:
+        waiting = waiting.filter(pk__in=action_ids)
+    ordered = waiting.order_by("created_at")
+    if limit is not None:
+        ordered = waiting.order_by("-created_at")[:limit]
+    stale = []
+    for action in ordered:
+        try:
+            with transaction.atomic():
+                _decide(action, Scope(action.workspace_id, action.actor_id), actor=approval.PERSON)
+                raise _Rollback(_apply(action, approved_by="dry run"))
+        except _Rollback:
+            continue
+        except AnchorError as exc:
+            if exc.code not in FINAL_ERRORS:
+                continue  # e.g. a gate changed: still a person's call, not stale
+            _mark_stale(action.pk, exc)
+            stale.append(action.pk)
+    return stale
 
 
 def pending_approval_count(workspace_id: str) -> int:

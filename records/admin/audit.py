@@ -20,6 +20,7 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from records.admin.common import ReadOnlyAdmin, admin_context, json_block, report_refusal
+from records.admin.timeline import readable_kind
 from records.errors import AnchorError
 from records.models import AuditEvent, ClarificationReview, RecordVersion, RevisionCounter
 from records.trust import clarification_review_create
@@ -94,7 +95,7 @@ def clarification_html(
 @admin.register(AuditEvent)
 class AuditEventAdmin(ReadOnlyAdmin):
     workspace_path = "workspace"
-    list_display = ["created_at", "kind", "actor", "subject", "reason", "clarification"]
+    list_display = ["created_at", "what", "actor", "subject", "reason", "clarification"]
     list_filter = [
         HasClarificationFilter,
         "kind",
@@ -164,10 +165,14 @@ class AuditEventAdmin(ReadOnlyAdmin):
     def has_review_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("records.add_clarificationreview")
 
+    @admin.display(description="event", ordering="kind")
+    def what(self, obj: AuditEvent) -> str:
+        return readable_kind(obj.kind)
+
     @admin.display(description="actor", ordering="actor_id")
     def actor(self, obj: AuditEvent) -> str:
         who = "person" if obj.actor_id.startswith("user:") else "agent or process"
-        return format_html('{} <span class="anchor-muted">({})</span>', obj.actor_id, who)
+        return format_html('{}<br><span class="anchor-muted">({})</span>', obj.actor_id, who)
 
     @admin.display(description="about")
     def subject(self, obj: AuditEvent) -> str:

@@ -1,5 +1,10 @@
 """Records: browse 100,000 of them quickly, read one with its history and neighbourhood, and
-edit, alias, link or archive it as a first-class, version-checked, audited write."""
+edit, alias, link or archive it as a first-class, version-checked, audited write.
+
+A record page opens as a read-only view (data, pending agent writes, links, history); the edit
+form is a step the person chooses (?edit=1), and shows at most LINK_LIMIT of the record's own
+links as editable rows, so a hub record still opens and saves.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from typing import Any
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
+from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -21,7 +27,9 @@ from records.admin.common import (
     json_block,
     report_refusal,
 )
+from records.admin.link_lists import LINK_LIMIT, ORDER, record_links
 from records.admin.neighbourhood import record_neighbourhood
+from records.admin.panels import RECORD_PANELS
 from records.admin.record_form import OutgoingLinkForm, RecordAliasForm, RecordForm
 from records.admin.record_writes import (
     record_alias_rows_apply,
@@ -32,6 +40,13 @@ from records.admin.scoping import ScopedInline
 from records.admin.timeline import record_timeline
 from records.errors import AnchorError
 from records.models import Record, RecordAlias, Relationship
+from records.validation import canonical_json
+
+EDIT = "edit"
+
+
+def _readable(value: Any) -> str:
+    return value if isinstance(value, str) else canonical_json(value)
 
 
 def record_link(record: Record) -> str:
@@ -65,45 +80,35 @@ class RecordAliasInline(ScopedInline, admin.TabularInline):
     verbose_name_plural = "aliases (other names this record is known by)"
 
 
+class CappedLinkFormSet(BaseInlineFormSet):
+    """The first LINK_LIMIT links, in a fixed order, so the rows posted back are the rows drawn.
+
+    Links past the cap are not in the form and so cannot be changed by it; the relationship
+    list (linked from the page) edits those.
+    """
+
+    def get_queryset(self) -> QuerySet[Relationship]:
+        if not hasattr(self, "_capped"):
+            self._capped = super().get_queryset().order_by(*ORDER)[:LINK_LIMIT]
+        return self._capped
+
+
 class OutgoingLinkInline(ScopedInline, admin.TabularInline):
     model = Relationship
     form = OutgoingLinkForm
+    formset = CappedLinkFormSet
     fk_name = "source"
     fields = ["relationship_type", "target", "created_by", "created_at"]
     readonly_fields = ["created_by", "created_at"]
     raw_id_fields = ["target"]
     extra = 1
     verbose_name = "link from this record"
-    verbose_name_plural = "links from this record (this record → target)"
+    verbose_name_plural = (
+        f"links from this record (this record → target; the first {LINK_LIMIT} are editable here)"
+    )
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Relationship]:
         return super().get_queryset(request).select_related("target")
-
-
-class IncomingLinkInline(ScopedInline, admin.TabularInline):
-    """Shown, not edited here: a link belongs to its source; change it on the source's page."""
-
-    model = Relationship
-    fk_name = "target"
-    readonly_fields = ["source_link", "relationship_type", "created_by", "created_at"]
-    fields = tuple(readonly_fields)
-    extra = 0
-    can_delete = False
-    verbose_name = "link to this record"
-    verbose_name_plural = "links to this record (source → this record; edit on the source)"
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[Relationship]:
-        return super().get_queryset(request).select_related("source")
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    @admin.display(description="source record")
-    def source_link(self, obj: Relationship) -> str:
-        return record_link(obj.source)
 
 
 @admin.register(Record)
@@ -174,7 +179,7 @@ class RecordAdmin(ServiceWriteAdmin):
     def get_inlines(self, request: HttpRequest, obj: Record | None) -> list[Any]:
         if obj is None:
             return []
-        return [RecordAliasInline, OutgoingLinkInline, IncomingLinkInline]
+        return [RecordAliasInline, OutgoingLinkInline]
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # archive instead: the history and links stay readable
@@ -196,20 +201,45 @@ class RecordAdmin(ServiceWriteAdmin):
         form_url: str = "",
         extra_context: dict[str, Any] | None = None,
     ) -> HttpResponse:
-        extra_context = dict(extra_context or {})
         record = self.get_object(request, object_id)
-        if record is not None:
-            timeline, older = record_timeline(record)
-            extra_context.update(
-                timeline=timeline,
-                timeline_more=older,
-                audit_url=reverse("admin:records_auditevent_changelist")
-                + f"?record_id={record.pk}",
-                neighbourhood=record_neighbourhood(record),
-                archive_url=reverse("admin:records_record_archive", args=[record.pk])
-                + f"?version={record.version}",
-            )
+        if request.method == "GET" and EDIT not in request.GET:
+            return self.read_view(request, record)
+        extra_context = {**(extra_context or {}), **self._page_context(record)}
+        extra_context["read_url"] = reverse("admin:records_record_change", args=[record.pk])
         return super().change_view(request, object_id, form_url, extra_context)
+
+    def _page_context(self, record: Record) -> dict[str, Any]:
+        timeline, older = record_timeline(record)
+        return {
+            "timeline": timeline,
+            "timeline_more": older,
+            "audit_url": reverse("admin:records_auditevent_changelist") + f"?record_id={record.pk}",
+            "archive_url": reverse("admin:records_record_archive", args=[record.pk])
+            + f"?version={record.version}",
+        }
+
+    def read_view(self, request: HttpRequest, record: Record) -> HttpResponse:
+        """The page a person lands on: what the record says, what is pending on it, its links
+        and its history. Editing is a button away."""
+        outgoing, incoming = record_links(record)
+        change_url = reverse("admin:records_record_change", args=[record.pk])
+        context = {
+            **self.admin_site.each_context(request),
+            **self._page_context(record),
+            "opts": self.opts,
+            "title": record.title,
+            "original": record,
+            "fields": [(key, _readable(value)) for key, value in sorted(record.data.items())],
+            "aliases": list(record.aliases.order_by("alias").values_list("alias", flat=True)),
+            "panels": [panel(request, record) for panel in RECORD_PANELS],
+            "neighbourhood": record_neighbourhood(record),
+            "outgoing": outgoing,
+            "incoming": incoming,
+            "link_limit": LINK_LIMIT,
+            "can_edit": self.has_change_permission(request, record),
+            "edit_url": f"{change_url}?{EDIT}=1",
+        }
+        return TemplateResponse(request, "admin/records/record/read.html", context)
 
     # --- writing -----------------------------------------------------------------------------
 

@@ -29,7 +29,16 @@ HEADLINES = {
     "relationship.already_linked": "Linked again (the link already existed; nothing changed)",
     "clarification.confirmed": "Clarification confirmed by a person",
     "clarification.disputed": "Clarification disputed by a person",
+    # Written by the workflow when a person decides on an agent's held write.
+    "action.approved": "Agent's write approved",
+    "action.rejected": "Agent's write rejected",
 }
+
+
+def readable_kind(kind: str) -> str:
+    return HEADLINES.get(kind, kind.replace(".", ": ").replace("_", " "))
+
+
 VALUE_LIMIT = 160
 
 
@@ -50,6 +59,9 @@ class TimelineEntry:
     link: dict[str, str] | None = None
     verdict: ClarificationVerdict | None = None
     review_url: str = ""
+    # The person who let an agent's write through, or turned it down.
+    approved_by: str = ""
+    rejected_by: str = ""
 
 
 def _show(value: Any) -> str:
@@ -113,9 +125,22 @@ def _link_summary(event: AuditEvent) -> dict[str, str] | None:
 def timeline_entry(event: AuditEvent) -> TimelineEntry:
     entry = TimelineEntry(
         event=event,
-        headline=HEADLINES.get(event.kind, event.kind),
+        headline=readable_kind(event.kind),
         by_person=event.actor_id.startswith("user:"),
     )
+    if event.kind == "action.approved":
+        entry.approved_by = event.actor_id
+    elif event.kind == "action.rejected":
+        entry.rejected_by = event.actor_id
+    else:
+        entry.approved_by = next(
+            (
+                str(e["approved_by"])
+                for e in event.review_evidence or []
+                if isinstance(e, dict) and e.get("approved_by")
+            ),
+            "",
+        )
     if event.entity_type == "record":
         entry.changes = state_changes(event.before, event.after)
     elif event.entity_type == "relationship":

@@ -12,9 +12,12 @@ from pathlib import Path
 import pytest
 from django.db import connections
 from django.urls import reverse
+from django.utils import timezone
 
 from records import services
-from records.models import AuditEvent, Record
+from records.models import AuditEvent, Record, Relationship
+from tests.admin.review_helpers import AGENT, gate, held_update
+from tests.conftest import make_collection, make_record
 from workflow.actions import commit_write, prepare_write
 from workflow.resolution import resolve_record
 from workflow.scope import Scope
@@ -78,6 +81,8 @@ def test_person_edits_and_archives_a_record_in_a_real_browser(
     sign_in(page, live_server, reviewer)
     page.goto(f"{live_server.url}{reverse('admin:records_record_change', args=[hiring.kirat.pk])}")
     assert page.locator("#neighbourhood svg").count() == 1
+    assert page.locator("#id_title").count() == 0  # reading first
+    page.click("#edit-link")
     page.fill("#id_title", "Kirat Singh")
     page.fill("#id_change_reason", "Full name from his CV")
     page.click("input[name=_continue]")
@@ -91,7 +96,7 @@ def test_person_edits_and_archives_a_record_in_a_real_browser(
     )
     assert "Full name from his CV" in page.locator("#history").inner_text()
 
-    page.click("text=Archive…")
+    page.click("text=Archive…")  # the read page, after saving
     page.fill("#id_reason", "Withdrew")
     page.click("input[type=submit][value='Yes, archive it']")
     page.wait_for_selector(".messagelist .success")
@@ -160,3 +165,167 @@ def test_a_staff_member_of_one_team_finds_nothing_of_another_in_a_real_browser(
     assert typed is not None and typed.status == 404
     assert bravo.kirat_title.lower() not in page.content().lower()
     page.screenshot(path=str(shots / "staff-foreign-record.png"), full_page=True)
+
+
+# --- reviewing held writes -------------------------------------------------------------------
+
+
+def _queue(page, live_server) -> None:
+    page.goto(
+        f"{live_server.url}{reverse('admin:workflow_preparedaction_changelist')}?queue=pending"
+    )
+
+
+def _open_action(page, live_server, action_id: str) -> None:
+    url = reverse("admin:workflow_preparedaction_change", args=[action_id])
+    page.goto(f"{live_server.url}{url}")
+    page.wait_for_selector("#review")
+
+
+def test_person_rejects_a_write_with_a_reason_in_a_real_browser(
+    browser_page, live_server, reviewer, hiring, ctx, shots
+):
+    gate(ctx, hiring.people)
+    held = held_update(hiring.kirat, {"stage": "offer"})
+    page = browser_page
+    sign_in(page, live_server, reviewer)
+    _open_action(page, live_server, held.pk)
+    assert "update Kirat: stage = offer" in page.locator("#review-summary").inner_text()
+    page.click("#reject-link")
+    page.fill("#id_reason", "Wait for the debrief.")
+    page.click("#reject-submit")
+    page.wait_for_selector(".messagelist .success")
+    assert "Rejected by user:maya" in page.locator("#decided").inner_text()
+    page.screenshot(path=str(shots / "action-rejected.png"), full_page=True)
+    replay = commit_write(AGENT, action_id=held.pk)
+    assert (replay["status"], replay["reason"]) == ("rejected", "Wait for the debrief.")
+
+
+def test_a_stale_write_is_refused_and_says_why_in_a_real_browser(
+    browser_page, live_server, reviewer, hiring, ctx, shots
+):
+    gate(ctx, hiring.people)
+    held = held_update(hiring.kirat, {"stage": "offer"})
+    page = browser_page
+    sign_in(page, live_server, reviewer)
+    _open_action(page, live_server, held.pk)  # drawn while still pending
+    services.record_update(  # lands while the page is open
+        ctx=ctx, record_id=hiring.kirat.pk, changes={"stage": "withdrawn"}, expected_version=1
+    )
+    page.click("#approve-button")
+    page.wait_for_selector(".messagelist .error")
+    said = page.locator(".messagelist").inner_text()
+    assert "Not applied, nothing was written" in said and "“Kirat” changed" in said
+    assert "“Kirat” changed" in page.locator("#stale-reason").inner_text()
+    page.screenshot(path=str(shots / "action-stale.png"), full_page=True)
+    assert Record.objects.get(pk=hiring.kirat.pk).data["stage"] == "withdrawn"
+
+
+def test_bulk_approval_of_independent_writes_in_a_real_browser(
+    browser_page, live_server, reviewer, hiring, ctx, shots
+):
+    gate(ctx, hiring.people)
+    held_update(hiring.kirat, {"stage": "offer"})
+    held_update(hiring.abhishek, {"stage": "onsite"})
+    page = browser_page
+    sign_in(page, live_server, reviewer)
+    _queue(page, live_server)
+    listed = page.locator("#result_list").inner_text()
+    assert "update Kirat: stage = offer" in listed and "update Abhishek" in listed
+    page.check("#action-toggle")
+    page.select_option("select[name=action]", "approve_selected")
+    page.click("button[name=index]")
+    page.wait_for_selector(".messagelist .success")
+    page.screenshot(path=str(shots / "bulk-approved.png"), full_page=True)
+    assert page.locator(".messagelist .error").count() == 0
+    assert Record.objects.get(pk=hiring.kirat.pk).data["stage"] == "offer"
+    assert Record.objects.get(pk=hiring.abhishek.pk).data["stage"] == "onsite"
+
+
+def test_a_stale_record_form_is_refused_in_a_real_browser(
+    browser_page, live_server, reviewer, hiring, ctx, shots
+):
+    page = browser_page
+    sign_in(page, live_server, reviewer)
+    url = reverse("admin:records_record_change", args=[hiring.kirat.pk])
+    page.goto(f"{live_server.url}{url}?edit=1")
+    services.record_update(  # an agent writes while the form is open
+        ctx=ctx, record_id=hiring.kirat.pk, changes={"city": "Pune"}, expected_version=1
+    )
+    page.fill("#id_title", "Kirat Singh")
+    page.click("input[name=_continue]")
+    page.wait_for_selector(".errornote")
+    assert "changed since you opened it" in page.content()
+    page.screenshot(path=str(shots / "record-stale-form.png"), full_page=True)
+    kirat = Record.objects.get(pk=hiring.kirat.pk)
+    assert (kirat.title, kirat.data["city"]) == ("Kirat", "Pune")
+
+
+def test_the_audit_list_fits_1440_pixels_in_a_real_browser(
+    browser_page, live_server, reviewer, hiring, ctx, shots
+):
+    gate(ctx, hiring.people)
+    held_update(
+        hiring.kirat,
+        {"stage": "offer"},
+        reason="A long stated reason " * 12,
+        clarification="The user said, at some length, " + "that this is right " * 12,
+    )
+    page = browser_page
+    page.set_viewport_size({"width": 1440, "height": 900})
+    sign_in(page, live_server, reviewer)
+    page.goto(f"{live_server.url}{reverse('admin:records_auditevent_changelist')}")
+    overflow = page.evaluate(
+        "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth,"
+        " document.querySelector('.results').scrollWidth,"
+        " document.querySelector('.results').clientWidth]"
+    )
+    page.screenshot(path=str(shots / "audit-list-1440.png"), full_page=True)
+    assert overflow[0] <= overflow[1] and overflow[2] <= overflow[3], overflow
+    assert "Created" in page.locator("#result_list").inner_text()  # not "record.created"
+
+
+def test_a_record_with_3000_incoming_links_saves_in_a_real_browser(
+    browser_page, live_server, reviewer, ctx, shots
+):
+    collection = make_collection(ctx, "teams")
+    hub = make_record(ctx, collection, "Platform team")
+    now = timezone.now()
+    sources = [
+        Record(
+            workspace_id=ctx.workspace_id,
+            collection=collection,
+            title=f"Engineer {i:04}",
+            created_by="seed",
+            created_at=now,
+            updated_at=now,
+        )
+        for i in range(3000)
+    ]
+    Record.objects.bulk_create(sources, batch_size=500)
+    Relationship.objects.bulk_create(
+        [
+            Relationship(
+                workspace_id=ctx.workspace_id,
+                source=s,
+                relationship_type="member_of",
+                target=hub,
+                created_by="seed",
+                created_at=now,
+            )
+            for s in sources
+        ],
+        batch_size=500,
+    )
+    page = browser_page
+    sign_in(page, live_server, reviewer)
+    page.goto(f"{live_server.url}{reverse('admin:records_record_change', args=[hub.pk])}")
+    assert "Showing 50 of 3000" in page.locator("#links").inner_text()
+    page.click("#edit-link")
+    page.fill("#id_title", "Platform team (core)")
+    page.fill("#id_change_reason", "Renamed after the reorg")
+    page.click("input[name=_continue]")
+    page.wait_for_selector(".messagelist .success")
+    page.screenshot(path=str(shots / "hub-saved.png"), full_page=False)
+    assert Record.objects.get(pk=hub.pk).title == "Platform team (core)"
+    assert Relationship.objects.filter(target=hub).count() == 3000

@@ -24,7 +24,7 @@ def counter(record: Record, key: str) -> int:
 
 
 def open_record(client, record: Record) -> dict:
-    page = client.get(change_url(record))
+    page = client.get(change_url(record), {"edit": "1"})  # reading first; editing is chosen
     assert page.status_code == 200
     return page_post_data(page)
 

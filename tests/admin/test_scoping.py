@@ -463,3 +463,19 @@ def test_memberships_and_people_are_for_superusers_only(teams, superuser):
 
     everyone = listed(signed_in(superuser).get(admin_url(WorkspaceMembership, "changelist")))
     assert everyone == set(WorkspaceMembership.objects.values_list("pk", flat=True))
+
+
+@SIDES
+def test_the_dashboard_and_the_read_first_record_page_show_nothing_of_the_other_team(teams, side):
+    me, other = teams[side], teams[1 - side]
+    client = signed_in(me.staff)
+    dashboard = client.get(reverse("admin:index"))
+    assert dashboard.status_code == 200
+    assert "Writes awaiting your approval (1)" in dashboard.content.decode()  # own only
+    assert_nothing_of(other, dashboard, "dashboard")
+    for query in ({}, {"edit": "1"}):
+        foreign = reverse("admin:records_record_change", args=[other.kirat.pk])
+        assert client.get(foreign, query).status_code == 404
+    own = client.get(reverse("admin:records_record_change", args=[me.kirat.pk]))
+    assert own.status_code == 200
+    assert_nothing_of(other, own, "own record page")

@@ -16,11 +16,17 @@ from django.db.models import Case, IntegerField, QuerySet, Value, When
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import format_html
 
 from records.admin.common import ReadOnlyAdmin, actor_for, json_block
 from records.errors import AnchorError
-from workflow.actions import approve_prepared_action, reject_prepared_action
+from workflow.actions import (
+    approve_prepared_action,
+    mark_stale_pending,
+    reject_prepared_action,
+)
+from workflow.admin.action_review import action_review
+from workflow.admin.queue import QueueChangeList
+from workflow.admin.states import state_badge
 from workflow.models import PreparedAction, ReviewTicket
 
 
@@ -49,44 +55,53 @@ class RejectForm(forms.Form):
     )
 
 
+class ApproveForm(forms.Form):
+    note = forms.CharField(
+        required=False,
+        max_length=2000,
+        widget=forms.TextInput(attrs={"size": 70}),
+        help_text="Optional. Kept in the audit trail beside your approval; the agent reads it.",
+    )
+
+
 @admin.register(PreparedAction)
 class PreparedActionAdmin(ReadOnlyAdmin):
     workspace_path = "workspace"
     change_form_template = "admin/workflow/preparedaction/change_form.html"
-    list_display = ["created_at", "operation", "state", "actor_id", "reason", "preview_summary"]
+    list_display = ["created_at", "summary", "state_shown", "actor_id", "reason"]
     list_filter = [PendingFilter, "state", "operation", "created_at", "workspace"]
     search_fields = ["=id", "actor_id", "decision_reason", "clarification"]
+    list_display_links = ["summary"]  # the date alone would say nothing
     show_full_result_count = False
     actions = ["approve_selected"]
     fieldsets = [
-        (None, {"fields": ["operation", "state", "actor_id", "created_at", "expires_at"]}),
         (
-            "Why the agent wants it",
-            {"fields": ["decision_reason", "clarification_text", "evidence_json"]},
+            "Decision",
+            {"fields": ["state", "stale_reason", "decided_by", "decided_at", "decision_note"]},
         ),
-        ("What it would write", {"fields": ["preview_json", "arguments_json"]}),
-        ("Decision", {"fields": ["decided_by", "decided_at", "decision_note", "result_json"]}),
-        ("Identifiers", {"fields": ["id", "workspace", "review_ids", "collection_ids"]}),
+        ("Identifiers", {"fields": ["id", "operation", "workspace", "expires_at"]}),
+        (
+            "Stored JSON (for diagnosis; the review above says the same in words)",
+            {
+                "classes": ["collapse"],
+                "fields": ["arguments_json", "evidence_json", "preview_json", "result_json"],
+            },
+        ),
     ]
     readonly_fields = [
-        "operation",
         "state",
-        "actor_id",
-        "created_at",
-        "expires_at",
-        "decision_reason",
-        "clarification_text",
-        "evidence_json",
-        "preview_json",
-        "arguments_json",
+        "stale_reason",
         "decided_by",
         "decided_at",
         "decision_note",
-        "result_json",
         "id",
+        "operation",
         "workspace",
-        "review_ids",
-        "collection_ids",
+        "expires_at",
+        "arguments_json",
+        "evidence_json",
+        "preview_json",
+        "result_json",
     ]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[PreparedAction]:
@@ -98,60 +113,70 @@ class PreparedActionAdmin(ReadOnlyAdmin):
         )
         return super().get_queryset(request).order_by(pending_first, "-created_at")
 
+    def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[QueueChangeList]:
+        return QueueChangeList
+
     def has_approve_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("workflow.change_preparedaction")
+
+    @admin.display(description="what it would write")
+    def summary(self, obj: PreparedAction) -> str:
+        return str(getattr(obj, "anchor_summary", "") or obj.operation)
+
+    @admin.display(description="state", ordering="state")
+    def state_shown(self, obj: PreparedAction) -> str:
+        return state_badge(obj.state)
 
     @admin.display(description="stated reason")
     def reason(self, obj: PreparedAction) -> str:
         text = obj.decision_reason
         return text if len(text) <= 90 else text[:89] + "…"
 
-    @admin.display(description="would write")
-    def preview_summary(self, obj: PreparedAction) -> str:
-        preview = obj.preview if isinstance(obj.preview, dict) else {}
-        title = preview.get("title") or preview.get("name") or ""
-        return f"{obj.operation}: {title}" if title else obj.operation
+    @admin.display(description="why it can no longer apply")
+    def stale_reason(self, obj: PreparedAction) -> str:
+        return obj.stale_reason or "—"
 
-    @admin.display(description="agent-reported clarification (unverified by the server)")
-    def clarification_text(self, obj: PreparedAction) -> str:
-        if not obj.clarification.strip():
-            return "—"
-        return format_html(
-            '<span class="anchor-badge anchor-agent">agent-reported</span> “{}”',
-            obj.clarification,
-        )
-
-    @admin.display(description="evidence (the reviews the agent cited, as checked)")
+    @admin.display(description="cited reviews, as stored")
     def evidence_json(self, obj: PreparedAction) -> str:
-        return json_block(obj.evidence, fold_over=3000)  # the reviewer needs to read it
+        return json_block(obj.evidence, fold_over=0)
 
-    @admin.display(description="preview")
+    @admin.display(description="preview, as stored")
     def preview_json(self, obj: PreparedAction) -> str:
-        return json_block(obj.preview, fold_over=6000)
+        return json_block(obj.preview, fold_over=0)
 
-    @admin.display(description="arguments")
+    @admin.display(description="arguments, as stored")
     def arguments_json(self, obj: PreparedAction) -> str:
-        return json_block(obj.arguments)
+        return json_block(obj.arguments, fold_over=0)
 
     @admin.display(description="stored result")
     def result_json(self, obj: PreparedAction) -> str:
-        return json_block(obj.result)
+        return json_block(obj.result, fold_over=0)
 
     # --- deciding ----------------------------------------------------------------------------
 
-    def _approve(self, request: HttpRequest, action_id: str) -> bool:
+    def _approve(self, request: HttpRequest, action_id: str, note: str = "") -> bool:
         try:
-            approve_prepared_action(action_id=action_id, reviewer=actor_for(request))
+            approve_prepared_action(action_id=action_id, reviewer=actor_for(request), note=note)
         except AnchorError as exc:
-            self.message_user(request, f"Not applied: {exc.message} ({exc.code})", messages.ERROR)
+            stale = PreparedAction.objects.filter(pk=action_id).values_list(
+                "stale_reason", flat=True
+            )
+            why = stale.first() or exc.message
+            self.message_user(request, f"Not applied, nothing was written: {why}", messages.ERROR)
             return False
-        self.message_user(request, f"Approved and applied action {action_id}.", messages.SUCCESS)
+        self.message_user(request, f"Approved and applied: {action_id}.", messages.SUCCESS)
         return True
 
     @admin.action(description="Approve and apply selected actions", permissions=["approve"])
     def approve_selected(self, request: HttpRequest, queryset: QuerySet[PreparedAction]) -> None:
-        for action in queryset.filter(state=PreparedAction.AWAITING_APPROVAL):
-            self._approve(request, action.pk)
+        chosen = list(
+            queryset.filter(state=PreparedAction.AWAITING_APPROVAL)
+            .order_by("created_at")
+            .values_list("pk", flat=True)
+        )
+        for action_id in chosen:
+            # An earlier approval in this loop may have made this one stale; it then says so.
+            self._approve(request, action_id)
 
     def get_urls(self) -> list[Any]:
         decide = [
@@ -175,16 +200,27 @@ class PreparedActionAdmin(ReadOnlyAdmin):
         form_url: str = "",
         extra_context: dict[str, Any] | None = None,
     ) -> HttpResponse:
+        action = self.get_object(request, object_id)
+        if action.state == PreparedAction.AWAITING_APPROVAL:
+            # Found stale now rather than when someone presses Approve.
+            mark_stale_pending(action.workspace_id, [action.pk])
+            action.refresh_from_db()
         extra_context = dict(extra_context or {})
-        extra_context["can_decide"] = self.has_approve_permission(request)
-        extra_context["reject_form"] = RejectForm()
+        extra_context.update(
+            can_decide=self.has_approve_permission(request),
+            approve_form=ApproveForm(),
+            review=action_review(action),
+            action=action,
+        )
         return super().change_view(request, object_id, form_url, extra_context)
 
     def approve_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         if request.method != "POST" or not self.has_approve_permission(request):
             raise PermissionDenied
         action = self.get_object(request, object_id)  # another workspace's action is a 404
-        self._approve(request, action.pk)
+        form = ApproveForm(request.POST)
+        note = form.cleaned_data["note"] if form.is_valid() else ""
+        self._approve(request, action.pk, note)
         return HttpResponseRedirect(
             reverse("admin:workflow_preparedaction_change", args=[action.pk])
         )
@@ -212,6 +248,7 @@ class PreparedActionAdmin(ReadOnlyAdmin):
             "opts": self.opts,
             "title": "Reject this write?",
             "original": action,
+            "summary": action_review(action).summary,
             "reject_form": form,
             "change_url": change_url,
         }

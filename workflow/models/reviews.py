@@ -70,6 +70,8 @@ class PreparedAction(models.Model):
     result = models.JSONField(null=True, blank=True, help_text="Stored outcome, for replay.")
     decided_by = models.CharField(max_length=300, blank=True, default="")
     decision_note = models.TextField(blank=True, default="")
+    # Why the write can no longer apply, in words a person and an agent both read.
+    stale_reason = models.TextField(blank=True, default="")
     created_at = models.DateTimeField()
     expires_at = models.DateTimeField()
     decided_at = models.DateTimeField(null=True, blank=True)

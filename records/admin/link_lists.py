@@ -1,0 +1,47 @@
+"""A record's links as lists a person reads, capped so a hub record's page stays small.
+
+A record with 3,000 incoming links used to draw every one of them (as inline form rows, too):
+megabytes of HTML and more form fields than Django accepts in one POST. Each direction shows
+at most LINK_LIMIT links; the rest is a count and a link to the relationship list filtered to
+this record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.urls import reverse
+
+from records.models import Record, Relationship
+
+LINK_LIMIT = 50
+ORDER = ("relationship_type", "created_at", "id")
+
+
+@dataclass
+class LinkList:
+    links: list[Relationship]
+    total: int
+    more_url: str
+
+    @property
+    def hidden(self) -> int:
+        return self.total - len(self.links)
+
+
+def _direction(record: Record, direction: str, limit: int) -> LinkList:
+    relationships = reverse("admin:records_relationship_changelist")
+    if direction == "out":
+        rows = Relationship.objects.filter(source=record).select_related("target__collection")
+        url = f"{relationships}?source__id__exact={record.pk}"
+    else:
+        rows = Relationship.objects.filter(target=record).select_related("source__collection")
+        url = f"{relationships}?target__id__exact={record.pk}"
+    shown = list(rows.order_by(*ORDER)[: limit + 1])
+    total = len(shown) if len(shown) <= limit else rows.count()
+    return LinkList(shown[:limit], total, url)
+
+
+def record_links(record: Record, limit: int = LINK_LIMIT) -> tuple[LinkList, LinkList]:
+    """(outgoing, incoming), each at most `limit` links; counted only when there are more."""
+    return _direction(record, "out", limit), _direction(record, "in", limit)

@@ -1,0 +1,31 @@
+"""Panels other apps add to the store's admin pages, without the store importing them.
+
+The record page shows the agent writes pending on the record, and the index shows the approval
+queue; both live in the workflow, which the store must not know about. The workflow registers a
+function here at import time; the store's pages call whatever is registered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.http import HttpRequest
+from django.utils.safestring import SafeString
+
+# (request, record) -> HTML drawn near the top of the record page
+RECORD_PANELS: list[Callable[[HttpRequest, Any], SafeString]] = []
+# (request, workspace ids or None for every workspace) -> HTML drawn on the admin index
+DASHBOARD_PANELS: list[Callable[[HttpRequest, frozenset[str] | None], SafeString]] = []
+
+
+def record_panel(fn: Callable[[HttpRequest, Any], SafeString]) -> Callable[..., SafeString]:
+    RECORD_PANELS.append(fn)
+    return fn
+
+
+def dashboard_panel(
+    fn: Callable[[HttpRequest, frozenset[str] | None], SafeString],
+) -> Callable[..., SafeString]:
+    DASHBOARD_PANELS.append(fn)
+    return fn

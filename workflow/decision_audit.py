@@ -1,0 +1,91 @@
+"""A person's approval or rejection of a prepared write, as audit events on what it touches.
+
+An approved write is applied under the agent's name (it prepared it, with its reasons); the
+approval event beside it says which person let it through, when, and with what note, so the
+record's history shows both. A rejection writes nothing else, so its event is the only trace
+on the records the agent wanted to change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from django.utils import timezone
+
+from records.ids import is_valid_id
+from records.models import AuditEvent, Record
+from records.services import WriteContext
+from records.services.audit import audit
+from workflow.models import PreparedAction
+
+APPROVED = "action.approved"
+REJECTED = "action.rejected"
+# Argument keys that name an existing record, at any depth (batch items, import links).
+RECORD_KEYS = ("record_id", "source_id", "target_id")
+
+
+def _named_ids(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in RECORD_KEYS and is_valid_id(item):
+                yield str(item)
+            else:
+                yield from _named_ids(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _named_ids(item)
+
+
+def _touched_by_events(action: PreparedAction) -> list[tuple[str, str]]:
+    """(record_id, collection_id) of everything the applied write audited."""
+    rows = (
+        AuditEvent.objects.filter(workspace_id=action.workspace_id, action_id=action.pk)
+        .exclude(kind__in=[APPROVED, REJECTED])
+        .values_list("record_id", "collection_id")
+        .order_by()
+        .distinct()
+    )
+    return sorted(set(rows))
+
+
+def _touched_by_arguments(action: PreparedAction) -> list[tuple[str, str]]:
+    """(record_id, collection_id) of the existing records the unapplied write names."""
+    named = set(_named_ids(action.arguments))
+    records = Record.objects.filter(workspace_id=action.workspace_id, pk__in=named)
+    pairs = set(records.values_list("id", "collection_id"))
+    reached = {collection for _, collection in pairs}
+    pairs |= {("", c) for c in action.collection_ids if c not in reached}
+    return sorted(pairs)
+
+
+def audit_decision(action: PreparedAction, *, kind: str, reviewer: str, note: str) -> int:
+    """One event per record (or, when no record is named, per collection) the write touches."""
+    touched = _touched_by_events(action) if kind == APPROVED else _touched_by_arguments(action)
+    verb = "Approved" if kind == APPROVED else "Rejected"
+    now = timezone.now()
+    # Shaped like the approval the applied write's own events carry, so every event of an
+    # approved action names its approver the same way.
+    said = {f"{verb.lower()}_by": reviewer, f"{verb.lower()}_at": now.isoformat()}
+    ctx = WriteContext(
+        workspace_id=action.workspace_id,
+        actor_id=reviewer,
+        decision_reason=note or f"{verb} in the admin by {reviewer}.",
+        review_evidence=[said],
+        action_id=action.pk,
+    )
+    before = {"state": PreparedAction.AWAITING_APPROVAL, "prepared_by": action.actor_id}
+    after = {"state": action.state, "decided_by": reviewer, "operation": action.operation}
+    for record_id, collection_id in touched:
+        audit(
+            ctx,
+            kind=kind,
+            entity_type="action",
+            entity_id=action.pk,
+            record_id=record_id,
+            collection_id=collection_id,
+            before=before,
+            after=after,
+            at=now,
+        )
+    return len(touched)

@@ -1,0 +1,103 @@
+"""Why a prepared write can no longer apply, in plain words a person and an agent both read.
+
+The refusals commit raises are written for the agent (which tool to call next, which counter
+moved). What is stored on a stale action says what changed in the world instead: which record,
+which links, which names, with titles rather than IDs.
+"""
+
+from __future__ import annotations
+
+from records.errors import ARCHIVED, STALE_REVIEW, VERSION_CONFLICT, AnchorError
+from records.models import AuditEvent, Collection, Record, RecordVersion
+
+LINKS = "links:"
+NAMES = "names:"
+
+
+def _title(workspace_id: str, record_id: str) -> str:
+    title = (
+        Record.objects.filter(workspace_id=workspace_id, pk=record_id)
+        .values_list("title", flat=True)
+        .first()
+    )
+    return f"“{title}”" if title else f"record {record_id}"
+
+
+def _collection_name(workspace_id: str, collection_id: str) -> str:
+    name = (
+        Collection.objects.filter(workspace_id=workspace_id, pk=collection_id)
+        .values_list("name", flat=True)
+        .first()
+    )
+    return f"“{name}”" if name else f"collection {collection_id}"
+
+
+def _moved(workspace_id: str, key: str) -> str:
+    if key.startswith(LINKS):
+        return f"the links of {_title(workspace_id, key[len(LINKS) :])} changed"
+    if key == f"{NAMES}*":
+        return "a record was added, renamed or given another name somewhere in the workspace"
+    if key.startswith(NAMES):
+        where = _collection_name(workspace_id, key[len(NAMES) :])
+        return f"a record in {where} was added, renamed or given another name"
+    if key == "catalog":
+        return "the list of collections changed"
+    return f"{key} changed"
+
+
+def _approver(workspace_id: str, record_id: str, version: object) -> str:
+    """', approved by user:maya' when that version was an agent's write a person approved."""
+    evidence = (
+        AuditEvent.objects.filter(
+            workspace_id=workspace_id, record_id=record_id, after__version=version
+        )
+        .values_list("review_evidence", flat=True)
+        .first()
+    )
+    for entry in evidence or []:
+        if isinstance(entry, dict) and entry.get("approved_by"):
+            return f", approved by {entry['approved_by']}"
+    return ""
+
+
+def _version_changed(workspace_id: str, exc: AnchorError) -> str:
+    record_id = str(exc.details.get("record_id", ""))
+    current, expected = exc.details.get("current_version"), exc.details.get("expected_version")
+    who = (
+        RecordVersion.objects.filter(record_id=record_id, version=current)
+        .values_list("actor_id", "recorded_at")
+        .first()
+        if isinstance(current, int)
+        else None
+    )
+    by = f" by {who[0]}{_approver(workspace_id, record_id, current)}" if who else ""
+    by += f" at {who[1]:%Y-%m-%d %H:%M} UTC" if who else ""
+    return (
+        f"{_title(workspace_id, record_id)} changed after the agent prepared this write: it was "
+        f"prepared against version {expected}, and the record is now at version {current} "
+        f"(changed{by}). Applying it would overwrite a change the agent never saw."
+    )
+
+
+def plain_stale_reason(workspace_id: str, exc: AnchorError) -> str:
+    """The refusal `exc` (a final one: stale, version conflict, archived) as a person reads it."""
+    if exc.code == VERSION_CONFLICT and exc.details.get("record_id"):
+        return _version_changed(workspace_id, exc)
+    if exc.code == ARCHIVED and exc.details.get("record_id"):
+        return (
+            f"{_title(workspace_id, str(exc.details['record_id']))} was archived after the "
+            "agent prepared this write."
+        )
+    changed = exc.details.get("changed")
+    if exc.code == STALE_REVIEW and isinstance(changed, list) and changed:
+        what = "; ".join(_moved(workspace_id, str(key)) for key in changed)
+        return (
+            f"What the agent looked at before preparing this write has changed: {what}. "
+            "The agent has to look again and prepare a new write."
+        )
+    if exc.code == STALE_REVIEW and "expired" in exc.message:
+        return (
+            "The agent's look at the data expired before this write was committed. The agent "
+            "has to look again and prepare a new write."
+        )
+    return exc.message
