@@ -637,6 +637,15 @@ def _pending(action_id: Any) -> PreparedAction:
     action = PreparedAction.objects.select_for_update().filter(pk=action_id).first()
     if action is None:
         raise not_found("action", action_id)
+    if action.state == PreparedAction.STALE:
+        # Marked stale as soon as another write made it so: say why, in plain words.
+        reason = action.stale_reason or "a review it relied on changed."
+        raise AnchorError(
+            STALE_REVIEW,
+            f"Action {action_id} went stale before anyone approved it: {reason}",
+            state=action.state,
+            stale_reason=action.stale_reason,
+        )
     if action.state != PreparedAction.AWAITING_APPROVAL:
         raise AnchorError(
             AWAITING_APPROVAL,

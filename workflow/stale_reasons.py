@@ -88,6 +88,14 @@ def plain_stale_reason(workspace_id: str, exc: AnchorError) -> str:
             f"{_title(workspace_id, str(exc.details['record_id']))} was archived after the "
             "agent prepared this write."
         )
+    changes = exc.details.get("changes")
+    if exc.code == STALE_REVIEW and isinstance(changes, list) and changes:
+        # Exact freshness says what changed in the answer (e.g. a new similar name).
+        return (
+            "What the agent looked at before preparing this write now answers differently: "
+            f"{'; '.join(str(c) for c in changes[:5])}. The agent has to look again and "
+            "prepare a new write."
+        )
     changed = exc.details.get("changed")
     if exc.code == STALE_REVIEW and isinstance(changed, list) and changed:
         what = "; ".join(_moved(workspace_id, str(key)) for key in changed)
