@@ -18,6 +18,8 @@ from django.http import HttpRequest
 from records import services
 from records.admin.common import ReadOnlyAdmin, ServiceWriteAdmin, admin_context, copy_saved
 from records.admin.record_admin import record_link
+from records.admin.record_writes import admit_person_write
+from records.approval import Touched
 from records.errors import AnchorError
 from records.models import Relationship, SelfMapping
 
@@ -90,6 +92,8 @@ class RelationshipAdmin(ServiceWriteAdmin):
     ) -> None:
         source = form.cleaned_data["source"]
         ctx = admin_context(request, source.workspace_id, form.cleaned_data["change_reason"])
+        target = form.cleaned_data["target"]
+        admit_person_write(ctx, Touched.of(records=[source.pk, target.pk]))
         rel, created = services.relationship_create(
             ctx=ctx,
             source_id=source.pk,

@@ -32,12 +32,14 @@ from records.admin.neighbourhood import record_neighbourhood
 from records.admin.panels import RECORD_PANELS
 from records.admin.record_form import OutgoingLinkForm, RecordAliasForm, RecordForm
 from records.admin.record_writes import (
+    admit_person_write,
     record_alias_rows_apply,
     record_edit_apply,
     record_link_rows_apply,
 )
 from records.admin.scoping import ScopedInline
 from records.admin.timeline import record_timeline
+from records.approval import Touched
 from records.errors import AnchorError
 from records.models import Record, RecordAlias, Relationship
 from records.validation import canonical_json
@@ -248,6 +250,7 @@ class RecordAdmin(ServiceWriteAdmin):
         if not change:
             collection = cleaned["collection"]
             ctx = admin_context(request, collection.workspace_id, cleaned.get("change_reason", ""))
+            admit_person_write(ctx, Touched.of(collections=[collection.pk]))
             created = services.record_create(
                 ctx=ctx, collection_id=collection.pk, title=cleaned["title"], data=cleaned["data"]
             )
@@ -300,6 +303,7 @@ class RecordAdmin(ServiceWriteAdmin):
         for record in queryset.filter(archived_at__isnull=True):
             ctx = admin_context(request, record.workspace_id, "Archived from the record list.")
             try:
+                admit_person_write(ctx, Touched.of(records=[record.pk]))
                 services.record_archive(
                     ctx=ctx, record_id=record.pk, expected_version=record.version
                 )
@@ -331,6 +335,7 @@ class RecordAdmin(ServiceWriteAdmin):
         if request.method == "POST":
             ctx = admin_context(request, record.workspace_id, request.POST.get("reason", ""))
             try:
+                admit_person_write(ctx, Touched.of(records=[record.pk]))
                 services.record_archive(ctx=ctx, record_id=record.pk, expected_version=version)
             except AnchorError as exc:
                 report_refusal(self, request, exc)

@@ -11,7 +11,8 @@ from typing import Any
 
 from django.db import transaction
 
-from records import services
+from records import approval, services
+from records.approval import Touched
 from records.errors import VERSION_CONFLICT, AnchorError
 from records.models import Record, RecordVersion, RevisionCounter
 from records.services import WriteContext
@@ -83,6 +84,14 @@ def data_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any
     }
 
 
+def admit_person_write(ctx: WriteContext, touched: Touched) -> None:
+    """The approval gate every door calls: a person's own edit is the approval, so it applies,
+    and the gates it touches are held steady until the edit lands (records.approval)."""
+    collections = approval.collections_touched(ctx.workspace_id, touched)
+    decision = approval.decide(ctx.workspace_id, collections, actor=approval.PERSON)
+    assert not decision.hold, "a person's write is never held for approval"
+
+
 def record_edit_apply(
     *,
     ctx: WriteContext,
@@ -94,6 +103,7 @@ def record_edit_apply(
 ) -> Record:
     """Rename and/or update, each its own audited version, chained on the version it made."""
     with transaction.atomic():
+        admit_person_write(ctx, Touched.of(records=[record_id]))
         record = lock_loaded_state(ctx, record_id, loaded_version, loaded_links)
         if title != record.title:
             record = services.record_rename(
@@ -113,6 +123,7 @@ def record_alias_rows_apply(
     """Each row is (alias as loaded, alias as submitted); None on a side means absent. An
     edited alias is a removal and an addition, so the trail says what each name was."""
     with transaction.atomic():
+        admit_person_write(ctx, Touched.of(records=[record.pk]))
         for original, wanted in rows:
             if original and original != wanted:
                 record = services.record_alias_remove(
@@ -134,6 +145,12 @@ def record_link_rows_apply(
 ) -> None:
     """Remove relationships by id, then add (relationship_type, target_id) from this record."""
     with transaction.atomic():
+        admit_person_write(
+            ctx,
+            Touched.of(
+                records=[record.pk, *(target for _, target in added)], relationships=removed
+            ),
+        )
         for relationship_id in removed:
             services.relationship_delete(ctx=ctx, relationship_id=relationship_id)
         for relationship_type, target_id in added:

@@ -197,3 +197,32 @@ def test_removing_a_data_key_is_refused_with_the_reason(admin_client_as_maya, hi
     response = admin_client_as_maya.post(change_url(hiring.kirat), form)
     assert response.status_code == 200
     assert "Keys cannot be removed: email" in response.content.decode()
+
+
+def test_a_persons_edit_goes_through_the_approval_policy(hiring, ctx, monkeypatch):
+    """The admin is a door like any other: it asks records.approval, as a person (applies)."""
+    from records import approval
+    from records.admin.record_writes import links_revision, record_edit_apply
+
+    services.collection_set_requires_approval(
+        ctx=ctx, collection_id=hiring.people.pk, requires_approval=True
+    )
+    asked: list[tuple[list[str], str]] = []
+    real = approval.decide
+
+    def spy(workspace_id: str, ids: list[str], *, actor: str) -> approval.Decision:
+        asked.append((list(ids), actor))
+        return real(workspace_id, ids, actor=actor)
+
+    monkeypatch.setattr(approval, "decide", spy)
+    person = WriteContext(workspace_id=ctx.workspace_id, actor_id="user:maya", decision_reason="r")
+    record = record_edit_apply(
+        ctx=person,
+        record_id=hiring.kirat.pk,
+        loaded_version=hiring.kirat.version,
+        loaded_links=links_revision(hiring.kirat),
+        title="Kirat",
+        data={**hiring.kirat.data, "stage": "offer"},
+    )
+    assert asked == [([hiring.people.pk], approval.PERSON)]
+    assert record.data["stage"] == "offer"  # gated, but a person's edit is the approval
