@@ -200,3 +200,18 @@ def allowed_origins_from_env() -> list[str]:
                 "scheme://host[:port] with no path, for example https://anchor.example.com."
             )
     return [origin.lower() for origin in origins]
+
+
+SCHEME_PATTERN = re.compile(r"^[a-z][a-z0-9+.-]*$")
+
+
+def oauth_redirect_schemes_from_env() -> list[str]:
+    """Custom URI schemes OAuth clients may redirect to besides http(s), e.g. cursor,vscode."""
+    schemes = [scheme.lower() for scheme in env_list("ANCHOR_OAUTH_REDIRECT_SCHEMES", [])]
+    for scheme in schemes:
+        if not SCHEME_PATTERN.match(scheme) or scheme in {"javascript", "data", "file"}:
+            raise ImproperlyConfigured(
+                f"ANCHOR_OAUTH_REDIRECT_SCHEMES has {scheme!r}, which is not an acceptable URI "
+                "scheme; list bare scheme names, comma-separated (for example cursor,vscode)."
+            )
+    return schemes

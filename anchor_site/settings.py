@@ -17,6 +17,7 @@ from anchor_site.env import (
     env_str,
     http_auth_from_env,
     log_level_from_env,
+    oauth_redirect_schemes_from_env,
     query_timeout_from_env,
     workspace_id_from_env,
 )
@@ -42,6 +43,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_extensions",
     "mcp_server",
+    # Before records: records.admin replaces the toolkit's admin with workspace-scoped ones.
+    "oauth2_provider",
     "records",
     "workflow",
     "anchor_site.http",
@@ -131,6 +134,47 @@ if env_bool("ANCHOR_BEHIND_TLS_PROXY", False):
 ANCHOR_HTTP_ALLOWED_ORIGINS = allowed_origins_from_env()
 
 # Read once by django-mcp-server at import time.
+# --- OAuth 2.1 for /mcp (anchor_site/oauth), as the MCP authorization spec describes it --------
+# Where the consent page sends a person who is not signed in: any active user with a password,
+# not only admin staff.
+LOGIN_URL = "oauth2_provider:sign-in"
+OAUTH2_PROVIDER = {
+    "SCOPES": {"mcp": "Read and write records in your Anchor workspaces through its MCP tools"},
+    "DEFAULT_SCOPES": ["mcp"],
+    "OAUTH2_VALIDATOR_CLASS": "anchor_site.oauth.validator.AnchorOAuth2Validator",
+    # Authorization code with PKCE, S256 only; no implicit or password grant (OAuth 2.1).
+    "PKCE_REQUIRED": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,  # never in the query string
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,  # only digests are stored, as for our tokens
+    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": [
+        "none",  # public clients (desktop apps, CLIs) registered with PKCE
+        "client_secret_basic",
+        "client_secret_post",
+    ],
+    "OAUTH2_PROTECTED_RESOURCE_NAME": "Anchor",
+    # A refresh token is used once: each use returns a new one, and a replayed old one revokes
+    # the whole family (a stolen token is then useless to both parties).
+    "ROTATE_REFRESH_TOKEN": True,
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
+    "ACCESS_TOKEN_EXPIRE_SECONDS": 60 * 60,
+    "REFRESH_TOKEN_EXPIRE_SECONDS": 30 * 24 * 60 * 60,
+    # Dynamic client registration (RFC 7591) without credentials, as MCP clients expect. The
+    # person still signs in and consents on a page naming the client and where it redirects.
+    "DCR_ENABLED": True,
+    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    "DCR_REGISTRATION_TOKEN_EXPIRE_SECONDS": 90 * 24 * 60 * 60,
+    # Native clients listen on a loopback port chosen at run time (RFC 8252 §7.3).
+    "ALLOW_LOCALHOST_LOOPBACK": True,
+    "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https", *oauth_redirect_schemes_from_env()],
+    "REQUEST_APPROVAL_PROMPT": "force",
+}
+
 DJANGO_MCP_GLOBAL_SERVER_CONFIG = {
     "name": "anchor",
     "instructions": None,  # filled in by workflow.mcp.instructions at app start-up
