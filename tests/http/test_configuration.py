@@ -115,7 +115,8 @@ def test_routing_the_packages_own_view_is_an_error():
 
 
 def test_token_mode_mounts_the_authenticated_view():
-    (route,) = mcp_urlpatterns()
+    route, *oauth = mcp_urlpatterns()
+    assert oauth, "the OAuth authorization server is mounted beside /mcp"
     # as_view() sets view_class on the function it returns; the stubs type it a bare Callable.
     assert route.callback.view_class is AnchorMCPView  # type: ignore[attr-defined]
 
