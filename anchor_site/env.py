@@ -215,3 +215,20 @@ def oauth_redirect_schemes_from_env() -> list[str]:
                 "scheme; list bare scheme names, comma-separated (for example cursor,vscode)."
             )
     return schemes
+
+
+RATE_UNITS = {"second": 1, "minute": 60, "hour": 3600}
+
+
+def rate_from_env(name: str, default: str) -> tuple[int, int] | None:
+    """`<count>/<second|minute|hour>` as (count, window seconds); `off` (or 0) for no limit."""
+    raw = env_str(name, default).strip().lower() or default
+    if raw in {"off", "0", "none"}:
+        return None
+    count, _, unit = raw.partition("/")
+    if count.isdigit() and int(count) > 0 and unit in RATE_UNITS:
+        return int(count), RATE_UNITS[unit]
+    raise ImproperlyConfigured(
+        f"{name}={raw!r} is not a rate; use <count>/<second|minute|hour> (for example "
+        "600/minute), or off."
+    )

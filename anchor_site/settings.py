@@ -19,6 +19,7 @@ from anchor_site.env import (
     log_level_from_env,
     oauth_redirect_schemes_from_env,
     query_timeout_from_env,
+    rate_from_env,
     workspace_id_from_env,
 )
 
@@ -55,6 +56,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Serves the admin's static files (collected at start-up) from the application server.
     "anchor_site.http.static.CollectedStaticMiddleware",
+    # Before sessions and authentication: an over-limit request costs no database work.
+    "anchor_site.http.ratelimit.RateLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -125,10 +128,23 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = ANCHOR_HTTP_MAX_BODY_BYTES
 # Behind a proxy that terminates TLS and sets X-Forwarded-Proto: trust it (the server binds to
 # loopback, so only the proxy can reach it). The admin's CSRF check then sees https, and the
 # session and CSRF cookies travel over TLS only.
-if env_bool("ANCHOR_BEHIND_TLS_PROXY", False):
+ANCHOR_BEHIND_TLS_PROXY = env_bool("ANCHOR_BEHIND_TLS_PROXY", False)
+if ANCHOR_BEHIND_TLS_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
+# Requests per bearer credential, and per client address for requests without one (or whose
+# credential was refused): `<count>/<second|minute|hour>` or `off`. Answered 429 + Retry-After.
+ANCHOR_HTTP_RATE_LIMIT = rate_from_env("ANCHOR_HTTP_RATE_LIMIT", "600/minute")
+ANCHOR_HTTP_RATE_LIMIT_ANONYMOUS = rate_from_env("ANCHOR_HTTP_RATE_LIMIT_ANONYMOUS", "60/minute")
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    # The rate limiter's counters (anchor_site.http.ratelimit); per process unless shared.
+    "ratelimit": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "anchor-ratelimit",
+    },
+}
 # Origins accepted besides the server's own, for clients that send an Origin header (desktop
 # apps). No CORS headers are sent, so cross-site browser pages stay refused. Others get 403.
 ANCHOR_HTTP_ALLOWED_ORIGINS = allowed_origins_from_env()
