@@ -232,3 +232,12 @@ def rate_from_env(name: str, default: str) -> tuple[int, int] | None:
         f"{name}={raw!r} is not a rate; use <count>/<second|minute|hour> (for example "
         "600/minute), or off."
     )
+
+
+def positive_int_from_env(name: str, default: int) -> int:
+    raw = env_str(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) < 1:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a positive whole number (e.g. 30).")
+    return int(raw)

@@ -18,6 +18,7 @@ from anchor_site.env import (
     http_auth_from_env,
     log_level_from_env,
     oauth_redirect_schemes_from_env,
+    positive_int_from_env,
     query_timeout_from_env,
     rate_from_env,
     workspace_id_from_env,
@@ -133,6 +134,10 @@ if ANCHOR_BEHIND_TLS_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
+# How long `manage.py anchor_purge` keeps committed actions' stored results (for replay).
+ANCHOR_ACTION_RESULT_RETENTION_DAYS = positive_int_from_env(
+    "ANCHOR_ACTION_RESULT_RETENTION_DAYS", 30
+)
 # Requests per bearer credential, and per client address for requests without one (or whose
 # credential was refused): `<count>/<second|minute|hour>` or `off`. Answered 429 + Retry-After.
 ANCHOR_HTTP_RATE_LIMIT = rate_from_env("ANCHOR_HTTP_RATE_LIMIT", "600/minute")
