@@ -116,6 +116,19 @@ def sqlite_path_from_env() -> Path:
     return path
 
 
+def conn_max_age_from_env(default: int | None) -> int | None:
+    """ANCHOR_DB_CONN_MAX_AGE, set by the ASGI server (anchor_site/asgi.py) to 0; else default."""
+    raw = env_str("ANCHOR_DB_CONN_MAX_AGE", "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit():
+        raise ImproperlyConfigured(
+            f"ANCHOR_DB_CONN_MAX_AGE={raw!r} is not a number of seconds (0 closes each "
+            "connection after its request)."
+        )
+    return int(raw)
+
+
 def database_from_env() -> DBConfig:
     """DATABASE_URL (PostgreSQL) wins when set; otherwise the embedded SQLite file."""
     url = os.environ.get("DATABASE_URL", "").strip()
@@ -145,7 +158,7 @@ def database_from_env() -> DBConfig:
         "NAME": str(sqlite_path_from_env()),
         # Opening the file and running the PRAGMAs costs more than most tool calls; an idle
         # SQLite connection holds no lock, so keep it for the life of the process.
-        "CONN_MAX_AGE": None,
+        "CONN_MAX_AGE": conn_max_age_from_env(None),
         "OPTIONS": {
             # BEGIN IMMEDIATE takes the write lock up front, so two writers queue on the busy
             # timeout instead of failing with "database is locked" when a read upgrades.
