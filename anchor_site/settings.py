@@ -170,6 +170,7 @@ OAUTH2_PROVIDER = {
     "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
     "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,  # never in the query string
     "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,  # only digests are stored, as for our tokens
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,  # RFC 9207: the redirect names the issuer
     "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
     "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
     "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": [
@@ -190,11 +191,15 @@ OAUTH2_PROVIDER = {
     "DCR_ENABLED": True,
     "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
     "DCR_REGISTRATION_TOKEN_EXPIRE_SECONDS": 90 * 24 * 60 * 60,
-    # Native clients listen on a loopback port chosen at run time (RFC 8252 §7.3).
+    # Native clients listen on a loopback port chosen at run time (RFC 8252 §7.3). Registration
+    # accepts plain http only to loopback (anchor_site.oauth.registration).
     "ALLOW_LOCALHOST_LOOPBACK": True,
     "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https", *oauth_redirect_schemes_from_env()],
     "REQUEST_APPROVAL_PROMPT": "force",
 }
+
+# oauth2_provider.W008 says http callbacks are allowed; registration limits them to loopback.
+SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]
 
 DJANGO_MCP_GLOBAL_SERVER_CONFIG = {
     "name": "anchor",

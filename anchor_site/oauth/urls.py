@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.urls import URLResolver, include, path
 from oauth2_provider import views as toolkit
 
+from anchor_site.oauth.registration import RegistrationView
 from anchor_site.oauth.resource import ProtectedResourceMetadataView
 from anchor_site.oauth.views import ConsentView, SignInView
 
@@ -29,7 +30,7 @@ oauth_patterns = [
     path("oauth/authorize/", ConsentView.as_view(), name="authorize"),
     path("oauth/token/", toolkit.TokenView.as_view(), name="token"),
     path("oauth/revoke/", toolkit.RevokeTokenView.as_view(), name="revoke-token"),
-    path("oauth/register/", toolkit.DynamicClientRegistrationView.as_view(), name="dcr-register"),
+    path("oauth/register/", RegistrationView.as_view(), name="dcr-register"),
     path(
         "oauth/register/<str:client_id>/",
         toolkit.DynamicClientRegistrationManagementView.as_view(),

@@ -234,6 +234,7 @@ def signed_in_code(browser: Browser, server: dict[str, Any], client_id: str) -> 
     verifier, challenge = pkce_pair()
     answered = browser.authorize(authorize_url(server, client_id, challenge))
     assert answered["state"] == "xyz"
+    assert answered["iss"] == server["issuer"], "RFC 9207: the redirect names the issuer"
     return answered["code"], verifier
 
 
@@ -395,3 +396,15 @@ def test_personal_tokens_keep_working_beside_oauth(live_server, browser, alice):
     assert mcp_status(live_server.url, raw) == 200
     _, _, tokens = issued_tokens(live_server, browser)
     assert mcp_status(live_server.url, raw) == 200
+
+
+def test_registration_takes_plain_http_callbacks_only_to_loopback(live_server, alice):
+    server = discover(live_server.url)
+    for accepted in ("http://localhost:5173/cb", "http://[::1]:9/cb", "https://app.example/cb"):
+        assert register(server, accepted)
+    refused = httpx.post(
+        server["registration_endpoint"],
+        json={"client_name": "sniffable", "redirect_uris": ["http://app.example/cb"]},
+    )
+    assert refused.status_code == 400
+    assert refused.json()["error"] == "invalid_redirect_uri"
