@@ -28,7 +28,7 @@ from oauth2_provider.models import get_access_token_model, get_refresh_token_mod
 from records.membership_services import access_token_create, workspace_membership_add
 from tests.e2e.server import call_ok
 from tests.http.oauth_browser import Browser, pkce_pair, redirect_query
-from tests.http.test_live_server import guarded_write
+from tests.http.test_live_server import LiveServer, guarded_write, live  # noqa: F401
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -408,3 +408,22 @@ def test_registration_takes_plain_http_callbacks_only_to_loopback(live_server, a
     )
     assert refused.status_code == 400
     assert refused.json()["error"] == "invalid_redirect_uri"
+
+
+def test_the_sdk_oauth_client_against_the_production_server(live: LiveServer):  # noqa: F811
+    """The same flow against gunicorn with its ASGI workers, set up with the README's commands."""
+    live.manage("anchor_member", "add", "alice", "team-a", "--create-user")
+    live.manage(
+        "shell",
+        "-c",
+        "from django.contrib.auth import get_user_model; "
+        f"u = get_user_model().objects.get(username='alice'); u.set_password({PASSWORD!r}); "
+        "u.save()",
+    )
+    person = Browser(live.url, "alice", PASSWORD)
+    try:
+        record = asyncio.run(connect_with_oauth(live.url, person, MemoryStorage(), guarded_write))
+    finally:
+        person.close()
+    assert record["title"] == "Priya"
+    assert "Traceback" not in live.log.read_text()
