@@ -21,6 +21,12 @@ HIDDEN_INPUT = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)"'
 CSRF_INPUT = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 
 
+def csrf_token(page: str) -> str:
+    found = CSRF_INPUT.search(page)
+    assert found, "the page has no CSRF token"
+    return found.group(1)
+
+
 def pkce_pair() -> tuple[str, str]:
     verifier = secrets.token_urlsafe(48)
     digest = hashlib.sha256(verifier.encode("ascii")).digest()
@@ -59,7 +65,7 @@ class Browser:
         signed_in = self.http.post(
             sign_in_url,
             data={
-                "csrfmiddlewaretoken": CSRF_INPUT.search(form.text).group(1),
+                "csrfmiddlewaretoken": csrf_token(form.text),
                 "username": self.username,
                 "password": self.password,
                 "next": next_url,
@@ -76,7 +82,7 @@ class Browser:
         assert page.status_code == 200, f"{page.status_code}: {page.text[:2000]}"
         fields = {name: unescape(value) for name, value in HIDDEN_INPUT.findall(page.text)}
         fields.pop("csrfmiddlewaretoken", None)
-        return Consent(page.text, fields, CSRF_INPUT.search(page.text).group(1), authorize_url)
+        return Consent(page.text, fields, csrf_token(page.text), authorize_url)
 
     def answer(self, consent: Consent, *, allow: bool, **tampered: str) -> httpx.Response:
         data = {**consent.fields, **tampered, "csrfmiddlewaretoken": consent.csrf}

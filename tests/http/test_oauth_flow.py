@@ -24,6 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 from oauth2_provider.models import get_access_token_model, get_refresh_token_model
+from pydantic import AnyUrl
 
 from records.membership_services import access_token_create, workspace_membership_add
 from tests.e2e.server import call_ok
@@ -102,7 +103,7 @@ async def connect_with_oauth(url: str, browser: Browser, storage: MemoryStorage,
         server_url=f"{url}/mcp",
         client_metadata=OAuthClientMetadata(
             client_name="Anchor OAuth test client",
-            redirect_uris=[REDIRECT_URI],
+            redirect_uris=[AnyUrl(REDIRECT_URI)],
             grant_types=["authorization_code", "refresh_token"],
             response_types=["code"],
             token_endpoint_auth_method="none",
@@ -178,7 +179,9 @@ def register(server: dict[str, Any], redirect_uri: str = REDIRECT_URI) -> str:
     return registered.json()["client_id"]
 
 
-def authorize_url(server: dict[str, Any], client_id: str, challenge: str, **overrides: str) -> str:
+def authorize_url(
+    server: dict[str, Any], client_id: str, challenge: str, **overrides: str | None
+) -> str:
     params = {
         "response_type": "code",
         "client_id": client_id,

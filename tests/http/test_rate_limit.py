@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
@@ -38,7 +39,7 @@ def clock(monkeypatch):
     return now
 
 
-def initialize(token: str | None = None, address: str = "127.0.0.1") -> object:
+def initialize(token: str | None = None, address: str = "127.0.0.1") -> Any:
     headers = {"Accept": "application/json, text/event-stream"}
     if token:
         headers["Authorization"] = f"Bearer {token}"

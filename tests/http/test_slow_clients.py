@@ -25,6 +25,7 @@ HEADERS = {"Accept": "application/json, text/event-stream"}
 def stall(url: str, token: str) -> socket.socket:
     """A POST that promises 2,000 bytes of body, sends 20, and goes quiet."""
     parts = urlsplit(url)
+    assert parts.hostname and parts.port
     sock = socket.create_connection((parts.hostname, parts.port), timeout=5)
     sock.sendall(
         (

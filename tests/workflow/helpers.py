@@ -43,7 +43,7 @@ def store_snapshot() -> dict[str, Any]:
         AuditEvent,
         SelfMapping,
     ]
-    snapshot: dict[str, Any] = {m.__name__: m.objects.count() for m in models}
+    snapshot: dict[str, Any] = {m.__name__: m._default_manager.count() for m in models}
     snapshot["records"] = sorted(
         Record.objects.values_list("id", "title", "version", "archived_at")
     )
