@@ -116,6 +116,19 @@ def sqlite_path_from_env() -> Path:
     return path
 
 
+def conn_max_age_from_env(default: int | None) -> int | None:
+    """ANCHOR_DB_CONN_MAX_AGE, set by the ASGI server (anchor_site/asgi.py) to 0; else default."""
+    raw = env_str("ANCHOR_DB_CONN_MAX_AGE", "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit():
+        raise ImproperlyConfigured(
+            f"ANCHOR_DB_CONN_MAX_AGE={raw!r} is not a number of seconds (0 closes each "
+            "connection after its request)."
+        )
+    return int(raw)
+
+
 def database_from_env() -> DBConfig:
     """DATABASE_URL (PostgreSQL) wins when set; otherwise the embedded SQLite file."""
     url = os.environ.get("DATABASE_URL", "").strip()
@@ -145,7 +158,7 @@ def database_from_env() -> DBConfig:
         "NAME": str(sqlite_path_from_env()),
         # Opening the file and running the PRAGMAs costs more than most tool calls; an idle
         # SQLite connection holds no lock, so keep it for the life of the process.
-        "CONN_MAX_AGE": None,
+        "CONN_MAX_AGE": conn_max_age_from_env(None),
         "OPTIONS": {
             # BEGIN IMMEDIATE takes the write lock up front, so two writers queue on the busy
             # timeout instead of failing with "database is locked" when a read upgrades.
@@ -200,3 +213,44 @@ def allowed_origins_from_env() -> list[str]:
                 "scheme://host[:port] with no path, for example https://anchor.example.com."
             )
     return [origin.lower() for origin in origins]
+
+
+SCHEME_PATTERN = re.compile(r"^[a-z][a-z0-9+.-]*$")
+
+
+def oauth_redirect_schemes_from_env() -> list[str]:
+    """Custom URI schemes OAuth clients may redirect to besides http(s), e.g. cursor,vscode."""
+    schemes = [scheme.lower() for scheme in env_list("ANCHOR_OAUTH_REDIRECT_SCHEMES", [])]
+    for scheme in schemes:
+        if not SCHEME_PATTERN.match(scheme) or scheme in {"javascript", "data", "file"}:
+            raise ImproperlyConfigured(
+                f"ANCHOR_OAUTH_REDIRECT_SCHEMES has {scheme!r}, which is not an acceptable URI "
+                "scheme; list bare scheme names, comma-separated (for example cursor,vscode)."
+            )
+    return schemes
+
+
+RATE_UNITS = {"second": 1, "minute": 60, "hour": 3600}
+
+
+def rate_from_env(name: str, default: str) -> tuple[int, int] | None:
+    """`<count>/<second|minute|hour>` as (count, window seconds); `off` (or 0) for no limit."""
+    raw = env_str(name, default).strip().lower() or default
+    if raw in {"off", "0", "none"}:
+        return None
+    count, _, unit = raw.partition("/")
+    if count.isdigit() and int(count) > 0 and unit in RATE_UNITS:
+        return int(count), RATE_UNITS[unit]
+    raise ImproperlyConfigured(
+        f"{name}={raw!r} is not a rate; use <count>/<second|minute|hour> (for example "
+        "600/minute), or off."
+    )
+
+
+def positive_int_from_env(name: str, default: int) -> int:
+    raw = env_str(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) < 1:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a positive whole number (e.g. 30).")
+    return int(raw)

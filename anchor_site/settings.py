@@ -17,7 +17,10 @@ from anchor_site.env import (
     env_str,
     http_auth_from_env,
     log_level_from_env,
+    oauth_redirect_schemes_from_env,
+    positive_int_from_env,
     query_timeout_from_env,
+    rate_from_env,
     workspace_id_from_env,
 )
 
@@ -42,6 +45,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_extensions",
     "mcp_server",
+    # Before records: records.admin replaces the toolkit's admin with workspace-scoped ones.
+    "oauth2_provider",
     "records",
     "workflow",
     "anchor_site.http",
@@ -52,6 +57,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Serves the admin's static files (collected at start-up) from the application server.
     "anchor_site.http.static.CollectedStaticMiddleware",
+    # Before sessions and authentication: an over-limit request costs no database work.
+    "anchor_site.http.ratelimit.RateLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -124,15 +131,78 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = ANCHOR_HTTP_MAX_BODY_BYTES
 # Behind a proxy that terminates TLS and sets X-Forwarded-Proto: trust it (the server binds to
 # loopback, so only the proxy can reach it). The admin's CSRF check then sees https, and the
 # session and CSRF cookies travel over TLS only.
-if env_bool("ANCHOR_BEHIND_TLS_PROXY", False):
+ANCHOR_BEHIND_TLS_PROXY = env_bool("ANCHOR_BEHIND_TLS_PROXY", False)
+if ANCHOR_BEHIND_TLS_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
+# How long `manage.py anchor_purge` keeps committed actions' stored results (for replay).
+ANCHOR_ACTION_RESULT_RETENTION_DAYS = positive_int_from_env(
+    "ANCHOR_ACTION_RESULT_RETENTION_DAYS", 30
+)
+# Requests per bearer credential, and per client address for requests without one (or whose
+# credential was refused): `<count>/<second|minute|hour>` or `off`. Answered 429 + Retry-After.
+ANCHOR_HTTP_RATE_LIMIT = rate_from_env("ANCHOR_HTTP_RATE_LIMIT", "600/minute")
+ANCHOR_HTTP_RATE_LIMIT_ANONYMOUS = rate_from_env("ANCHOR_HTTP_RATE_LIMIT_ANONYMOUS", "60/minute")
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    # The rate limiter's counters (anchor_site.http.ratelimit); per process unless shared.
+    "ratelimit": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "anchor-ratelimit",
+    },
+}
 # Origins accepted besides the server's own, for clients that send an Origin header (desktop
 # apps). No CORS headers are sent, so cross-site browser pages stay refused. Others get 403.
 ANCHOR_HTTP_ALLOWED_ORIGINS = allowed_origins_from_env()
 
 # Read once by django-mcp-server at import time.
+# --- OAuth 2.1 for /mcp (anchor_site/oauth), as the MCP authorization spec describes it --------
+# Where the consent page sends a person who is not signed in: any active user with a password,
+# not only admin staff.
+LOGIN_URL = "oauth2_provider:sign-in"
+OAUTH2_PROVIDER = {
+    "SCOPES": {"mcp": "Read and write records in your Anchor workspaces through its MCP tools"},
+    "DEFAULT_SCOPES": ["mcp"],
+    "OAUTH2_VALIDATOR_CLASS": "anchor_site.oauth.validator.AnchorOAuth2Validator",
+    # Authorization code with PKCE, S256 only; no implicit or password grant (OAuth 2.1).
+    "PKCE_REQUIRED": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,  # never in the query string
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,  # only digests are stored, as for our tokens
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,  # RFC 9207: the redirect names the issuer
+    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": [
+        "none",  # public clients (desktop apps, CLIs) registered with PKCE
+        "client_secret_basic",
+        "client_secret_post",
+    ],
+    "OAUTH2_PROTECTED_RESOURCE_NAME": "Anchor",
+    # A refresh token is used once: each use returns a new one, and a replayed old one revokes
+    # the whole family (a stolen token is then useless to both parties).
+    "ROTATE_REFRESH_TOKEN": True,
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
+    "ACCESS_TOKEN_EXPIRE_SECONDS": 60 * 60,
+    "REFRESH_TOKEN_EXPIRE_SECONDS": 30 * 24 * 60 * 60,
+    # Dynamic client registration (RFC 7591) without credentials, as MCP clients expect. The
+    # person still signs in and consents on a page naming the client and where it redirects.
+    "DCR_ENABLED": True,
+    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    "DCR_REGISTRATION_TOKEN_EXPIRE_SECONDS": 90 * 24 * 60 * 60,
+    # Native clients listen on a loopback port chosen at run time (RFC 8252 §7.3). Registration
+    # accepts plain http only to loopback (anchor_site.oauth.registration).
+    "ALLOW_LOCALHOST_LOOPBACK": True,
+    "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https", *oauth_redirect_schemes_from_env()],
+    "REQUEST_APPROVAL_PROMPT": "force",
+}
+
+# oauth2_provider.W008 says http callbacks are allowed; registration limits them to loopback.
+SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]
+
 DJANGO_MCP_GLOBAL_SERVER_CONFIG = {
     "name": "anchor",
     "instructions": None,  # filled in by workflow.mcp.instructions at app start-up

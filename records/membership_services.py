@@ -9,19 +9,23 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import re
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from records import services
 from records.errors import STORAGE_ERROR, AnchorError, invalid
 from records.models.membership import AccessToken, WorkspaceMembership
 
+logger = logging.getLogger(__name__)
 TOKEN_PATTERN = re.compile(r"^anchor_([A-Za-z0-9]{12})_([A-Za-z0-9_-]{43})$")
 # Recording every use would make each request a write; once a minute is plenty for an audit of
 # which tokens are still in use.
@@ -66,13 +70,52 @@ def access_token_revoke(*, token: AccessToken) -> bool:
     return bool(updated)
 
 
-def access_token_touch(*, token: AccessToken) -> None:
-    """Record that token was used, at most once per LAST_USED_RESOLUTION."""
+@contextmanager
+def _sqlite_without_waiting() -> Iterator[None]:
+    """On SQLite, a busy timeout of zero while inside: a held lock is an immediate error.
+
+    Set before the transaction begins, since settings begin transactions IMMEDIATE (taking
+    the lock up front); the configured timeout comes back afterwards.
+    """
+    if connection.vendor != "sqlite":
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA busy_timeout")
+        (configured,) = cursor.fetchone()
+        cursor.execute("PRAGMA busy_timeout = 0")
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(f"PRAGMA busy_timeout = {int(configured)}")
+
+
+def _postgres_without_waiting() -> None:
+    """On PostgreSQL, a short lock timeout for the current transaction only."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL lock_timeout = '100ms'")
+
+
+def access_token_touch(*, token: AccessToken) -> bool:
+    """Record that token was used, at most once per LAST_USED_RESOLUTION; best effort.
+
+    Never waits: when another writer holds the lock (SQLite's database lock, or the row on
+    PostgreSQL) the stamp is skipped and a later request records it. Returns whether it wrote.
+    """
     now = timezone.now()
     if token.last_used_at and now - token.last_used_at < LAST_USED_RESOLUTION:
-        return
-    AccessToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        return False
+    try:
+        with _sqlite_without_waiting(), transaction.atomic():
+            _postgres_without_waiting()
+            AccessToken.objects.filter(pk=token.pk).update(last_used_at=now)
+    except OperationalError:
+        logger.info("Skipped the last-used stamp of token %s: the store is busy.", token.prefix)
+        return False
     token.last_used_at = now
+    return True
 
 
 def access_token_find(raw: str) -> AccessToken | None:

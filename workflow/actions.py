@@ -24,6 +24,7 @@ from records.counters import lock_counters, moved_counters
 from records.errors import (
     ARCHIVED,
     AWAITING_APPROVAL,
+    NOT_FOUND,
     STALE_REVIEW,
     VERSION_CONFLICT,
     AnchorError,
@@ -241,6 +242,9 @@ def _prepare(
 def _outcome(action: PreparedAction, *, replayed: bool) -> dict[str, Any]:
     base = {"action_id": action.pk, "operation": action.operation}
     if action.state == PreparedAction.COMMITTED:
+        if action.result is None:
+            # anchor_purge removed the stored result after its retention; nothing is applied.
+            raise _result_purged(action)
         approval_part = {"approved_by": action.decided_by, "approval_note": action.decision_note}
         return {
             "status": "committed",
@@ -269,6 +273,19 @@ def _outcome(action: PreparedAction, *, replayed: bool) -> dict[str, Any]:
             "do not retry it unchanged.",
         }
     raise AssertionError(f"no outcome for state {action.state}")
+
+
+def _result_purged(action: PreparedAction) -> AnchorError:
+    committed_at = action.decided_at.isoformat() if action.decided_at else None
+    return AnchorError(
+        NOT_FOUND,
+        f"Action {action.pk} was committed at {committed_at}; its stored result has since been "
+        "purged (it is kept for ANCHOR_ACTION_RESULT_RETENTION_DAYS), so it cannot be replayed. "
+        "It is not applied again: read the current state instead of preparing it anew.",
+        action_id=action.pk,
+        committed=True,
+        committed_at=committed_at,
+    )
 
 
 def _stale(action: PreparedAction, message: str, **details: Any) -> AnchorError:

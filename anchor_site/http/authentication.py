@@ -1,6 +1,10 @@
-"""Bearer-token authentication for /mcp: `Authorization: Bearer anchor_<prefix>_<secret>`.
+"""Bearer-token authentication for /mcp: a personal access token or an OAuth access token.
 
-Only reads: a missing, malformed, wrong or revoked token fails before anything is written.
+`Authorization: Bearer anchor_<prefix>_<secret>` is a personal token (records.AccessToken);
+any other bearer value is looked up as an OAuth token (anchor_site.oauth.tokens). Either way
+only reads: a missing, malformed, wrong, expired or revoked token fails before anything is
+written. The 401 names the protected-resource metadata (RFC 9728 §5.1), which is how an MCP
+client that speaks OAuth discovers where to send the person.
 """
 
 from __future__ import annotations
@@ -10,18 +14,22 @@ from typing import Any
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.exceptions import AuthenticationFailed
 
+from anchor_site.oauth.resource import MCP_SCOPE, resource_metadata_url
+from anchor_site.oauth.tokens import oauth_token_for
 from records.membership_services import access_token_find
 from records.models.membership import AccessToken
 
 REALM = "anchor"
+PERSONAL_TOKEN_PREFIX = "anchor_"
 HOW_TO_GET_ONE = (
-    "Create a token with `python manage.py anchor_token create <username> --name <where>` "
-    "or in the admin, and send it as `Authorization: Bearer <token>`."
+    "Connect with OAuth (the client follows resource_metadata in WWW-Authenticate), or create a "
+    "token with `python manage.py anchor_token create <username> --name <where>` or in the "
+    "admin, and send it as `Authorization: Bearer <token>`."
 )
 
 
 class AccessTokenAuthentication(BaseAuthentication):
-    def authenticate(self, request: Any) -> tuple[Any, AccessToken] | None:
+    def authenticate(self, request: Any) -> tuple[Any, Any] | None:
         header = get_authorization_header(request).split()
         if not header:
             return None  # IsAuthenticated then answers 401 "credentials were not provided"
@@ -33,16 +41,30 @@ class AccessTokenAuthentication(BaseAuthentication):
             raw = header[1].decode("ascii")
         except UnicodeDecodeError:
             raise AuthenticationFailed(f"The token is not valid. {HOW_TO_GET_ONE}") from None
-        token = access_token_find(raw)
+        if raw.startswith(PERSONAL_TOKEN_PREFIX):
+            token: Any = access_token_find(raw)
+        else:
+            # The plain Django request: DRF's would parse the JSON body while the toolkit
+            # looks for form parameters, before the view can answer a parse error its own way.
+            token = oauth_token_for(request._request)
         if token is None:
-            # One message for unknown, wrong, revoked and inactive-user: nothing to probe.
+            # One message for unknown, wrong, expired, revoked, for another resource and
+            # inactive-user: nothing to probe.
             raise AuthenticationFailed(
-                f"The token is not valid: unknown, revoked or its user is inactive. "
-                f"{HOW_TO_GET_ONE}"
+                "The token is not valid: unknown, expired, revoked, issued for another "
+                f"resource, or its user is inactive. {HOW_TO_GET_ONE}"
             )
         return token.user, token
 
     def authenticate_header(self, request: Any) -> str:
+        challenge = (
+            f'Bearer realm="{REALM}", resource_metadata="{resource_metadata_url(request)}", '
+            f'scope="{MCP_SCOPE}"'
+        )
         if get_authorization_header(request):
-            return f'Bearer realm="{REALM}", error="invalid_token"'
-        return f'Bearer realm="{REALM}"'
+            return f'{challenge}, error="invalid_token"'
+        return challenge
+
+
+def is_personal_token(token: Any) -> bool:
+    return isinstance(token, AccessToken)

@@ -3,8 +3,12 @@
 Before any worker starts, the master runs the deploy system checks (refusing to serve on an
 error such as a missing SECRET_KEY), applies migrations and collects the admin's static files,
 which WhiteNoise then serves. DATABASE_URL, SECRET_KEY and ALLOWED_HOSTS come from the
-environment like every other setting; ANCHOR_HTTP_BIND, WEB_CONCURRENCY and ANCHOR_HTTP_THREADS
-size the server. Command-line options (e.g. --bind) override what is set here.
+environment like every other setting; ANCHOR_HTTP_BIND and WEB_CONCURRENCY size the server.
+Command-line options (e.g. --bind) override what is set here.
+
+Workers are uvicorn serving the ASGI application (anchor_site/asgi.py): a request's body is
+read on the event loop before a thread is given to it, so clients that send slowly or stall
+hold no thread, and the synchronous view gets a thread per request that has fully arrived.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ import sys
 from typing import Any
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "anchor_site.settings")
+# Set before the master loads the settings (workers inherit them): see anchor_site/asgi.py.
+os.environ.setdefault("ANCHOR_DB_CONN_MAX_AGE", "0")
 
 
 def _positive_int(name: str, default: int) -> int:
@@ -25,14 +31,11 @@ def _positive_int(name: str, default: int) -> int:
     return int(raw)
 
 
-wsgi_app = "anchor_site.wsgi:application"
+wsgi_app = "anchor_site.asgi:application"  # gunicorn's name for the app, ASGI or not
 # Loopback by default: expose it through a TLS-terminating proxy, or bind 0.0.0.0 on purpose.
 bind = [os.environ.get("ANCHOR_HTTP_BIND", "127.0.0.1:8000")]
 workers = _positive_int("WEB_CONCURRENCY", 2)
-# Threads, not async workers: the MCP view is synchronous and each tool call is a short
-# transaction, so a few threads per process keep slow clients from blocking the rest.
-worker_class = "gthread"
-threads = _positive_int("ANCHOR_HTTP_THREADS", 4)
+worker_class = "anchor_site.http.worker.AnchorUvicornWorker"
 timeout = 60
 graceful_timeout = 20
 # The control socket's default path is shared by every gunicorn of the user; we do not use it.

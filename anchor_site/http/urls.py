@@ -1,20 +1,22 @@
 """The /mcp route, decided from settings when the URLconf loads.
 
-With token authentication (the default) /mcp is always mounted. Without authentication it is
+With token authentication (the default) /mcp is always mounted, with the OAuth
+authorization server beside it (anchor_site.oauth). Without authentication it is
 mounted only while DEBUG is on; otherwise there is no route at all (anchor.W003 says why).
 """
 
 from __future__ import annotations
 
 from django.conf import settings
-from django.urls import URLPattern, path
+from django.urls import URLPattern, URLResolver, path
 
 from anchor_site.http.views import AnchorMCPView, OpenDebugMCPView
+from anchor_site.oauth.urls import oauth_urlpatterns
 
 
-def mcp_urlpatterns() -> list[URLPattern]:
+def mcp_urlpatterns() -> list[URLPattern | URLResolver]:
     if settings.ANCHOR_HTTP_AUTH == "token":
-        return [path("mcp", AnchorMCPView.as_view(), name="mcp")]
+        return [path("mcp", AnchorMCPView.as_view(), name="mcp"), *oauth_urlpatterns()]
     if settings.DEBUG:
         return [path("mcp", OpenDebugMCPView.as_view(), name="mcp")]
     return []

@@ -21,6 +21,7 @@ from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 from mcp_server.djangomcp import MCP_SESSION_ID_HDR, _call_starlette_handler, django_request_ctx
 from mcp_server.views import MCPServerStreamableHttpView
+from oauth2_provider.models import AccessToken as OAuthAccessToken
 from rest_framework.exceptions import MethodNotAllowed, NotAuthenticated, ParseError
 from rest_framework.parsers import JSONParser
 from rest_framework.permissions import AllowAny, IsAuthenticated
@@ -118,8 +119,12 @@ class AnchorMCPView(MCPServerStreamableHttpView):
 
     def session_owner(self, request: Any) -> str:
         token = request.auth
-        assert isinstance(token, AccessToken)
-        return f"token:{token.pk}"
+        if isinstance(token, AccessToken):
+            return f"token:{token.pk}"
+        # An OAuth token is replaced on every refresh; the session belongs to the person's
+        # authorization of that client, so it outlives the rotation.
+        assert isinstance(token, OAuthAccessToken)
+        return f"oauth:{token.application_id}:{token.user_id}"
 
     def accepted(self, request: Any) -> None:
         if isinstance(request.auth, AccessToken):

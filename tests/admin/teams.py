@@ -9,9 +9,14 @@ so a page can be checked for the other team's word to prove nothing of theirs le
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.models import Permission
+from django.utils import timezone
+from oauth2_provider.models import AccessToken as OAuthAccessToken
+from oauth2_provider.models import Application, Grant, set_token_value
+from oauth2_provider.models import RefreshToken as OAuthRefreshToken
 
 from records import services
 from records.membership_services import access_token_create, workspace_membership_add
@@ -27,7 +32,7 @@ from workflow.resolution import resolve_record
 from workflow.scope import Scope
 
 PASSWORD = "correct horse battery"
-STAFF_APPS = ("records", "workflow", "auth")
+STAFF_APPS = ("records", "workflow", "auth", "oauth2_provider")
 
 
 @dataclass
@@ -70,6 +75,33 @@ def _staff_member(django_user_model: Any, word: str, workspace: str) -> Any:
     user.user_permissions.set(Permission.objects.filter(content_type__app_label__in=STAFF_APPS))
     workspace_membership_add(user=user, workspace_id=workspace)
     return django_user_model.objects.get(pk=user.pk)  # a fresh permission cache
+
+
+def _oauth_access(staff: Any, word: str) -> None:
+    """A client the staff member connected over OAuth: its grant, access and refresh token."""
+    application = Application.objects.create(
+        user=staff,
+        name=f"{word} desktop client",
+        client_type=Application.CLIENT_PUBLIC,
+        authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+        redirect_uris="http://127.0.0.1/callback",
+    )
+    expires = timezone.now() + timedelta(hours=1)
+    Grant.objects.create(
+        user=staff,
+        application=application,
+        code=f"{word}-code",
+        expires=expires,
+        redirect_uri="http://127.0.0.1/callback",
+        code_challenge="x" * 43,
+        code_challenge_method="S256",
+    )
+    access = OAuthAccessToken(user=staff, application=application, expires=expires, scope="mcp")
+    set_token_value(access, f"{word}-access-token")
+    access.save()
+    refresh = OAuthRefreshToken(user=staff, application=application, access_token=access)
+    set_token_value(refresh, f"{word}-refresh-token")
+    refresh.save()
 
 
 def _agenda(scope: Scope, word: str) -> str:
@@ -153,6 +185,7 @@ def seed_team(django_user_model: Any, word: str, workspace: str) -> Team:
 
     staff = _staff_member(django_user_model, word, workspace)
     token, _ = access_token_create(user=staff, name=f"{word} laptop")
+    _oauth_access(staff, word)
     return Team(
         word=word,
         workspace=workspace,

@@ -69,6 +69,10 @@ def rows_of(model_admin: Any, team: Team) -> set[Any]:
         found = model.objects.filter(workspace_id=team.workspace)
     elif model is AccessToken:
         found = model.objects.filter(user=team.staff)
+    elif model_admin.owner_path:
+        found = model.objects.filter(**{model_admin.owner_path: team.staff})
+    elif model_admin.superusers_only:
+        found = model.objects.none()
     elif model_admin.workspace_path == "pk":
         found = model.objects.filter(pk=team.workspace)
     else:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from django.apps import apps
 from django.contrib.auth import get_user_model
+from django.core.cache import caches
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
@@ -137,6 +138,14 @@ def no_writes() -> Iterator[CaptureQueriesContext]:
     ]
     assert not writes, f"a rejected request wrote: {writes}"
     assert row_counts() == before, "a rejected request changed the database"
+
+
+@pytest.fixture(autouse=True)
+def fresh_rate_limits() -> Iterator[None]:
+    """Every test starts with no request counted (the counters live in a process-wide cache)."""
+    caches["ratelimit"].clear()
+    yield
+    caches["ratelimit"].clear()
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ import sys
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.test import Client, override_settings
+from django.urls import URLPattern
 
 from anchor_site.env import allowed_hosts_from_env, allowed_origins_from_env, http_auth_from_env
 from anchor_site.http import checks
@@ -115,7 +116,9 @@ def test_routing_the_packages_own_view_is_an_error():
 
 
 def test_token_mode_mounts_the_authenticated_view():
-    (route,) = mcp_urlpatterns()
+    route, *oauth = mcp_urlpatterns()
+    assert oauth, "the OAuth authorization server is mounted beside /mcp"
+    assert isinstance(route, URLPattern)
     # as_view() sets view_class on the function it returns; the stubs type it a bare Callable.
     assert route.callback.view_class is AnchorMCPView  # type: ignore[attr-defined]
 
@@ -128,6 +131,7 @@ def test_no_authentication_and_no_debug_mounts_nothing():
 @override_settings(ANCHOR_HTTP_AUTH="none", DEBUG=True)
 def test_no_authentication_is_mounted_only_in_debug():
     (route,) = mcp_urlpatterns()
+    assert isinstance(route, URLPattern)
     # as_view() sets view_class on the function it returns; the stubs type it a bare Callable.
     assert route.callback.view_class is OpenDebugMCPView  # type: ignore[attr-defined]
 

@@ -201,7 +201,10 @@ def test_the_served_endpoint_refuses_and_the_admin_has_its_static_files(live: Li
         headers={"Accept": "application/json, text/event-stream"},
     )
     assert refused.status_code == 401
-    assert refused.headers["WWW-Authenticate"] == 'Bearer realm="anchor"'
+    assert refused.headers["WWW-Authenticate"] == (
+        f'Bearer realm="anchor", resource_metadata="{live.url}/.well-known/'
+        'oauth-protected-resource/mcp", scope="mcp"'
+    )
     foreign = httpx.post(
         f"{live.url}/mcp",
         json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},

@@ -45,7 +45,10 @@ def test_no_token_is_401_with_www_authenticate_and_no_query(alice_session):
     with no_writes() as queries:
         response = post_initialize(Client())
     assert response.status_code == 401
-    assert response.headers["WWW-Authenticate"] == 'Bearer realm="anchor"'
+    assert response.headers["WWW-Authenticate"] == (
+        'Bearer realm="anchor", resource_metadata="http://testserver/.well-known/'
+        'oauth-protected-resource/mcp", scope="mcp"'
+    )
     assert "anchor_token create" in response.json()["detail"]
     assert len(queries) == 0, "no token means nothing to look up"
 

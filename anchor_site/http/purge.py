@@ -1,0 +1,80 @@
+"""What `manage.py anchor_purge` removes: rows that only ever grow and are no longer needed.
+
+- review tickets past their expiry, except those an action still waiting to be committed or
+  approved cites (approval rechecks them);
+- prepared actions never committed (prepared or stale) past their expiry;
+- Django sessions past their expiry date (MCP sessions and admin sign-ins);
+- OAuth authorization codes, access tokens and refresh tokens that expired or were revoked
+  (django-oauth-toolkit's own clean-up), and registration tokens past their expiry;
+- the stored results of committed actions older than the retention: the action row and the
+  audit trail stay; a replay of such an action is refused, saying it was committed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.contrib.sessions.models import Session
+from django.db import transaction
+from oauth2_provider.models import (
+    clear_expired,
+    get_access_token_model,
+    get_grant_model,
+    get_refresh_token_model,
+)
+
+from workflow.models import PreparedAction, ReviewTicket
+
+UNCOMMITTED = (PreparedAction.PREPARED, PreparedAction.STALE)
+AWAITING_DECISION = (PreparedAction.PREPARED, PreparedAction.AWAITING_APPROVAL)
+
+
+@dataclass
+class Purged:
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def lines(self) -> list[str]:
+        return [f"{what}: {count}" for what, count in self.counts.items()]
+
+
+def _cited_by_pending_actions() -> set[str]:
+    cited: set[str] = set()
+    for review_ids in PreparedAction.objects.filter(state__in=AWAITING_DECISION).values_list(
+        "review_ids", flat=True
+    ):
+        cited.update(str(review_id) for review_id in review_ids or [])
+    return cited
+
+
+def _oauth_rows() -> int:
+    return sum(
+        model.objects.count()
+        for model in (get_grant_model(), get_access_token_model(), get_refresh_token_model())
+    )
+
+
+def purge(*, now: datetime, result_retention: timedelta) -> Purged:
+    purged = Purged()
+    with transaction.atomic():
+        actions, _ = PreparedAction.objects.filter(
+            state__in=UNCOMMITTED, expires_at__lt=now
+        ).delete()
+        purged.counts["expired uncommitted actions"] = actions
+        tickets, _ = (
+            ReviewTicket.objects.filter(expires_at__lt=now)
+            .exclude(pk__in=_cited_by_pending_actions())
+            .delete()
+        )
+        purged.counts["expired review tickets"] = tickets
+        purged.counts["committed results past retention"] = PreparedAction.objects.filter(
+            state=PreparedAction.COMMITTED,
+            decided_at__lt=now - result_retention,
+            result__isnull=False,
+        ).update(result=None)
+        sessions, _ = Session.objects.filter(expire_date__lt=now).delete()
+        purged.counts["expired sessions"] = sessions
+    before = _oauth_rows()
+    clear_expired()  # batches of its own; counts are taken around it
+    purged.counts["expired or revoked OAuth codes and tokens"] = before - _oauth_rows()
+    return purged

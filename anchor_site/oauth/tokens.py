@@ -1,0 +1,29 @@
+"""What /mcp accepts as an OAuth access token: django-oauth-toolkit's own check, then ours.
+
+The toolkit finds the token by its digest and checks expiry, scope and (when the token names
+resources) that /mcp is one of them. We also require that the token names a resource at all,
+so a token minted for nothing in particular (or a registration token, which has no user) never
+reaches the tools, and that its user is still active. Every check is a read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from oauth2_provider.models import AccessToken as OAuthAccessToken
+from oauth2_provider.oauth2_backends import get_oauthlib_core
+
+from anchor_site.oauth.resource import MCP_SCOPE, mcp_resource
+
+
+def oauth_token_for(request: Any) -> OAuthAccessToken | None:
+    """The valid OAuth token the Django request carries for /mcp, or None."""
+    valid, checked = get_oauthlib_core().verify_request(request, scopes=[MCP_SCOPE])
+    if not valid or checked is None:
+        return None
+    token = checked.access_token
+    if token.user is None or not token.user.is_active:
+        return None
+    if mcp_resource(request) not in (token.resource or []):
+        return None
+    return token

@@ -1,0 +1,132 @@
+"""`manage.py anchor_purge`: what it removes, what it keeps, and replay after the retention."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.contrib.sessions.backends.db import SessionStore
+from django.contrib.sessions.models import Session
+from django.core.management import CommandError, call_command
+from django.utils import timezone
+from oauth2_provider.models import AccessToken as OAuthAccessToken
+from oauth2_provider.models import Application, Grant
+
+from records.errors import AnchorError
+from tests.conftest import make_collection, make_record
+from workflow.actions import commit_write, prepare_write
+from workflow.models import PreparedAction, ReviewTicket
+from workflow.resolution import resolve_record
+from workflow.scope import Scope
+
+
+def prepared_update(scope: Scope, record: Any, stage: str) -> dict[str, Any]:
+    review = resolve_record(scope, query=record.title, collection_id=record.collection_id)
+    return prepare_write(
+        scope,
+        operation="update_record",
+        arguments={"record_id": record.pk, "changes": {"stage": stage}, "expected_version": 1},
+        review_ids=[review["resolution_id"]],
+        decision_reason=f"moving {record.title} along",
+    )
+
+
+def purge(*options: str) -> str:
+    out = StringIO()
+    call_command("anchor_purge", *options, stdout=out)
+    return out.getvalue()
+
+
+@pytest.fixture
+def scope(ctx) -> Scope:
+    return Scope(ctx.workspace_id, ctx.actor_id)
+
+
+def test_expired_tickets_uncommitted_actions_and_sessions_go(ctx, scope):
+    people = make_collection(ctx, "people")
+    kirat, rahul = make_record(ctx, people, "Kirat"), make_record(ctx, people, "Rahul")
+    abandoned = prepared_update(scope, kirat, "onsite")
+    fresh = prepared_update(scope, rahul, "offer")
+    long_ago = timezone.now() - timedelta(days=2)
+    PreparedAction.objects.filter(pk=abandoned["action_id"]).update(expires_at=long_ago)
+    ReviewTicket.objects.update(expires_at=long_ago)  # every ticket, the fresh action's too
+
+    old, current = SessionStore(), SessionStore()
+    old.create()
+    current.create()
+    Session.objects.filter(pk=old.session_key).update(expire_date=long_ago)
+
+    printed = purge()
+    assert "expired uncommitted actions: 1" in printed
+    assert not PreparedAction.objects.filter(pk=abandoned["action_id"]).exists()
+    assert PreparedAction.objects.filter(pk=fresh["action_id"]).exists()
+    # The fresh action's ticket stays while the action waits (expired tickets make it stale
+    # on commit, with a clear message, rather than "no such review").
+    waiting = PreparedAction.objects.get(pk=fresh["action_id"])
+    assert list(ReviewTicket.objects.values_list("pk", flat=True)) == waiting.review_ids
+    assert "expired review tickets: 1" in printed
+    assert list(Session.objects.values_list("pk", flat=True)) == [current.session_key]
+
+
+def test_committed_results_go_after_the_retention_and_replay_says_so(ctx, scope):
+    people = make_collection(ctx, "people")
+    kirat = make_record(ctx, people, "Kirat")
+    prepared = prepared_update(scope, kirat, "onsite")
+    committed = commit_write(scope, action_id=prepared["action_id"])
+    assert committed["status"] == "committed"
+    assert commit_write(scope, action_id=prepared["action_id"])["replayed"] is True
+
+    PreparedAction.objects.update(decided_at=timezone.now() - timedelta(days=29))
+    assert "committed results past retention: 0" in purge()
+    assert commit_write(scope, action_id=prepared["action_id"])["replayed"] is True
+
+    PreparedAction.objects.update(decided_at=timezone.now() - timedelta(days=31))
+    assert "committed results past retention: 1" in purge()
+    action = PreparedAction.objects.get(pk=prepared["action_id"])
+    assert action.state == PreparedAction.COMMITTED and action.result is None
+    with pytest.raises(AnchorError) as refused:
+        commit_write(scope, action_id=prepared["action_id"])
+    assert "was committed" in refused.value.message
+    assert "cannot be replayed" in refused.value.message
+    assert refused.value.details["committed"] is True
+    kirat.refresh_from_db()
+    assert kirat.version == 2, "nothing was applied twice"
+
+
+def test_the_retention_is_an_option(ctx, scope):
+    people = make_collection(ctx, "people")
+    prepared = prepared_update(scope, make_record(ctx, people, "Kirat"), "onsite")
+    commit_write(scope, action_id=prepared["action_id"])
+    PreparedAction.objects.update(decided_at=timezone.now() - timedelta(days=8))
+    assert "committed results past retention: 0" in purge()
+    assert "committed results past retention: 1" in purge("--result-retention-days", "7")
+    with pytest.raises(CommandError):
+        purge("--result-retention-days", "0")
+
+
+def test_expired_oauth_codes_and_tokens_go(db, django_user_model):
+    user = django_user_model.objects.create_user(username="alice")
+    app = Application.objects.create(
+        name="client",
+        client_type=Application.CLIENT_PUBLIC,
+        authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+        redirect_uris="http://127.0.0.1/cb",
+    )
+    past, future = timezone.now() - timedelta(hours=1), timezone.now() + timedelta(hours=1)
+    for code, expires in (("old", past), ("new", future)):
+        Grant.objects.create(
+            user=user,
+            application=app,
+            code=code,
+            expires=expires,
+            redirect_uri="http://127.0.0.1/cb",
+        )
+    for value, expires in (("old-token", past), ("new-token", future)):
+        OAuthAccessToken.objects.create(
+            user=user, application=app, token=value, expires=expires, scope="mcp"
+        )
+    assert "expired or revoked OAuth codes and tokens: 2" in purge()
+    assert list(Grant.objects.values_list("code", flat=True)) == ["new"]
+    assert OAuthAccessToken.objects.get().expires == future
