@@ -100,3 +100,24 @@ def test_an_unbound_agenda_has_nothing_to_sync(db):
     d.ok("agenda_control", d.mine(action="abandon", text="never mind"))
     d.refused("agenda_sync_records", d.mine(), "AGENDA_ORDER")
     d.refused("agenda_sync_records", d.mine(status_values={"open": "todo"}), "INVALID_INPUT")
+
+
+def test_a_sync_of_100_bound_records_answers_in_under_16_kb(ctx):
+    from tests.mcp_client import call_tool_raw
+
+    todos = make_collection(ctx, "todos")
+    records = [make_record(ctx, todos, f"Chore number {n} of the release") for n in range(100)]
+    d = driver()
+    start_bound(d, records)
+    for number in range(100):
+        d.step("complete", f"Chore {number} done and checked.")
+        if number < 99:
+            d.step("next")
+    d.ok("agenda_control", d.mine(action="finish", text="All done."))
+    result = call_tool_raw("agenda_sync_records", d.mine())
+    size = len(result.content[0].text.encode())
+    synced = result.structuredContent["result"]
+    assert synced["sync"]["counts"] == {"synced": 100}
+    assert size < 16 * 1024, f"the sync reply is {size} bytes"
+    assert synced["sync"]["results_omitted"] == 100 and synced["sync"]["results"] == []
+    assert Record.objects.filter(collection=todos, version=2).count() == 100

@@ -27,6 +27,8 @@ SYNCED = "synced"
 CHANGED = "changed"
 ARCHIVED = "archived"
 AWAITING = "awaiting_approval"
+# Past this many bound items, a sync reply lists only the items that need a look.
+MAX_LISTED_RESULTS = 30
 REFUSED = "refused"
 NOT_RESOLVED = "not_resolved"
 CONFLICTS = (CHANGED, ARCHIVED, REFUSED)
@@ -200,4 +202,15 @@ def sync_records(
     counts: dict[str, int] = {}
     for report in results:
         counts[report["status"]] = counts.get(report["status"], 0) + 1
-    return {**state_view(position), "sync": {"counts": counts, "results": results}}
+    sync: dict[str, Any] = {"counts": counts, "results": results}
+    if len(results) > MAX_LISTED_RESULTS:
+        # A long agenda's reply stays small: plain successes are counted, not listed; what
+        # needs a person or a look (awaiting, refused, conflicts) is listed first.
+        needs_look = [r for r in results if r["status"] not in (SYNCED, NOT_RESOLVED)]
+        sync["results"] = needs_look[:MAX_LISTED_RESULTS]
+        sync["results_omitted"] = len(results) - len(sync["results"])
+        sync["results_note"] = (
+            "Synced and unresolved items are counted above, not listed; agenda_view shows "
+            "each item's sync status."
+        )
+    return {**state_view(position), "sync": sync}
