@@ -10,6 +10,7 @@ adaptation in `workflow.mcp.server` makes sure it gets no reply.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -80,11 +81,18 @@ async def _run(tool: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
     method = getattr(instance, caller.method_name)
     if caller.forward_context_kwarg:
         kwargs[caller.context_kwarg] = context
+    result: dict[str, Any] = await run_bounded(lambda: method(**kwargs))
+    return result
+
+
+async def run_bounded(call: Callable[[], Any]) -> Any:
+    """Run `call` on Django's worker thread with every query bounded in time and stopped if
+    the request is cancelled (tools, and resources alike)."""
     bound = QueryBound(timeout_s=settings.ANCHOR_QUERY_TIMEOUT_S)
 
-    def bounded() -> dict[str, Any]:
+    def bounded() -> Any:
         with bounded_queries(bound):
-            return method(**kwargs)
+            return call()
 
     try:
         # thread_sensitive: Django's connections belong to one thread (the request's, over

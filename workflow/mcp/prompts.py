@@ -11,8 +11,6 @@ from dataclasses import dataclass
 from mcp import types
 from mcp.shared.exceptions import McpError
 
-INVALID_PARAMS = -32602
-
 
 @dataclass(frozen=True)
 class Prompt:
@@ -89,7 +87,7 @@ async def get_prompt(name: str, arguments: dict[str, str] | None) -> types.GetPr
     if prompt is None:
         raise McpError(
             types.ErrorData(
-                code=INVALID_PARAMS,
+                code=types.INVALID_PARAMS,
                 message=f"Unknown prompt {name[:100]!r}; prompts/list shows: {', '.join(PROMPTS)}.",
             )
         )
@@ -100,7 +98,7 @@ async def get_prompt(name: str, arguments: dict[str, str] | None) -> types.GetPr
         if prompt.argument.required and not value.strip():
             raise McpError(
                 types.ErrorData(
-                    code=INVALID_PARAMS,
+                    code=types.INVALID_PARAMS,
                     message=f"Prompt {name} needs the argument {prompt.argument.name!r}: "
                     f"{prompt.argument.description}",
                 )

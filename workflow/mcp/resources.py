@@ -12,8 +12,6 @@ import re
 from types import SimpleNamespace
 from typing import Any
 
-from asgiref.sync import sync_to_async
-from django.conf import settings
 from mcp import types
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.shared.exceptions import McpError
@@ -21,10 +19,9 @@ from mcp_server.djangomcp import django_request_ctx
 
 from records import selectors
 from records.errors import AnchorError
-from records.query_bounds import QueryBound, bounded_queries
+from workflow.mcp.calls import run_bounded
 from workflow.scope import Scope, scope_for_request
 
-INVALID_PARAMS = -32602
 JSON = "application/json"
 RECORD_TEMPLATE = "anchor://records/{record_id}"
 COLLECTION_TEMPLATE = "anchor://collections/{collection_id}"
@@ -54,20 +51,10 @@ def _scope() -> Scope:
     return scope_for_request(django_request_ctx.get(SimpleNamespace()))
 
 
-async def _bounded(call: Any) -> Any:
-    bound = QueryBound(timeout_s=settings.ANCHOR_QUERY_TIMEOUT_S)
-
-    def run() -> Any:
-        with bounded_queries(bound):
-            return call()
-
-    return await sync_to_async(run, thread_sensitive=True)()
-
-
 async def list_resources() -> list[types.Resource]:
     """The workspace's collections; records are reached through the record template."""
     scope = _scope()
-    listed = await _bounded(lambda: selectors.collection_list(workspace_id=scope.workspace_id))
+    listed = await run_bounded(lambda: selectors.collection_list(workspace_id=scope.workspace_id))
     return [
         types.Resource(
             uri=COLLECTION_TEMPLATE.format(collection_id=entry["collection_id"]),  # type: ignore[arg-type]
@@ -96,7 +83,7 @@ async def read_resource(uri: Any) -> list[ReadResourceContents]:
     else:
         raise McpError(
             types.ErrorData(
-                code=INVALID_PARAMS,
+                code=types.INVALID_PARAMS,
                 message=f"Unknown resource {text[:200]!r}: use {RECORD_TEMPLATE} or "
                 f"{COLLECTION_TEMPLATE} (resources/templates/list).",
             )
@@ -106,9 +93,11 @@ async def read_resource(uri: Any) -> list[ReadResourceContents]:
 
 async def _answer(call: Any) -> Any:
     try:
-        return await _bounded(call)
+        return await run_bounded(call)
     except AnchorError as exc:
-        raise McpError(types.ErrorData(code=INVALID_PARAMS, message=exc.message[:500])) from None
+        raise McpError(
+            types.ErrorData(code=types.INVALID_PARAMS, message=exc.message[:500])
+        ) from None
 
 
 def _collection(scope: Scope, collection_id: str) -> dict[str, Any]:
