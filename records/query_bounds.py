@@ -19,6 +19,7 @@ from typing import Any
 
 from django.db import connection
 from django.db.backends.base.base import BaseDatabaseWrapper
+from psycopg.errors import QueryCanceled
 
 # How many SQLite virtual-machine steps run between two looks at the clock: about 0.1 ms of
 # work, so a look costs nothing measurable and a runaway statement stops within a millisecond.
@@ -108,8 +109,7 @@ def _statement_guard(bound: QueryBound) -> Callable[..., Any]:
 
 def _is_postgres_timeout() -> bool:
     exc = sys.exc_info()[1]
-    cause = getattr(exc, "__cause__", None)
-    return type(cause).__name__ == "QueryCanceled"
+    return isinstance(getattr(exc, "__cause__", None), QueryCanceled)
 
 
 def _bound_postgres_statements(timeout_s: float) -> None:
