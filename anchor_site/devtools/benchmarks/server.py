@@ -128,7 +128,9 @@ class RawServer:
                 return int(line.split()[1]) / 1024
         return None
 
-    def close(self) -> None:
+    def close(self) -> float:
+        """Seconds from closing its input to its exit."""
+        started = time.perf_counter()
         if self.process.stdin:
             self.process.stdin.close()
         try:
@@ -136,8 +138,10 @@ class RawServer:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        stopped = time.perf_counter() - started
         if self.process.stdout:
             self.process.stdout.close()
+        return stopped
 
     def _send(self, message: dict[str, Any]) -> None:
         assert self.process.stdin is not None
