@@ -21,13 +21,14 @@ from records.names import normalize_name
 from records.selectors.serialize import collection_dict
 from records.validation import canonical_json
 from workflow.models import ReviewTicket
-from workflow.name_index import similarity
+from workflow.name_rule import ratio as similarity
 from workflow.scope import Scope
 from workflow.tickets import issue_ticket
 
 MAX_CATALOG = 200
 SAMPLES_PER_COLLECTION = 3
 NAME_SIMILARITY = 0.6
+MIN_SHARED_PURPOSE_WORDS = 2
 # Words too common to say anything about overlap between two purposes.
 STOPWORDS = frozenset(
     [
@@ -134,7 +135,8 @@ def _suggestion(
         ]
     )
     shared = purpose_words & _words(described)
-    if shared:
+    # One shared word ("team", "project") says little about two purposes; two begin to.
+    if len(shared) >= MIN_SHARED_PURPOSE_WORDS:
         reasons.append(f"purpose shares the word(s) {sorted(shared)}")
         score = max(score, min(0.9, 0.3 + 0.1 * len(shared)))
     if not reasons:

@@ -22,8 +22,8 @@ from records.selectors.serialize import relationship_dict
 from records.services import WriteContext
 from workflow import evidence
 from workflow.models import ReviewTicket
-from workflow.name_index import MIN_FUZZY_LENGTH, match_names, scope_names, similarity
-from workflow.name_index import SIMILARITY_THRESHOLD as THRESHOLD
+from workflow.name_index import MIN_FUZZY_LENGTH, match_names, scope_names
+from workflow.name_rule import is_similar
 from workflow.scope import Scope
 
 OPERATION = "import"
@@ -157,14 +157,15 @@ def review_rows(
     for row in rows:
         normalized = normalize_name(row["title"])
         matches: dict[str, dict[str, Any]] = {}
-        for match in match_names(names, normalized):
+        for match in match_names(names, normalized, row["title"]):
             entry = matches.setdefault(
                 match.record_id, {"record_id": match.record_id, "score": 0.0, "reasons": []}
             )
             entry["score"] = max(entry["score"], round(match.score, 3))
             kind = "alias" if match.is_alias else "title"
+            differs = f"; {match.differs}" if match.differs else ""
             entry["reasons"].append(
-                f"{'exact' if match.exact else 'similar'} {kind} {match.display!r}"
+                f"{'exact' if match.exact else 'similar'} {kind} {match.display!r}{differs}"
             )
         candidates = sorted(matches.values(), key=lambda c: -c["score"])[:MAX_CANDIDATES]
         record_ids.update(c["record_id"] for c in candidates)
@@ -198,7 +199,7 @@ def review_rows(
                 if other["normalized"] == item["normalized"]
                 or (
                     min(len(item["normalized"]), len(other["normalized"])) >= MIN_FUZZY_LENGTH
-                    and similarity(other["normalized"], item["normalized"]) >= THRESHOLD
+                    and is_similar(other["normalized"], item["normalized"])
                 )
             ),
             None,

@@ -2,8 +2,8 @@
 
 The list for a scope (a collection, or the whole workspace) is cached per process and rebuilt
 only when that scope's `names:` counter has moved, so a repeated resolution does not reload it.
-Similarity is rapidfuzz's normalized Indel ratio over normalized names: a ranking heuristic,
-never evidence of identity.
+Similarity is the rule in `workflow.name_rule` (the Indel ratio, with differing words judged
+one run at a time): a ranking heuristic, never evidence of identity.
 """
 
 from __future__ import annotations
@@ -18,10 +18,8 @@ from rapidfuzz import fuzz, process
 from records.counters import counter_values, names_key
 from records.models import Record, RecordAlias
 from records.names import normalize_name
+from workflow.name_rule import SIMILARITY_THRESHOLD, is_similar, ratio, what_differs
 
-# Indel ratio 0.75 admits one transposition in a five-letter name ("kriat" ~ "kirat" = 0.80) and
-# one missing letter in a longer one, and rejects names sharing only a few letters.
-SIMILARITY_THRESHOLD = 0.75
 MIN_FUZZY_LENGTH = 3
 MAX_SCOPE_RECORDS = 100_000
 CACHED_SCOPES = 32
@@ -78,6 +76,7 @@ class NameMatch:
     score: float
     exact: bool
     word_match: bool
+    differs: str = ""  # for a similar spelling: "differs: Kriat / Kirat"
 
 
 _cache: OrderedDict[tuple[str, str | None], ScopeNames] = OrderedDict()
@@ -127,16 +126,16 @@ def clear_cache() -> None:
         _cache.clear()
 
 
-def similarity(a: str, b: str) -> float:
-    """The one similarity rule, on already-normalized names, in 0..1."""
-    return fuzz.ratio(a, b) / 100.0
+def match_names(
+    names: ScopeNames, normalized_query: str, shown_query: str | None = None
+) -> list[NameMatch]:
+    """Exact matches, then similar spellings and whole-word matches (names of 3+ chars).
 
-
-def match_names(names: ScopeNames, normalized_query: str) -> list[NameMatch]:
-    """Exact matches, then similar spellings and whole-word matches (names of 3+ chars)."""
+    `shown_query` is the query as typed, for the "differs:" note of a similar spelling.
+    """
     found: dict[int, NameMatch] = {}
 
-    def keep(index: int, score: float, exact: bool, word: bool) -> None:
+    def keep(index: int, score: float, exact: bool, word: bool, differs: str = "") -> None:
         previous = found.get(index)
         if previous is None or score > previous.score:
             found[index] = NameMatch(
@@ -147,6 +146,7 @@ def match_names(names: ScopeNames, normalized_query: str) -> list[NameMatch]:
                 score,
                 exact,
                 word,
+                differs,
             )
 
     for index in names.exact.get(normalized_query, []):
@@ -160,14 +160,22 @@ def match_names(names: ScopeNames, normalized_query: str) -> list[NameMatch]:
             score_cutoff=SIMILARITY_THRESHOLD * 100,
             limit=None,
         ):
+            name = names.names[index]
             # The three-character rule holds for both sides: "Alx" does not suggest "Al".
-            if index not in found and len(names.names[index]) >= MIN_FUZZY_LENGTH:
-                keep(index, score / 100.0, False, False)
+            if index in found or len(name) < MIN_FUZZY_LENGTH:
+                continue
+            # A template with another person or number in it is another name, not a typo.
+            if not is_similar(normalized_query, name, score / 100.0):
+                continue
+            differs = what_differs(
+                shown_query or normalized_query, names.displays[index], normalized_query, name
+            )
+            keep(index, score / 100.0, False, False, differs)
         # "Rahul" should surface "Rahul Sharma": every query word is a word of the name.
         words = normalized_query.split()
         hits = set.intersection(*(names.words.get(w, set()) for w in words)) if words else set()
         padded = f" {normalized_query} "
         for index in hits:
             if index not in found and padded in f" {names.names[index]} ":
-                keep(index, similarity(normalized_query, names.names[index]), False, True)
+                keep(index, ratio(normalized_query, names.names[index]), False, True)
     return sorted(found.values(), key=lambda m: (not m.exact, -m.score, m.index))

@@ -137,7 +137,8 @@ def _reason(match: NameMatch) -> str:
         return f"exact {kind} match: {match.display!r}"
     if match.word_match:
         return f"every query word appears in {kind} {match.display!r} (score {match.score:.2f})"
-    return f"similar spelling to {kind} {match.display!r} (score {match.score:.2f})"
+    differs = f"; {match.differs}" if match.differs else ""
+    return f"similar spelling to {kind} {match.display!r} (score {match.score:.2f}){differs}"
 
 
 @dataclass(frozen=True)
@@ -223,7 +224,7 @@ def evaluate_resolution(
                 "to narrow it."
             )
         else:
-            for match in match_names(names, normalized):
+            for match in match_names(names, normalized, query_text):
                 consider(match.record_id, match.score, match.exact, _reason(match))
 
     ranked = sorted(found.items(), key=lambda item: (not item[1]["exact"], -item[1]["score"]))

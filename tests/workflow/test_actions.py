@@ -642,3 +642,14 @@ def test_approval_queue_holds_the_write_until_a_person_decides(hiring, ctx):
     rejected = ok("commit_write", {"action_id": prepared["action_id"]})
     assert rejected["status"] == "rejected" and rejected["reason"] == "Not this person"
     assert Record.objects.get(pk=hiring.abhishek.pk).version == 1
+
+
+def test_one_shared_purpose_word_is_not_an_overlap_two_are(ctx):
+    """ "team" alone says nothing about two purposes; "money" and "spent" together do."""
+    make_collection(ctx, "projects", "Work our team runs for clients")
+    make_collection(ctx, "Expenses", "Track money spent")
+    people = ok("discover_collections", {"name": "people", "purpose": "Everyone on the team"})
+    assert people["suggestions"] == []
+    costs = ok("discover_collections", {"name": "costs", "purpose": "Money spent on travel"})
+    assert [s["name"] for s in costs["suggestions"]] == ["Expenses"]
+    assert "purpose shares the word(s) ['money', 'spent']" in costs["suggestions"][0]["reasons"]

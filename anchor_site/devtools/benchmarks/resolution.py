@@ -16,7 +16,8 @@ from records.models import Record
 from records.names import normalize_name
 from workflow.freshness import reevaluate
 from workflow.models import ReviewTicket
-from workflow.name_index import SIMILARITY_THRESHOLD, scope_names
+from workflow.name_index import scope_names
+from workflow.name_rule import SIMILARITY_THRESHOLD
 from workflow.resolution import resolve_record
 from workflow.scope import Scope
 

@@ -25,6 +25,7 @@ from anchor_site.devtools.benchmarks.measure import Row, Sizes
 
 AREAS = (
     "tool_list",
+    "name_rule",
     "startup",
     "memory",
     "resolution",
@@ -36,7 +37,7 @@ AREAS = (
     "graph",
 )
 # Properties of the process, not of the database: measured once, on SQLite.
-PROCESS_ONLY = {"tool_list", "memory"}
+PROCESS_ONLY = {"tool_list", "name_rule", "memory"}
 
 
 # --- the parent: one worker per backend --------------------------------------------------------
@@ -164,6 +165,7 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
         graph,
         imports,
         memory,
+        name_rule,
         resolution,
         search,
         startup,
@@ -171,6 +173,7 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
     )
 
     area("tool_list", tool_list.run)
+    area("name_rule", name_rule.run)
     area("startup", lambda: startup.run(sizes))
     area("memory", lambda: memory.run(people.pk, len(names), data.typo(names[1], seed=3)))
     area("resolution", lambda: resolution.run(sizes, scope, people.pk, names))

@@ -1,0 +1,107 @@
+"""When two names read as one name misspelt, and what differs between them.
+
+The character ratio alone (rapidfuzz's Indel ratio, at least 0.75) cannot tell a typo from a
+template: "Priya feedback on Kirat's coding interview" and "Rahul feedback on Kirat's coding
+interview" score 0.88 because most of their letters are the template's. So the names are also
+aligned word by word, and each run of differing words is judged on its own: a typo changes a
+run a little (one edit, or a run that still scores 0.75), a different name replaces it ("Priya"
+/ "Rahul", "Sharma" / "Verma"), and a different number is a different thing ("Sprint 14" /
+"Sprint 15"). Added or dropped words ("Kirat Singh" / "Kirat K Singh") are not judged: they can
+be the same name written more fully, so the ratio decides.
+
+On the labelled set in `anchor_site/devtools/benchmarks/name_pairs.py` this keeps every typo the
+ratio finds and refuses the templated near misses; `manage.py benchmark --only name_rule` prints
+both rules' precision and recall.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rapidfuzz.distance import OSA, Indel, Levenshtein
+
+SIMILARITY_THRESHOLD = 0.75
+DIGITS = re.compile(r"\d+")
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One run of differing words: `left` from the first name, `right` from the second."""
+
+    left: tuple[str, ...]
+    right: tuple[str, ...]
+
+    @property
+    def is_typo(self) -> bool:
+        """A misspelling of the same words, rather than other words or another number."""
+        left, right = "".join(self.left), "".join(self.right)
+        if not left or not right:
+            return True  # a word added or dropped; the whole-name ratio decides
+        if DIGITS.findall(left) != DIGITS.findall(right):
+            return False
+        # Spaces are ignored so "RahulSharma" meets "Rahul Sharma".
+        return (
+            OSA.distance(left, right) <= 1
+            or Indel.normalized_similarity(left, right) >= SIMILARITY_THRESHOLD
+        )
+
+    def describe(self) -> str:
+        return f"{' '.join(self.left) or '(nothing)'} / {' '.join(self.right) or '(nothing)'}"
+
+
+def differences(left: str, right: str) -> list[Difference]:
+    """The runs of differing words between two normalized names, in order."""
+    left_words, right_words = left.split(), right.split()
+    return [
+        Difference(tuple(left_words[a:b]), tuple(right_words[c:d]))
+        for a, b, c, d in _spans(left_words, right_words)
+    ]
+
+
+def ratio(left: str, right: str) -> float:
+    """The character similarity of two normalized names, in 0..1."""
+    return Indel.normalized_similarity(left, right)
+
+
+def ratio_alone(left: str, right: str) -> bool:
+    """The rule before word runs were judged; kept for the benchmark's comparison."""
+    return ratio(left, right) >= SIMILARITY_THRESHOLD
+
+
+def is_similar(left: str, right: str, score: float | None = None) -> bool:
+    """Whether two normalized names read as one name misspelt (`score`: their ratio, if known)."""
+    if (ratio(left, right) if score is None else score) < SIMILARITY_THRESHOLD:
+        return False
+    return all(run.is_typo for run in differences(left, right))
+
+
+def what_differs(left_display: str, right_display: str, left: str, right: str) -> str:
+    """ "differs: Kriat / Kirat" in the names' own spelling; empty when they differ in case only.
+
+    `left`/`right` are the normalized names; their words are mapped back to the displayed
+    words when normalization kept the word count (it almost always does).
+    """
+    shown_left, shown_right = left_display.split(), right_display.split()
+    if len(shown_left) != len(left.split()) or len(shown_right) != len(right.split()):
+        shown_left, shown_right = left.split(), right.split()
+    runs = [
+        Difference(tuple(shown_left[a:b]), tuple(shown_right[c:d])).describe()
+        for a, b, c, d in _spans(left.split(), right.split())
+    ]
+    return f"differs: {'; '.join(runs)}" if runs else ""
+
+
+def _spans(left: list[str], right: list[str]) -> list[tuple[int, int, int, int]]:
+    """Each run of differing words as (left start, left end, right start, right end): the word
+    alignment's adjacent edits merged, so "Priya Sharma" / "Rahul Verma" is one run."""
+    spans: list[tuple[int, int, int, int]] = []
+    for op in Levenshtein.opcodes(left, right):
+        if op.tag == "equal":
+            continue
+        if spans and spans[-1][1] == op.src_start and spans[-1][3] == op.dest_start:
+            start = spans.pop()
+            spans.append((start[0], op.src_end, start[2], op.dest_end))
+        else:
+            spans.append((op.src_start, op.src_end, op.dest_start, op.dest_end))
+    return spans
