@@ -24,6 +24,7 @@ from rapidfuzz import fuzz, process
 
 from records.errors import INVALID_INPUT, AnchorError
 from records.query_bounds import QueryBound, bounded_queries
+from workflow.mcp import tool_list
 from workflow.mcp.arguments import ArgumentChecker, quoted
 
 _checkers: dict[str, ArgumentChecker] = {}
@@ -36,6 +37,23 @@ def checker_for(tool: Any) -> ArgumentChecker:
         checker = ArgumentChecker(tool.name, tool.parameters, tool.fn_metadata.arg_model)
         _checkers[tool.name] = checker
     return checker
+
+
+def check_as_tool(tool_name: str, arguments: dict[str, Any], field: str) -> None:
+    """Check a batch item's arguments exactly as the tool itself checks them.
+
+    The refusal names the item (`requests[2].where[0].op`); nothing runs. A batch item is
+    checked by the read tool's published schema whether or not this profile serves the tool.
+    """
+    tool = tool_list.registered(tool_name)
+    if tool is None:
+        return  # not a registered tool: the batch's own parse refuses it
+    try:
+        checker_for(tool).check(arguments)
+    except AnchorError as exc:
+        inner = exc.details.get("field", "arguments")
+        details = {**exc.details, "field": f"{field}.{inner}"}
+        raise AnchorError(exc.code, f"{field}: {exc.message}", **details) from None
 
 
 def envelope_result(envelope: dict[str, Any]) -> types.CallToolResult:

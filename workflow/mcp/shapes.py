@@ -16,6 +16,11 @@ from typing_extensions import TypedDict
 from records.selectors.aggregation import MAX_METRICS, METRIC_OPS
 from records.selectors.arguments import DIRECTIONS, MAX_FIELD_DEPTH, MAX_RELATIONSHIP_TYPES
 from records.selectors.conditions import MAX_CONDITIONS, OPERATORS
+from workflow.actions import BATCH_OPERATIONS
+from workflow.batch_read import OPERATIONS as READ_OPERATIONS
+from workflow.imports import MAX_KEY
+from workflow.resolution import MAX_CONTEXT_RECORDS
+from workflow.tickets import MAX_REVIEW_IDS
 
 STRICT = ConfigDict(extra="forbid")
 
@@ -94,3 +99,79 @@ class GroupByLinked(TypedDict):
 
 
 GroupBy = GroupByField | GroupByCollection | GroupByLinked
+
+
+# --- batch items ------------------------------------------------------------------------------
+
+Ids = Annotated[list[str], Field(max_length=MAX_CONTEXT_RECORDS)]
+
+
+@with_config(STRICT)
+class ResolveRequest(TypedDict):
+    query: str
+    collection_id: NotRequired[str | None]
+    context_record_ids: NotRequired[Ids | None]
+
+
+@with_config(ConfigDict(extra="allow"))
+class ReadRequest(TypedDict):
+    """The read tool's own arguments sit beside `operation`, checked as that tool checks them."""
+
+    operation: one_of(tuple(READ_OPERATIONS))  # type: ignore[valid-type]
+    include_context: NotRequired[bool]
+
+
+@with_config(STRICT)
+class BatchAction(TypedDict):
+    operation: one_of(BATCH_OPERATIONS)  # type: ignore[valid-type]
+    arguments: dict[str, Any]
+    review_ids: Annotated[list[str], Field(min_length=1, max_length=MAX_REVIEW_IDS)]
+    decision_reason: str
+    clarification: NotRequired[str | None]
+
+
+# --- imports ----------------------------------------------------------------------------------
+
+
+@with_config(STRICT)
+class ImportRow(TypedDict):
+    key: NotRequired[Annotated[str, Field(max_length=MAX_KEY)]]
+    title: str
+    data: NotRequired[dict[str, Any]]
+
+
+@with_config(STRICT)
+class RowEnd(TypedDict):
+    row: str
+
+
+@with_config(STRICT)
+class RecordEnd(TypedDict):
+    record_id: str
+
+
+@with_config(STRICT)
+class ImportLink(TypedDict):
+    source: RowEnd | RecordEnd
+    relationship_type: str
+    target: RowEnd | RecordEnd
+
+
+@with_config(STRICT)
+class Skip(TypedDict):
+    decision: Literal["skip"]
+
+
+@with_config(STRICT)
+class UseExisting(TypedDict):
+    decision: Literal["use_existing"]
+    record_id: str
+
+
+@with_config(STRICT)
+class CreateAnyway(TypedDict):
+    decision: Literal["create_anyway"]
+    clarification: NotRequired[str]
+
+
+Decision = Skip | UseExisting | CreateAnyway

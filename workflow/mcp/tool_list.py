@@ -179,6 +179,11 @@ def parse_selection(value: str) -> set[str]:
     return set(names)
 
 
+def registered(name: str) -> Any:
+    """A registered tool by name, served by this profile or not (None if there is none)."""
+    return _all_tools.get(name)
+
+
 def install(server: Any, selection: str) -> None:
     """Describe every registered tool and serve only the selected ones."""
     manager = server._tool_manager

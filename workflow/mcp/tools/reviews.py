@@ -1,13 +1,15 @@
 """Review tools: discover collections and resolve record names before any write."""
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from mcp_server import MCPToolset
 from pydantic import Field
 
 from workflow.batch_read import batch_read
 from workflow.discovery import discover_collections as discover
+from workflow.mcp.calls import check_as_tool
 from workflow.mcp.envelope import ToolResult, run_tool
+from workflow.mcp.shapes import ReadRequest, ResolveRequest
 from workflow.next_steps import after_batch_resolution, after_discovery, after_resolution
 from workflow.resolution import batch_resolve
 from workflow.resolution import resolve_record as resolve
@@ -88,10 +90,9 @@ class BatchReviewTools(MCPToolset):
     def batch_resolve_records(
         self,
         requests: Annotated[
-            list[dict[str, Any]],
+            list[ResolveRequest],
             Field(
-                description="1-10 items {query, collection_id?, context_record_ids?}, each "
-                "as for resolve_record.",
+                description="1-10 items, each as for resolve_record.",
                 min_length=1,
                 max_length=10,
             ),
@@ -100,7 +101,8 @@ class BatchReviewTools(MCPToolset):
         """Resolve several names in one call; each item gets its own resolution_id.
 
         Same rules and statuses as resolve_record, item by item (labelled `item_index`); an
-        invalid item reports its own error without failing the others. Use it before a
+        item that fails (an unknown collection, say) reports its own error without failing the
+        others. Use it before a
         prepare_batch_write that touches several records. Changes nothing.
         """
         scope = scope_for_request(self.request)
@@ -111,10 +113,9 @@ class BatchReadTools(MCPToolset):
     def batch_read(
         self,
         requests: Annotated[
-            list[dict[str, Any]],
+            list[ReadRequest],
             Field(
-                description='1-10 items {"operation": search_records | get_record_context | '
-                "list_collections | traverse | aggregate, ...that tool's arguments}. A search "
+                description="1-10 items: `operation` plus that tool's own arguments. A search "
                 'may add "include_context": true for full context of each result. Limits '
                 "(search limit, traverse max_nodes ≤100, 1 per other item) share a budget of "
                 "100.",
@@ -133,4 +134,12 @@ class BatchReadTools(MCPToolset):
         and issues no review IDs: resolve_record before writing.
         """
         scope = scope_for_request(self.request)
-        return run_tool(lambda: batch_read(scope, requests=requests))
+        return run_tool(lambda: batch_read(scope, requests=_checked(requests)))
+
+
+def _checked(requests: list[ReadRequest]) -> list[ReadRequest]:
+    """Each item's arguments checked by its own tool's published schema, before any read."""
+    for index, item in enumerate(requests):
+        arguments = {k: v for k, v in item.items() if k not in ("operation", "include_context")}
+        check_as_tool(item["operation"], arguments, f"requests[{index}]")
+    return requests

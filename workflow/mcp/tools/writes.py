@@ -7,6 +7,7 @@ from pydantic import Field
 
 from workflow import actions as write_actions
 from workflow.mcp.envelope import ToolResult, run_tool
+from workflow.mcp.shapes import BatchAction, Decision, ImportLink, ImportRow
 from workflow.next_steps import after_commit, after_prepare
 from workflow.operations import OPERATIONS
 from workflow.scope import scope_for_request
@@ -104,12 +105,10 @@ class BatchWriteTools(MCPToolset):
     def prepare_batch_write(
         self,
         actions: Annotated[
-            list[dict[str, Any]],
+            list[BatchAction],
             Field(
-                description="1-10 items, each {operation, arguments, review_ids, "
-                "decision_reason, clarification?} exactly as for prepare_write. Allowed "
-                "operations: update_record, archive_record, rename_record, add_record_alias, "
-                "remove_record_alias, set_self, link_records, unlink_records.",
+                description="1-10 items, each exactly as for prepare_write (the same argument "
+                "keys per operation); only changes to existing records.",
                 min_length=1,
                 max_length=10,
             ),
@@ -157,10 +156,10 @@ class ImportTools(MCPToolset):
         self,
         collection_id: Annotated[str, Field(description="The existing collection to add to.")],
         rows: Annotated[
-            list[dict[str, Any]],
+            list[ImportRow],
             Field(
-                description='1-100 rows {"key": unique string, "title": ..., "data": {...}}; '
-                "at most 1 MB of data in all.",
+                description="1-100 rows; `key` (unique, default the row's index) names the "
+                "row in links and decisions. At most 1 MB of data in all.",
                 min_length=1,
                 max_length=100,
             ),
@@ -169,11 +168,11 @@ class ImportTools(MCPToolset):
             str, Field(description="Why these records are being added (1-2000 chars).")
         ],
         links: Annotated[
-            list[dict[str, Any]] | None,
+            list[ImportLink] | None,
             Field(
-                description='Up to 200 links {"source": {"row": key} | {"record_id": id}, '
-                '"relationship_type": ..., "target": {...}}; at least one end is a row. '
-                "Existing-record ends need resolution_ids in review_ids."
+                description="Up to 200 links; at least one end of each is a row. "
+                "Existing-record ends need resolution_ids in review_ids.",
+                max_length=200,
             ),
         ] = None,
         review_ids: Annotated[
@@ -220,12 +219,11 @@ class ImportTools(MCPToolset):
         self,
         action_id: Annotated[str, Field(description="The action_id returned by prepare_import.")],
         decisions: Annotated[
-            dict[str, dict[str, Any]] | None,
+            dict[str, Decision] | None,
             Field(
-                description='Exactly one per flagged row key: {"decision": "skip"} | '
-                '{"decision": "use_existing", "record_id": one of its candidates} | '
-                '{"decision": "create_anyway", "clarification": what the user said}. Omit '
-                "when nothing was flagged."
+                description="Exactly one per flagged row key: skip; use_existing with one of "
+                "the row's candidates; or create_anyway with what the user said. Omit when "
+                "nothing was flagged."
             ),
         ] = None,
     ) -> ToolResult:
