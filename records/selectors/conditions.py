@@ -149,7 +149,8 @@ def _filter_sql(key: str, value: Any) -> Sql:
 # --- where: typed conditions -----------------------------------------------------------------
 
 
-def _kind(value: Any) -> str | None:
+def value_kind(value: Any) -> str | None:
+    """The JSON type a where value compares as: boolean, number or string (None otherwise)."""
     if isinstance(value, bool):
         return "boolean"
     if isinstance(value, (int, float)):
@@ -192,8 +193,8 @@ def _parse_condition(item: Any, where: str) -> Condition:
         if (
             not isinstance(value, list)
             or len(value) != 2
-            or _kind(value[0]) not in ("number", "string")
-            or _kind(value[0]) != _kind(value[1])
+            or value_kind(value[0]) not in ("number", "string")
+            or value_kind(value[0]) != value_kind(value[1])
         ):
             raise invalid(field_name, "between needs [low, high]: two numbers or two strings.")
         if value[0] > value[1]:
@@ -203,10 +204,10 @@ def _parse_condition(item: Any, where: str) -> Condition:
         if not isinstance(value, list) or not 1 <= len(value) <= MAX_IN_VALUES:
             raise invalid(field_name, f"in needs a list of 1-{MAX_IN_VALUES} values.")
         for item_value in value:
-            if _kind(item_value) is None:
+            if value_kind(item_value) is None:
                 raise invalid(field_name, "in accepts strings, numbers and booleans only.")
         return Condition(keys, op, value)
-    kind = _kind(value)
+    kind = value_kind(value)
     if kind is None:
         raise invalid(
             field_name,
@@ -232,7 +233,7 @@ def _condition_sql(condition: Condition) -> Sql:
         return any_of(_compare(data, "=", item) for item in value)
     if op == "contains":
         element = _array_contains(data, value)
-        if _kind(value) == "string":
+        if value_kind(value) == "string":
             return _string_contains(data, value) | element
         return element
     return _compare(data, COMPARISONS[op], value)
@@ -240,7 +241,7 @@ def _condition_sql(condition: Condition) -> Sql:
 
 def _compare(data: DataField, operator: str, value: Any) -> Sql:
     """Typed: only a stored value of the operand's JSON type can match, ne included."""
-    kind = _kind(value)
+    kind = value_kind(value)
     if kind == "boolean":
         wanted = value if operator == "=" else not value
         if vendor() == "sqlite":
@@ -267,7 +268,7 @@ def _string_contains(data: DataField, value: str) -> Sql:
 def _array_contains(data: DataField, value: Any) -> Sql:
     if vendor() != "sqlite":
         return data.type_is("array") & data.value().wrap("{} @> %s::jsonb", json.dumps([value]))
-    kind = _kind(value)
+    kind = value_kind(value)
     if kind == "boolean":
         element = Sql("e.type = %s", ("true" if value else "false",))
     elif kind == "number":

@@ -51,6 +51,12 @@ class DataField:
         quoted = ", ".join(f"'{kind}'" for kind in kinds)
         return self.value().wrap(f"jsonb_typeof({{}}) IN ({quoted})")
 
+    def kind(self) -> Sql:
+        """The stored value's JSON type name (SQLite json_type, PostgreSQL jsonb_typeof)."""
+        if self.sqlite:
+            return Sql(f"json_type({self.column}, %s)", (self.sqlite_path(),))
+        return self.value().wrap("jsonb_typeof({})")
+
     def present(self) -> Sql:
         """True for any stored value, JSON null included."""
         if self.sqlite:

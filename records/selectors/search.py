@@ -20,6 +20,7 @@ from records.selectors.conditions import Criteria, criteria_sql, parse_criteria
 from records.selectors.cursors import decode_cursor, encode_cursor, fingerprint
 from records.selectors.fulltext import ranked_source, snippets
 from records.selectors.jsonpath import DataField
+from records.selectors.mismatch import mismatch_hint
 from records.selectors.serialize import data_preview, iso, parse_iso_key
 from records.selectors.sql import Sql, all_of, prepare_connection, vendor
 
@@ -97,13 +98,18 @@ def search_records(
         }
         item |= order.extra_fields(row, found_snippets)
         results.append(item)
-    return {
+    page = {
         "records": results,
         "count": len(results),
         "has_more": has_more,
         "next_cursor": encode_cursor(bound_to, order.cursor_key(rows[-1])) if has_more else None,
         "order": order.description,
     }
+    if not results and key is None and criteria.where:
+        hint = mismatch_hint(workspace_id, criteria)
+        if hint:
+            page["hint"] = f"Nothing matched, perhaps because of a value's type: {hint}"
+    return page
 
 
 def _page_sql(

@@ -1,0 +1,101 @@
+"""Why a search found nothing, when the reason is a value of the wrong JSON type.
+
+`where` comparisons are typed: `{"op": "gt", "value": "100000"}` matches only strings, so it
+finds nothing in a collection that stores `offer.ctc` as a number, and an agent reading zero
+results would conclude there are none. After an empty first page, each typed condition is
+checked once: does the scope store that field as another type? If so the reply says which, and
+what to send instead.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.db import connection
+
+from records.selectors.conditions import Condition, Criteria, value_kind
+from records.selectors.jsonpath import DataField
+from records.selectors.sql import Sql, all_of
+
+# Each check is one indexed-by-scope query stopping at the first hit; a few bound the cost of
+# an empty answer when the collection is large.
+MAX_CHECKED_CONDITIONS = 3
+KINDS = ("string", "number", "boolean")
+TYPED_OPS = ("eq", "ne", "gt", "gte", "lt", "lte", "between", "in", "contains")
+
+
+def mismatch_hint(workspace_id: str, criteria: Criteria) -> str:
+    """A sentence per condition whose value's type the scope does not store; "" if none."""
+    said = []
+    checked = 0
+    for index, condition in enumerate(criteria.where):
+        sent = _sent_kind(condition)
+        if sent is None:
+            continue
+        if checked == MAX_CHECKED_CONDITIONS:
+            break
+        checked += 1
+        stored = _stored_kind(workspace_id, criteria.collection_id, condition.keys, sent)
+        if stored is not None:
+            said.append(_sentence(index, condition, sent, stored))
+    return " ".join(said)
+
+
+def _sent_kind(condition: Condition) -> str | None:
+    if condition.op not in TYPED_OPS:
+        return None
+    value = condition.value
+    if condition.op in ("between", "in") and isinstance(value, list) and value:
+        value = value[0]
+    return value_kind(value)
+
+
+def _stored_kind(
+    workspace_id: str, collection_id: str | None, keys: list[str], sent: str
+) -> str | None:
+    """The first other type the field holds among active records in scope, or None."""
+    field = DataField(keys)
+    parts = [Sql("r.workspace_id = %s", (workspace_id,)), Sql("r.archived_at IS NULL")]
+    if collection_id is not None:
+        parts.append(Sql("r.collection_id = %s", (collection_id,)))
+    parts.append(field.type_is(*(kind for kind in KINDS if kind != sent)))
+    where, kind = all_of(parts), field.kind()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {kind.text} FROM records_record r WHERE {where.text} LIMIT 1",
+            kind.params + where.params,
+        )
+        row = cursor.fetchone()
+    return _normal_kind(row[0]) if row else None
+
+
+def _normal_kind(name: str) -> str:
+    return {"integer": "number", "real": "number", "text": "string", "true": "boolean"}.get(
+        name, "boolean" if name == "false" else name
+    )
+
+
+def _sentence(index: int, condition: Condition, sent: str, stored: str) -> str:
+    path = json.dumps(condition.keys, ensure_ascii=False)
+    example = condition.value[0] if isinstance(condition.value, list) else condition.value
+    instead = _converted(example, stored)
+    fix = f" Send {json.dumps(instead)} instead of {json.dumps(example)}." if instead else ""
+    return (
+        f"where[{index}] compares {path} with a {sent}, but records here store it as a "
+        f"{stored}, and comparisons match only the same type.{fix}"
+    )
+
+
+def _converted(value: Any, kind: str) -> Any:
+    if kind == "string":
+        return json.dumps(value) if not isinstance(value, str) else None
+    if kind == "number" and isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return None
+        return int(number) if number.is_integer() and "." not in value else number
+    if kind == "boolean" and isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    return None
