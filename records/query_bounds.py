@@ -24,6 +24,7 @@ from psycopg.errors import QueryCanceled
 # How many SQLite virtual-machine steps run between two looks at the clock: about 0.1 ms of
 # work, so a look costs nothing measurable and a runaway statement stops within a millisecond.
 SQLITE_PROGRESS_STEPS = 10_000
+MAX_TAG = 63  # PostgreSQL keeps this many bytes of application_name
 
 
 class CallCancelled(Exception):
@@ -35,6 +36,9 @@ class QueryBound:
     """One call's limits, shared between its worker thread and whoever may cancel it."""
 
     timeout_s: float
+    # Names the call in pg_stat_activity (application_name), so a cancel that reaches another
+    # server process can still stop its statement: see cancel_tagged_statements.
+    tag: str = ""
     cancelled: threading.Event = field(default_factory=threading.Event)
     statement_started: float | None = None
     timed_out: bool = False
@@ -83,7 +87,7 @@ def prepare_new_connection(sender: Any, connection: BaseDatabaseWrapper, **kwarg
     if connection.vendor == "sqlite" and connection.connection is not None:
         connection.connection.set_progress_handler(_sqlite_progress, SQLITE_PROGRESS_STEPS)
     # A new PostgreSQL session starts with the server's defaults again.
-    connection.anchor_statement_timeout_ms = None  # type: ignore[attr-defined]
+    connection.anchor_statement_settings = None  # type: ignore[attr-defined]
 
 
 def _statement_guard(bound: QueryBound) -> Callable[..., Any]:
@@ -92,45 +96,73 @@ def _statement_guard(bound: QueryBound) -> Callable[..., Any]:
         if bound.cancelled.is_set() and not sql.lstrip()[:8].upper().startswith("ROLLBACK"):
             raise CallCancelled("the call was cancelled; its transaction is rolled back")
         bound._raw_connection = connection.connection
+        # Kept after execute() returns: SQLite hands back the first row and goes on scanning
+        # while the rest are fetched, and that work is the same statement's, under its clock.
         bound.statement_started = time.monotonic()
         try:
             return execute(sql, params, many, context)
         except Exception:
-            if bound.cancelled.is_set():
+            if bound.cancelled.is_set() or _is_postgres_cancel_request():
+                bound.cancelled.set()  # stopped from another process: cancelled all the same
                 raise CallCancelled("the call was cancelled while a statement ran") from None
             if bound.over_time() or _is_postgres_timeout():
                 bound.timed_out = True
             raise
-        finally:
-            bound.statement_started = None
 
     return guard
 
 
+def _postgres_cancel() -> QueryCanceled | None:
+    cause = getattr(sys.exc_info()[1], "__cause__", None)
+    return cause if isinstance(cause, QueryCanceled) else None
+
+
 def _is_postgres_timeout() -> bool:
-    exc = sys.exc_info()[1]
-    return isinstance(getattr(exc, "__cause__", None), QueryCanceled)
+    return _postgres_cancel() is not None
 
 
-def _bound_postgres_statements(timeout_s: float) -> None:
-    # Once per connection: a SET costs a round trip, and the value stays until it changes.
+def _is_postgres_cancel_request() -> bool:
+    """A statement stopped by pg_cancel_backend (a cancel from another server process), not
+    by its statement_timeout: the server says "due to user request" for exactly that."""
+    cancel = _postgres_cancel()
+    return cancel is not None and "user request" in (cancel.diag.message_primary or "")
+
+
+def _bound_postgres_statements(timeout_s: float, tag: str) -> None:
+    # Once per connection and tag: settings cost a round trip and stay until they change.
     # jit off: planning a JIT for one wide WHERE (20 conditions x 100 values) took longer
     # than running the query; the statements here are short OLTP reads and writes.
-    milliseconds = max(1, int(timeout_s * 1000))
+    settings = (max(1, int(timeout_s * 1000)), tag)
     connection.ensure_connection()  # a reconnect resets the cached value (connection_created)
-    if getattr(connection, "anchor_statement_timeout_ms", None) == milliseconds:
+    if getattr(connection, "anchor_statement_settings", None) == settings:
         return
     with connection.cursor() as cursor:
-        cursor.execute(f"SET statement_timeout = {milliseconds}")
-        cursor.execute("SET jit = off")
-    connection.anchor_statement_timeout_ms = milliseconds  # type: ignore[attr-defined]
+        cursor.execute(
+            "SELECT set_config('statement_timeout', %s, false), set_config('jit', 'off', false),"
+            " set_config('application_name', %s, false)",
+            (str(settings[0]), tag[:MAX_TAG]),
+        )
+    connection.anchor_statement_settings = settings  # type: ignore[attr-defined]
+
+
+def cancel_tagged_statements(tag: str) -> None:
+    """Stop the running PostgreSQL statement of the call tagged `tag`, in whichever server
+    process runs it (the same database role may signal its own backends)."""
+    if connection.vendor != "postgresql" or not tag:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_cancel_backend(pid) FROM pg_stat_activity "
+            "WHERE application_name = %s AND pid <> pg_backend_pid()",
+            (tag[:MAX_TAG],),
+        )
 
 
 @contextlib.contextmanager
 def bounded_queries(bound: QueryBound) -> Iterator[QueryBound]:
     """Run the block with every statement on this thread's connection bounded by `bound`."""
     if connection.vendor == "postgresql":
-        _bound_postgres_statements(bound.timeout_s)
+        _bound_postgres_statements(bound.timeout_s, bound.tag)
     _current.bound = bound
     try:
         with connection.execute_wrapper(_statement_guard(bound)):

@@ -33,6 +33,7 @@ from anchor_site.http.workspace import WORKSPACE_HEADER, scope_for_user
 from records.membership_services import access_token_touch
 from records.models.membership import AccessToken
 from workflow.mcp.arguments import plain_json_refusal
+from workflow.mcp.calls import cancel_http_call, was_cancelled
 from workflow.mcp.stdio import CLIENT_METHODS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
 from workflow.scope import Scope
 
@@ -86,6 +87,15 @@ def _refuse_message(message: Any, session_key: str | None) -> JsonResponse | Non
             request_id=message["id"],
         )
     return None
+
+
+def _cancelled_request_id(message: Any) -> Any | None:
+    """The requestId of a notifications/cancelled message, else None."""
+    if not isinstance(message, dict) or message.get("method") != "notifications/cancelled":
+        return None
+    params = message.get("params")
+    request_id = params.get("requestId") if isinstance(params, dict) else None
+    return request_id if isinstance(request_id, (str, int)) else None
 
 
 def _is_initialize(message: Any) -> bool:
@@ -154,6 +164,11 @@ class AnchorMCPView(MCPServerStreamableHttpView):
         if session_key:
             if self._owned_session(request, session_key) is None:
                 return _jsonrpc_error(404, "Session not found; initialize a new session.")
+            cancelled = _cancelled_request_id(message)
+            if cancelled is not None:
+                cancel_http_call(session_key, cancelled)
+                self.accepted(request)
+                return HttpResponse(status=202)
         elif not _is_initialize(message):
             return _jsonrpc_error(
                 400,
@@ -168,6 +183,11 @@ class AnchorMCPView(MCPServerStreamableHttpView):
             # The package stores the request in a context variable and asgiref copies context
             # changes back to this thread: never let this request's scope outlive it.
             django_request_ctx.set(SimpleNamespace())
+        request_id = message.get("id") if isinstance(message, dict) else None
+        if session_key and request_id is not None and was_cancelled(session_key, request_id):
+            # The spec's SHOULD NOT answer a cancelled request: the POST ends unanswered, as a
+            # 202 (both official clients accept one and read no body).
+            return HttpResponse(status=202)
         if not session_key and response.status_code == 200:
             session_key = self._open_session(request)
         if session_key:

@@ -80,6 +80,15 @@ def wait_until_serving(url: str, process: subprocess.Popen, log: Path) -> None:
 
 @pytest.fixture
 def live(tmp_path) -> Iterator[LiveServer]:
+    yield from serve(tmp_path, workers=2)
+
+
+@pytest.fixture
+def live_one_worker(tmp_path) -> Iterator[LiveServer]:
+    yield from serve(tmp_path, workers=1)
+
+
+def serve(tmp_path: Path, workers: int) -> Iterator[LiveServer]:
     if ON_POSTGRES:
         database = {"DATABASE_URL": postgres_url(connection.settings_dict)}
     else:
@@ -91,7 +100,7 @@ def live(tmp_path) -> Iterator[LiveServer]:
         ALLOWED_HOSTS="127.0.0.1",
         ANCHOR_STATIC_ROOT=str(tmp_path / "static"),
         ANCHOR_HTTP_BIND=f"127.0.0.1:{port}",
-        WEB_CONCURRENCY="2",
+        WEB_CONCURRENCY=str(workers),
     )
     log = tmp_path / "server.log"
     with open(log, "w") as sink:

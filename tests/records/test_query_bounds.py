@@ -10,7 +10,12 @@ import pytest
 from django.db import DatabaseError, connection, transaction
 
 from records.models import Workspace
-from records.query_bounds import CallCancelled, QueryBound, bounded_queries
+from records.query_bounds import (
+    CallCancelled,
+    QueryBound,
+    bounded_queries,
+    cancel_tagged_statements,
+)
 
 
 def endless_sql() -> str:
@@ -75,3 +80,56 @@ def test_outside_a_call_nothing_is_bounded():
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
         assert cursor.fetchone() == (1,)
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_tagged_statement_is_stopped_from_another_connection():
+    """What a cancel landing on another server process does: it finds the call's statement by
+    its tag (application_name) and stops it; the call ends cancelled, not timed out."""
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL: SQLite cannot stop another process's statement")
+    tag = "anchor:test-digest:7"
+    bound = QueryBound(timeout_s=60, tag=tag)
+    outcome: dict[str, object] = {}
+
+    def call() -> None:
+        try:
+            with bounded_queries(bound), transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute("SELECT pg_sleep(30)")
+        except Exception as exc:
+            outcome["raised"] = exc
+        finally:
+            connection.close()
+
+    running = threading.Thread(target=call)
+    started = time.monotonic()
+    running.start()
+    time.sleep(0.5)
+    cancel_tagged_statements("anchor:another-call:7")  # a tag of no running call: a no-op
+    assert running.is_alive()
+    cancel_tagged_statements(tag)
+    running.join(timeout=10)
+    assert not running.is_alive() and time.monotonic() - started < 10
+    assert isinstance(outcome.get("raised"), CallCancelled), outcome
+    assert bound.cancelled.is_set() and not bound.timed_out
+
+
+@pytest.mark.django_db
+def test_rows_still_being_fetched_are_under_the_statements_clock():
+    """SQLite returns the first row at once and scans on while the rest are fetched: that scan
+    is bounded too (it once ran unbounded after a quick first row)."""
+    if connection.vendor != "sqlite":
+        pytest.skip("PostgreSQL's server-side timeout covers the whole statement")
+    # Unbounded, the scan for the last row takes about 30 s on this kind of machine.
+    quick_first_row = (
+        "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n LIMIT 100000000) "
+        "SELECT x FROM n WHERE x = 1 OR x = 100000000"
+    )
+    bound = QueryBound(timeout_s=0.3)
+    started = time.monotonic()
+    with pytest.raises(DatabaseError), bounded_queries(bound), connection.cursor() as cursor:
+        cursor.execute(quick_first_row)
+        cursor.fetchall()
+    assert bound.timed_out
+    assert time.monotonic() - started < 5

@@ -9,8 +9,11 @@ adaptation in `workflow.mcp.server` makes sure it gets no reply.
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from types import SimpleNamespace
 from typing import Any
 
@@ -19,11 +22,11 @@ import pydantic_core
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from mcp import types
-from mcp_server.djangomcp import django_request_ctx, global_mcp_server
+from mcp_server.djangomcp import MCP_SESSION_ID_HDR, django_request_ctx, global_mcp_server
 from rapidfuzz import fuzz, process
 
 from records.errors import INVALID_INPUT, AnchorError
-from records.query_bounds import QueryBound, bounded_queries
+from records.query_bounds import QueryBound, bounded_queries, cancel_tagged_statements
 from workflow.mcp import tool_list
 from workflow.mcp.arguments import ArgumentChecker, quoted
 
@@ -95,18 +98,87 @@ async def call_tool(name: str, arguments: dict[str, Any] | None) -> types.CallTo
 async def _run(tool: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
     caller = tool.fn  # django-mcp-server's _ToolsetMethodCaller: which class, which method
     context = global_mcp_server.get_context()
-    instance = caller.class_(context=context, request=django_request_ctx.get(SimpleNamespace()))
+    request = django_request_ctx.get(SimpleNamespace())
+    instance = caller.class_(context=context, request=request)
     method = getattr(instance, caller.method_name)
     if caller.forward_context_kwarg:
         kwargs[caller.context_kwarg] = context
-    result: dict[str, Any] = await run_bounded(lambda: method(**kwargs))
+    tag = _http_call_tag(request, context.request_id)
+    bound = QueryBound(timeout_s=settings.ANCHOR_QUERY_TIMEOUT_S, tag=tag)
+    with _in_flight(tag, bound):
+        result: dict[str, Any] = await run_bounded(lambda: method(**kwargs), bound)
     return result
 
 
-async def run_bounded(call: Callable[[], Any]) -> Any:
+# --- cancelling a call over HTTP ----------------------------------------------------------------
+# Over stdio the SDK delivers notifications/cancelled to the running request itself. Over HTTP
+# it cannot: django-mcp-server runs the SDK stateless, one POST per message, so the cancel
+# arrives as a POST of its own (anchor_site.http.views hands it to cancel_http_call). A call
+# is found by its session and JSON-RPC id: in this process through the table below, in any
+# other process through its PostgreSQL statement, which carries the same tag.
+
+_calls_in_flight: dict[str, QueryBound] = {}
+_cancelled_calls: set[str] = set()
+_calls_lock = threading.Lock()
+
+
+def _http_call_tag(request: Any, request_id: Any) -> str:
+    headers = getattr(request, "headers", None)
+    session_key = headers.get(MCP_SESSION_ID_HDR) if headers is not None else None
+    return call_tag(session_key, request_id) if session_key else ""
+
+
+def call_tag(session_key: str, request_id: Any) -> str:
+    """The name of one call in one HTTP session: no session key in it, only a digest."""
+    digest = hashlib.sha256(session_key.encode()).hexdigest()[:20]
+    return f"anchor:{digest}:{str(request_id)[:30]}"
+
+
+@contextmanager
+def _in_flight(tag: str, bound: QueryBound) -> Iterator[None]:
+    if not tag:
+        yield
+        return
+    with _calls_lock:
+        _calls_in_flight[tag] = bound
+    try:
+        yield
+    finally:
+        with _calls_lock:
+            if _calls_in_flight.get(tag) is bound:
+                del _calls_in_flight[tag]
+            if bound.cancelled.is_set():
+                _cancelled_calls.add(tag)
+
+
+def was_cancelled(session_key: str, request_id: Any) -> bool:
+    """Whether this POST's call was cancelled (once asked, forgotten): its reply is not sent."""
+    tag = call_tag(session_key, request_id)
+    with _calls_lock:
+        if tag in _cancelled_calls:
+            _cancelled_calls.discard(tag)
+            return True
+    return False
+
+
+def cancel_http_call(session_key: str, request_id: Any) -> None:
+    """Cancel the session's call with this JSON-RPC id, wherever it runs; nothing if none.
+
+    Run on the cancelling request's own thread (it may query PostgreSQL)."""
+    tag = call_tag(session_key, request_id)
+    with _calls_lock:
+        bound = _calls_in_flight.get(tag)
+    if bound is not None:
+        bound.cancel()
+        return
+    cancel_tagged_statements(tag)
+
+
+async def run_bounded(call: Callable[[], Any], bound: QueryBound | None = None) -> Any:
     """Run `call` on Django's worker thread with every query bounded in time and stopped if
     the request is cancelled (tools, and resources alike)."""
-    bound = QueryBound(timeout_s=settings.ANCHOR_QUERY_TIMEOUT_S)
+    if bound is None:
+        bound = QueryBound(timeout_s=settings.ANCHOR_QUERY_TIMEOUT_S)
 
     def bounded() -> Any:
         with bounded_queries(bound):

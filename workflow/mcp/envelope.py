@@ -40,6 +40,13 @@ def _drop_dead_connections() -> None:
         close_old_connections()
 
 
+# Nobody hears this reply (a cancelled request gets none); the rollback is the point.
+CANCELLED_REPLY: ToolResult = {
+    "ok": False,
+    "error": {"code": CANCELLED, "message": "The call was cancelled; nothing written."},
+}
+
+
 def run_tool(call: Callable[[], Any]) -> ToolResult:
     _drop_dead_connections()
     try:
@@ -47,13 +54,11 @@ def run_tool(call: Callable[[], Any]) -> ToolResult:
     except AnchorError as exc:
         return {"ok": False, "error": exc.as_dict()}
     except CallCancelled:
-        # Nobody hears this reply (a cancelled request gets none); the rollback is the point.
-        return {
-            "ok": False,
-            "error": {"code": CANCELLED, "message": "The call was cancelled; nothing written."},
-        }
+        return CANCELLED_REPLY
     except DatabaseError:
         bound = current_bound()
+        if bound is not None and bound.cancelled.is_set():
+            return CANCELLED_REPLY  # interrupted while its rows were fetched
         if bound is not None and bound.timed_out:
             logger.warning("a tool call's statement ran past %ss; stopped", bound.timeout_s)
             return {
