@@ -135,3 +135,31 @@ def test_instructions_name_only_the_tools_the_profile_serves(db, profile):
     tool_names = set(tool_list.TOOL_LIST)
     assert named & tool_names <= served, f"core instructions name {named & tool_names - served}"
     assert "no_match is the expected answer before creating" in core
+
+
+def test_core_descriptions_name_unserved_tools_only_when_served(db, profile):
+    """A core description may point to a full-profile tool only in a sentence saying "when
+    served"; otherwise a core agent is told to call a tool it does not have. Retired tools are
+    left out: their names are also prepare_write's operations."""
+    profile(global_mcp_server, "core")
+    core = listed()
+    served = {t["name"] for t in core}
+    tools = {name for name, meta in tool_list.TOOL_LIST.items() if not meta.open_arguments}
+    for tool in core:
+        texts = [tool["description"]] + [
+            prop.get("description", "") for prop in tool["inputSchema"]["properties"].values()
+        ]
+        for sentence in re.split(r"(?<=\.)\s+", " ".join(texts)):
+            unserved = set(re.findall(r"\b([a-z]+(?:_[a-z]+)*)\b", sentence)) & tools - served
+            assert not unserved or "when served" in sentence, f"{tool['name']}: {unserved}"
+
+
+def test_retired_tools_describe_the_steps_their_refusal_gives(db):
+    from workflow.mcp.tools import legacy
+
+    by_name = {t["name"]: t for t in listed()}
+    for name, steps in legacy.STEPS.items():
+        assert by_name[name]["description"] == legacy.description(name)
+        assert "never writes" in by_name[name]["description"]
+        refusal = call_tool_raw(name, {}).structuredContent["error"]
+        assert steps in refusal["message"] and "never writes" in refusal["message"]

@@ -39,6 +39,9 @@ FieldPath = Annotated[
         description='Keys from the top of data, e.g. ["offer", "ctc"] (never "offer.ctc").',
     ),
 ]
+# The same path without the words: described once, on Condition.field, since every tool that
+# takes one of the others also publishes Condition and each copy costs tokens in the tool list.
+FieldKeys = Annotated[list[str], Field(min_length=1, max_length=MAX_FIELD_DEPTH)]
 RelationshipTypes = Annotated[list[str], Field(min_length=1, max_length=MAX_RELATIONSHIP_TYPES)]
 Direction = one_of(DIRECTIONS)
 
@@ -62,7 +65,7 @@ class LinkedTo(TypedDict):
 
 @with_config(STRICT)
 class OrderBy(TypedDict):
-    field: FieldPath
+    field: FieldKeys
     type: Literal["number", "string"]
     direction: NotRequired[Literal["asc", "desc"]]
 
@@ -70,7 +73,7 @@ class OrderBy(TypedDict):
 @with_config(STRICT)
 class Metric(TypedDict):
     op: one_of(METRIC_OPS)  # type: ignore[valid-type]
-    field: NotRequired[FieldPath]
+    field: NotRequired[FieldKeys]
 
 
 Metrics = Annotated[list[Metric], Field(min_length=1, max_length=MAX_METRICS)]
@@ -78,7 +81,7 @@ Metrics = Annotated[list[Metric], Field(min_length=1, max_length=MAX_METRICS)]
 
 @with_config(STRICT)
 class GroupByField(TypedDict):
-    field: FieldPath
+    field: FieldKeys
     bucket: NotRequired[Literal["month", "year"]]
 
 
@@ -115,8 +118,8 @@ class ResolveRequest(TypedDict):
 
 @with_config(ConfigDict(extra="allow"))
 class ReadRequest(TypedDict):
-    """The read tool's own arguments sit beside `operation`, checked as that tool checks them."""
-
+    # The read tool's own arguments sit beside `operation`, checked as that tool checks them.
+    # (A comment, not a docstring: the docstring would be published, repeating `requests`.)
     operation: one_of(tuple(READ_OPERATIONS))  # type: ignore[valid-type]
     include_context: NotRequired[bool]
 

@@ -75,7 +75,11 @@ TOOL_LIST: dict[str, ToolMeta] = {
     "agenda_open_layer": ToolMeta("Open a child list or interruption"),
     "agenda_return": ToolMeta("Return from a finished child list"),
     "agenda_control": ToolMeta("Pause, resume, abandon or finish an agenda", destructive=True),
-    "agenda_sync_records": ToolMeta("Write agenda outcomes back to records"),
+    # Sync overwrites data.status and data.agenda_outcome of bound records (not additive); a
+    # repeat writes no synced item again, and the same token a second time is refused.
+    "agenda_sync_records": ToolMeta(
+        "Write agenda outcomes back to records", destructive=True, idempotent=True
+    ),
     "agenda_repair": ToolMeta("Repair a broken agenda event chain"),
     # Retired one-step writes: listed so old clients learn the new path; they never write.
     **{

@@ -11,7 +11,12 @@ from workflow.scope import scope_for_request
 
 # Shared parameter descriptions: short, because every tool repeats them in the tool list.
 AgendaId = Annotated[str, Field(description="From agenda_start or agenda_view.")]
-CursorToken = Annotated[str, Field(description="The latest cursor_token of this agenda.")]
+CursorToken = Annotated[
+    str,
+    Field(
+        description="The cursor_token of this agenda's latest reply; every change issues a new one."
+    ),
+]
 Snapshot = Annotated[
     list[str], Field(description="The exact list in source order, without numbers (max 100).")
 ]
@@ -38,8 +43,9 @@ class AgendaTools(MCPToolset):
         record_ids: Annotated[
             list[str] | None,
             Field(
-                description="Instead of items: active records of one collection, in order; "
-                "their titles become the items and outcomes sync back to them."
+                description="Instead of items: up to 100 active records of one collection, in "
+                "order, none held by another agenda (open, or closed with outcomes not yet "
+                "synced); their titles become the items and outcomes sync back to them."
             ),
         ] = None,
         source_reference: SourceReference = None,
@@ -49,8 +55,7 @@ class AgendaTools(MCPToolset):
 
         Only for a concrete list plus item-by-item intent ("one by one", "next"). Items stay
         numbered 1..n. Loop: show whole_picture.text, agenda_acknowledge it, discuss the
-        current item, agenda_step complete/defer/block, then next. Pass the latest
-        cursor_token; follow next_step.
+        current item, agenda_step complete/defer/block, then next. Follow next_step.
         """
         scope = scope_for_request(self.request)
         return run_tool(
@@ -68,7 +73,11 @@ class AgendaTools(MCPToolset):
         self,
         agenda_id: Annotated[str | None, Field(description="Omit to list agendas.")] = None,
         view: Annotated[
-            Literal["picture", "health"], Field(description="picture (default) or health.")
+            Literal["picture", "health"],
+            Field(
+                description="picture (default) or health: the event-chain check with the "
+                "hashes agenda_repair needs."
+            ),
         ] = "picture",
         unfold_layer: Annotated[
             str | None, Field(description='A folded list to show in full, e.g. "3" or "i1".')
@@ -90,12 +99,15 @@ class AgendaTools(MCPToolset):
         self,
         agenda_id: AgendaId,
         cursor_token: CursorToken,
-        presentation_id: Annotated[str, Field(description="Of the whole picture the user saw.")],
+        presentation_id: Annotated[
+            str, Field(description="The presentation_id given with that picture.")
+        ],
     ) -> ToolResult:
         """Confirm the user has seen the whole picture; progress is refused until then.
 
-        Acknowledge only once whole_picture.text is visible to the user (otherwise at the
-        start of the next turn).
+        Acknowledge only once the whole_picture.text of start, open_layer, return, resume,
+        present or repair is visible to the user (otherwise at the start of the next turn).
+        Refused when no picture is pending or for another presentation_id.
         """
         scope = scope_for_request(self.request)
         return run_tool(
@@ -128,10 +140,14 @@ class AgendaTools(MCPToolset):
         ] = None,
         item_number: Annotated[
             int | None,
-            Field(description="revise, revisit: an item of the current list.", ge=1),
+            Field(
+                description="An item of the current list: required for revisit; revise "
+                "defaults to the current item.",
+                ge=1,
+            ),
         ] = None,
     ) -> ToolResult:
-        """Resolve, revise or advance in the deepest active list.
+        """Complete, defer, block or revise items of the deepest open list, or move to another.
 
         complete, defer or block the current item before next. After a child list returns,
         revise the parent with a synthesis of its outcomes before next. Refusals change
@@ -164,9 +180,10 @@ class AgendaTools(MCPToolset):
         source_reference: SourceReference = None,
         unverified_source_reason: UnverifiedReason = None,
     ) -> ToolResult:
-        """Open a frozen list on top of the current one; next then works inside it.
+        """Open a child list (the current item's sub-items) or an interruption; next works in it.
 
-        Show and acknowledge the picture; agenda_return closes it once all items are resolved.
+        Show and acknowledge the new picture; agenda_return closes it once all items are
+        resolved. Lists nest at most 8 deep.
         """
         scope = scope_for_request(self.request)
         return run_tool(
@@ -189,7 +206,8 @@ class AgendaTools(MCPToolset):
     ) -> ToolResult:
         """Close the deepest child or interruption list and go back to its parent item.
 
-        Every item must be resolved; after a child list, revise the parent with the synthesis
+        Every item must be resolved (the root list ends with agenda_control finish). Show and
+        acknowledge the new picture; after a child list, revise the parent with the synthesis
         before next.
         """
         scope = scope_for_request(self.request)
@@ -217,8 +235,10 @@ class AgendaTools(MCPToolset):
     ) -> ToolResult:
         """Present the picture again, pause, resume, abandon or finish an agenda.
 
-        Pause and abandon work before acknowledgement; resume and present return a picture
-        to show and acknowledge. Finish and abandon list the unresolved items.
+        Pause and abandon work before acknowledgement; resume (of a paused agenda) and present
+        return a picture to show and acknowledge. Finish (every root item resolved, no child or
+        interruption list open) and abandon close the agenda for good and list the unresolved
+        items.
         """
         scope = scope_for_request(self.request)
         return run_tool(
@@ -233,12 +253,18 @@ class AgendaTools(MCPToolset):
         cursor_token: CursorToken,
         status_values: Annotated[
             dict[str, str] | None,
-            Field(description='Optional data.status per state, e.g. {"completed": "done"}.'),
+            Field(
+                description="Optional data.status per state (completed, deferred, blocked), "
+                'e.g. {"completed": "done"}.'
+            ),
         ] = None,
     ) -> ToolResult:
         """Write a paused or closed agenda's outcomes to its bound records, guarded and audited.
 
-        Sets data.agenda_outcome; a record changed since binding is reported, not overwritten.
+        For agendas started with record_ids, while sync_state is pending. Sets
+        data.agenda_outcome and, with status_values, data.status; a record changed or archived
+        since binding is reported, not overwritten, and a write awaiting approval is read again
+        on the next sync. Safe to repeat: a synced item is written again only if revised.
         """
         scope = scope_for_request(self.request)
         return run_tool(
@@ -261,8 +287,9 @@ class AgendaTools(MCPToolset):
     ) -> ToolResult:
         """Re-seal an agenda whose event chain failed its health check, on explicit request.
 
-        Show the problems to the user first. Refused if healthy, on stale hashes, or if lists
-        or items are unsound.
+        Show the problems to the user first. Appends a repair event and rewrites nothing; an
+        active agenda's new picture needs acknowledging. Refused if healthy, on stale hashes, or
+        if lists or items are unsound.
         """
         scope = scope_for_request(self.request)
         return run_tool(

@@ -11,7 +11,7 @@ from workflow.mcp.shapes import Conditions, GroupBy, LinkedTo, Metrics, OrderBy
 from workflow.scope import scope_for_request
 
 RecordId = Annotated[str, Field(description="Record ID (UUID).")]
-Limit = Annotated[int, Field(description="Page size, 1-100.", ge=1, le=100)]
+Limit = Annotated[int, Field(description="Page size.", ge=1, le=100)]
 Cursor = Annotated[
     str | None,
     Field(description="next_cursor of the previous page, with the same other arguments."),
@@ -23,8 +23,9 @@ class ReadTools(MCPToolset):
     def list_collections(self) -> ToolResult:
         """List this workspace's collections: IDs, descriptions, active record counts.
 
-        For collection IDs to search or aggregate. Before creating a collection use
-        discover_collections (it issues the review ID a write needs). Max 1000, `truncated`.
+        For collection IDs to search (or aggregate, when served). Before creating a
+        collection use discover_collections (it issues the review ID a write needs). Max 1000,
+        `truncated`.
         """
         scope = scope_for_request(self.request)
         return run_tool(lambda: selectors.collection_list(workspace_id=scope.workspace_id))
@@ -33,10 +34,10 @@ class ReadTools(MCPToolset):
         self,
         record_id: RecordId,
         relationship_limit: Annotated[
-            int, Field(description="Links per direction, 1-100.", ge=1, le=100)
+            int, Field(description="Links per direction.", ge=1, le=100)
         ] = 20,
         event_limit: Annotated[
-            int, Field(description="Recent audit events, 0-100; 0 omits history.", ge=0, le=100)
+            int, Field(description="Recent audit events; 0 omits history.", ge=0, le=100)
         ] = 10,
         as_of: Annotated[
             str | None,
@@ -46,9 +47,9 @@ class ReadTools(MCPToolset):
         """Read one record in full: data, version, aliases, one-hop links, recent history.
 
         Works on archived records too; gives the `version` writes need. Links are capped per
-        direction (`*_truncated`); for several hops use traverse, for older events
-        get_record_history with `history_next_cursor`. `as_of`: the version then (NOT_FOUND
-        before creation); links removed since are not shown.
+        direction (`*_truncated`); when served, traverse walks several hops and
+        get_record_history pages older events (`history_next_cursor`). `as_of`: the version
+        then (NOT_FOUND before creation); links removed since are not shown.
         """
         scope = scope_for_request(self.request)
         return run_tool(
@@ -94,7 +95,8 @@ class ReadTools(MCPToolset):
         limit: Limit = 20,
         cursor: Cursor = None,
     ) -> ToolResult:
-        """Page through a collection's own audit trail (creation, edits, aliases), newest first.
+        """Page through a collection's own audit trail, newest first: creation, reuse, edits,
+        aliases, approval policy.
 
         Record events are not included (get_record_history). Clarifications are
         agent-reported and unverified.
@@ -111,7 +113,10 @@ class ReadTools(MCPToolset):
 
     def search_records(
         self,
-        collection_id: Annotated[str | None, Field(description="Collection ID.")] = None,
+        collection_id: Annotated[
+            str | None,
+            Field(description="Only this collection's records; omit for the whole workspace."),
+        ] = None,
         query: Annotated[
             str | None,
             Field(description="Title substring, case-insensitive; % and _ are literal."),
@@ -129,34 +134,41 @@ class ReadTools(MCPToolset):
             str | None,
             Field(
                 description="Words in titles or values (not keys); each a prefix, accents "
-                "and case ignored. Best match first, with match_snippet."
+                "and case ignored; first 16 words. Best match first, with match_snippet; not "
+                "with order_by."
             ),
         ] = None,
         where: Annotated[
             Conditions | None,
             Field(
                 description='All must hold, e.g. [{"field": ["offer", "ctc"], "op": "gte", '
-                '"value": 30}]; between takes [low, high], in a list of up to 100, exists and '
-                'missing no value. Typed: 38 is not "38".'
+                '"value": 30}]; typed: 38 is not "38". between takes [low, high], in up to 100 '
+                "values, contains a case-sensitive substring or array element; exists (null "
+                "counts) and missing no value. Dates as ISO 8601 strings."
             ),
         ] = None,
         linked_to: Annotated[
             LinkedTo | None,
             Field(
-                description="Only records linked to this one; outgoing: the match is the source."
+                description="Only records linked to record_id (either direction by default); "
+                "outgoing: the match is the source."
             ),
         ] = None,
         order_by: Annotated[
             OrderBy | None,
-            Field(description="Sort by a data field; records without that type are left out."),
+            Field(
+                description="Sort by a data field (asc by default); records without a value of "
+                "that type are left out."
+            ),
         ] = None,
     ) -> ToolResult:
         """Search active records by title, exact fields, typed conditions, links or full text.
 
-        All given arguments must hold. Pages of previews (data cut at 500 chars), oldest
-        first unless text or order_by; follow next_cursor. Archived records are never returned.
-        Zero results do not prove absence (archived, spelled differently): use resolve_record
-        before writing, get_record_context for full data, aggregate for totals.
+        All given arguments must hold. Returns a page of previews (data cut at 500 chars),
+        oldest first unless text or order_by; follow next_cursor. Archived records are never
+        returned, so zero results do not prove absence: use resolve_record before writing and
+        get_record_context for full data. An empty first page caused by a `where` value of the
+        wrong JSON type carries a `hint` naming the type stored. Changes nothing.
         """
         scope = scope_for_request(self.request)
         return run_tool(
@@ -177,9 +189,10 @@ class ReadTools(MCPToolset):
     def traverse(
         self,
         start_record_id: RecordId,
-        max_depth: Annotated[int, Field(description="Hops, 1-4.", ge=1, le=4)] = 2,
+        max_depth: Annotated[int, Field(description="Hops.", ge=1, le=4)] = 2,
         direction: Annotated[
-            Literal["outgoing", "incoming", "both"], Field(description="Links to follow.")
+            Literal["outgoing", "incoming", "both"],
+            Field(description="outgoing: from source to target; incoming: the reverse; both."),
         ] = "both",
         relationship_types: Annotated[
             list[str] | None, Field(description="Follow only these link types.")
@@ -188,7 +201,7 @@ class ReadTools(MCPToolset):
             str | None,
             Field(description="Return only this collection's records; others are walked."),
         ] = None,
-        max_nodes: Annotated[int, Field(description="Records to reach, 1-200.", ge=1, le=200)] = 50,
+        max_nodes: Annotated[int, Field(description="Records to reach.", ge=1, le=200)] = 50,
     ) -> ToolResult:
         """Walk links from one record over several hops in one call.
 
@@ -218,19 +231,25 @@ class ReadTools(MCPToolset):
         linked_to: Annotated[LinkedTo | None, Field(description=SAME_AS_SEARCH)] = None,
         group_by: Annotated[
             GroupBy | None,
-            Field(description="By a data field (dates by month or year), collection or link."),
+            Field(
+                description='{"field": [...], "bucket"?: "month" | "year" of ISO dates}, '
+                '{"collection": true} or {"linked": {...}}; records without a key form a null '
+                "group, flagged why."
+            ),
         ] = None,
         metrics: Annotated[
             Metrics | None,
             Field(description='Default [{"op": "count"}]; sum, avg, min and max need a field.'),
         ] = None,
-        limit: Annotated[int, Field(description="Groups, 1-100.", ge=1, le=100)] = 50,
+        limit: Annotated[int, Field(description="Groups returned.", ge=1, le=100)] = 50,
     ) -> ToolResult:
         """Count, sum, average, min or max active records on the server, optionally grouped.
 
         For totals such as spend per vendor, instead of paging search_records. Non-count
         metrics use numbers only and report `used`, `skipped_missing`, `skipped_non_numeric`:
-        tell the user about skipped records. Linked groups can add up to more than `matched`.
+        tell the user about skipped records. Groups come largest count first
+        (`groups_truncated`: more exist); a record linked to several records counts in each
+        linked group. Changes nothing.
         """
         scope = scope_for_request(self.request)
         return run_tool(

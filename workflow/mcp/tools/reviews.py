@@ -20,14 +20,18 @@ class ReviewTools(MCPToolset):
     def discover_collections(
         self,
         name: Annotated[
-            str, Field(description="Proposed collection name, e.g. 'expenses' (1-100 chars).")
+            str,
+            Field(
+                description="Proposed collection name, or the alias before an alias change, "
+                "e.g. 'expenses' (1-100 chars)."
+            ),
         ],
         purpose: Annotated[
             str,
             Field(description="What the collection would track, in a sentence (1-2000 chars)."),
         ],
     ) -> ToolResult:
-        """Review the whole collection catalog before creating or changing a collection.
+        """Review the whole collection catalog before creating, changing or aliasing a collection.
 
         Returns every collection (up to 200) with purpose, record meaning, typical fields,
         aliases, active count and up to three sample records, plus lexical `suggestions` with
@@ -67,10 +71,9 @@ class ReviewTools(MCPToolset):
         suggestions. `status`: `resolved` (one active exact match, in `selected_record_id`),
         `needs_clarification` (several exact matches, an archived one, only similar names, or
         'me' with no self mapping: ask the user), `no_match` (not proof it does not exist), or
-        `incomplete` (too many matches: narrow it). Candidates carry score, reasons, status,
-        created_at, data preview and links, to ask a focused question. A score is not identity.
-        Returns a `resolution_id` to cite in prepare_write (valid 15 minutes). Before creating a
-        record, resolve its title with collection_id and no context_record_ids. Changes
+        `incomplete` (too many matches: narrow it). Candidates carry the details for one focused
+        question; a score is not identity. Returns a `resolution_id` to cite in prepare_write
+        (valid 15 minutes). Before a create, resolve the title with its collection_id. Changes
         nothing.
         """
         scope = scope_for_request(self.request)
@@ -102,8 +105,8 @@ class BatchReviewTools(MCPToolset):
 
         Same rules and statuses as resolve_record, item by item (labelled `item_index`); an
         item that fails (an unknown collection, say) reports its own error without failing the
-        others. Use it before a
-        prepare_batch_write that touches several records. Changes nothing.
+        others. Use it before a prepare_batch_write that touches several records. Changes
+        nothing.
         """
         scope = scope_for_request(self.request)
         return run_tool(lambda: after_batch_resolution(batch_resolve(scope, requests=requests)))

@@ -12,11 +12,11 @@ class SessionTools(MCPToolset):
     def workspace_digest(self) -> ToolResult:
         """Summarise this workspace: call it first in a new conversation.
 
-        Returns collections (ID, purpose, active counts, whether changes need human
-        approval), whether 'me' is mapped for you, the recently changed records, your open
-        prepared actions, how many writes await a person's approval (and which of yours), and
-        the ten latest changes with their reasons. An overview, not a search: use
-        search_records or get_record_context for details. Changes nothing.
+        Returns up to 50 collections (ID, purpose, active count, typical fields, link types,
+        whether writes need a person's approval), who 'me' is, open and paused agendas, your
+        open prepared actions, writes awaiting approval, and the eight latest changes by title
+        (recent is not referenced: resolve names). An overview: use search_records or
+        get_record_context for details. Changes nothing.
         """
         scope = scope_for_request(self.request)
         return run_tool(lambda: digest(scope))

@@ -51,9 +51,9 @@ class WriteTools(MCPToolset):
         Argument keys per operation:
         create_collection / update_collection: name, purpose, record_meaning, typical_fields
         (1-20 names), relationship_guidance (+ collection_id for update); cite a discovery.
-        add_collection_alias / remove_collection_alias: collection_id, alias.
-        create_record: collection_id, title, data (JSON object, 16 KiB); cite a resolution of
-        the title in that collection (no context_record_ids).
+        add_collection_alias / remove_collection_alias: collection_id, alias; cite a discovery
+        of the alias. create_record: collection_id, title, data (JSON object, 16 KiB); cite a
+        resolution of the title in that collection (no context_record_ids).
         update_record: record_id, changes (top-level keys merged; null is stored),
         expected_version. archive_record: record_id, expected_version. rename_record:
         record_id, title, expected_version (also resolve the new title). add_record_alias /
@@ -85,15 +85,14 @@ class WriteTools(MCPToolset):
     ) -> ToolResult:
         """Apply a prepared write atomically after rechecking its reviews and versions.
 
-        `status` is `committed` (with the result), `awaiting_approval` (a person must approve
-        in the admin; call again later with the same action_id to read the decision) or
-        `rejected`. A committed create_record comes with `review.resolution_id`, a fresh
-        resolution of the new record to cite in the next write (link it without resolving it
-        again); create_collection with `review.discovery_id`. Safe to retry: a committed
-        action_id returns its stored original result (`replayed: true`) without writing again,
-        also after a restart. STALE_REVIEW means a cited review's answer changed (the details
-        name what) or the action expired: read current state, review again, prepare anew; never
-        just substitute a fresh version number.
+        `status`: `committed` (with the result), `awaiting_approval` (a person must approve in
+        the admin; tell the user, call again later with the same action_id) or `rejected`. A
+        committed create returns `review.resolution_id` (a collection: `review.discovery_id`):
+        cite it in the next write, e.g. to link the new record. Safe to retry: a committed
+        action_id returns its stored result (`replayed: true`) without writing again.
+        STALE_REVIEW: a cited review's answer changed (details name what) or the action
+        expired; read current state, review again and prepare anew, never just substitute a
+        fresh version.
         """
         scope = scope_for_request(self.request)
         return run_tool(
@@ -108,7 +107,7 @@ class BatchWriteTools(MCPToolset):
             list[BatchAction],
             Field(
                 description="1-10 items, each exactly as for prepare_write (the same argument "
-                "keys per operation); only changes to existing records.",
+                "keys per operation).",
                 min_length=1,
                 max_length=10,
             ),
@@ -117,10 +116,9 @@ class BatchWriteTools(MCPToolset):
         """Prepare several existing-record changes to commit together, all or nothing.
 
         Use it instead of repeated prepare_write/commit_write when one request changes several
-        existing records (e.g. resolve three, prepare once, commit once). Every item carries its
-        own reviews, reason and clarification; all reviews are checked against one snapshot,
-        then items apply in order, so two writes to one record need successive
-        expected_version values. Creation and collection changes are not allowed here: use
+        existing records (e.g. resolve three, prepare once, commit once). All reviews are checked
+        against one snapshot, then items apply in order, so two writes to one record need
+        successive expected_version values. For creation and collection changes use
         prepare_write. Nothing changes until commit_batch_write. Errors name the item as
         `actions[i]`.
         """
@@ -194,10 +192,9 @@ class ImportTools(MCPToolset):
         and with the other rows. Each row comes back `clean`, `possible_duplicate` (up to five
         candidates) or `batch_duplicate`; `needs_decision` lists the flagged keys. Nothing is
         written; call commit_import with a decision for each flagged row. New collections go
-        through discover_collections and prepare_write. The check is capped at 2,000,000
-        comparisons of a row title with an existing name (a title over 64 characters, or a
-        long name, counts as several): past it the call is refused with `rows_that_fit`, the
-        row count to send per call instead (100 rows fit against 20,000 short names).
+        through discover_collections and prepare_write. Past 2,000,000 comparisons of a row
+        title with a name (long ones count more) it is refused with `rows_that_fit`, the rows to
+        send per call (100 fit against 20,000 short names).
         """
         scope = scope_for_request(self.request)
         return run_tool(
@@ -229,9 +226,10 @@ class ImportTools(MCPToolset):
     ) -> ToolResult:
         """Create the reviewed rows atomically, applying your decision to each flagged row.
 
-        Links to skipped rows are dropped and reported; use_existing attaches the row's links
-        to that record. All or nothing, audited per record, replayable by action_id (decisions
-        are ignored on replay). STALE_REVIEW if any name in the collection changed since
+        Outcomes as commit_write: `committed`, `awaiting_approval` or `rejected`. Links to
+        skipped rows are dropped and reported; use_existing attaches the row's links to that
+        record. All or nothing, audited per record, replayable by action_id (decisions are
+        ignored on replay). STALE_REVIEW if any name in the collection changed since
         prepare_import: prepare again.
         """
         scope = scope_for_request(self.request)
