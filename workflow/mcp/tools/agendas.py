@@ -229,7 +229,7 @@ class AgendaTools(MCPToolset):
             str | None,
             Field(
                 description="Closing summary (finish) or reason (abandon), required; "
-                "optional note (pause)."
+                "optional note (pause); omit for present, resume."
             ),
         ] = None,
     ) -> ToolResult:

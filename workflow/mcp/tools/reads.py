@@ -74,9 +74,10 @@ class ReadTools(MCPToolset):
     ) -> ToolResult:
         """Page through a record's audit trail, newest first.
 
-        Each change: before/after, actor, time, decision reason, evidence, and the
-        agent-reported clarification (unverified, not user consent). Links appear in their
-        source record's history. Times are entry times, not when things happened.
+        For events older than get_record_context shows, pass its history_next_cursor as cursor
+        (same as_of). Each change: before/after, actor, time, decision reason, evidence and the
+        clarification (agent-reported, not consent). Links appear in their source record's
+        history. Times are entry times, not when things happened.
         """
         scope = scope_for_request(self.request)
         return run_tool(
