@@ -82,3 +82,42 @@ def test_quick_run_on_postgresql_uses_a_scratch_database():
 def test_unknown_area_is_refused():
     with pytest.raises(CommandError, match="not an area"):
         call_command("benchmark", "--only=nonsense", stdout=StringIO())
+
+
+def _postgres_url() -> str:
+    from anchor_site.devtools.benchmarks.http_load import is_postgres_url
+
+    url = os.environ.get("DATABASE_URL", "")
+    return url if is_postgres_url(url) else ""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _postgres_url(), reason="needs DATABASE_URL naming PostgreSQL")
+def test_http_load_drives_the_production_server_with_one_client():
+    out = StringIO()
+    call_command(
+        "benchmark",
+        "--http",
+        "--clients=1",
+        "--seconds=2",
+        "--records=200",
+        "--no-profile",
+        stdout=out,
+        verbosity=0,
+    )
+    table = out.getvalue()
+    assert "WEB_CONCURRENCY=2" in table
+    assert "HTTP load, 1 client: tools/call" in table, table
+    assert "calls/s" in table and " 0 errors" in table, table
+    assert "resolve_record at 1 clients" in table and "commit_write at 1 clients" in table
+    assert "p95 first passes" in table or "p95 stayed under" in table
+    assert "ERROR" not in table and "Traceback" not in table, table
+
+
+def test_http_load_refuses_without_postgresql(monkeypatch):
+    monkeypatch.setenv("DATABASE_URL", "sqlite:///tmp/anchor.db")
+    with pytest.raises(CommandError, match="PostgreSQL"):
+        call_command("benchmark", "--http", stdout=StringIO())
+    monkeypatch.delenv("DATABASE_URL")
+    with pytest.raises(CommandError, match="needs DATABASE_URL"):
+        call_command("benchmark", "--http", stdout=StringIO())

@@ -105,7 +105,14 @@ class ScratchDatabase:
     def _execute(self, sql: str) -> None:
         import psycopg
 
-        with psycopg.connect(self.url, autocommit=True) as conn:
+        try:
+            conn = psycopg.connect(self.url, autocommit=True)
+        except psycopg.OperationalError:
+            # The named database need not exist (pytest-django only makes test_<name>):
+            # CREATE and DROP DATABASE work from the server's maintenance database too.
+            parts = urlsplit(self.url)
+            conn = psycopg.connect(urlunsplit(parts._replace(path="/postgres")), autocommit=True)
+        with conn:
             conn.execute(sql)
 
     def create(self) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from anchor_site.devtools.benchmarks import runner
+from anchor_site.devtools.benchmarks import http_load, runner
 from anchor_site.devtools.benchmarks.measure import Sizes
 
 
@@ -69,11 +69,49 @@ class Command(BaseCommand):
             default="all",
             help="all: SQLite, plus PostgreSQL when DATABASE_URL is set.",
         )
+        parser.add_argument(
+            "--http",
+            action="store_true",
+            help=(
+                "Team-mode load instead: the production server (gunicorn) on a scratch "
+                "PostgreSQL database beside DATABASE_URL's, N concurrent clients over "
+                "streamable HTTP; prints calls/s, p50 and p95 per N and profiles the highest N. "
+                "--records sets the seeded records (default 5,000; quick 2,000)."
+            ),
+        )
+        parser.add_argument(
+            "--clients",
+            default=",".join(str(n) for n in http_load.CLIENTS),
+            help="With --http: the numbers of concurrent clients, comma-separated.",
+        )
+        parser.add_argument(
+            "--seconds",
+            type=float,
+            help="With --http: wall time per number of clients (default 20; quick 5).",
+        )
+        parser.add_argument(
+            "--no-profile", action="store_true", help="With --http: skip the py-spy run."
+        )
+        parser.add_argument(
+            "--profile-out",
+            default="",
+            help="With --http: keep py-spy's raw collapsed stacks in this file.",
+        )
         # The command re-runs itself as a worker per backend, against that run's database.
         parser.add_argument("--worker", help=argparse.SUPPRESS)
         parser.add_argument("--sizes", help=argparse.SUPPRESS)
+        parser.add_argument("--http-worker", help=argparse.SUPPRESS)
+        parser.add_argument("--http-plan", help=argparse.SUPPRESS)
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["http_worker"]:
+            plan = http_load.Plan(**json.loads(options["http_plan"]))
+            plan = replace(plan, clients=tuple(plan.clients))
+            http_load.work(plan, Path(options["http_worker"]), self._say(options))
+            return
+        if options["http"]:
+            self._http(options)
+            return
         areas = self._areas(options["only"])
         if options["worker"]:
             sizes = Sizes(**json.loads(options["sizes"]))
@@ -91,6 +129,52 @@ class Command(BaseCommand):
             failed = failed or any(runner._verdict(r) == "ERROR" for r in rows)
         if failed:
             raise CommandError("some benchmark areas failed; see the ERROR rows above.")
+
+    def _http(self, options: dict[str, Any]) -> None:
+        url = os.environ.get("DATABASE_URL", "").strip()
+        if not url or not http_load.is_postgres_url(url):
+            raise CommandError(
+                "--http needs DATABASE_URL set to a PostgreSQL URL (e.g. "
+                "postgres://postgres@127.0.0.1:5432/anchor): team mode runs on PostgreSQL, and "
+                "the benchmark creates and drops a scratch database beside the one named."
+            )
+        plan = http_load.Plan.quick() if options["quick"] else http_load.Plan()
+        try:
+            clients = tuple(int(n) for n in options["clients"].split(",") if n.strip())
+        except ValueError:
+            clients = ()
+        if not clients or min(clients) < 1:
+            raise CommandError("--clients must be positive whole numbers, e.g. 1,5,10,25.")
+        plan = replace(
+            plan,
+            clients=clients,
+            profile=not options["no_profile"],
+            profile_out=str(Path(out).resolve()) if (out := options["profile_out"]) else "",
+        )
+        if options["seconds"] is not None:
+            if options["seconds"] <= 0:
+                raise CommandError("--seconds must be more than 0.")
+            plan = replace(plan, seconds=options["seconds"])
+        if options["records"] is not None:
+            if options["records"] < 1:
+                raise CommandError("--records must be at least 1.")
+            plan = replace(plan, records=options["records"])
+        workers = os.environ.get("WEB_CONCURRENCY", "").strip() or "2"
+        if not workers.isdigit() or int(workers) < 1:
+            raise CommandError(f"WEB_CONCURRENCY={workers!r} is not a positive whole number.")
+        plan = replace(plan, workers=int(workers))
+        self.stdout.write(
+            f"WEB_CONCURRENCY={plan.workers}; clients {', '.join(map(str, plan.clients))}; "
+            f"{plan.seconds:g} s each; load average before: {http_load.load_average()}"
+        )
+        report = http_load.run(plan, progress=options["verbosity"] >= 1)
+        for line in runner.table("postgresql, team mode over HTTP", report["rows"]):
+            self.stdout.write(line)
+        for line in report["lines"]:
+            self.stdout.write(line)
+        self.stdout.write(f"load average after: {http_load.load_average()}")
+        if any(runner._verdict(r) == "ERROR" for r in report["rows"]):
+            raise CommandError("the HTTP load benchmark failed; see the ERROR rows above.")
 
     def _say(self, options: dict[str, Any]):
         def say(message: str) -> None:
