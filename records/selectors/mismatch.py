@@ -14,15 +14,17 @@ from typing import Any
 
 from django.db import connection
 
-from records.selectors.conditions import Condition, Criteria, value_kind
-from records.selectors.jsonpath import DataField
-from records.selectors.sql import Sql, all_of
+from records.selectors.conditions import OPERATORS, Condition, Criteria, criteria_sql, value_kind
+from records.selectors.jsonpath import SQLITE_TYPES, DataField
+from records.selectors.sql import all_of
 
 # Each check is one indexed-by-scope query stopping at the first hit; a few bound the cost of
 # an empty answer when the collection is large.
 MAX_CHECKED_CONDITIONS = 3
 KINDS = ("string", "number", "boolean")
-TYPED_OPS = ("eq", "ne", "gt", "gte", "lt", "lte", "between", "in", "contains")
+TYPED_OPS = tuple(op for op in OPERATORS if op not in ("exists", "missing"))
+# SQLite's json_type names -> JSON type names; PostgreSQL's jsonb_typeof already gives these.
+KIND_OF = {name: kind for kind, names in SQLITE_TYPES.items() for name in names}
 
 
 def mismatch_hint(workspace_id: str, criteria: Criteria) -> str:
@@ -56,24 +58,16 @@ def _stored_kind(
 ) -> str | None:
     """The first other type the field holds among active records in scope, or None."""
     field = DataField(keys)
-    parts = [Sql("r.workspace_id = %s", (workspace_id,)), Sql("r.archived_at IS NULL")]
-    if collection_id is not None:
-        parts.append(Sql("r.collection_id = %s", (collection_id,)))
-    parts.append(field.type_is(*(kind for kind in KINDS if kind != sent)))
-    where, kind = all_of(parts), field.kind()
+    scope = criteria_sql(workspace_id, Criteria(collection_id=collection_id))
+    where = all_of([scope, field.type_is(*(kind for kind in KINDS if kind != sent))])
+    kind = field.kind()
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT {kind.text} FROM records_record r WHERE {where.text} LIMIT 1",
             kind.params + where.params,
         )
         row = cursor.fetchone()
-    return _normal_kind(row[0]) if row else None
-
-
-def _normal_kind(name: str) -> str:
-    return {"integer": "number", "real": "number", "text": "string", "true": "boolean"}.get(
-        name, "boolean" if name == "false" else name
-    )
+    return KIND_OF.get(row[0], row[0]) if row else None
 
 
 def _sentence(index: int, condition: Condition, sent: str, stored: str) -> str:
