@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 from django.core.exceptions import ImproperlyConfigured
 
+from anchor_site.db_pool import DEFAULT_POOL_SIZE, DEFAULT_POOL_TIMEOUT_S, pool_options
+
 if TYPE_CHECKING:  # only the type: the parser itself is imported when a URL is set
     from dj_database_url import DBConfig
 
@@ -141,10 +143,12 @@ def database_from_env() -> DBConfig:
                 "postgres://user:password@host:5432/anchor; unset it to use the SQLite file "
                 "named by ANCHOR_DB_PATH."
             )
+        # Over HTTP (ANCHOR_DB_CONN_MAX_AGE=0) a pool hands connections out instead.
+        conn_max_age = conn_max_age_from_env(600)
         try:
             # A stdio server lives for hours: keep one connection and let Django check it is
             # alive before each use rather than reconnecting (several ms) on every tool call.
-            config = dj_database_url.parse(url, conn_max_age=600, conn_health_checks=True)
+            config = dj_database_url.parse(url, conn_max_age=conn_max_age, conn_health_checks=True)
         except Exception as exc:  # the parser raises several types; all mean a bad URL
             raise ImproperlyConfigured(f"DATABASE_URL could not be parsed: {exc}") from exc
         if not config.get("NAME"):
@@ -152,6 +156,10 @@ def database_from_env() -> DBConfig:
                 "DATABASE_URL names no database; add one after the host, e.g. .../anchor."
             )
         config.setdefault("TEST", {})
+        pool_size = non_negative_int_from_env("ANCHOR_DB_POOL_SIZE", DEFAULT_POOL_SIZE)
+        if conn_max_age == 0 and pool_size:
+            timeout_s = positive_int_from_env("ANCHOR_DB_POOL_TIMEOUT_S", DEFAULT_POOL_TIMEOUT_S)
+            config.setdefault("OPTIONS", {})["pool"] = pool_options(pool_size, timeout_s)
         return config
     return {
         "ENGINE": "django.db.backends.sqlite3",
@@ -245,6 +253,15 @@ def rate_from_env(name: str, default: str) -> tuple[int, int] | None:
         f"{name}={raw!r} is not a rate; use <count>/<second|minute|hour> (for example "
         "600/minute), or off."
     )
+
+
+def non_negative_int_from_env(name: str, default: int) -> int:
+    raw = env_str(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit():
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a whole number (e.g. 4, or 0 for off).")
+    return int(raw)
 
 
 def positive_int_from_env(name: str, default: int) -> int:

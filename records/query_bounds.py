@@ -145,6 +145,17 @@ def _bound_postgres_statements(timeout_s: float, tag: str) -> None:
     connection.anchor_statement_settings = settings  # type: ignore[attr-defined]
 
 
+def reset_statement_settings(raw_connection: Any) -> None:
+    """Undo what `_bound_postgres_statements` set, on a connection going back to a pool.
+
+    A pooled connection serves other requests next (an admin page, another call's token
+    check): they must not inherit this call's time limit, nor its tag, which a late cancel
+    of the call would otherwise match."""
+    raw_connection.execute("RESET statement_timeout; RESET jit; RESET application_name")
+    if not raw_connection.autocommit:
+        raw_connection.commit()
+
+
 def cancel_tagged_statements(tag: str) -> None:
     """Stop the running PostgreSQL statement of the call tagged `tag`, in whichever server
     process runs it (the same database role may signal its own backends)."""

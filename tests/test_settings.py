@@ -20,6 +20,9 @@ ANCHOR_VARIABLES = (
     "ANCHOR_LOG_LEVEL",
     "DJANGO_DEBUG",
     "ALLOWED_HOSTS",
+    "ANCHOR_DB_CONN_MAX_AGE",
+    "ANCHOR_DB_POOL_SIZE",
+    "ANCHOR_DB_POOL_TIMEOUT_S",
 )
 
 
@@ -77,7 +80,47 @@ BAD_VALUES = [
     ("DATABASE_URL", "postgres://anchor@localhost:5432", env.database_from_env),
     ("DATABASE_URL", "postgres://anchor@localhost:notaport/anchor", env.database_from_env),
     ("DJANGO_DEBUG", "maybe", lambda: env.env_bool("DJANGO_DEBUG", False)),
+    ("ANCHOR_DB_CONN_MAX_AGE", "soon", env.database_from_env),
 ]
+
+POSTGRES = "postgres://anchor@db.internal:5432/memory"
+BAD_POOL_VALUES = [
+    ("ANCHOR_DB_POOL_SIZE", "four"),
+    ("ANCHOR_DB_POOL_SIZE", "-1"),
+    ("ANCHOR_DB_POOL_TIMEOUT_S", "0"),
+    ("ANCHOR_DB_POOL_TIMEOUT_S", "later"),
+]
+
+
+@pytest.mark.parametrize(("variable", "value"), BAD_POOL_VALUES)
+def test_bad_pool_values_fail_naming_the_variable(clean_env, variable, value):
+    clean_env.setenv("DATABASE_URL", POSTGRES)
+    clean_env.setenv("ANCHOR_DB_CONN_MAX_AGE", "0")
+    clean_env.setenv(variable, value)
+    with pytest.raises(ImproperlyConfigured) as failure:
+        env.database_from_env()
+    assert variable in str(failure.value)
+
+
+def test_postgres_over_http_takes_connections_from_a_bounded_pool(clean_env):
+    from anchor_site.db_pool import reset_pooled_connection
+
+    clean_env.setenv("DATABASE_URL", POSTGRES)
+    # stdio: one connection kept for the life of the process, no pool.
+    stdio = env.database_from_env()
+    assert stdio["CONN_MAX_AGE"] == 600 and "pool" not in stdio.get("OPTIONS", {})
+    # The ASGI server sets ANCHOR_DB_CONN_MAX_AGE=0: a pool of 4 by default.
+    clean_env.setenv("ANCHOR_DB_CONN_MAX_AGE", "0")
+    served = env.database_from_env()
+    assert served["CONN_MAX_AGE"] == 0
+    pool = served["OPTIONS"]["pool"]
+    assert (pool["max_size"], pool["timeout"], pool["reset"]) == (4, 20, reset_pooled_connection)
+    clean_env.setenv("ANCHOR_DB_POOL_SIZE", "9")
+    clean_env.setenv("ANCHOR_DB_POOL_TIMEOUT_S", "5")
+    pool = env.database_from_env()["OPTIONS"]["pool"]
+    assert (pool["max_size"], pool["timeout"]) == (9, 5)
+    clean_env.setenv("ANCHOR_DB_POOL_SIZE", "0")  # off: a connection per request
+    assert "pool" not in env.database_from_env().get("OPTIONS", {})
 
 
 @pytest.mark.parametrize(("variable", "value", "read"), BAD_VALUES)

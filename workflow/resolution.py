@@ -15,7 +15,7 @@ from typing import Any, TypedDict
 from django.db.models import Q
 
 from records import validation as v
-from records.counters import links_key, names_key
+from records.counters import counter_values, links_key, names_key
 from records.errors import AnchorError, invalid, not_found
 from records.ids import is_valid_id
 from records.models import Collection, Record, Relationship, SelfMapping
@@ -24,7 +24,7 @@ from records.validation import canonical_json
 from workflow.models import ReviewTicket
 from workflow.name_index import NameMatch, match_names, scope_names
 from workflow.scope import Scope
-from workflow.tickets import issue_ticket
+from workflow.tickets import issue_ticket, issue_tickets, new_ticket
 
 RESOLVED = "resolved"
 NEEDS_CLARIFICATION = "needs_clarification"
@@ -38,9 +38,16 @@ PREVIEW_CHARS = 200
 SELF_WORDS = {"me", "myself", "i"}
 
 
-def _parse(
-    scope: Scope, query: Any, collection_id: Any, context_record_ids: Any
-) -> tuple[str, str | None, list[str]]:
+@dataclass(frozen=True)
+class _Request:
+    """A resolution request, checked."""
+
+    query_text: str
+    collection_id: str | None
+    context: list[str]
+
+
+def _parse(scope: Scope, query: Any, collection_id: Any, context_record_ids: Any) -> _Request:
     query_text = v.text("query", query, max_length=v.MAX_TITLE)
     if collection_id is not None:
         collection_id = v.entity_id(collection_id, "collection_id")
@@ -71,7 +78,7 @@ def _parse(
         for record_id in context:
             if record_id not in found:
                 raise not_found("record", record_id)
-    return query_text, collection_id, context
+    return _Request(query_text, collection_id, context)
 
 
 def _neighbours(record_ids: list[str]) -> set[str] | None:
@@ -165,14 +172,30 @@ class Resolution:
 ANSWER_KEYS = ("record_id", "title", "match", "score", "status", "collection_id")
 
 
-def evaluate_resolution(
-    scope: Scope, *, query_text: str, collection_id: str | None, context: list[str]
-) -> Resolution:
-    """The answer to a parsed request as of now, without issuing a ticket.
+@dataclass(frozen=True)
+class _Search:
+    """What matching found for one request, before its candidates' records are loaded."""
 
-    resolve_record and the commit-time re-evaluation of a review both call this, so a review is
-    re-checked with exactly the query and rules that produced it.
-    """
+    ranked: list[tuple[str, _Found]]
+    names_scope: str | None  # the collection whose names counter the answer depends on
+    incomplete_reason: str
+    self_message: str
+
+    @property
+    def record_ids(self) -> list[str]:
+        return [record_id for record_id, _ in self.ranked]
+
+
+def _search(
+    scope: Scope,
+    *,
+    query_text: str,
+    collection_id: str | None,
+    context: list[str],
+    id_collections: dict[str, str] | None = None,
+) -> _Search:
+    """`id_collections` (record ID -> collection ID, for this workspace) lets a batch look up
+    every ID-shaped query in one query; without it the ID is looked up here."""
     normalized = normalize_name(query_text)
     allowed = _neighbours(context)
     # The names counter this answer depends on. A lookup by ID or through the self mapping
@@ -207,10 +230,11 @@ def evaluate_resolution(
             names_scope = mapping.record.collection_id
     by_id = not self_lookup and is_valid_id(query_text)
     if by_id:
-        with_id = Record.objects.filter(workspace_id=scope.workspace_id, pk=query_text)
-        if collection_id:
-            with_id = with_id.filter(collection_id=collection_id)
-        found_collection = with_id.values_list("collection_id", flat=True).first()
+        if id_collections is None:
+            id_collections = _collections_of(scope, [query_text])
+        found_collection = id_collections.get(query_text)
+        if collection_id and found_collection != collection_id:
+            found_collection = None
         if found_collection is not None:
             consider(query_text, 1.0, True, "record ID")
             names_scope = found_collection
@@ -233,16 +257,51 @@ def evaluate_resolution(
             f"More than {MAX_CANDIDATES} records match; add words to the query, pass "
             "collection_id, or pass context_record_ids to narrow it."
         )
-    ranked = ranked[:MAX_CANDIDATES]
-    records = {
-        r.pk: r
-        for r in Record.objects.filter(pk__in=[rid for rid, _ in ranked]).select_related(
-            "collection"
+    return _Search(ranked[:MAX_CANDIDATES], names_scope, incomplete_reason, self_message)
+
+
+def _collections_of(scope: Scope, record_ids: list[str]) -> dict[str, str]:
+    """The collection of each of these records that exists in the workspace."""
+    return dict(
+        Record.objects.filter(workspace_id=scope.workspace_id, pk__in=record_ids).values_list(
+            "pk", "collection_id"
         )
-    }
+    )
+
+
+def _records(record_ids: list[str]) -> dict[str, Record]:
+    if not record_ids:
+        return {}
+    return {r.pk: r for r in Record.objects.filter(pk__in=record_ids).select_related("collection")}
+
+
+def evaluate_resolution(
+    scope: Scope, *, query_text: str, collection_id: str | None, context: list[str]
+) -> Resolution:
+    """The answer to a parsed request as of now, without issuing a ticket.
+
+    resolve_record and the commit-time re-evaluation of a review both call this, so a review is
+    re-checked with exactly the query and rules that produced it.
+    """
+    search = _search(scope, query_text=query_text, collection_id=collection_id, context=context)
+    ids = search.record_ids
+    return _answer(search, collection_id, context, _records(ids), _link_summaries(ids))
+
+
+def _answer(
+    search: _Search,
+    collection_id: str | None,
+    context: list[str],
+    records: dict[str, Record],
+    links: dict[str, list[dict[str, Any]]],
+) -> Resolution:
+    """The resolution from a search and its candidates' records and links (loaded by the
+    caller, once for a whole batch)."""
+    ranked = search.ranked
+    incomplete_reason = search.incomplete_reason
+    self_message = search.self_message
     if collection_id:  # an ID or self mapping outside the requested collection does not count
         ranked = [(rid, e) for rid, e in ranked if records[rid].collection_id == collection_id]
-    links = _link_summaries([rid for rid, _ in ranked])
 
     candidates: list[dict[str, Any]] = []
     for record_id, entry in ranked:
@@ -302,7 +361,10 @@ def evaluate_resolution(
             "(it may be stored under another name): ask before creating it."
         )
 
-    counter_keys = [names_key(names_scope), *(links_key(c["record_id"]) for c in candidates)]
+    counter_keys = [
+        names_key(search.names_scope),
+        *(links_key(c["record_id"]) for c in candidates),
+    ]
     counter_keys += [links_key(record_id) for record_id in context]
     return Resolution(status, selected, message, candidates, counter_keys)
 
@@ -314,53 +376,120 @@ def resolve_record(
     collection_id: Any = None,
     context_record_ids: Any = None,
 ) -> dict[str, Any]:
-    query_text, collection_id, context = _parse(scope, query, collection_id, context_record_ids)
+    request = _parse(scope, query, collection_id, context_record_ids)
     resolution = evaluate_resolution(
-        scope, query_text=query_text, collection_id=collection_id, context=context
+        scope,
+        query_text=request.query_text,
+        collection_id=request.collection_id,
+        context=request.context,
     )
     ticket = issue_ticket(
         scope,
         kind=ReviewTicket.RESOLUTION,
-        request={
-            "query": query_text,
-            "normalized_query": normalize_name(query_text),
-            "collection_id": collection_id,
-            "context_record_ids": context,
-        },
+        request=_ticket_request(request),
         answer=resolution.answer,
         counter_keys=resolution.counter_keys,
     )
-    return {
-        "resolution_id": ticket.pk,
-        "status": resolution.status,
-        "selected_record_id": resolution.selected_record_id,
-        "message": resolution.message,
-        "query": query_text,
-        "collection_id": collection_id,
-        "context_record_ids": context,
-        "candidates": resolution.candidates,
-        "expires_at": ticket.expires_at.isoformat(),
-    }
+    return _reply(ticket, request, resolution)
 
 
 MAX_BATCH = 10
 
 
 def batch_resolve(scope: Scope, *, requests: Any) -> dict[str, Any]:
-    """Several resolutions; one item's bad input is reported in place, the others still run."""
+    """Several resolutions; one item's bad input is reported in place, the others still run.
+
+    Each item is answered exactly as resolve_record would answer it; what the items share is
+    read once: the records behind ID queries, the candidates' records and links, the counters,
+    and the tickets are written in one INSERT.
+    """
     if not isinstance(requests, list) or not 1 <= len(requests) <= MAX_BATCH:
         raise invalid("requests", f"must be a list of 1-{MAX_BATCH} resolution requests.")
-    items = []
+    parsed: dict[int, _Request] = {}
+    errors: dict[int, AnchorError] = {}
+    allowed = {"query", "collection_id", "context_record_ids"}
     for index, request in enumerate(requests):
-        allowed = {"query", "collection_id", "context_record_ids"}
         try:
             if not isinstance(request, dict) or "query" not in request or set(request) - allowed:
                 raise invalid(
                     f"requests[{index}]",
                     f"must be an object with keys {sorted(allowed)} (query required).",
                 )
-            result = resolve_record(scope, **request)
-            items.append({"item_index": index, "ok": True, "result": result})
+            parsed[index] = _parse(
+                scope,
+                request["query"],
+                request.get("collection_id"),
+                request.get("context_record_ids"),
+            )
         except AnchorError as exc:
-            items.append({"item_index": index, "ok": False, "error": exc.as_dict()})
+            errors[index] = exc
+    id_queries = [r.query_text for r in parsed.values() if is_valid_id(r.query_text)]
+    id_collections = _collections_of(scope, id_queries) if id_queries else {}
+    searches = {
+        index: _search(
+            scope,
+            query_text=r.query_text,
+            collection_id=r.collection_id,
+            context=r.context,
+            id_collections=id_collections,
+        )
+        for index, r in parsed.items()
+    }
+    candidate_ids = list(dict.fromkeys(rid for s in searches.values() for rid in s.record_ids))
+    records = _records(candidate_ids)
+    links = _link_summaries(candidate_ids)
+    resolutions = {
+        index: _answer(search, parsed[index].collection_id, parsed[index].context, records, links)
+        for index, search in searches.items()
+    }
+    counters = counter_values(
+        scope.workspace_id, [key for r in resolutions.values() for key in r.counter_keys]
+    )
+    tickets = issue_tickets(
+        scope,
+        [
+            new_ticket(
+                scope,
+                kind=ReviewTicket.RESOLUTION,
+                request=_ticket_request(parsed[index]),
+                answer=resolution.answer,
+                counters={key: counters[key] for key in sorted(set(resolution.counter_keys))},
+            )
+            for index, resolution in resolutions.items()
+        ],
+    )
+    replies = {
+        index: _reply(ticket, parsed[index], resolutions[index])
+        for index, ticket in zip(resolutions, tickets, strict=True)
+    }
+    items: list[dict[str, Any]] = []
+    for index in range(len(requests)):
+        if index in errors:
+            items.append({"item_index": index, "ok": False, "error": errors[index].as_dict()})
+        else:
+            items.append({"item_index": index, "ok": True, "result": replies[index]})
     return {"items": items}
+
+
+def _ticket_request(request: _Request) -> dict[str, Any]:
+    """What a resolution ticket keeps of its request: enough to ask it again at commit."""
+    return {
+        "query": request.query_text,
+        "normalized_query": normalize_name(request.query_text),
+        "collection_id": request.collection_id,
+        "context_record_ids": request.context,
+    }
+
+
+def _reply(ticket: ReviewTicket, request: _Request, resolution: Resolution) -> dict[str, Any]:
+    return {
+        "resolution_id": ticket.pk,
+        "status": resolution.status,
+        "selected_record_id": resolution.selected_record_id,
+        "message": resolution.message,
+        "query": request.query_text,
+        "collection_id": request.collection_id,
+        "context_record_ids": request.context,
+        "candidates": resolution.candidates,
+        "expires_at": ticket.expires_at.isoformat(),
+    }

@@ -19,6 +19,28 @@ TICKET_LIFETIME = timedelta(minutes=15)
 MAX_REVIEW_IDS = 12
 
 
+def new_ticket(
+    scope: Scope,
+    *,
+    kind: str,
+    request: dict[str, Any],
+    answer: dict[str, Any],
+    counters: dict[str, int],
+) -> ReviewTicket:
+    """A ticket not yet saved: `issue_tickets` writes several in one INSERT."""
+    now = timezone.now()
+    return ReviewTicket(
+        workspace_id=scope.workspace_id,
+        actor_id=scope.actor_id,
+        kind=kind,
+        request=request,
+        answer=answer,
+        counters=counters,
+        created_at=now,
+        expires_at=now + TICKET_LIFETIME,
+    )
+
+
 def issue_ticket(
     scope: Scope,
     *,
@@ -27,18 +49,16 @@ def issue_ticket(
     answer: dict[str, Any],
     counter_keys: list[str],
 ) -> ReviewTicket:
+    counters = counter_values(scope.workspace_id, counter_keys)
+    ticket = new_ticket(scope, kind=kind, request=request, answer=answer, counters=counters)
+    return issue_tickets(scope, [ticket])[0]
+
+
+def issue_tickets(scope: Scope, tickets: list[ReviewTicket]) -> list[ReviewTicket]:
+    if not tickets:
+        return []
     workspace_ensure(scope.workspace_id)
-    now = timezone.now()
-    return ReviewTicket.objects.create(
-        workspace_id=scope.workspace_id,
-        actor_id=scope.actor_id,
-        kind=kind,
-        request=request,
-        answer=answer,
-        counters=counter_values(scope.workspace_id, counter_keys),
-        created_at=now,
-        expires_at=now + TICKET_LIFETIME,
-    )
+    return ReviewTicket.objects.bulk_create(tickets)
 
 
 def parse_review_ids(value: Any) -> list[str]:

@@ -52,6 +52,8 @@ def on_starting(server: Any) -> None:
     from django.core.management.base import SystemCheckError
     from django.db import connections
 
+    from anchor_site.db_pool import close_pools
+
     try:
         call_command("check", deploy=True, fail_level="ERROR", stdout=sys.stderr)
     except SystemCheckError as exc:
@@ -59,5 +61,7 @@ def on_starting(server: Any) -> None:
         raise SystemExit(1) from None
     call_command("migrate", interactive=False, verbosity=1, stdout=sys.stderr)
     call_command("collectstatic", interactive=False, verbosity=0, stdout=sys.stderr)
-    # Workers are forked from this process: they must not inherit its database connections.
+    # Workers are forked from this process: they must not inherit its database connections,
+    # nor a connection pool whose threads would not survive the fork.
     connections.close_all()
+    close_pools()

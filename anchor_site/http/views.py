@@ -12,12 +12,14 @@ This module is the one place that knows the package's HTTP internals (pinned at 
 
 from __future__ import annotations
 
+import logging
 from importlib import import_module
 from types import SimpleNamespace
 from typing import Any
 
 from asgiref.sync import async_to_sync
 from django.conf import settings
+from django.db import OperationalError
 from django.http import HttpResponse, JsonResponse
 from mcp_server.djangomcp import MCP_SESSION_ID_HDR, _call_starlette_handler, django_request_ctx
 from mcp_server.views import MCPServerStreamableHttpView
@@ -37,7 +39,12 @@ from workflow.mcp.calls import cancel_http_call, was_cancelled
 from workflow.mcp.stdio import CLIENT_METHODS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
 from workflow.scope import Scope
 
+logger = logging.getLogger("anchor.http")
+
 SESSION_OWNER_KEY = "anchor_mcp_owner"
+# How long a client should wait before retrying when no database connection could be had.
+DATABASE_BUSY_RETRY_S = 5
+INTERNAL_ERROR = -32603  # JSON-RPC 2.0's code for a server-side failure
 OPEN_OWNER = "debug-open"
 DEEP_NESTING = "the JSON nests too deeply to be a JSON-RPC message."
 
@@ -111,6 +118,23 @@ class AnchorMCPView(MCPServerStreamableHttpView):
     parser_classes = [MessageParser]
     renderer_classes = [JSONRenderer]
     throttle_classes: list[Any] = []
+
+    def handle_exception(self, exc: Exception) -> HttpResponse:
+        # Tool calls report database errors in their own envelope; one reaching here came
+        # before the call (authentication, the session), almost always because no connection
+        # could be had: every pooled one busy past ANCHOR_DB_POOL_TIMEOUT_S, or PostgreSQL
+        # refusing more. That is the server being full, not a fault: say so, and when to retry.
+        if isinstance(exc, OperationalError):
+            logger.warning("no database connection for an /mcp request: %s", exc)
+            response = _jsonrpc_error(
+                503,
+                "The server is at capacity (no database connection was free); nothing was "
+                f"done. Retry after {DATABASE_BUSY_RETRY_S} seconds.",
+                code=INTERNAL_ERROR,
+            )
+            response["Retry-After"] = str(DATABASE_BUSY_RETRY_S)
+            return response
+        return super().handle_exception(exc)
 
     def initial(self, request: Any, *args: Any, **kwargs: Any) -> None:
         check_transport(request, self.http_method_names)

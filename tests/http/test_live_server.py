@@ -88,7 +88,7 @@ def live_one_worker(tmp_path) -> Iterator[LiveServer]:
     yield from serve(tmp_path, workers=1)
 
 
-def serve(tmp_path: Path, workers: int) -> Iterator[LiveServer]:
+def serve(tmp_path: Path, workers: int, **extra_env: str) -> Iterator[LiveServer]:
     if ON_POSTGRES:
         database = {"DATABASE_URL": postgres_url(connection.settings_dict)}
     else:
@@ -101,6 +101,7 @@ def serve(tmp_path: Path, workers: int) -> Iterator[LiveServer]:
         ANCHOR_STATIC_ROOT=str(tmp_path / "static"),
         ANCHOR_HTTP_BIND=f"127.0.0.1:{port}",
         WEB_CONCURRENCY=str(workers),
+        **extra_env,
     )
     log = tmp_path / "server.log"
     with open(log, "w") as sink:

@@ -34,6 +34,65 @@ def test_batch_resolve_gives_each_item_its_own_ticket(hiring):
     assert third["ok"] is False and third["error"]["code"] == "INVALID_INPUT"
 
 
+def comparable(reply):
+    """A resolution reply without what differs between any two tickets."""
+    shown = {k: v for k, v in reply.items() if k not in {"resolution_id", "expires_at"}}
+    shown["next_step"] = reply["next_step"].replace(reply["resolution_id"], "<id>")
+    return shown
+
+
+def test_batch_resolve_answers_each_item_as_resolve_record_does(hiring, ctx):
+    from records import services
+    from workflow.models import ReviewTicket
+
+    services.relationship_create(
+        ctx=ctx,
+        source_id=hiring.kirat.pk,
+        target_id=hiring.backend.pk,
+        relationship_type="applied_to",
+    )
+    requests = [
+        {"query": hiring.kirat.pk},
+        {"query": hiring.backend.pk, "collection_id": hiring.people.pk},  # ID outside the scope
+        {"query": "Kriat", "collection_id": hiring.people.pk},
+        {"query": "Rahul"},
+        {"query": "me"},
+        {"query": "Nobody Here"},
+        {"query": hiring.kirat.pk, "context_record_ids": [hiring.backend.pk]},
+    ]
+    batch = ok("batch_resolve_records", {"requests": requests})["items"]
+    singles = [ok("resolve_record", request) for request in requests]
+    assert [comparable(item["result"]) for item in batch] == [comparable(s) for s in singles]
+    for item, single in zip(batch, singles, strict=True):
+        kept = ReviewTicket.objects.get(pk=item["result"]["resolution_id"])
+        alone = ReviewTicket.objects.get(pk=single["resolution_id"])
+        assert (kept.request, kept.answer, kept.counters) == (
+            alone.request,
+            alone.answer,
+            alone.counters,
+        )
+
+
+def test_batch_resolve_of_ids_reads_once_for_all_items(hiring, ctx):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.conftest import make_record
+
+    records = [make_record(ctx, hiring.openings, f"Role {i}") for i in range(10)]
+
+    def queries(count):
+        requests = [{"query": r.pk} for r in records[:count]]
+        with CaptureQueriesContext(connection) as captured:
+            items = ok("batch_resolve_records", {"requests": requests})["items"]
+        assert [i["result"]["selected_record_id"] for i in items] == [r.pk for r in records[:count]]
+        return len(captured)
+
+    # The records, their links, the counters and the tickets are read and written once for the
+    # batch: ten items cost what two do, not five times as much.
+    assert queries(10) == queries(2)
+
+
 def update(record, version, resolution_id, **changes):
     return {
         "operation": "update_record",

@@ -36,7 +36,9 @@ class ToolResult(TypedDict):
 def _drop_dead_connections() -> None:
     # A long-lived server must not reuse a connection the database has dropped. Inside an
     # enclosing transaction (a test, a batch) the connection is in use and must stay open.
-    if not connection.in_atomic_block:
+    # With CONN_MAX_AGE=0 (HTTP) the request's own start and end already open and close it:
+    # closing here would throw away the statement bounds just set on it (run_bounded).
+    if not connection.in_atomic_block and connection.settings_dict.get("CONN_MAX_AGE") != 0:
         close_old_connections()
 
 

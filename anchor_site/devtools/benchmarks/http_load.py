@@ -657,7 +657,7 @@ MARKERS = (
     ("waiting for PostgreSQL's replies", "Connection.wait (psycopg/connection.py)"),
     ("SQL statements, sent and waited for", "CursorWrapper._execute (django/db/backends/utils.py)"),
     (
-        "opening a PostgreSQL connection (one per request: ANCHOR_DB_CONN_MAX_AGE=0)",
+        "taking a connection (from the pool, or opened when ANCHOR_DB_POOL_SIZE=0)",
         "BaseDatabaseWrapper.connect (django/db/backends/base/base.py)",
     ),
     ("token authentication", "access_token_find (records/membership_services.py)"),

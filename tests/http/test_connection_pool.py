@@ -1,0 +1,151 @@
+"""Team mode on PostgreSQL holds at most its pool's connections, however many clients call.
+
+Against the production server (gunicorn, one worker, ANCHOR_DB_POOL_SIZE=2). Twelve commits
+are sent at once while another connection holds every prepared action's row, so each commit
+that gets a connection waits on its lock: the server must be holding two connections, not
+twelve, with the other requests queued for one. Once the lock goes, every commit applies. A
+connection goes back to the pool without its last call's tag (application_name), so a late
+cancel of that call cannot stop whatever the connection serves next.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import psycopg
+import pytest
+from django.db import connection
+
+from tests.e2e.server import postgres_url
+from tests.http.test_client_departure import Client
+from tests.http.test_live_server import ON_POSTGRES, LiveServer, serve
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.postgres,
+    pytest.mark.skipif(not ON_POSTGRES, reason="the pool is PostgreSQL's (SQLite has none)"),
+    pytest.mark.django_db(transaction=True),
+]
+POOL_SIZE = 2
+COMMITS = 12
+
+
+@pytest.fixture
+def pooled(tmp_path):
+    yield from serve(tmp_path, workers=1, ANCHOR_DB_POOL_SIZE=str(POOL_SIZE))
+
+
+def prepare_creates(client: Client, count: int) -> list[str]:
+    discovery = client.ok("discover_collections", {"name": "people", "purpose": "People we hire"})
+    prepared = client.ok(
+        "prepare_write",
+        {
+            "operation": "create_collection",
+            "arguments": {
+                "name": "people",
+                "purpose": "People we hire",
+                "record_meaning": "One person",
+                "typical_fields": ["email"],
+                "relationship_guidance": "",
+            },
+            "review_ids": [discovery["discovery_id"]],
+            "decision_reason": "pool test",
+        },
+    )
+    people = client.ok("commit_write", {"action_id": prepared["action_id"]})["result"]
+    collection_id = people["collection"]["collection_id"]
+    action_ids = []
+    for index in range(count):
+        title = f"Person {index}"
+        review = client.ok("resolve_record", {"query": title, "collection_id": collection_id})
+        prepared = client.ok(
+            "prepare_write",
+            {
+                "operation": "create_record",
+                "arguments": {"collection_id": collection_id, "title": title, "data": {}},
+                "review_ids": [review["resolution_id"]],
+                "decision_reason": "pool test",
+            },
+        )
+        action_ids.append(prepared["action_id"])
+    return action_ids
+
+
+def server_backends(*, exclude: int) -> list[tuple[str, str]]:
+    """(state, application_name) of every other client connection to the test database."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT state, application_name FROM pg_stat_activity "
+            "WHERE datname = current_database() AND backend_type = 'client backend' "
+            "AND pid <> pg_backend_pid() AND pid <> %s",
+            [exclude],
+        )
+        return cursor.fetchall()
+
+
+def test_the_server_holds_at_most_its_pool_and_queues_the_rest(pooled: LiveServer):
+    token = pooled.token_for("alice", "team-a")
+    action_ids = prepare_creates(Client(pooled, token), COMMITS)
+    clients = [Client(pooled, token) for _ in action_ids]
+    replies: dict[str, Any] = {}
+
+    def commit(client: Client, action_id: str) -> None:
+        replies[action_id] = client.ok("commit_write", {"action_id": action_id}, timeout=60)
+
+    holder = psycopg.connect(postgres_url(connection.settings_dict))
+    try:
+        holder.execute("SELECT 1 FROM workflow_preparedaction FOR UPDATE")
+        threads = [
+            threading.Thread(target=commit, args=pair)
+            for pair in zip(clients, action_ids, strict=True)
+        ]
+        for thread in threads:
+            thread.start()
+        time.sleep(3)  # every commit has arrived: two wait on the lock, ten for a connection
+        during = server_backends(exclude=holder.info.backend_pid)
+    finally:
+        holder.rollback()
+        holder.close()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(during) <= POOL_SIZE, f"the server held {len(during)} connections: {during}"
+    assert sum(state == "active" for state, _ in during) == POOL_SIZE, during
+    assert sorted(replies) == sorted(action_ids)
+    assert all(reply["status"] == "committed" for reply in replies.values())
+    time.sleep(0.5)  # the last connection is back in the pool
+    after = server_backends(exclude=0)
+    assert after and all(state == "idle" for state, _ in after), after
+    assert all(name == "" for _, name in after), f"a pooled connection kept a call's tag: {after}"
+
+
+@pytest.fixture
+def one_connection(tmp_path):
+    yield from serve(tmp_path, workers=1, ANCHOR_DB_POOL_SIZE="1", ANCHOR_DB_POOL_TIMEOUT_S="1")
+
+
+def test_a_request_finding_no_free_connection_is_told_to_retry(one_connection: LiveServer):
+    token = one_connection.token_for("alice", "team-a")
+    (action_id,) = prepare_creates(Client(one_connection, token), 1)
+    waiting, late = Client(one_connection, token), Client(one_connection, token)
+    holder = psycopg.connect(postgres_url(connection.settings_dict))
+    try:
+        holder.execute("SELECT 1 FROM workflow_preparedaction FOR UPDATE")
+        thread = threading.Thread(
+            target=lambda: waiting.ok("commit_write", {"action_id": action_id}, timeout=60)
+        )
+        thread.start()
+        time.sleep(1)  # the commit holds the only connection, waiting on the lock
+        refused = late.post("tools/call", {"name": "get_server_instructions", "arguments": {}})
+    finally:
+        holder.rollback()
+        holder.close()
+    thread.join(timeout=60)
+    assert refused.status_code == 503, refused.text
+    assert refused.headers["Retry-After"] == "5"
+    error = refused.json()["error"]
+    assert error["code"] == -32603 and "Retry after 5 seconds" in error["message"]
+    assert "Traceback" not in refused.text
+    # Once the connection is free again, the same client is served.
+    assert late.ok("get_server_instructions", {})
