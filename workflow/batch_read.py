@@ -116,13 +116,10 @@ def _run(scope: Scope, operation: str, args: dict[str, Any]) -> Any:
     if not isinstance(include_context, bool):
         raise invalid("include_context", "must be true or false.")
     page = selectors.search_records(workspace_id=ws, **args)
-    if include_context:
-        page["contexts"] = {
-            item["record_id"]: selectors.record_context(
-                workspace_id=ws, record_id=item["record_id"], event_limit=BATCH_CONTEXT_EVENTS
-            )
-            for item in page["records"]
-        }
+    if include_context:  # history omitted, as BATCH_CONTEXT_EVENTS says
+        page["contexts"] = selectors.record_contexts(
+            workspace_id=ws, record_ids=[item["record_id"] for item in page["records"]]
+        )
     return page
 
 

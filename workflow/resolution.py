@@ -100,29 +100,38 @@ def _link_summaries(record_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
     summaries: dict[str, list[dict[str, Any]]] = defaultdict(list)
     if not record_ids:
         return summaries
-    rels = (
+    # Plain columns rather than model instances: a hub's links are many rows, and building
+    # two records and two collections per row cost more than the query.
+    rows = (
         Relationship.objects.filter(Q(source_id__in=record_ids) | Q(target_id__in=record_ids))
-        .select_related("source__collection", "target__collection")
         .order_by("created_at", "id")
+        .values_list("relationship_type", *END_COLUMNS["source"], *END_COLUMNS["target"])
     )
     wanted = set(record_ids)
-    for rel in rels:
-        for this, other, direction in (
-            (rel.source, rel.target, "outgoing"),
-            (rel.target, rel.source, "incoming"),
-        ):
-            if this.pk in wanted:
-                summaries[this.pk].append(
+    width = len(END_COLUMNS["source"])
+    for relationship_type, *ends in rows:
+        source, target = ends[:width], ends[width:]
+        for this, other, direction in ((source, target, "outgoing"), (target, source, "incoming")):
+            if this[0] in wanted:
+                record_id, title, collection, archived_at = other
+                summaries[this[0]].append(
                     {
-                        "relationship_type": rel.relationship_type,
+                        "relationship_type": relationship_type,
                         "direction": direction,
-                        "record_id": other.pk,
-                        "title": other.title,
-                        "collection": other.collection.name,
-                        "archived": other.archived_at is not None,
+                        "record_id": record_id,
+                        "title": title,
+                        "collection": collection,
+                        "archived": archived_at is not None,
                     }
                 )
     return summaries
+
+
+# What a link summary shows of each end: (id, title, collection name, archived_at).
+END_COLUMNS = {
+    end: (f"{end}_id", f"{end}__title", f"{end}__collection__name", f"{end}__archived_at")
+    for end in ("source", "target")
+}
 
 
 def _preview(data: dict[str, Any]) -> str:
@@ -423,8 +432,14 @@ def batch_resolve(scope: Scope, *, requests: Any) -> dict[str, Any]:
             )
         except AnchorError as exc:
             errors[index] = exc
+    # ID queries name their records: load those once, for the lookup and as candidates.
     id_queries = [r.query_text for r in parsed.values() if is_valid_id(r.query_text)]
-    id_collections = _collections_of(scope, id_queries) if id_queries else {}
+    records = {
+        pk: record
+        for pk, record in _records(id_queries).items()
+        if record.workspace_id == scope.workspace_id
+    }
+    id_collections = {pk: record.collection_id for pk, record in records.items()}
     searches = {
         index: _search(
             scope,
@@ -436,7 +451,7 @@ def batch_resolve(scope: Scope, *, requests: Any) -> dict[str, Any]:
         for index, r in parsed.items()
     }
     candidate_ids = list(dict.fromkeys(rid for s in searches.values() for rid in s.record_ids))
-    records = _records(candidate_ids)
+    records |= _records([rid for rid in candidate_ids if rid not in records])
     links = _link_summaries(candidate_ids)
     resolutions = {
         index: _answer(search, parsed[index].collection_id, parsed[index].context, records, links)

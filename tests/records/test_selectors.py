@@ -78,6 +78,62 @@ def test_record_context_returns_full_record_links_and_events(hiring):
     assert result["events_omitted"] is False
 
 
+def test_record_contexts_give_each_record_what_record_context_gives(hiring, ctx, other_ctx):
+    # Aliases, an archived record, links both ways and a record capped at 2 links a side.
+    services.record_alias_add(ctx=ctx, record_id=hiring.kirat.pk, alias="KS", expected_version=1)
+    services.record_archive(ctx=ctx, record_id=hiring.abhishek.pk, expected_version=1)
+    hub = make_record(ctx, hiring.people, "Hub")
+    for index in range(4):
+        spoke = make_record(ctx, hiring.openings, f"Spoke {index}")
+        services.relationship_create(
+            ctx=ctx, source_id=hub.pk, relationship_type="owns", target_id=spoke.pk
+        )
+        services.relationship_create(
+            ctx=ctx, source_id=spoke.pk, relationship_type="reports_to", target_id=hub.pk
+        )
+    foreign = make_record(other_ctx, make_collection(other_ctx, "people"), "Kirat")
+    wanted = [hub.pk, hiring.kirat.pk, hiring.abhishek.pk, hiring.kirat_backend.pk, foreign.pk]
+    for limit in (2, 20):
+        batched = selectors.record_contexts(
+            workspace_id=WORKSPACE, record_ids=wanted, relationship_limit=limit
+        )
+        one_by_one = {
+            record_id: selectors.record_context(
+                workspace_id=WORKSPACE,
+                record_id=record_id,
+                relationship_limit=limit,
+                event_limit=0,
+            )
+            for record_id in wanted[:-1]
+        }
+        assert batched == one_by_one
+        assert list(batched) == wanted[:-1], "in the order asked; another workspace's left out"
+    assert batched[hub.pk]["links"]["outgoing_truncated"] is False
+    capped = selectors.record_contexts(
+        workspace_id=WORKSPACE, record_ids=[hub.pk], relationship_limit=2
+    )
+    assert capped[hub.pk]["links"]["incoming_truncated"] is True
+
+
+def test_record_contexts_cost_the_same_queries_for_two_records_or_twenty(ctx):
+    collection = make_collection(ctx, "tasks")
+    records = [make_record(ctx, collection, f"Task {index}") for index in range(20)]
+    for first, second in zip(records, records[1:], strict=False):
+        services.relationship_create(
+            ctx=ctx, source_id=first.pk, relationship_type="blocks", target_id=second.pk
+        )
+
+    def queries(count: int) -> int:
+        with CaptureQueriesContext(connection) as captured:
+            contexts = selectors.record_contexts(
+                workspace_id=WORKSPACE, record_ids=[r.pk for r in records[:count]]
+            )
+        assert len(contexts) == count
+        return len(captured)
+
+    assert queries(20) == queries(2) == 4  # records, their aliases, and links each way
+
+
 def test_record_context_caps_links_per_direction(hiring):
     result = selectors.record_context(
         workspace_id=WORKSPACE, record_id=hiring.kirat.pk, relationship_limit=1

