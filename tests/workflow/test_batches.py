@@ -43,10 +43,9 @@ def comparable(reply):
 
 def test_batch_resolve_answers_each_item_as_resolve_record_does(hiring, ctx):
     from records import services
-    from workflow.models import ReviewTicket
-
     from records.services import WriteContext
     from tests.conftest import make_collection, make_record
+    from workflow.models import ReviewTicket
 
     services.workspace_ensure("elsewhere")
     other = WriteContext(workspace_id="elsewhere", actor_id="someone", decision_reason="setup")

@@ -33,6 +33,7 @@ AREAS = (
     "stdio",
     "batches",
     "writes",
+    "guarded",
     "search",
     "graph",
 )
@@ -185,19 +186,25 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
     area("memory", lambda: memory.run(people.pk, len(names), data.typo(names[1], seed=3)))
     area("resolution", lambda: resolution.run(sizes, scope, people.pk, names))
     area("imports", lambda: imports.run(sizes, data.WORKSPACE, applicants.pk, import_names))
-    session_areas = [a for a in ("stdio", "batches", "writes") if a in areas]
-    if session_areas:  # one server and client session for the three
+    session_areas = [a for a in ("stdio", "batches", "writes", "guarded") if a in areas]
+    if session_areas:  # one server and client session for these
         areas.append("+".join(session_areas))
-        area(areas[-1], lambda: _session_rows(sizes, session_areas, linked, vendor))
+        area(areas[-1], lambda: _session_rows(sizes, session_areas, linked, vendor, people.pk))
     area("search", lambda: search.run(sizes, ctx))
     area("graph", lambda: graph.run(sizes, ctx))
 
 
-def _session_rows(sizes: Sizes, areas: list[str], linked: Any, vendor: str) -> list[Row]:
-    from anchor_site.devtools.benchmarks import batches, stdio, writes
+def _session_rows(
+    sizes: Sizes, areas: list[str], linked: Any, vendor: str, people_id: str
+) -> list[Row]:
+    from anchor_site.devtools.benchmarks import batches, guarded, stdio, writes
     from anchor_site.devtools.benchmarks.server import client_session
 
+    scopes = guarded.setup(people_id) if "guarded" in areas else None
+    timings = None
+
     async def over_stdio() -> tuple[list[Row], float | None]:
+        nonlocal timings
         rows: list[Row] = []
         rate = None
         async with client_session() as session:
@@ -207,11 +214,15 @@ def _session_rows(sizes: Sizes, areas: list[str], linked: Any, vendor: str) -> l
                 rows += await batches.run(session, sizes, linked)
             if "writes" in areas:
                 rate, _ = await writes.run(session, sizes, linked)
+            if scopes is not None:
+                timings = await guarded.measure(session, sizes, scopes)
         return rows, rate
 
     rows, rate = asyncio.run(over_stdio())
     if rate is not None:
         rows.append(writes.row(rate, writes.commit_floor(sizes.writes), sizes, vendor))
+    if scopes is not None and timings is not None:
+        rows += guarded.rows(timings, sizes, scopes)
     return rows
 
 
