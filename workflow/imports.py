@@ -353,10 +353,15 @@ def parse_decisions(value: Any, reviewed: list[dict[str, Any]]) -> dict[str, dic
 
 
 def apply_import(ctx: WriteContext, arguments: dict[str, Any]) -> dict[str, Any]:
-    """Create the rows as decided, then the links; inside the caller's transaction."""
+    """Create the rows as decided, then the links; inside the caller's transaction.
+
+    The new records are written together (services.record_create_many), and so are the links
+    when every one joins two of them; a link to a stored record goes through
+    relationship_create, which locks and checks that record."""
     reviewed = {r["key"]: r for r in arguments["reviewed"]}
     decisions = arguments.get("decisions") or {}
     outcome: dict[str, dict[str, Any]] = {}
+    new_rows: list[tuple[str, services.NewRecord]] = []
     for index, row in enumerate(arguments["rows"]):
         decision = decisions.get(row["key"], {"decision": "create"})
         if decision["decision"] == SKIP:
@@ -377,36 +382,77 @@ def apply_import(ctx: WriteContext, arguments: dict[str, Any]) -> dict[str, Any]
             action_id=ctx.action_id,
             item_index=index,
         )
-        record = services.record_create(
-            ctx=row_ctx,
-            collection_id=arguments["collection_id"],
-            title=row["title"],
-            data=row["data"],
-        )
-        outcome[row["key"]] = {"outcome": "created", "record_id": record.pk}
-    created_links, dropped_links = [], []
-    for index, link in enumerate(arguments.get("links") or []):
-        ends = []
-        for end in (link["source"], link["target"]):
-            ends.append(end.get("record_id") or outcome[end["row"]].get("record_id"))
-        if None in ends:
-            dropped_links.append(
-                {"link_index": index, **link, "reason": "an endpoint row was skipped"}
-            )
-            continue
-        rel, created = services.relationship_create(
-            ctx=WriteContext(**{**ctx.__dict__, "item_index": index}),
-            source_id=ends[0],
-            relationship_type=link["relationship_type"],
-            target_id=ends[1],
-        )
-        created_links.append({"link_index": index, **relationship_dict(rel), "created": created})
+        outcome[row["key"]] = {}  # keeps the rows' order; filled in below
+        new_rows.append((row["key"], services.NewRecord(row_ctx, row["title"], row["data"])))
+    created = services.record_create_many(
+        collection_id=arguments["collection_id"], rows=[new for _, new in new_rows]
+    )
+    new_records = {}
+    for (key, _), record in zip(new_rows, created, strict=True):
+        outcome[key] = {"outcome": "created", "record_id": record.pk}
+        new_records[key] = record
+    created_links, dropped_links = _apply_links(ctx, arguments, outcome, new_records)
     return {
         "rows": outcome,
         "links": created_links,
         "dropped_links": dropped_links,
         "created_count": sum(1 for o in outcome.values() if o["outcome"] == "created"),
     }
+
+
+def _apply_links(
+    ctx: WriteContext,
+    arguments: dict[str, Any],
+    outcome: dict[str, dict[str, Any]],
+    new_records: dict[str, Record],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    kept: list[tuple[int, dict[str, Any], list[Any]]] = []
+    dropped_links = []
+    for index, link in enumerate(arguments.get("links") or []):
+        ends = [
+            end.get("record_id") or outcome[end["row"]].get("record_id")
+            for end in (link["source"], link["target"])
+        ]
+        if None in ends:
+            dropped_links.append(
+                {"link_index": index, **link, "reason": "an endpoint row was skipped"}
+            )
+            continue
+        kept.append((index, link, ends))
+    # Between records created just now, all at once when nothing needs the single service's
+    # checks (a stored record to lock, a link to itself, the same pair twice).
+    between_new = [
+        services.NewLink(
+            WriteContext(**{**ctx.__dict__, "item_index": index}),
+            new_records[link["source"]["row"]],
+            link["relationship_type"],
+            new_records[link["target"]["row"]],
+        )
+        for index, link, _ in kept
+        if "row" in link["source"]
+        and "row" in link["target"]
+        and link["source"]["row"] in new_records
+        and link["target"]["row"] in new_records
+    ]
+    if len(between_new) == len(kept) and services.can_link_many(between_new):
+        made = services.relationship_create_many(between_new)
+        created_links = [
+            {"link_index": index, **relationship_dict(rel), "created": True}
+            for (index, _, _), rel in zip(kept, made, strict=True)
+        ]
+        return created_links, dropped_links
+    created_links = []
+    for index, link, (source_id, target_id) in kept:
+        rel, was_created = services.relationship_create(
+            ctx=WriteContext(**{**ctx.__dict__, "item_index": index}),
+            source_id=source_id,
+            relationship_type=link["relationship_type"],
+            target_id=target_id,
+        )
+        created_links.append(
+            {"link_index": index, **relationship_dict(rel), "created": was_created}
+        )
+    return created_links, dropped_links
 
 
 def import_counter_keys(collection_id: str) -> list[str]:

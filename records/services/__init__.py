@@ -17,6 +17,13 @@ from records.services.collections import (
     collection_set_requires_approval,
     collection_update,
 )
+from records.services.many import (
+    NewLink,
+    NewRecord,
+    can_link_many,
+    record_create_many,
+    relationship_create_many,
+)
 from records.services.record_changes import (
     record_alias_add,
     record_alias_remove,
@@ -30,8 +37,11 @@ from records.services.self_mappings import self_mapping_remove, self_mapping_set
 
 __all__ = [
     "CollectionFields",
+    "NewLink",
+    "NewRecord",
     "WriteContext",
     "audit_unchanged",
+    "can_link_many",
     "collection_alias_add",
     "collection_alias_remove",
     "collection_create",
@@ -41,9 +51,11 @@ __all__ = [
     "record_alias_remove",
     "record_archive",
     "record_create",
+    "record_create_many",
     "record_rename",
     "record_update",
     "relationship_create",
+    "relationship_create_many",
     "relationship_delete",
     "self_mapping_remove",
     "self_mapping_set",

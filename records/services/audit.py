@@ -39,7 +39,35 @@ def audit(
     after: Any = None,
     at: datetime,
 ) -> AuditEvent:
-    return AuditEvent.objects.create(
+    event = audit_event(
+        ctx,
+        kind=kind,
+        entity_type=entity_type,
+        entity_id=entity_id,
+        record_id=record_id,
+        collection_id=collection_id,
+        before=before,
+        after=after,
+        at=at,
+    )
+    event.save(force_insert=True)
+    return event
+
+
+def audit_event(
+    ctx: WriteContext,
+    *,
+    kind: str,
+    entity_type: str,
+    entity_id: str,
+    record_id: str = "",
+    collection_id: str = "",
+    before: Any = None,
+    after: Any = None,
+    at: datetime,
+) -> AuditEvent:
+    """The event `audit` writes, not yet saved: bulk writers insert many in one statement."""
+    return AuditEvent(
         workspace_id=ctx.workspace_id,
         actor_id=ctx.actor_id,
         kind=kind,

@@ -12,10 +12,10 @@ from django.utils import timezone
 
 from records import validation as v
 from records.errors import ARCHIVED, VERSION_CONFLICT, AnchorError, invalid, not_found
-from records.models import Collection, Record, RecordAlias, RecordVersion
+from records.models import AuditEvent, Collection, Record, RecordAlias, RecordVersion
 from records.names import normalize_name
 from records.selectors.serialize import iso, record_dict
-from records.services.audit import WriteContext, audit
+from records.services.audit import WriteContext, audit_event
 
 # --- the locked, current record ---------------------------------------------------------------
 
@@ -128,7 +128,22 @@ def _version_written(
     at: datetime,
 ) -> None:
     """Keep the version the record is now at, and audit the write that made it."""
-    RecordVersion.objects.create(
+    version, event = version_rows(ctx, record, kind=kind, before=before, aliases=aliases, at=at)
+    version.save(force_insert=True)
+    event.save(force_insert=True)
+
+
+def version_rows(
+    ctx: WriteContext,
+    record: Record,
+    *,
+    kind: str,
+    before: dict[str, Any] | None,
+    aliases: list[str],
+    at: datetime,
+) -> tuple[RecordVersion, AuditEvent]:
+    """The version row and audit event `_version_written` saves, not yet saved."""
+    version = RecordVersion(
         record=record,
         version=record.version,
         title=record.title,
@@ -138,7 +153,7 @@ def _version_written(
         actor_id=ctx.actor_id,
         recorded_at=at,
     )
-    audit(
+    event = audit_event(
         ctx,
         kind=kind,
         entity_type="record",
@@ -149,6 +164,7 @@ def _version_written(
         after=record_dict(record, view="state", aliases=aliases),
         at=at,
     )
+    return version, event
 
 
 # --- the mutations -----------------------------------------------------------------------------

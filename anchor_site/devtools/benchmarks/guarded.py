@@ -53,13 +53,15 @@ async def guarded_create(session: ClientSession, collection_id: str, title: str)
 
 
 def import_arguments(collection_id: str, round_: int) -> dict[str, Any]:
-    """100 new rows, each linked to the next (the last to the first): 100 links."""
+    """100 new people (names of words no stored name uses, so every row reviews clean), each
+    linked to the next (the last to the first): 100 links."""
     keys = [f"r{index}" for index in range(IMPORT_ROWS)]
+    titles = [f"{name} Qz" for name in data.person_names(IMPORT_ROWS, seed=1_000 + round_)]
     return {
         "collection_id": collection_id,
         "rows": [
-            {"key": key, "title": f"Imported {round_}-{index} Qz", "data": {"n": index}}
-            for index, key in enumerate(keys)
+            {"key": key, "title": title, "data": {"n": index}}
+            for index, (key, title) in enumerate(zip(keys, titles, strict=True))
         ],
         "links": [
             {
@@ -71,6 +73,17 @@ def import_arguments(collection_id: str, round_: int) -> dict[str, Any]:
         ],
         "decision_reason": "benchmark: import",
     }
+
+
+def commit_arguments(prepared: dict[str, Any]) -> dict[str, Any]:
+    """Commit as an agent would once the user has said the flagged rows are new people too (a
+    generated name now and then looks like a stored one)."""
+    flagged = [row["key"] for row in prepared["rows"] if row["status"] != "clean"]
+    decisions = {
+        key: {"decision": "create_anyway", "clarification": "the user says these are new"}
+        for key in flagged
+    }
+    return {"action_id": prepared["action_id"], **({"decisions": decisions} if decisions else {})}
 
 
 @dataclass
@@ -114,7 +127,7 @@ async def measure(session: ClientSession, sizes: Sizes, scopes: Scopes) -> Timin
         started = time.perf_counter()
         arguments = import_arguments(scopes.applicants, round_)
         prepared = await call(session, "prepare_import", arguments)
-        await call(session, "commit_import", {"action_id": prepared["action_id"]})
+        await call(session, "commit_import", commit_arguments(prepared))
         if round_:
             timings.imported.seconds.append(time.perf_counter() - started)
     return timings
@@ -178,6 +191,6 @@ def _statements_per_import(collection_id: str) -> tuple[int, int]:
     scope = Scope(data.WORKSPACE, data.ACTOR)
     with CaptureQueriesContext(connection) as captured:
         prepared = actions.prepare_import(scope, **import_arguments(collection_id, 10_000))
-        actions.commit_import(scope, action_id=prepared["action_id"])
+        actions.commit_import(scope, **commit_arguments(prepared))
     sql = [query["sql"].lstrip().upper() for query in captured.captured_queries]
     return len(sql), sum(statement.startswith("SAVEPOINT") for statement in sql)

@@ -1,0 +1,123 @@
+"""Many new records, and links between new records, written with one INSERT per table.
+
+Each leaves exactly what the one-at-a-time service leaves (record_create, relationship_create):
+the same rows, version rows and audit events, in the same order, each with its own context and
+time. Only the statement count differs: an import of 100 rows and 100 links was some 1,500
+statements through the single services (a collection lookup, three INSERTs and a savepoint per
+row; two record locks, an existence check and a savepoint per link), and is a handful here.
+The triggers still run per row, inside the same statements, so counters and the search index
+move exactly as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from records import validation as v
+from records.errors import not_found
+from records.models import AuditEvent, Collection, Record, RecordVersion, Relationship
+from records.selectors.serialize import relationship_dict
+from records.services.audit import WriteContext, audit_event
+from records.services.record_changes import version_rows
+
+
+@dataclass(frozen=True)
+class NewRecord:
+    ctx: WriteContext  # who writes it and why: each record's audit event has its own
+    title: Any
+    data: Any
+
+
+def record_create_many(*, collection_id: Any, rows: list[NewRecord]) -> list[Record]:
+    """record_create for each row, in order, into one collection of the rows' workspace."""
+    if not rows:
+        return []
+    workspace_id = rows[0].ctx.workspace_id
+    checked = [(row.ctx, v.title(row.title), v.json_object("data", row.data)) for row in rows]
+    with transaction.atomic():
+        collection_id = v.entity_id(collection_id, "collection_id")
+        collection = Collection.objects.filter(workspace_id=workspace_id, pk=collection_id).first()
+        if collection is None:
+            raise not_found("collection", collection_id)
+        records, versions, events = [], [], []
+        for ctx, title, data in checked:
+            now = timezone.now()
+            record = Record(
+                workspace_id=workspace_id,
+                collection=collection,
+                title=title,
+                data=data,
+                version=1,
+                created_by=ctx.actor_id,
+                created_at=now,
+                updated_at=now,
+            )
+            version, event = version_rows(
+                ctx, record, kind="record.created", before=None, aliases=[], at=now
+            )
+            records.append(record)
+            versions.append(version)
+            events.append(event)
+        Record.objects.bulk_create(records)
+        RecordVersion.objects.bulk_create(versions)
+        AuditEvent.objects.bulk_create(events)
+    return records
+
+
+@dataclass(frozen=True)
+class NewLink:
+    ctx: WriteContext
+    source: Record  # records this transaction created: active, and linked to nothing yet
+    relationship_type: Any
+    target: Record
+
+
+def can_link_many(links: list[NewLink]) -> bool:
+    """Whether relationship_create_many applies: no link to itself, and no pair twice (each of
+    those needs relationship_create's own answer)."""
+    seen = set()
+    for link in links:
+        key = (link.source.pk, link.relationship_type, link.target.pk)
+        if link.source.pk == link.target.pk or key in seen:
+            return False
+        seen.add(key)
+    return True
+
+
+def relationship_create_many(links: list[NewLink]) -> list[Relationship]:
+    """relationship_create for each link between new records (see can_link_many), in order."""
+    if not can_link_many(links):
+        raise ValueError("relationship_create_many needs distinct links between two records")
+    checked = [(link, v.relationship_type(link.relationship_type)) for link in links]
+    relationships, events = [], []
+    for link, relationship_type in checked:
+        now = timezone.now()
+        relationship = Relationship(
+            workspace_id=link.ctx.workspace_id,
+            source=link.source,
+            relationship_type=relationship_type,
+            target=link.target,
+            created_by=link.ctx.actor_id,
+            created_at=now,
+        )
+        relationships.append(relationship)
+        events.append(
+            audit_event(
+                link.ctx,
+                kind="relationship.created",
+                entity_type="relationship",
+                entity_id=relationship.pk,
+                record_id=link.source.pk,
+                collection_id=link.source.collection_id,
+                after={**relationship_dict(relationship), "target_title": link.target.title},
+                at=now,
+            )
+        )
+    with transaction.atomic():
+        Relationship.objects.bulk_create(relationships)
+        AuditEvent.objects.bulk_create(events)
+    return relationships
