@@ -55,7 +55,7 @@ def stored_events(entity_ids: list[str], collection_id: str) -> list[tuple]:
     events = AuditEvent.objects.filter(entity_id__in=entity_ids).order_by("id")
     shown = []
     for event in events:
-        after = dict(event.after)
+        after = dict(event.after or {})
         for key in ("collection_id", "relationship_id", "source_id", "target_id"):
             after.pop(key, None)
         shown.append(
