@@ -20,7 +20,7 @@ ROWS = [
     "resident memory of an idle mcp_serve",
     "resident memory after caching",
     "resolve_record,",
-    "first resolve_record after a names change",
+    "first resolve_record after a rename",
     "import review, 100 rows against",
     "import review at the cap, 100 rows x",
     "stdio round trip, get_record_context (20 links, 10 events)",

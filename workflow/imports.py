@@ -142,12 +142,13 @@ def review_rows(
 ) -> tuple[list[dict[str, Any]], int]:
     """Each row's status and candidates; the same rule as resolve_record."""
     names = scope_names(workspace_id, collection_id)
-    comparisons = review_cost([normalize_name(row["title"]) for row in rows], names.names)
+    live = names.live_names()
+    comparisons = review_cost([normalize_name(row["title"]) for row in rows], live)
     if comparisons > MAX_COMPARISONS:
         fit = max(1, MAX_COMPARISONS * len(rows) // comparisons)
         raise invalid(
             "rows",
-            f"{len(rows)} rows against {len(names.names)} existing names is {comparisons} "
+            f"{len(rows)} rows against {len(live)} existing names is {comparisons} "
             f"comparisons (long titles count more); the limit is {MAX_COMPARISONS}. Send at "
             f"most {fit} rows per call.",
             rows_that_fit=fit,

@@ -1,7 +1,12 @@
 """Every title and alias in a scope, held in memory and matched with one rule on both backends.
 
-The list for a scope (a collection, or the whole workspace) is cached per process and rebuilt
-only when that scope's `names:` counter has moved, so a repeated resolution does not reload it.
+The list for a scope (a collection, or the whole workspace) is cached per process and brought
+up to date only when that scope's `names:` counter has moved, so a repeated resolution does not
+reload it. A move is usually one write changing a few records: the records' current versions are
+read (one narrow query) and only the records whose version changed, or that left the scope, are
+replaced, rather than every name being read and indexed again. Every change to a record's title,
+aliases or collection gives it a new version, and a new or removed record shows in that read
+itself, so nothing can be missed; when much has changed, the list is rebuilt whole.
 Similarity is the rule in `workflow.name_rule` (the Indel ratio, with differing words judged
 one run at a time): a ranking heuristic, never evidence of identity.
 """
@@ -11,8 +16,9 @@ from __future__ import annotations
 import gc
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from django.db.models import QuerySet
 from rapidfuzz import fuzz, process
 
 from records.counters import counter_values, names_key
@@ -23,6 +29,11 @@ from workflow.name_rule import SIMILARITY_THRESHOLD, is_similar, ratio, what_dif
 MIN_FUZZY_LENGTH = 3
 MAX_SCOPE_RECORDS = 100_000
 CACHED_SCOPES = 32
+# Beyond this share of the scope changed (or this many names replaced and left behind as dead
+# entries), building the list afresh costs less than patching it.
+MAX_CHANGED_SHARE = 0.05
+MAX_DEAD_SHARE = 0.2
+PATCH_FLOOR = 100  # ... though a small scope may always have this many
 
 
 @dataclass
@@ -37,6 +48,13 @@ class ScopeNames:
     exact: dict[str, list[int]] = field(default_factory=dict)
     words: dict[str, set[int]] = field(default_factory=dict)
     record_count: int = 0
+    versions: dict[str, int] = field(default_factory=dict)  # record ID -> version loaded
+    dead: frozenset[int] = frozenset()  # entries of records since replaced or gone
+
+    def live_names(self) -> list[str]:
+        if not self.dead:
+            return self.names
+        return [name for index, name in enumerate(self.names) if index not in self.dead]
 
     @property
     def too_large(self) -> bool:
@@ -44,10 +62,14 @@ class ScopeNames:
 
     @classmethod
     def build(
-        cls, revision: int, entries: list[tuple[str, str, bool]], record_count: int = 0
+        cls,
+        revision: int,
+        entries: list[tuple[str, str, bool]],
+        record_count: int = 0,
+        versions: dict[str, int] | None = None,
     ) -> ScopeNames:
         """From (record_id, title or alias, is_alias) triples, in bulk."""
-        scope = cls(revision=revision, record_count=record_count)
+        scope = cls(revision=revision, record_count=record_count, versions=versions or {})
         # Hundreds of thousands of small objects are about to be created and none is garbage;
         # the cyclic collector would walk them repeatedly for nothing (a quarter of the time).
         collecting = gc.isenabled()
@@ -64,6 +86,44 @@ class ScopeNames:
         finally:
             if collecting:
                 gc.enable()
+        return scope
+
+    def patched(
+        self,
+        revision: int,
+        *,
+        stale: list[int],
+        added: list[tuple[str, str, bool]],
+        versions: dict[str, int],
+    ) -> ScopeNames:
+        """A new list (this one may be in use by another thread): entries `stale` dead, the
+        `added` (record_id, name, is_alias) entries appended, the indexes kept to match."""
+        scope = ScopeNames(
+            revision=revision,
+            record_ids=self.record_ids + [e[0] for e in added],
+            displays=self.displays + [e[1] for e in added],
+            is_alias=self.is_alias + [e[2] for e in added],
+            names=self.names + [normalize_name(e[1]) for e in added],
+            exact=dict(self.exact),
+            words=dict(self.words),
+            record_count=len(versions),
+            versions=versions,
+            dead=self.dead | frozenset(stale),
+        )
+        for index in stale:  # copied on write: the old list keeps its own
+            name = scope.names[index]
+            scope.exact[name] = [i for i in scope.exact[name] if i != index]
+            if not scope.exact[name]:
+                del scope.exact[name]
+            for word in set(name.split()):
+                scope.words[word] = scope.words[word] - {index}
+                if not scope.words[word]:
+                    del scope.words[word]
+        for index in range(len(self.names), len(scope.names)):
+            name = scope.names[index]
+            scope.exact[name] = [*scope.exact.get(name, []), index]
+            for word in set(name.split()):
+                scope.words[word] = scope.words.get(word, set()) | {index}
         return scope
 
 
@@ -83,19 +143,68 @@ _cache: OrderedDict[tuple[str, str | None], ScopeNames] = OrderedDict()
 _lock = threading.Lock()
 
 
-def _load(workspace_id: str, collection_id: str | None, revision: int) -> ScopeNames:
-    scope = ScopeNames(revision=revision)
+def _in_scope(workspace_id: str, collection_id: str | None) -> tuple[QuerySet, QuerySet]:
     records = Record.objects.filter(workspace_id=workspace_id)
     aliases = RecordAlias.objects.filter(workspace_id=workspace_id)
     if collection_id:
         records = records.filter(collection_id=collection_id)
         aliases = aliases.filter(record__collection_id=collection_id)
+    return records, aliases
+
+
+def _load(workspace_id: str, collection_id: str | None, revision: int) -> ScopeNames:
+    scope = ScopeNames(revision=revision)
+    records, aliases = _in_scope(workspace_id, collection_id)
     scope.record_count = records.count()
     if scope.too_large:
         return scope
-    rows = [(r, t, False) for r, t in records.values_list("id", "title")]
+    rows, versions = [], {}
+    for record_id, title, version in records.values_list("id", "title", "version"):
+        rows.append((record_id, title, False))
+        versions[record_id] = version
     rows += [(r, a, True) for r, a in aliases.values_list("record_id", "alias")]
-    return ScopeNames.build(revision, rows, scope.record_count)
+    return ScopeNames.build(revision, rows, scope.record_count, versions)
+
+
+def _update(
+    cached: ScopeNames, workspace_id: str, collection_id: str | None, revision: int
+) -> ScopeNames:
+    """`cached` brought to `revision`: the records whose version moved, or that are new or
+    gone, replaced; the whole list reloaded when that is most of the work anyway."""
+    records, aliases = _in_scope(workspace_id, collection_id)
+    current = dict(records.values_list("id", "version"))
+    if len(current) > MAX_SCOPE_RECORDS:
+        return ScopeNames(revision=revision, record_count=len(current))
+    changed = {rid for rid, version in current.items() if cached.versions.get(rid) != version}
+    gone = cached.versions.keys() - current.keys()
+    replaced = changed | gone
+    limit = max(PATCH_FLOOR, int(MAX_CHANGED_SHARE * len(current)))
+    if len(replaced) > limit or cached.too_large:
+        return _load(workspace_id, collection_id, revision)
+    if not replaced:  # the counter moved for a write that left these names as they were
+        return replace(cached, revision=revision)
+    stale = [
+        index
+        for index, rid in enumerate(cached.record_ids)
+        if rid in replaced and index not in cached.dead
+    ]
+    if len(cached.dead) + len(stale) > max(PATCH_FLOOR, MAX_DEAD_SHARE * len(cached.names)):
+        return _load(workspace_id, collection_id, revision)
+    titles = list(records.filter(pk__in=changed).values_list("id", "title", "version"))
+    added = [(rid, title, False) for rid, title, _ in titles]
+    added += [
+        (rid, alias, True)
+        for rid, alias in aliases.filter(record_id__in=changed).values_list("record_id", "alias")
+    ]
+    return cached.patched(
+        revision,
+        stale=stale,
+        added=added,
+        versions={
+            **{rid: v for rid, v in cached.versions.items() if rid not in replaced},
+            **{rid: version for rid, _, version in titles},
+        },
+    )
 
 
 def scope_names(workspace_id: str, collection_id: str | None) -> ScopeNames:
@@ -112,7 +221,10 @@ def scope_names(workspace_id: str, collection_id: str | None) -> ScopeNames:
         if cached is not None and cached.revision == revision:
             _cache.move_to_end(key)
             return cached
-    loaded = _load(workspace_id, collection_id, revision)
+    if cached is not None and cached.revision < revision:
+        loaded = _update(cached, workspace_id, collection_id, revision)
+    else:
+        loaded = _load(workspace_id, collection_id, revision)
     with _lock:
         _cache[key] = loaded
         _cache.move_to_end(key)
@@ -162,7 +274,7 @@ def match_names(
         ):
             name = names.names[index]
             # The three-character rule holds for both sides: "Alx" does not suggest "Al".
-            if index in found or len(name) < MIN_FUZZY_LENGTH:
+            if index in found or len(name) < MIN_FUZZY_LENGTH or index in names.dead:
                 continue
             # A template with another person or number in it is another name, not a typo.
             if not is_similar(normalized_query, name, score / 100.0):

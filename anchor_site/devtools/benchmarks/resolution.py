@@ -14,6 +14,7 @@ from anchor_site.devtools.benchmarks import data
 from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat, timed
 from records.models import Record
 from records.names import normalize_name
+from workflow import name_index
 from workflow.freshness import reevaluate
 from workflow.models import ReviewTicket
 from workflow.name_index import scope_names
@@ -61,7 +62,9 @@ def run(sizes: Sizes, scope: Scope, names_collection: str, names: list[str]) -> 
         )
     ]
 
-    # A names change (a rename moves the names counter through the trigger) forces a rebuild.
+    # A names change (a rename moves the names counter through the trigger): the cached list
+    # replaces the renamed record's names. The reference is the same resolve with the list
+    # built whole again, as every names change cost before.
     target_id = Record.objects.filter(collection_id=names_collection).values_list("pk", flat=True)[
         0
     ]
@@ -73,13 +76,8 @@ def run(sizes: Sizes, scope: Scope, names_collection: str, names: list[str]) -> 
         )
         elapsed, _ = timed(resolve)
         rebuilds.append(elapsed * 1000)
-        elapsed, _ = timed(
-            lambda: list(
-                Record.objects.filter(collection_id=names_collection)
-                .values_list("id", "title")
-                .iterator(chunk_size=5000)
-            )
-        )
+        name_index.clear_cache()
+        elapsed, _ = timed(resolve)
         fetches.append(elapsed * 1000)
     rebuilds.sort()
     fetches.sort()
@@ -88,13 +86,14 @@ def run(sizes: Sizes, scope: Scope, names_collection: str, names: list[str]) -> 
     rows.append(
         Row(
             AREA,
-            f"first resolve_record after a names change ({len(normalized):,} names rebuilt)",
+            f"first resolve_record after a rename, {len(normalized):,} names "
+            "(the list updated from the change)",
             rebuild,
             "ms",
             target="< 500 ms",
             passed=rebuild < 500,
             reference=fetch,
-            reference_what="reading the same titles from the database",
+            reference_what="the same resolve with the list built whole again",
         )
     )
     rows += reevaluation_rows(sizes, found["resolution_id"], target_id, names, len(normalized))
@@ -107,7 +106,7 @@ def reevaluation_rows(
     """What a commit pays when a counter its review depends on moved: one re-evaluation.
 
     An unrelated rename moves the collection's names counter; the review is evaluated again with
-    the same query and compared. The first re-evaluation after the change rebuilds the scope's
+    the same query and compared. The first re-evaluation after the change updates the scope's
     names; a commit does that before taking its write lock (actions._warm), so the re-evaluation
     under the lock is the second figure.
     """
@@ -128,7 +127,7 @@ def reevaluation_rows(
     return [
         Row(
             AREA,
-            f"re-evaluate a moved review, {in_scope:,} names, rebuilding them (before the lock)",
+            f"re-evaluate a moved review, {in_scope:,} names, updating them (before the lock)",
             after_change[len(after_change) // 2],
             "ms",
             target="< 500 ms",

@@ -1,0 +1,128 @@
+"""A cached name list brought up to date by the changes alone is the list built afresh.
+
+A seeded sequence of creates, renames, alias changes, archivals and removals, in two
+collections; after each, the cached list of each scope (one collection, the workspace) must hold
+exactly the names a fresh load holds, with its exact and word indexes agreeing, and it must
+have got there by replacing the changed records rather than reloading every name.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from records import services
+from records.models import Record
+from tests.conftest import WORKSPACE, make_collection, make_record
+from workflow import name_index
+from workflow.name_index import ScopeNames, match_names, scope_names
+
+WORDS = ["kirat", "rahul", "priya", "sharma", "backend", "junior", "lead", "ops", "north"]
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    name_index.clear_cache()
+    yield
+    name_index.clear_cache()
+
+
+def live_entries(names: ScopeNames) -> list[tuple[str, str, bool]]:
+    return sorted(
+        (names.record_ids[i], names.displays[i], names.is_alias[i])
+        for i in range(len(names.names))
+        if i not in names.dead
+    )
+
+
+def assert_indexes_agree(names: ScopeNames) -> None:
+    live = {i for i in range(len(names.names)) if i not in names.dead}
+    exact = {i for indices in names.exact.values() for i in indices}
+    words = {i for indices in names.words.values() for i in indices}
+    assert exact == live, "the exact index must hold every live entry and no dead one"
+    assert words <= live and all(
+        i in names.words[word] for i in live for word in names.names[i].split()
+    )
+    for name, indices in names.exact.items():
+        assert all(names.names[i] == name for i in indices)
+
+
+def title(rng: random.Random) -> str:
+    return " ".join(rng.sample(WORDS, rng.randint(1, 3))).title()
+
+
+@pytest.mark.parametrize("floor", [100, 4])  # 4: the dead entries pile up and force rebuilds
+def test_updates_from_the_changes_match_a_fresh_load(ctx, monkeypatch, floor):
+    monkeypatch.setattr(name_index, "PATCH_FLOOR", floor)
+    rng = random.Random(7)
+    collections = [make_collection(ctx, "people"), make_collection(ctx, "openings")]
+    records = [make_record(ctx, rng.choice(collections), title(rng)) for _ in range(30)]
+    scopes = [collections[0].pk, None]
+    for scope in scopes:
+        scope_names(WORKSPACE, scope)
+    loads = []
+    real_load = name_index._load
+
+    def counted_load(*args):
+        loads.append(args)
+        return real_load(*args)
+
+    monkeypatch.setattr(name_index, "_load", counted_load)
+
+    for step in range(60):
+        record = Record.objects.get(pk=rng.choice(records).pk)
+        action = rng.choice(["create", "rename", "alias", "unalias", "archive", "remove"])
+        if action == "create":
+            records.append(make_record(ctx, rng.choice(collections), title(rng)))
+        elif action == "rename" and record.archived_at is None:
+            services.record_rename(
+                ctx=ctx, record_id=record.pk, title=title(rng), expected_version=record.version
+            )
+        elif action == "alias" and record.archived_at is None:
+            services.record_alias_add(
+                ctx=ctx,
+                record_id=record.pk,
+                alias=f"{title(rng)} {step}",
+                expected_version=record.version,
+            )
+        elif action == "unalias" and (alias := record.aliases.first()) is not None:
+            services.record_alias_remove(
+                ctx=ctx,
+                record_id=record.pk,
+                alias=alias.alias,
+                expected_version=record.version,
+            )
+        elif action == "archive" and record.archived_at is None:
+            services.record_archive(ctx=ctx, record_id=record.pk, expected_version=record.version)
+        elif action == "remove" and len(records) > 10:
+            # No service deletes a record; a restore can. The list must notice it is gone.
+            Record.objects.filter(pk=record.pk).delete()
+            records = [r for r in records if r.pk != record.pk]
+        for scope in scopes:
+            cached = scope_names(WORKSPACE, scope)
+            fresh = real_load(WORKSPACE, scope, cached.revision)
+            assert live_entries(cached) == live_entries(fresh), (step, action, scope)
+            assert cached.record_count == fresh.record_count
+            assert_indexes_agree(cached)
+            for query in ("kirat", "rahul sharma", "junior backend"):
+                found = {(m.record_id, m.display) for m in match_names(cached, query)}
+                assert found == {(m.record_id, m.display) for m in match_names(fresh, query)}
+    # Each scope rebuilt whole only when its dead entries piled up, not on every change.
+    assert len(loads) < 20, f"{len(loads)} full reloads for 60 changes"
+    assert (len(loads) > 0) is (floor < 100)
+
+
+def test_a_write_that_moved_the_counter_but_no_name_keeps_the_list(ctx, monkeypatch):
+    people = make_collection(ctx, "people")
+    kirat = make_record(ctx, people, "Kirat")
+    first = scope_names(WORKSPACE, people.pk)
+    monkeypatch.setattr(name_index, "_load", lambda *a: pytest.fail("reloaded every name"))
+    services.record_rename(ctx=ctx, record_id=kirat.pk, title="Kirat S", expected_version=1)
+    renamed = scope_names(WORKSPACE, people.pk)
+    assert renamed.revision > first.revision
+    assert [m.display for m in match_names(renamed, "kirat s") if m.exact] == ["Kirat S"]
+    assert not [m for m in match_names(renamed, "kirat") if m.exact]
+    assert [m.display for m in match_names(first, "kirat") if m.exact] == ["Kirat"], (
+        "the list another thread may still be reading is left as it was"
+    )
