@@ -22,7 +22,7 @@ from records.errors import not_found
 from records.models import AuditEvent, Collection, Record, RecordVersion, Relationship
 from records.selectors.serialize import relationship_dict
 from records.services.audit import WriteContext, audit_event
-from records.services.record_changes import version_rows
+from records.services.record_changes import new_record_rows
 
 
 @dataclass(frozen=True)
@@ -43,25 +43,10 @@ def record_create_many(*, collection_id: Any, rows: list[NewRecord]) -> list[Rec
         collection = Collection.objects.filter(workspace_id=workspace_id, pk=collection_id).first()
         if collection is None:
             raise not_found("collection", collection_id)
-        records, versions, events = [], [], []
-        for ctx, title, data in checked:
-            now = timezone.now()
-            record = Record(
-                workspace_id=workspace_id,
-                collection=collection,
-                title=title,
-                data=data,
-                version=1,
-                created_by=ctx.actor_id,
-                created_at=now,
-                updated_at=now,
-            )
-            version, event = version_rows(
-                ctx, record, kind="record.created", before=None, aliases=[], at=now
-            )
-            records.append(record)
-            versions.append(version)
-            events.append(event)
+        written = [new_record_rows(ctx, collection, title, data) for ctx, title, data in checked]
+        records = [record for record, _, _ in written]
+        versions = [version for _, version, _ in written]
+        events = [event for _, _, event in written]
         Record.objects.bulk_create(records)
         RecordVersion.objects.bulk_create(versions)
         AuditEvent.objects.bulk_create(events)

@@ -114,21 +114,14 @@ def record_change(
         record.updated_at = now
         record.save(update_fields=[*planned.fields, "version", "updated_at"])
         after = aliases if planned.aliases_after is None else planned.aliases_after
-        _version_written(ctx, record, kind=kind, before=before, aliases=after, at=now)
+        _version_written(
+            *version_rows(ctx, record, kind=kind, before=before, aliases=after, at=now)
+        )
         return record
 
 
-def _version_written(
-    ctx: WriteContext,
-    record: Record,
-    *,
-    kind: str,
-    before: dict[str, Any] | None,
-    aliases: list[str],
-    at: datetime,
-) -> None:
+def _version_written(version: RecordVersion, event: AuditEvent) -> None:
     """Keep the version the record is now at, and audit the write that made it."""
-    version, event = version_rows(ctx, record, kind=kind, before=before, aliases=aliases, at=at)
     version.save(force_insert=True)
     event.save(force_insert=True)
 
@@ -142,7 +135,7 @@ def version_rows(
     aliases: list[str],
     at: datetime,
 ) -> tuple[RecordVersion, AuditEvent]:
-    """The version row and audit event `_version_written` saves, not yet saved."""
+    """The version row and audit event of a write that brought `record` to its version."""
     version = RecordVersion(
         record=record,
         version=record.version,
@@ -180,19 +173,32 @@ def record_create(*, ctx: WriteContext, collection_id: Any, title: Any, data: An
         ).first()
         if collection is None:
             raise not_found("collection", collection_id)
-        now = timezone.now()
-        record = Record.objects.create(
-            workspace_id=ctx.workspace_id,
-            collection=collection,
-            title=title_text,
-            data=data_obj,
-            version=1,
-            created_by=ctx.actor_id,
-            created_at=now,
-            updated_at=now,
-        )
-        _version_written(ctx, record, kind="record.created", before=None, aliases=[], at=now)
+        record, version, event = new_record_rows(ctx, collection, title_text, data_obj)
+        record.save(force_insert=True)
+        _version_written(version, event)
         return record
+
+
+def new_record_rows(
+    ctx: WriteContext, collection: Collection, title: str, data: dict[str, Any]
+) -> tuple[Record, RecordVersion, AuditEvent]:
+    """A new record (checked title and data), its first version and its creation event, all
+    stamped with one time and not yet saved: record_create saves one, bulk writers many."""
+    now = timezone.now()
+    record = Record(
+        workspace_id=ctx.workspace_id,
+        collection=collection,
+        title=title,
+        data=data,
+        version=1,
+        created_by=ctx.actor_id,
+        created_at=now,
+        updated_at=now,
+    )
+    version, event = version_rows(
+        ctx, record, kind="record.created", before=None, aliases=[], at=now
+    )
+    return record, version, event
 
 
 def _check_merged_size(record: Record, merged: dict[str, Any]) -> None:

@@ -86,7 +86,8 @@ def commit_blocked(server: LiveServer, action_id: str) -> Iterator[None]:
         holder.close()
 
 
-def prepared_create(client: Client) -> str:
+def create_people(client: Client, reason: str = "departure test") -> str:
+    """A "people" collection, made the guarded way; its ID."""
     discovery = client.ok("discover_collections", {"name": "people", "purpose": "People we hire"})
     prepared = client.ok(
         "prepare_write",
@@ -100,11 +101,15 @@ def prepared_create(client: Client) -> str:
                 "relationship_guidance": "",
             },
             "review_ids": [discovery["discovery_id"]],
-            "decision_reason": "departure test",
+            "decision_reason": reason,
         },
     )
     created = client.ok("commit_write", {"action_id": prepared["action_id"]})
-    people = created["result"]["collection"]["collection_id"]
+    return created["result"]["collection"]["collection_id"]
+
+
+def prepared_create(client: Client) -> str:
+    people = create_people(client)
     review = client.ok("resolve_record", {"query": "Priya", "collection_id": people})
     prepared = client.ok(
         "prepare_write",

@@ -19,7 +19,7 @@ import pytest
 from django.db import connection
 
 from tests.e2e.server import postgres_url
-from tests.http.test_client_departure import Client
+from tests.http.test_client_departure import Client, create_people
 from tests.http.test_live_server import ON_POSTGRES, LiveServer, serve
 
 pytestmark = [
@@ -38,24 +38,7 @@ def pooled(tmp_path):
 
 
 def prepare_creates(client: Client, count: int) -> list[str]:
-    discovery = client.ok("discover_collections", {"name": "people", "purpose": "People we hire"})
-    prepared = client.ok(
-        "prepare_write",
-        {
-            "operation": "create_collection",
-            "arguments": {
-                "name": "people",
-                "purpose": "People we hire",
-                "record_meaning": "One person",
-                "typical_fields": ["email"],
-                "relationship_guidance": "",
-            },
-            "review_ids": [discovery["discovery_id"]],
-            "decision_reason": "pool test",
-        },
-    )
-    people = client.ok("commit_write", {"action_id": prepared["action_id"]})["result"]
-    collection_id = people["collection"]["collection_id"]
+    collection_id = create_people(client, "pool test")
     action_ids = []
     for index in range(count):
         title = f"Person {index}"
