@@ -39,7 +39,7 @@ from workflow.decision_audit import APPROVED, REJECTED, audit_decision
 from workflow.discovery import discover_collections
 from workflow.freshness import check_fresh, ensure_fresh, warm
 from workflow.models import PreparedAction, ReviewTicket
-from workflow.name_index import scope_names
+from workflow.name_index import follow_write, scope_names
 from workflow.operations import OPERATIONS, parse_operation
 from workflow.resolution import resolve_record
 from workflow.scope import Scope
@@ -447,7 +447,10 @@ def _commit(
                 action.state = PreparedAction.AWAITING_APPROVAL
                 action.save(update_fields=["state", "arguments", "collection_ids"])
                 return _outcome(action, replayed=False)
+            own_write = follow_write(scope.workspace_id)
             action.result = _apply(action)
+            if own_write is not None:
+                own_write.written(action.pk)
             action.state = PreparedAction.COMMITTED
             action.decided_at = timezone.now()
             action.save(

@@ -18,11 +18,12 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 
+from django.db import connection, transaction
 from django.db.models import QuerySet
 from rapidfuzz import fuzz, process
 
 from records.counters import counter_values, names_key
-from records.models import Record, RecordAlias
+from records.models import AuditEvent, Record, RecordAlias
 from records.names import normalize_name
 from workflow.name_rule import SIMILARITY_THRESHOLD, is_similar, ratio, what_differs
 
@@ -231,6 +232,96 @@ def scope_names(workspace_id: str, collection_id: str | None) -> ScopeNames:
         while len(_cache) > CACHED_SCOPES:
             _cache.popitem(last=False)
     return loaded
+
+
+@dataclass
+class OwnWrite:
+    """A write this process makes, seen by the cached lists it may change.
+
+    Only on SQLite: there a write transaction excludes every other writer from its first
+    statement (BEGIN IMMEDIATE), so the names counters read at its start and at its end differ
+    by this write alone. After it commits, a list that stood at the start takes the written
+    records' new state and the end's revision: no scan. (On PostgreSQL another writer could
+    move a counter between those reads, and the lists follow by scanning, as for any write.)
+    """
+
+    workspace_id: str
+    before: dict[str, int]
+
+    def written(self, action_id: str) -> None:
+        """Inside the transaction, after the write: follow it once it commits."""
+        after = counter_values(self.workspace_id, self.before)
+        record_ids = set(
+            AuditEvent.objects.filter(workspace_id=self.workspace_id, action_id=action_id)
+            .exclude(record_id="")
+            .values_list("record_id", flat=True)
+        )
+        if record_ids and after != self.before:
+            transaction.on_commit(lambda: _follow(self, after, record_ids))
+
+
+def follow_write(workspace_id: str) -> OwnWrite | None:
+    """Call inside a write transaction, before it writes; see OwnWrite."""
+    if connection.vendor != "sqlite":
+        return None
+    with _lock:
+        scopes = [collection for ws, collection in _cache if ws == workspace_id]
+    if not scopes:
+        return None
+    return OwnWrite(workspace_id, counter_values(workspace_id, map(names_key, scopes)))
+
+
+def _follow(write: OwnWrite, after: dict[str, int], record_ids: set[str]) -> None:
+    for collection_id in [c for ws, c in list(_cache) if ws == write.workspace_id]:
+        key = (write.workspace_id, collection_id)
+        counter = names_key(collection_id)
+        with _lock:
+            cached = _cache.get(key)
+        if cached is None or counter not in after or cached.revision != write.before[counter]:
+            continue  # it moved on, or was loaded since: it follows by the counter as usual
+        if after[counter] == cached.revision:
+            continue  # nothing of this scope's names changed
+        followed = _replace_records(
+            cached, write.workspace_id, collection_id, after[counter], record_ids
+        )
+        if followed is None:
+            continue
+        with _lock:
+            if _cache.get(key) is cached:
+                _cache[key] = followed
+
+
+def _replace_records(
+    cached: ScopeNames,
+    workspace_id: str,
+    collection_id: str | None,
+    revision: int,
+    record_ids: set[str],
+) -> ScopeNames | None:
+    """`cached` with these records' names as they are now (in the scope or gone from it);
+    None when a rebuild would serve better."""
+    if cached.too_large:
+        return None
+    stale = [
+        index
+        for index, rid in enumerate(cached.record_ids)
+        if rid in record_ids and index not in cached.dead
+    ]
+    if len(cached.dead) + len(stale) > max(PATCH_FLOOR, MAX_DEAD_SHARE * len(cached.names)):
+        return None
+    records, aliases = _in_scope(workspace_id, collection_id)
+    titles = list(records.filter(pk__in=record_ids).values_list("id", "title", "version"))
+    present = [rid for rid, _, _ in titles]
+    added = [(rid, title, False) for rid, title, _ in titles]
+    added += [
+        (rid, alias, True)
+        for rid, alias in aliases.filter(record_id__in=present).values_list("record_id", "alias")
+    ]
+    versions = {rid: v for rid, v in cached.versions.items() if rid not in record_ids}
+    versions |= {rid: version for rid, _, version in titles}
+    if len(versions) > MAX_SCOPE_RECORDS:
+        return None
+    return cached.patched(revision, stale=stale, added=added, versions=versions)
 
 
 def clear_cache() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from django.db import connection
 
 from records import services
 from records.models import Record
@@ -126,3 +127,63 @@ def test_a_write_that_moved_the_counter_but_no_name_keeps_the_list(ctx, monkeypa
     assert [m.display for m in match_names(first, "kirat") if m.exact] == ["Kirat"], (
         "the list another thread may still be reading is left as it was"
     )
+
+
+@pytest.mark.skipif(
+    connection.vendor != "sqlite", reason="only SQLite's writers exclude each other from the start"
+)
+def test_a_committed_write_brings_the_lists_along_without_a_scan(
+    ctx, monkeypatch, django_capture_on_commit_callbacks
+):
+    from tests.workflow.helpers import ok
+
+    people = make_collection(ctx, "people")
+    kirat = make_record(ctx, people, "Kirat")
+    for index in range(30):
+        make_record(ctx, people, f"Person {index}")
+    for scope in (people.pk, None):
+        scope_names(WORKSPACE, scope)
+    real_load = name_index._load
+
+    def refuse(*args):
+        raise AssertionError("the list was scanned or reloaded instead of following the write")
+
+    monkeypatch.setattr(name_index, "_load", refuse)
+    monkeypatch.setattr(name_index, "_update", refuse)
+
+    def commit(operation, arguments, review_ids):
+        prepared = ok(
+            "prepare_write",
+            {
+                "operation": operation,
+                "arguments": arguments,
+                "review_ids": review_ids,
+                "decision_reason": "test",
+            },
+        )
+        with django_capture_on_commit_callbacks(execute=True):
+            ok("commit_write", {"action_id": prepared["action_id"]})
+
+    def resolution(query, **scope):
+        return ok("resolve_record", {"query": query, **scope})["resolution_id"]
+
+    commit(
+        "create_record",
+        {"collection_id": people.pk, "title": "Nova Quill", "data": {}},
+        [resolution("Nova Quill", collection_id=people.pk)],
+    )
+    # The resolutions after the create see the followed list: no scan (refuse would raise).
+    commit(
+        "rename_record",
+        {"record_id": kirat.pk, "title": "Kirat Singh", "expected_version": 1},
+        [resolution(kirat.pk), resolution("Kirat Singh", collection_id=people.pk)],
+    )
+    for scope in (people.pk, None):
+        followed = scope_names(WORKSPACE, scope)
+        assert live_entries(followed) == live_entries(real_load(WORKSPACE, scope, 0))
+        assert_indexes_agree(followed)
+        assert [m.display for m in match_names(followed, "nova quill") if m.exact] == ["Nova Quill"]
+        assert [m.display for m in match_names(followed, "kirat singh") if m.exact] == [
+            "Kirat Singh"
+        ]
+        assert not [m for m in match_names(followed, "kirat") if m.exact]
