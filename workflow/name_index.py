@@ -272,7 +272,9 @@ def follow_write(workspace_id: str) -> OwnWrite | None:
 
 
 def _follow(write: OwnWrite, after: dict[str, int], record_ids: set[str]) -> None:
-    for collection_id in [c for ws, c in list(_cache) if ws == write.workspace_id]:
+    with _lock:
+        scopes = [collection for ws, collection in _cache if ws == write.workspace_id]
+    for collection_id in scopes:
         key = (write.workspace_id, collection_id)
         counter = names_key(collection_id)
         with _lock:
