@@ -12,13 +12,14 @@ import contextlib
 import json
 import logging
 import os
+import queue
 import re
 import signal
 import sys
 import threading
 import typing
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from types import FrameType
 from typing import Any
@@ -50,6 +51,9 @@ CLIENT_METHODS = frozenset(
 # can no longer be sent, so it is abandoned and its transaction rolled back, well within the
 # two seconds a client waits before escalating to SIGKILL.
 ABANDON_AFTER = 0.5
+# After end of input, how long replies still owed may take to be written: a client that closed
+# its input but no longer reads its output must not keep the process alive.
+OUTPUT_GRACE_S = 1.0
 # Recovering the id of a line that failed to parse scans tokens; give up on pathological input.
 MAX_ID_SCAN_TOKENS = 200_000
 _TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+')
@@ -224,6 +228,7 @@ async def _read_messages(
     pipe: ProtocolPipe,
     sink: MemoryObjectSendStream[SessionMessage | Exception],
     refusals: MemoryObjectSendStream[SessionMessage | bytes],
+    on_end_of_input: Callable[[], None],
 ) -> None:
     lines: asyncio.Queue[bytes | None] = asyncio.Queue()
     reader = threading.Thread(
@@ -266,27 +271,79 @@ async def _read_messages(
                 )
                 continue
             await sink.send(SessionMessage(message))
+    on_end_of_input()
+
+
+class _OutputThread:
+    """Blocking writes on a daemon thread, one message at a time, in order.
+
+    A client that stops reading fills the pipe and a write then blocks; on the event loop that
+    would freeze everything, end of input and SIGTERM included, so the process could never
+    exit. Here only this thread waits, the loop awaits its answer (cancellably), and at exit a
+    daemon thread blocked on the pipe does not hold the interpreter. os.write on the raw
+    descriptor, as for input: no buffered file's lock is ever held by it.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.jobs: queue.SimpleQueue[tuple[bytes, asyncio.Future[None]] | None] = (
+            queue.SimpleQueue()
+        )
+        threading.Thread(target=self._run, name="anchor-stdout", daemon=True).start()
+
+    def _run(self) -> None:
+        while (job := self.jobs.get()) is not None:
+            data, done = job
+            error: OSError | None = None
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(self.fd, view) :]
+            except OSError as exc:
+                error = exc
+            with contextlib.suppress(RuntimeError):  # the loop may be closed on shutdown
+                done.get_loop().call_soon_threadsafe(_settle, done, error)
+
+    async def write(self, data: bytes) -> None:
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.jobs.put((data, done))
+        await done
+
+    def close(self) -> None:
+        self.jobs.put(None)
+
+
+def _settle(done: asyncio.Future[None], error: OSError | None) -> None:
+    if done.done():  # the writer stopped waiting (shutdown)
+        return
+    if error is None:
+        done.set_result(None)
+    else:
+        done.set_exception(error)
 
 
 async def _write_messages(
     pipe: ProtocolPipe, source: MemoryObjectReceiveStream[SessionMessage | bytes]
 ) -> None:
-    async with source:
-        async for outgoing in source:
-            if isinstance(outgoing, bytes):
-                data = outgoing
-            else:
-                data = outgoing.message.model_dump_json(by_alias=True, exclude_none=True).encode()
-            view = memoryview(data + b"\n")
-            # One message per write loop, never interleaved: only this task writes here.
-            while view:
-                written = os.write(pipe.output_fd, view)
-                view = view[written:]
+    output = _OutputThread(pipe.output_fd)
+    try:
+        async with source:
+            async for outgoing in source:
+                if isinstance(outgoing, bytes):
+                    data = outgoing
+                else:
+                    data = outgoing.message.model_dump_json(
+                        by_alias=True, exclude_none=True
+                    ).encode()
+                # One message per write, never interleaved: only this task writes here.
+                await output.write(data + b"\n")
+    finally:
+        output.close()
 
 
 @contextlib.asynccontextmanager
 async def stdio_streams(
-    pipe: ProtocolPipe,
+    pipe: ProtocolPipe, on_end_of_input: Callable[[], None]
 ) -> AsyncIterator[
     tuple[
         MemoryObjectReceiveStream[SessionMessage | Exception],
@@ -296,7 +353,7 @@ async def stdio_streams(
     incoming_sink, incoming = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     outgoing, outgoing_source = anyio.create_memory_object_stream[SessionMessage | bytes](0)
     async with anyio.create_task_group() as tasks:
-        tasks.start_soon(_read_messages, pipe, incoming_sink, outgoing.clone())
+        tasks.start_soon(_read_messages, pipe, incoming_sink, outgoing.clone(), on_end_of_input)
         tasks.start_soon(_write_messages, pipe, outgoing_source)
         yield incoming, outgoing
 
@@ -352,11 +409,23 @@ async def serve_stdio(server: Server, pipe: ProtocolPipe) -> None:
         await _release_database()
 
 
+async def _stop_unless_done(scope: anyio.CancelScope) -> None:
+    await anyio.sleep(OUTPUT_GRACE_S)
+    logger.info("replies were still unsent %ss after end of input; shutting down", OUTPUT_GRACE_S)
+    scope.cancel()
+
+
 async def _serve(server: Server, pipe: ProtocolPipe) -> None:
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(_stop_on_signal, tasks.cancel_scope)
+
+        def end_of_input() -> None:
+            # Replies still owed are written if the client reads them; one that stopped
+            # reading must not keep the process alive (the serve ends sooner when all is sent).
+            tasks.start_soon(_stop_unless_done, tasks.cancel_scope)
+
         try:
-            async with stdio_streams(pipe) as (incoming, outgoing):
+            async with stdio_streams(pipe, end_of_input) as (incoming, outgoing):
                 await server.run(incoming, outgoing, server.create_initialization_options())
         except* BrokenPipeError:
             logger.info("the client closed the protocol output; shutting down")
