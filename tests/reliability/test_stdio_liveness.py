@@ -211,3 +211,20 @@ def test_stopping_during_a_large_commit(how, server_env, store, tmp_path):
         len(links) if expected else 0
     ), (state, written)
     print(f"\n{how}: exited in {elapsed:.2f}s, import {state}")
+
+
+@pytest.mark.parametrize("how", ["end of input", "SIGTERM"])
+def test_a_client_that_stops_reading_cannot_keep_the_server_alive(how, server_env, tmp_path):
+    """Replies pile up unread until the pipe is full; stopping still ends the process."""
+    server = RawServer(server_env, tmp_path / "unread.log")
+    try:
+        server.initialize()
+        # About 3 KiB each: far more than a pipe holds, and nobody reads them.
+        for _ in range(60):
+            server.send_call("get_server_instructions", {})
+        wait_for_log(tmp_path / "unread.log", b"Processing request of type CallToolRequest")
+        time.sleep(1)  # the writer is blocked on the full pipe by now
+        elapsed = stop(server, how)
+    finally:
+        server.kill()
+    assert elapsed < PROMPT_EXIT_S, f"took {elapsed:.2f}s to exit after {how}"
