@@ -213,6 +213,7 @@ def test_stopping_during_a_large_commit(how, server_env, store, tmp_path):
     print(f"\n{how}: exited in {elapsed:.2f}s, import {state}")
 
 
+@pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("how", ["end of input", "SIGTERM"])
 def test_a_client_that_stops_reading_cannot_keep_the_server_alive(how, server_env, tmp_path):
     """Replies pile up unread until the pipe is full; stopping still ends the process."""
