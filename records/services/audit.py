@@ -27,29 +27,9 @@ def workspace_ensure(workspace_id: str) -> Workspace:
     return workspace
 
 
-def audit(
-    ctx: WriteContext,
-    *,
-    kind: str,
-    entity_type: str,
-    entity_id: str,
-    record_id: str = "",
-    collection_id: str = "",
-    before: Any = None,
-    after: Any = None,
-    at: datetime,
-) -> AuditEvent:
-    event = audit_event(
-        ctx,
-        kind=kind,
-        entity_type=entity_type,
-        entity_id=entity_id,
-        record_id=record_id,
-        collection_id=collection_id,
-        before=before,
-        after=after,
-        at=at,
-    )
+def audit(ctx: WriteContext, **fields: Any) -> AuditEvent:
+    """Write the event `audit_event` builds (same keyword arguments)."""
+    event = audit_event(ctx, **fields)
     event.save(force_insert=True)
     return event
 
