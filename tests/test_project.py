@@ -19,6 +19,9 @@ TOP_LEVEL = {
     "pyproject.toml",
     "uv.lock",
     "README.md",
+    "CONTRIBUTING.md",
+    "CHANGELOG.md",
+    "docs",
     "anchor_site",
     "records",
     "workflow",
@@ -78,3 +81,16 @@ def test_ci_script_is_executable_and_strict():
     script = REPO_ROOT / ".ci" / "run"
     assert os.access(script, os.X_OK), ".ci/run must be executable"
     assert "set -euo pipefail" in script.read_text()
+
+
+def test_documentation_links_resolve():
+    """Every relative link in the README and docs/ names a file that exists."""
+    pages = [REPO_ROOT / "README.md", REPO_ROOT / "CONTRIBUTING.md", *REPO_ROOT.glob("docs/*.md")]
+    broken = []
+    for page in pages:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):
+            if "://" in target:
+                continue
+            if not (page.parent / target).exists():
+                broken.append(f"{page.relative_to(REPO_ROOT)} -> {target}")
+    assert broken == []

@@ -242,5 +242,5 @@ def test_aggregate_groups_true_and_1_apart_and_reports_false_as_false(hiring, ct
 def test_the_import_comparison_cap_is_documented_as_it_is(settings):
     tool = next(t for t in list_tools() if t.name == "prepare_import")
     assert f"{MAX_COMPARISONS:,}" in tool.description
-    readme = (Path(settings.BASE_DIR) / "README.md").read_text()
+    readme = (Path(settings.BASE_DIR) / "docs" / "agent-usage.md").read_text()
     assert f"{MAX_COMPARISONS:,} length-weighted comparisons" in readme
