@@ -12,22 +12,23 @@ from typing import Any
 
 from asgiref.sync import async_to_sync
 from mcp.shared.memory import create_connected_server_and_client_session
-from mcp_server.djangomcp import django_request_ctx, global_mcp_server
+
+from workflow.mcp import sdk
 
 
 async def _call(name: str, arguments: dict[str, Any]) -> Any:
-    async with create_connected_server_and_client_session(global_mcp_server._mcp_server) as s:
+    async with create_connected_server_and_client_session(sdk.lowlevel_server()) as s:
         return await s.call_tool(name, arguments)
 
 
 async def _list() -> Any:
-    async with create_connected_server_and_client_session(global_mcp_server._mcp_server) as s:
+    async with create_connected_server_and_client_session(sdk.lowlevel_server()) as s:
         return await s.list_tools()
 
 
 def call_tool_raw(name: str, arguments: dict[str, Any] | None = None) -> Any:
     # No HTTP request is in flight here: the stdio scope (settings) applies.
-    django_request_ctx.set(SimpleNamespace())
+    sdk.REQUEST_CONTEXT.set(SimpleNamespace())
     return async_to_sync(_call)(name, arguments or {})
 
 

@@ -106,14 +106,14 @@ def _patterns(resolver: URLResolver, prefix: str = "") -> Iterator[tuple[str, An
 
 @checks.register(checks.Tags.security, checks.Tags.urls)
 def check_stock_mcp_view(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    from anchor_site.http.views import AnchorMCPView, MCPServerStreamableHttpView
+    from anchor_site.http.views import AnchorMCPView, StreamableHttpView
 
     errors: list[checks.CheckMessage] = []
     for route, callback in _patterns(get_resolver()):
         view_class = getattr(callback, "view_class", None)
         if (
             isinstance(view_class, type)
-            and issubclass(view_class, MCPServerStreamableHttpView)
+            and issubclass(view_class, StreamableHttpView)
             and not issubclass(view_class, AnchorMCPView)
         ):
             errors.append(

@@ -21,8 +21,6 @@ from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.db import OperationalError
 from django.http import HttpResponse, JsonResponse
-from mcp_server.djangomcp import MCP_SESSION_ID_HDR, _call_starlette_handler, django_request_ctx
-from mcp_server.views import MCPServerStreamableHttpView
 from oauth2_provider.models import AccessToken as OAuthAccessToken
 from rest_framework.exceptions import MethodNotAllowed, NotAuthenticated, ParseError
 from rest_framework.parsers import JSONParser
@@ -36,7 +34,19 @@ from records.membership_services import access_token_touch
 from records.models.membership import AccessToken
 from workflow.mcp.arguments import plain_json_refusal
 from workflow.mcp.calls import cancel_http_call, was_cancelled
-from workflow.mcp.stdio import CLIENT_METHODS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
+from workflow.mcp.jsonrpc import (
+    CLIENT_METHODS,
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+)
+from workflow.mcp.sdk import (
+    REQUEST_CONTEXT,
+    SESSION_ID_HEADER,
+    StreamableHttpView,
+    run_http_handler,
+)
 from workflow.scope import Scope
 
 logger = logging.getLogger("anchor.http")
@@ -44,7 +54,6 @@ logger = logging.getLogger("anchor.http")
 SESSION_OWNER_KEY = "anchor_mcp_owner"
 # How long a client should wait before retrying when no database connection could be had.
 DATABASE_BUSY_RETRY_S = 5
-INTERNAL_ERROR = -32603  # JSON-RPC 2.0's code for a server-side failure
 OPEN_OWNER = "debug-open"
 DEEP_NESTING = "the JSON nests too deeply to be a JSON-RPC message."
 
@@ -90,7 +99,7 @@ def _refuse_message(message: Any, session_key: str | None) -> JsonResponse | Non
         return _jsonrpc_error(
             400,
             "Invalid Request: this session is already initialized; initialize without "
-            f"{MCP_SESSION_ID_HDR} to start a new one.",
+            f"{SESSION_ID_HEADER} to start a new one.",
             request_id=message["id"],
         )
     return None
@@ -109,7 +118,7 @@ def _is_initialize(message: Any) -> bool:
     return isinstance(message, dict) and message.get("method") == "initialize"
 
 
-class AnchorMCPView(MCPServerStreamableHttpView):
+class AnchorMCPView(StreamableHttpView):
     """POST carries JSON-RPC; DELETE ends a session; anything else is 405."""
 
     http_method_names = ["post", "delete"]
@@ -175,7 +184,7 @@ class AnchorMCPView(MCPServerStreamableHttpView):
         except ParseError as exc:
             code = INVALID_REQUEST if exc.detail == DEEP_NESTING else PARSE_ERROR
             return _jsonrpc_error(400, f"Parse error: {exc.detail}", code=code)
-        session_key = request.headers.get(MCP_SESSION_ID_HDR)
+        session_key = request.headers.get(SESSION_ID_HEADER)
         refused = _refuse_message(message, session_key)
         if refused is not None:
             return refused
@@ -196,17 +205,15 @@ class AnchorMCPView(MCPServerStreamableHttpView):
         elif not _is_initialize(message):
             return _jsonrpc_error(
                 400,
-                f"Send initialize first, then repeat the {MCP_SESSION_ID_HDR} header it "
+                f"Send initialize first, then repeat the {SESSION_ID_HEADER} header it "
                 "returns on every request.",
             )
         try:
-            response = async_to_sync(_call_starlette_handler)(
-                request, self.mcp_server.session_manager
-            )
+            response = async_to_sync(run_http_handler)(request, self.mcp_server.session_manager)
         finally:
             # The package stores the request in a context variable and asgiref copies context
             # changes back to this thread: never let this request's scope outlive it.
-            django_request_ctx.set(SimpleNamespace())
+            REQUEST_CONTEXT.set(SimpleNamespace())
         request_id = message.get("id") if isinstance(message, dict) else None
         if session_key and request_id is not None and was_cancelled(session_key, request_id):
             # The spec's SHOULD NOT answer a cancelled request: the POST ends unanswered, as a
@@ -215,15 +222,15 @@ class AnchorMCPView(MCPServerStreamableHttpView):
         if not session_key and response.status_code == 200:
             session_key = self._open_session(request)
         if session_key:
-            response[MCP_SESSION_ID_HDR] = session_key
+            response[SESSION_ID_HEADER] = session_key
         self.accepted(request)
         return response
 
     def delete(self, request: Any, *args: Any, **kwargs: Any) -> HttpResponse:
-        session_key = request.headers.get(MCP_SESSION_ID_HDR)
+        session_key = request.headers.get(SESSION_ID_HEADER)
         if not session_key:
             return _jsonrpc_error(
-                400, f"Name the session to end in the {MCP_SESSION_ID_HDR} header."
+                400, f"Name the session to end in the {SESSION_ID_HEADER} header."
             )
         store = self._owned_session(request, session_key)
         if store is None:

@@ -9,18 +9,18 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from mcp.shared.exceptions import McpError
 from mcp.shared.memory import create_connected_server_and_client_session
-from mcp_server.djangomcp import django_request_ctx, global_mcp_server
 
 from tests.conftest import make_collection, make_record
+from workflow.mcp import sdk
 
 
 def session_call(method: str, *args: Any) -> Any:
     async def run() -> Any:
-        server = global_mcp_server._mcp_server
+        server = sdk.lowlevel_server()
         async with create_connected_server_and_client_session(server) as session:
             return await getattr(session, method)(*args)
 
-    django_request_ctx.set(SimpleNamespace())
+    sdk.REQUEST_CONTEXT.set(SimpleNamespace())
     return async_to_sync(run)()
 
 
@@ -28,7 +28,7 @@ def session_error(method: str, *args: Any) -> Any:
     """The JSON-RPC error the server answered (raised inside the session, caught there)."""
 
     async def run() -> Any:
-        server = global_mcp_server._mcp_server
+        server = sdk.lowlevel_server()
         async with create_connected_server_and_client_session(server) as session:
             try:
                 await getattr(session, method)(*args)
@@ -36,7 +36,7 @@ def session_error(method: str, *args: Any) -> Any:
                 return exc.error
         raise AssertionError(f"{method}{args} was not refused")
 
-    django_request_ctx.set(SimpleNamespace())
+    sdk.REQUEST_CONTEXT.set(SimpleNamespace())
     return async_to_sync(run)()
 
 

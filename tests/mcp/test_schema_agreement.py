@@ -15,23 +15,23 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 from jsonschema import Draft202012Validator
-from mcp_server.djangomcp import global_mcp_server
 
 from records.errors import INVALID_INPUT, AnchorError
+from workflow.mcp import sdk
 from workflow.mcp.calls import checker_for
 
 WRONG_VALUES: list[Any] = [None, True, 7, 1.5, "text", [1], {"x": 1}]
 
 
 def served_tools() -> list[Any]:
-    return list(global_mcp_server._tool_manager.list_tools())
+    return list(sdk.tool_table().values())
 
 
 TOOL_NAMES = sorted(tool.name for tool in served_tools())
 
 
 def tool_named(name: str) -> Any:
-    tool = global_mcp_server._tool_manager.get_tool(name)
+    tool = sdk.served_tool(name)
     assert tool is not None
     return tool
 

@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
-from mcp_server.djangomcp import global_mcp_server
 
 from anchor_site.devtools.benchmarks.tool_list import CORE_BUDGET, FULL_BUDGET, token_count
 from tests.mcp_client import call_tool_raw, list_tools
-from workflow.mcp import tool_list
+from workflow.mcp import sdk, tool_list
 from workflow.mcp.server import select_tools
 
 SNAPSHOT = Path(__file__).with_name("tool_list.json")
@@ -92,19 +91,19 @@ def test_unknown_arguments_are_refused_not_dropped(hiring):
 def test_tool_list_fits_the_token_budgets(db, profile):
     full = listed()
     assert tokens(full) < FULL_BUDGET_TOKENS, f"full tool list is {tokens(full)} tokens"
-    profile(global_mcp_server, "core")
+    profile(sdk.global_server(), "core")
     core = listed()
     assert tokens(core) < CORE_BUDGET_TOKENS, f"core tool list is {tokens(core)} tokens"
     assert {t["name"] for t in core} == {n for n, meta in tool_list.TOOL_LIST.items() if meta.core}
 
 
 def test_profiles_and_tool_lists(db, profile):
-    profile(global_mcp_server, "resolve_record, prepare_write")
+    profile(sdk.global_server(), "resolve_record, prepare_write")
     assert {t["name"] for t in listed()} == {"resolve_record", "prepare_write"}
     with pytest.raises(ImproperlyConfigured, match="not a profile or tool.*core or full"):
-        profile(global_mcp_server, "everything")
+        profile(sdk.global_server(), "everything")
     with pytest.raises(ImproperlyConfigured, match="resolve_recrod"):
-        profile(global_mcp_server, "resolve_recrod")
+        profile(sdk.global_server(), "resolve_recrod")
 
 
 def test_tool_list_matches_the_reviewed_snapshot(db):
@@ -124,7 +123,7 @@ def test_instructions_name_only_the_tools_the_profile_serves(db, profile):
 
     full = current_instructions()
     assert "batch_read" in full and "agenda_start" in full and "awaiting_approval" in full
-    profile(global_mcp_server, "core")
+    profile(sdk.global_server(), "core")
     core = current_instructions()
     served = {t["name"] for t in listed()}
     named = set(re.findall(r"\b([a-z]+(?:_[a-z]+)+)\b", core))
@@ -137,7 +136,7 @@ def test_core_descriptions_name_unserved_tools_only_when_served(db, profile):
     """A core description may point to a full-profile tool only in a sentence saying "when
     served"; otherwise a core agent is told to call a tool it does not have. Retired tools are
     left out: their names are also prepare_write's operations."""
-    profile(global_mcp_server, "core")
+    profile(sdk.global_server(), "core")
     core = listed()
     served = {t["name"] for t in core}
     tools = {name for name, meta in tool_list.TOOL_LIST.items() if not meta.open_arguments}

@@ -22,12 +22,11 @@ import pydantic_core
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from mcp import types
-from mcp_server.djangomcp import MCP_SESSION_ID_HDR, django_request_ctx, global_mcp_server
 from rapidfuzz import fuzz, process
 
 from records.errors import INVALID_INPUT, AnchorError
 from records.query_bounds import QueryBound, bounded_queries, cancel_tagged_statements
-from workflow.mcp import tool_list
+from workflow.mcp import sdk, tool_list
 from workflow.mcp.arguments import ArgumentChecker, quoted
 
 _checkers: dict[str, ArgumentChecker] = {}
@@ -73,7 +72,7 @@ def refusal(error: AnchorError) -> types.CallToolResult:
 
 
 def _unknown_tool(name: str) -> AnchorError:
-    served = sorted(tool.name for tool in global_mcp_server._tool_manager.list_tools())
+    served = sdk.served_tool_names()
     suggestion = process.extractOne(name, served, scorer=fuzz.ratio, score_cutoff=70)
     hint = f" Did you mean `{suggestion[0]}`?" if suggestion else ""
     return AnchorError(
@@ -85,7 +84,7 @@ def _unknown_tool(name: str) -> AnchorError:
 
 
 async def call_tool(name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
-    tool = global_mcp_server._tool_manager.get_tool(name)
+    tool = sdk.served_tool(name)
     if tool is None:
         return refusal(_unknown_tool(name))
     try:
@@ -96,13 +95,9 @@ async def call_tool(name: str, arguments: dict[str, Any] | None) -> types.CallTo
 
 
 async def _run(tool: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
-    caller = tool.fn  # django-mcp-server's _ToolsetMethodCaller: which class, which method
-    context = global_mcp_server.get_context()
-    request = django_request_ctx.get(SimpleNamespace())
-    instance = caller.class_(context=context, request=request)
-    method = getattr(instance, caller.method_name)
-    if caller.forward_context_kwarg:
-        kwargs[caller.context_kwarg] = context
+    context = sdk.request_context()
+    request = sdk.REQUEST_CONTEXT.get(SimpleNamespace())
+    method = sdk.toolset_method(tool, context, request, kwargs)
     tag = _http_call_tag(request, context.request_id)
     bound = QueryBound(timeout_s=settings.ANCHOR_QUERY_TIMEOUT_S, tag=tag)
     with _in_flight(tag, bound):
@@ -124,7 +119,7 @@ _calls_lock = threading.Lock()
 
 def _http_call_tag(request: Any, request_id: Any) -> str:
     headers = getattr(request, "headers", None)
-    session_key = headers.get(MCP_SESSION_ID_HDR) if headers is not None else None
+    session_key = headers.get(sdk.SESSION_ID_HEADER) if headers is not None else None
     return call_tag(session_key, request_id) if session_key else ""
 
 

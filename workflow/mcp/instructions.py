@@ -103,13 +103,13 @@ SERVER_INSTRUCTIONS = instructions_for(ALL_TOOLS)
 
 def install_server_instructions(served: Iterable[str]) -> None:
     # django-mcp-server builds its server object at import; set the instructions on it.
-    from mcp_server.djangomcp import global_mcp_server
+    from workflow.mcp import sdk
 
-    global_mcp_server._mcp_server.instructions = instructions_for(served)
+    sdk.set_instructions(instructions_for(served))
 
 
 def current_instructions() -> str:
     """What this server sent in its initialize result (its profile's rules)."""
-    from mcp_server.djangomcp import global_mcp_server
+    from workflow.mcp import sdk
 
-    return global_mcp_server._mcp_server.instructions or SERVER_INSTRUCTIONS
+    return sdk.instructions() or SERVER_INSTRUCTIONS

@@ -15,10 +15,10 @@ from typing import Any
 from mcp import types
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.shared.exceptions import McpError
-from mcp_server.djangomcp import django_request_ctx
 
 from records import selectors
 from records.errors import AnchorError
+from workflow.mcp import sdk
 from workflow.mcp.calls import run_bounded
 from workflow.scope import Scope, scope_for_request
 
@@ -48,7 +48,7 @@ TEMPLATES = [
 
 
 def _scope() -> Scope:
-    return scope_for_request(django_request_ctx.get(SimpleNamespace()))
+    return scope_for_request(sdk.REQUEST_CONTEXT.get(SimpleNamespace()))
 
 
 async def list_resources() -> list[types.Resource]:

@@ -11,9 +11,8 @@ from typing import Any
 
 from django.conf import settings
 from mcp.shared.session import RequestResponder
-from mcp_server.djangomcp import global_mcp_server
 
-from workflow.mcp import calls, prompts, resources, tool_list
+from workflow.mcp import calls, prompts, resources, sdk, tool_list
 from workflow.mcp.instructions import install_server_instructions
 from workflow.mcp.stdio import ProtocolPipe, serve_stdio
 
@@ -21,15 +20,15 @@ from workflow.mcp.stdio import ProtocolPipe, serve_stdio
 def install() -> None:
     register_toolsets()
     select_tools(settings.ANCHOR_TOOLS)
-    lowlevel = global_mcp_server._mcp_server
-    lowlevel.version = settings.ANCHOR_VERSION  # else the SDK reports its own version
+    sdk.set_version(settings.ANCHOR_VERSION)
+    lowlevel = sdk.lowlevel_server()
     lowlevel.call_tool(validate_input=False)(calls.call_tool)
     lowlevel.list_resources()(resources.list_resources)
     lowlevel.list_resource_templates()(resources.list_resource_templates)
     lowlevel.read_resource()(resources.read_resource)
     lowlevel.list_prompts()(prompts.list_prompts)
     lowlevel.get_prompt()(prompts.get_prompt)
-    RequestResponder.cancel = _cancel_without_reply  # type: ignore[method-assign]
+    sdk.answer_cancellations_with(_cancel_without_reply)
 
 
 def register_toolsets() -> None:
@@ -40,10 +39,11 @@ def register_toolsets() -> None:
     """
     from workflow.mcp.tools import TOOLSETS
 
+    server = sdk.global_server()
     for toolset in TOOLSETS:
         if toolset.mcp_server is None:
-            toolset.mcp_server = global_mcp_server
-            global_mcp_server.register_mcptoolset(toolset())
+            toolset.mcp_server = server
+            server.register_mcptoolset(toolset())
 
 
 def select_tools(selection: str) -> None:
@@ -51,13 +51,13 @@ def select_tools(selection: str) -> None:
 
     The instructions follow: they name only tools this server offers.
     """
-    tool_list.install(global_mcp_server, selection)
-    install_server_instructions(tool.name for tool in global_mcp_server._tool_manager.list_tools())
+    tool_list.install(sdk.global_server(), selection)
+    install_server_instructions(sdk.served_tool_names())
 
 
 async def serve_stdio_pipe(pipe: ProtocolPipe) -> None:
     """Serve the global server's tools over the claimed stdio pipe until end of input."""
-    await serve_stdio(global_mcp_server._mcp_server, pipe)
+    await serve_stdio(sdk.lowlevel_server(), pipe)
 
 
 # --- adaptations ---------------------------------------------------------------------------
@@ -70,6 +70,4 @@ async def _cancel_without_reply(self: RequestResponder[Any, Any]) -> None:
     client may read as "nothing happened" though a commit may already have landed. The call's
     own bound (`records.query_bounds`) rolls back whatever had not committed.
     """
-    assert self._cancel_scope is not None
-    self._cancel_scope.cancel()
-    self._completed = True
+    sdk.stop_without_reply(self)

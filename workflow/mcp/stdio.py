@@ -17,7 +17,6 @@ import re
 import signal
 import sys
 import threading
-import typing
 import weakref
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -34,19 +33,14 @@ from pydantic import ValidationError
 
 from workflow.mcp.arguments import plain_json_refusal
 
+# The transport answers these itself: the SDK's session sends nothing at all for a line it
+# cannot parse (only a log notification), and -32602 for an unknown method.
+from workflow.mcp.jsonrpc import CLIENT_METHODS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
+
 logger = logging.getLogger("anchor.stdio")
 
 READ_CHUNK = 64 * 1024
 
-# JSON-RPC 2.0 error codes the transport answers itself: the SDK's session sends nothing at
-# all for a line it cannot parse (only a log notification), and -32602 for an unknown method.
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-CLIENT_METHODS = frozenset(
-    typing.get_args(member.model_fields["method"].annotation)[0]
-    for member in typing.get_args(types.ClientRequest.model_fields["root"].annotation)
-)
 # After end of input or SIGTERM, how long a running tool call may keep the process: its reply
 # can no longer be sent, so it is abandoned and its transaction rolled back, well within the
 # two seconds a client waits before escalating to SIGKILL.

@@ -18,6 +18,8 @@ from django.core.exceptions import ImproperlyConfigured
 from mcp.types import ToolAnnotations
 from pydantic import ConfigDict
 
+from workflow.mcp import sdk
+
 logger = logging.getLogger("anchor.tool_list")
 
 CORE = "core"
@@ -190,10 +192,11 @@ def registered(name: str) -> Any:
 
 def install(server: Any, selection: str) -> None:
     """Describe every registered tool and serve only the selected ones."""
-    manager = server._tool_manager
     if not _all_tools:
-        _all_tools.update(manager._tools)
+        _all_tools.update(sdk.tool_table(server))
         for tool in _all_tools.values():
             describe(tool)
     chosen = parse_selection(selection)
-    manager._tools = {name: tool for name, tool in _all_tools.items() if name in chosen}
+    sdk.serve_only_tools(
+        {name: tool for name, tool in _all_tools.items() if name in chosen}, server
+    )

@@ -1,0 +1,106 @@
+"""Each reliance of workflow.mcp.sdk on the MCP SDK and django-mcp-server, checked on the
+installed versions: an upgrade that moves or renames any of them fails here, by name."""
+
+from __future__ import annotations
+
+import inspect
+from contextvars import ContextVar
+from importlib.metadata import version
+from types import SimpleNamespace
+
+import pytest
+from asgiref.sync import async_to_sync
+from django.conf import settings
+from mcp.server.fastmcp import FastMCP
+from mcp.server.lowlevel import Server
+from mcp.shared.session import RequestResponder
+from rest_framework.views import APIView
+
+from workflow.mcp import jsonrpc, sdk, server
+
+
+def test_the_pins_the_adapter_was_written_against():
+    assert version("django-mcp-server") == "0.5.7"
+    assert version("mcp").split(".")[0] == "1"
+
+
+def test_the_global_server_is_fastmcp_over_the_lowlevel_server():
+    assert isinstance(sdk.global_server(), FastMCP)
+    assert isinstance(sdk.lowlevel_server(), Server)
+
+
+def test_version_and_instructions_reach_the_initialize_result():
+    options = sdk.lowlevel_server().create_initialization_options()
+    assert options.server_version == settings.ANCHOR_VERSION
+    assert options.instructions == sdk.instructions()
+    assert "resolve_record" in (sdk.instructions() or "")
+
+
+def test_the_tool_table_holds_fastmcp_tools_by_name():
+    table = sdk.tool_table()
+    assert "resolve_record" in table
+    tool = table["resolve_record"]
+    assert tool.name == "resolve_record"
+    # What the argument checker reads (workflow.mcp.calls.checker_for).
+    assert isinstance(tool.parameters, dict)
+    assert tool.fn_metadata.arg_model is not None
+    # What toolset_method reads from django-mcp-server's caller.
+    for attribute in ("class_", "method_name", "context_kwarg", "forward_context_kwarg"):
+        assert hasattr(tool.fn, attribute), attribute
+
+
+def test_serving_a_subset_is_what_tools_list_answers():
+    everything = dict(sdk.tool_table())
+    try:
+        sdk.serve_only_tools({"resolve_record": everything["resolve_record"]})
+        listed = async_to_sync(sdk.global_server().list_tools)()
+        assert [tool.name for tool in listed] == ["resolve_record"]
+        assert sdk.served_tool("search_records") is None
+    finally:
+        sdk.serve_only_tools(everything)
+    assert sdk.served_tool("search_records") is not None
+
+
+def test_toolset_method_binds_a_new_instance_and_forwards_the_context():
+    tool = sdk.tool_table()["list_collections"]
+    kwargs: dict = {}
+    method = sdk.toolset_method(tool, context=None, request=SimpleNamespace(), kwargs=kwargs)
+    assert method.__name__ == "list_collections"
+    assert isinstance(method.__self__, tool.fn.class_)
+
+
+def test_the_cancel_hook_is_ours_and_the_responder_keeps_its_scope_and_flag():
+    assert RequestResponder.cancel is server._cancel_without_reply
+    # stop_without_reply sets these two; the SDK's responder must still define them.
+    source = inspect.getsource(RequestResponder.__init__)
+    assert "self._cancel_scope" in source
+    assert "self._completed" in source
+
+
+def test_the_http_handler_and_view():
+    assert inspect.iscoroutinefunction(sdk._call_starlette_handler)
+    assert list(inspect.signature(sdk._call_starlette_handler).parameters) == [
+        "django_request",
+        "session_manager",
+    ]
+    assert issubclass(sdk.StreamableHttpView, APIView)
+    assert sdk.SESSION_ID_HEADER.lower() == "mcp-session-id"
+    assert isinstance(sdk.REQUEST_CONTEXT, ContextVar)
+
+
+@pytest.mark.parametrize(
+    ("name", "code"),
+    [
+        ("PARSE_ERROR", -32700),
+        ("INVALID_REQUEST", -32600),
+        ("METHOD_NOT_FOUND", -32601),
+        ("INVALID_PARAMS", -32602),
+        ("INTERNAL_ERROR", -32603),
+    ],
+)
+def test_json_rpc_codes_are_the_specs(name, code):
+    assert getattr(jsonrpc, name) == code
+
+
+def test_client_methods_come_from_the_sdk():
+    assert {"initialize", "tools/call", "tools/list", "ping"} <= jsonrpc.CLIENT_METHODS
