@@ -17,6 +17,7 @@ from anchor_site.env import (
     env_str,
     http_auth_from_env,
     log_level_from_env,
+    non_negative_int_from_env,
     oauth_redirect_schemes_from_env,
     positive_int_from_env,
     query_timeout_from_env,
@@ -117,6 +118,9 @@ ANCHOR_ACTOR_ID = actor_id_from_env()
 ANCHOR_TOOLS = env_str("ANCHOR_TOOLS", "full").strip() or "full"
 # The longest any one database statement of a tool call may run (QUERY_TIMEOUT after that).
 ANCHOR_QUERY_TIMEOUT_S = query_timeout_from_env()
+# On PostgreSQL the change feed leaves out events younger than this many seconds, so a cursor
+# never passes a transaction that committed out of ID order (workflow.change_feed).
+ANCHOR_FEED_SETTLE_S = non_negative_int_from_env("ANCHOR_FEED_SETTLE_S", 5)
 
 # Team mode: the MCP endpoint at /mcp (anchor_site/http). "token" authenticates every request
 # with an AccessToken; "none" takes the stdio scope above and is only mounted with DEBUG on.

@@ -13,6 +13,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from records.models import AuditEvent, Collection, Record, Relationship, SelfMapping
+from workflow import change_feed
 from workflow.agendas.reads import open_agendas
 from workflow.models import PreparedAction
 from workflow.scope import Scope
@@ -47,6 +48,7 @@ def workspace_digest(scope: Scope) -> dict[str, Any]:
     ).order_by("-created_at")[:OPEN_ACTIONS]
     agendas = open_agendas(scope)
     link_types = _link_types_by_collection(ws)
+    unread = change_feed.unread_count(scope)
     return {
         "workspace_id": ws,
         "actor_id": scope.actor_id,
@@ -72,6 +74,10 @@ def workspace_digest(scope: Scope) -> dict[str, Any]:
         ],
         "recent_changes": _recent_changes(ws),
         "recent_changes_note": RECENCY_NOTE,
+        # Catching up: list_changes since_last_read=true, or later with this cursor.
+        "unread_changes": unread,
+        "unread_changes_capped": unread >= change_feed.UNREAD_CAP,
+        "changes_cursor": change_feed.cursor_from_now(ws),
     }
 
 

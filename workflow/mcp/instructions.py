@@ -21,6 +21,11 @@ Working rules:"""
 RULES: tuple[tuple[frozenset[str], str], ...] = (
     (frozenset({"workspace_digest"}), "Start a new conversation with workspace_digest."),
     (
+        frozenset({"list_changes"}),
+        "To learn what others did since you last looked, call list_changes with "
+        "since_last_read=true and mark_read=true (the digest's unread_changes says how many).",
+    ),
+    (
         frozenset({"discover_collections"}),
         "Discover before organising: call discover_collections and read the whole catalog "
         "before creating a collection; reuse one whose purpose fits.",

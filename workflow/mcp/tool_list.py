@@ -49,6 +49,8 @@ TOOL_LIST: dict[str, ToolMeta] = {
     "list_collections": _read("List collections", core=True),
     "search_records": _read("Search records", core=True),
     "get_record_context": _read("Record with links and history", core=True),
+    # Moves only the caller's own read mark, never a record: not read-only, nothing lost.
+    "list_changes": ToolMeta("What changed since you last looked", idempotent=True, core=True),
     "get_record_history": _read("Record history"),
     "get_collection_history": _read("Collection history"),
     "traverse": _read("Walk linked records"),

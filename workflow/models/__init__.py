@@ -1,6 +1,7 @@
 """The workflow's models: reviews and prepared actions (the guarded path), and agendas."""
 
 from workflow.models.agendas import Agenda, AgendaConclusion, AgendaEvent, AgendaItem, AgendaLayer
+from workflow.models.read_marks import ReadMark
 from workflow.models.reviews import PreparedAction, ReviewTicket
 
 __all__ = [
@@ -10,5 +11,6 @@ __all__ = [
     "AgendaItem",
     "AgendaLayer",
     "PreparedAction",
+    "ReadMark",
     "ReviewTicket",
 ]

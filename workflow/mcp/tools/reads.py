@@ -6,6 +6,7 @@ from mcp_server import MCPToolset
 from pydantic import Field
 
 from records import selectors
+from workflow import change_feed
 from workflow.mcp.envelope import ToolResult, run_tool
 from workflow.mcp.shapes import Conditions, GroupBy, LinkedTo, Metrics, OrderBy
 from workflow.scope import scope_for_request
@@ -109,6 +110,57 @@ class ReadTools(MCPToolset):
                 collection_id=collection_id,
                 limit=limit,
                 cursor=cursor,
+            )
+        )
+
+    def list_changes(
+        self,
+        since_last_read: Annotated[
+            bool, Field(description="Start after your read mark (kept per actor).")
+        ] = False,
+        mark_read: Annotated[
+            bool,
+            Field(
+                description="Move your read mark to the last change shown (needs since_last_read)."
+            ),
+        ] = False,
+        cursor: Annotated[
+            str | None,
+            Field(description="next_cursor of an earlier call, or the digest's changes_cursor."),
+        ] = None,
+        since: Annotated[str | None, Field(description="ISO 8601 time to start at.")] = None,
+        order: Annotated[
+            Literal["oldest_first", "newest_first"], Field(description="Page order.")
+        ] = "oldest_first",
+        collection_id: Annotated[
+            str | None, Field(description="Only changes in this collection.")
+        ] = None,
+        by: Annotated[
+            str | None, Field(description="Only changes by this actor, e.g. user:alice.")
+        ] = None,
+        limit: Annotated[int, Field(description="Events per page.", ge=1, le=200)] = 50,
+    ) -> ToolResult:
+        """What changed in this workspace since you last looked: edits, links, archivals by
+        anyone (people in the admin, other agents), grouped per record by title, with who, when,
+        why and which fields moved.
+
+        To catch up at the start of a conversation: since_last_read=true, mark_read=true (your
+        read mark persists across conversations). Or pass a cursor (next_cursor, or the
+        digest's changes_cursor) or a since time. Old and new values: get_record_history
+        (when served).
+        """
+        scope = scope_for_request(self.request)
+        return run_tool(
+            lambda: change_feed.list_changes(
+                scope,
+                cursor=cursor,
+                since=since,
+                since_last_read=since_last_read,
+                order=order,
+                collection_id=collection_id,
+                by=by,
+                limit=limit,
+                mark_read=mark_read,
             )
         )
 

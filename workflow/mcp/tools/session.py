@@ -14,8 +14,9 @@ class SessionTools(MCPToolset):
 
         Returns up to 50 collections (ID, purpose, active count, typical fields, link types,
         whether writes need a person's approval), who 'me' is, open and paused agendas, your
-        open prepared actions, writes awaiting approval, and the eight latest changes by title
-        (recent is not referenced: resolve names). An overview: use search_records or
+        open prepared actions, writes awaiting approval, the eight latest changes by title
+        (recent is not referenced: resolve names), and unread_changes since your read mark
+        (list_changes reads them). An overview: use search_records or
         get_record_context for details. Changes nothing.
         """
         scope = scope_for_request(self.request)

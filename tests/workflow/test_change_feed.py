@@ -1,0 +1,132 @@
+"""list_changes in process: pages, orders, what each change says, and the settle window."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from records import services
+from records.models import AuditEvent
+from tests.conftest import ACTOR, WORKSPACE, link, make_collection, make_record
+from tests.mcp_client import call_tool
+from workflow.change_feed import UNREAD_CAP, cursor_from_now
+from workflow.models import ReadMark
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def no_settle(settings):
+    settings.ANCHOR_FEED_SETTLE_S = 0
+
+
+def ok(arguments):
+    reply = call_tool("list_changes", arguments)
+    assert reply["ok"], reply
+    return reply["result"]
+
+
+def test_pages_oldest_first_continue_where_they_stopped(ctx):
+    people = make_collection(ctx, "people")
+    for name in ["Ana", "Bo", "Cy", "Di", "Ed"]:
+        make_record(ctx, people, name)
+    seen, cursor = [], cursor_from_now(WORKSPACE)
+    # Nothing since "now".
+    assert ok({"cursor": cursor})["changes"] == []
+    page = ok({"limit": 2})
+    while True:
+        seen += [g.get("title") or g.get("collection") for g in page["changes"]]
+        if not page["has_more"]:
+            break
+        page = ok({"cursor": page["next_cursor"], "limit": 2})
+    assert seen == ["people", "Ana", "Bo", "Cy", "Di", "Ed"]
+    # The last page's cursor is where the next conversation starts.
+    make_record(ctx, people, "Fay")
+    assert [g["title"] for g in ok({"cursor": page["next_cursor"]})["changes"]] == ["Fay"]
+
+
+def test_newest_first_pages_backwards(ctx):
+    people = make_collection(ctx, "people")
+    for name in ["Ana", "Bo", "Cy"]:
+        make_record(ctx, people, name)
+    first = ok({"order": "newest_first", "limit": 2, "collection_id": people.pk})
+    assert [g["title"] for g in first["changes"]] == ["Cy", "Bo"]
+    second = ok({"order": "newest_first", "limit": 2, "cursor": first["next_cursor"]})
+    assert [g.get("title") for g in second["changes"]] == ["Ana", None]
+    assert second["has_more"] is False and second["next_cursor"] is None
+
+
+def test_a_change_says_what_moved_by_path_and_the_link_by_title(ctx):
+    people = make_collection(ctx, "people")
+    openings = make_collection(ctx, "openings")
+    kirat = make_record(ctx, people, "Kirat", address={"city": "Pune"}, phone="1")
+    backend = make_record(ctx, openings, "Junior Backend")
+    start = cursor_from_now(WORKSPACE)
+    services.record_update(
+        ctx=ctx,
+        record_id=kirat.pk,
+        expected_version=kirat.version,
+        changes={"address": {"city": "Delhi"}, "phone": "1", "email": "k@x.io"},
+    )
+    link(ctx, kirat, "applied_to", backend)
+    groups = ok({"cursor": start})["changes"]
+    assert len(groups) == 1 and groups[0]["title"] == "Kirat"
+    updated, linked = groups[0]["changes"]
+    assert updated["what"] == "updated"
+    assert updated["fields"] == ["address.city", "email"]
+    assert updated["by"] == ACTOR and updated["why"] == "test setup"
+    assert linked["what"] == "created"
+    assert linked["link"]["type"] == "applied_to"
+    assert linked["link"]["target_title"] == "Junior Backend"
+
+
+def test_the_other_workspace_is_never_seen(ctx, other_ctx):
+    mine = make_collection(ctx, "people")
+    theirs = make_collection(other_ctx, "people")
+    make_record(ctx, mine, "Mine")
+    make_record(other_ctx, theirs, "Theirs")
+    everything = ok({"limit": 200})
+    assert "Theirs" not in str(everything)
+    assert "Mine" in str(everything)
+    # A cursor of theirs does not open their log either.
+    foreign = cursor_from_now("elsewhere")
+    refused = call_tool("list_changes", {"cursor": foreign})
+    assert refused["ok"] is False and refused["error"]["details"]["field"] == "cursor"
+
+
+def test_the_read_mark_is_the_actors_own_and_never_moves_back(ctx):
+    people = make_collection(ctx, "people")
+    make_record(ctx, people, "Ana")
+    marked = ok({"since_last_read": True, "mark_read": True})
+    mark = ReadMark.objects.get(workspace_id=WORKSPACE, actor_id=ACTOR)
+    assert marked["read_mark"]["moved_to_event"] == mark.last_event_id
+    assert mark.last_event_id == AuditEvent.objects.order_by("-id").values_list("id", flat=True)[0]
+    again = ok({"since_last_read": True, "mark_read": True})
+    assert again["changes"] == [] and again["read_mark"]["moved_to_event"] == mark.last_event_id
+    digest = call_tool("workspace_digest", {})["result"]
+    assert digest["unread_changes"] == 0 and digest["unread_changes_capped"] is False
+
+
+def test_unread_counts_stop_at_the_cap(ctx, monkeypatch):
+    monkeypatch.setattr("workflow.change_feed.UNREAD_CAP", 3)
+    people = make_collection(ctx, "people")
+    for name in ["Ana", "Bo", "Cy", "Di"]:
+        make_record(ctx, people, name)
+    digest = call_tool("workspace_digest", {})["result"]
+    assert digest["unread_changes"] == 3 and digest["unread_changes_capped"] is True
+    assert UNREAD_CAP == 1000
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the window is PostgreSQL's")
+def test_on_postgresql_fresh_events_wait_out_the_settle_window(ctx, settings):
+    settings.ANCHOR_FEED_SETTLE_S = 5
+    people = make_collection(ctx, "people")
+    start = cursor_from_now(WORKSPACE)
+    make_record(ctx, people, "Fresh")
+    held = ok({"cursor": start})
+    assert held["changes"] == []
+    # The cursor it hands back does not pass the held event.
+    assert held["next_cursor"] == start
+    settings.ANCHOR_FEED_SETTLE_S = 0
+    later = ok({"cursor": held["next_cursor"]})["changes"]
+    assert [g.get("title") for g in later] == [None, "Fresh"]

@@ -1,0 +1,244 @@
+"""The change feed: what changed in the workspace since a cursor, a time, or the actor's mark.
+
+A new conversation catches up in one call: `list_changes(since_last_read=true,
+mark_read=true)` returns what others (and earlier conversations) did since this actor last
+read, grouped per record by title with who and why, and moves the actor's read mark. A
+cursor is a position in the workspace's audit log; the digest hands one out for "from now on".
+
+On PostgreSQL, concurrent transactions can commit out of ID order: an event with a lower ID
+may become visible after one with a higher ID was read. So the feed leaves out events younger
+than `ANCHOR_FEED_SETTLE_S` there; a cursor never moves past a commit still in flight. SQLite
+writes one transaction at a time, so nothing is held back.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from records import validation as v
+from records.errors import invalid
+from records.selectors.arguments import bounded_int, timestamp
+from records.selectors.changes import (
+    ChangeWindow,
+    change_events,
+    events_after,
+    grouped_changes,
+)
+from records.selectors.cursors import decode_cursor, encode_cursor, fingerprint
+from workflow.models import ReadMark
+from workflow.scope import Scope
+
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 200
+OLDEST_FIRST = "oldest_first"
+NEWEST_FIRST = "newest_first"
+ORDERS = (OLDEST_FIRST, NEWEST_FIRST)
+UNREAD_CAP = 1000
+
+
+def feed_cursor(
+    workspace_id: str, *, after_id: int | None = None, before_id: int | None = None
+) -> str:
+    """A position in the workspace's log: resume after (oldest first) or before (newest first)."""
+    key = ["after", after_id] if after_id is not None else ["before", before_id]
+    return encode_cursor(_bound_to(workspace_id), key)
+
+
+def cursor_from_now(workspace_id: str) -> str:
+    """The cursor that returns only what happens from now on (the digest gives it out); on
+    PostgreSQL it stops before events still inside the settle window."""
+    window = ChangeWindow(settled_before=_settled_before())
+    return feed_cursor(workspace_id, after_id=latest_settled_id(workspace_id, window))
+
+
+def _bound_to(workspace_id: str) -> str:
+    # Bound to the workspace only: a position in its log means the same under any filter.
+    return fingerprint("changes", workspace_id, {})
+
+
+def read_mark(scope: Scope) -> int:
+    mark = (
+        ReadMark.objects.filter(workspace_id=scope.workspace_id, actor_id=scope.actor_id)
+        .values_list("last_event_id", flat=True)
+        .first()
+    )
+    return mark or 0
+
+
+def unread_count(scope: Scope) -> int:
+    """Events since the actor's read mark, up to UNREAD_CAP (then: at least that many)."""
+    return events_after(scope.workspace_id, read_mark(scope), UNREAD_CAP)
+
+
+def list_changes(
+    scope: Scope,
+    *,
+    cursor: Any = None,
+    since: Any = None,
+    since_last_read: Any = False,
+    order: Any = OLDEST_FIRST,
+    collection_id: Any = None,
+    by: Any = None,
+    limit: Any = DEFAULT_LIMIT,
+    mark_read: Any = False,
+) -> dict[str, Any]:
+    limit = bounded_int(limit, "limit", low=1, high=MAX_LIMIT)
+    if order not in ORDERS:
+        raise invalid("order", f"must be {' or '.join(ORDERS)}.")
+    newest_first = order == NEWEST_FIRST
+    since_last_read = _flag(since_last_read, "since_last_read")
+    mark_read = _flag(mark_read, "mark_read")
+    starts = [name for name, given in _starts(cursor, since, since_last_read) if given]
+    if len(starts) > 1:
+        raise invalid(
+            starts[1],
+            f"give one starting point, not {' and '.join(starts)}: a cursor already says "
+            "where to resume, since_last_read starts at your mark, since at a time.",
+        )
+    if mark_read:
+        _check_markable(since_last_read, newest_first, collection_id, by)
+    window = ChangeWindow(
+        since=None if since is None else timestamp(since, "since"),
+        collection_id=None
+        if collection_id is None
+        else v.entity_id(collection_id, "collection_id"),
+        actor_id=None if by is None else _actor(by),
+        newest_first=newest_first,
+        settled_before=_settled_before(),
+    )
+    window = _positioned(scope, window, cursor, since_last_read)
+    events = change_events(scope.workspace_id, window, limit)
+    has_more = len(events) > limit
+    events = events[:limit]
+    reply: dict[str, Any] = {
+        "changes": grouped_changes(scope.workspace_id, events),
+        "events": len(events),
+        "has_more": has_more,
+        "next_cursor": _next_cursor(scope.workspace_id, window, events, has_more),
+    }
+    if mark_read:
+        reply["read_mark"] = _move_mark(scope, window, events)
+    return reply
+
+
+def _check_markable(since_last_read: bool, newest_first: bool, collection_id: Any, by: Any) -> None:
+    """The mark says "read up to here": only a complete, oldest-first read from it may move it."""
+    if not since_last_read:
+        raise invalid(
+            "mark_read",
+            "moves your read mark, so it needs since_last_read=true: the page must start at "
+            "the mark, or changes in between would be marked read unseen.",
+        )
+    if newest_first:
+        raise invalid(
+            "mark_read",
+            "works with order oldest_first only: a newest-first page would mark older unread "
+            "changes as read. Read oldest first to mark, or leave mark_read out.",
+        )
+    if collection_id is not None or by is not None:
+        raise invalid(
+            "mark_read",
+            "cannot be combined with collection_id or by: changes the filter hides would be "
+            "marked read. Read unfiltered to mark, or leave mark_read out.",
+        )
+
+
+def _starts(cursor: Any, since: Any, since_last_read: bool) -> list[tuple[str, bool]]:
+    return [
+        ("cursor", cursor is not None),
+        ("since", since is not None),
+        ("since_last_read", since_last_read),
+    ]
+
+
+def _flag(value: Any, field: str) -> bool:
+    if not isinstance(value, bool):
+        raise invalid(field, "must be true or false.")
+    return value
+
+
+def _actor(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > 300:
+        raise invalid("by", "must be an actor as the changes name it, e.g. user:alice.")
+    return value.strip()
+
+
+def _settled_before() -> Any:
+    settle = settings.ANCHOR_FEED_SETTLE_S
+    if connection.vendor != "postgresql" or settle <= 0:
+        return None
+    return timezone.now() - timedelta(seconds=settle)
+
+
+def _positioned(
+    scope: Scope, window: ChangeWindow, cursor: Any, since_last_read: bool
+) -> ChangeWindow:
+    fields = dict(window.__dict__)
+    if since_last_read:
+        fields["after_id"] = read_mark(scope)
+    elif cursor is not None:
+        direction, event_id = _decode(scope.workspace_id, cursor)
+        if direction == "after":
+            fields["after_id"] = event_id
+        else:
+            fields["before_id"] = event_id
+    return ChangeWindow(**fields)
+
+
+def _decode(workspace_id: str, cursor: Any) -> tuple[str, int]:
+    key = decode_cursor(cursor, _bound_to(workspace_id), key_length=2)
+    assert key is not None
+    direction, event_id = key
+    if direction not in ("after", "before") or isinstance(event_id, bool):
+        raise invalid("cursor", "is malformed; pass next_cursor unchanged.")
+    if not isinstance(event_id, int) or event_id < 0:
+        raise invalid("cursor", "is malformed; pass next_cursor unchanged.")
+    return direction, event_id
+
+
+def _next_cursor(
+    workspace_id: str, window: ChangeWindow, events: list[Any], has_more: bool
+) -> str | None:
+    if window.newest_first:
+        # Older pages: resume before the oldest shown; none when the log is exhausted.
+        return feed_cursor(workspace_id, before_id=events[-1].pk) if has_more else None
+    # Oldest first always gives one: the page's end, or where it started for an empty page,
+    # so the next call (in this conversation or another) asks for what came since.
+    if events:
+        return feed_cursor(workspace_id, after_id=events[-1].pk)
+    start = window.after_id
+    if start is None:
+        start = latest_settled_id(workspace_id, window)
+    return feed_cursor(workspace_id, after_id=start)
+
+
+def latest_settled_id(workspace_id: str, window: ChangeWindow) -> int:
+    """The newest event old enough to be read (0 for none): where an empty page leaves off."""
+    probe = ChangeWindow(settled_before=window.settled_before, newest_first=True)
+    newest = change_events(workspace_id, probe, 0)
+    return newest[0].pk if newest else 0
+
+
+def _move_mark(scope: Scope, window: ChangeWindow, events: list[Any]) -> dict[str, Any]:
+    """Move the actor's mark to the last change shown (never backwards)."""
+    if events:
+        target = events[-1].pk
+    else:
+        target = window.after_id if window.after_id is not None else read_mark(scope)
+    with transaction.atomic():
+        mark, _ = ReadMark.objects.select_for_update().get_or_create(
+            workspace_id=scope.workspace_id,
+            actor_id=scope.actor_id,
+            defaults={"last_event_id": 0, "updated_at": timezone.now()},
+        )
+        if target > mark.last_event_id:
+            mark.last_event_id = target
+            mark.updated_at = timezone.now()
+            mark.save(update_fields=["last_event_id", "updated_at"])
+    remaining = events_after(scope.workspace_id, mark.last_event_id, UNREAD_CAP)
+    return {"moved_to_event": mark.last_event_id, "unread_after": remaining}
