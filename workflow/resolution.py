@@ -366,8 +366,9 @@ def _answer(
     else:
         status = NO_MATCH
         message = (
-            "No record in this scope has this name. That is not proof the thing is unknown "
-            "(it may be stored under another name): ask before creating it."
+            "No record in this scope has this name. When the user is telling you about "
+            "something new, create it. Ask first only when they refer to something they expect "
+            "to exist (it may be stored under another name or in another collection)."
         )
 
     counter_keys = [

@@ -35,6 +35,11 @@ def test_start_needs_a_source_or_a_reason_and_exactly_one_list(db):
     refused_start({"items": ["a", " "], "source_reference": "x"}, "items[1]")
 
 
+def test_a_title_of_only_invisible_characters_is_refused(db):
+    for title in ["\u200b\u200d", " \ufeff ", "\u2060"]:
+        refused_start({"title": title, "items": LIST, "source_reference": "x"}, "title")
+
+
 def test_start_without_a_source_records_the_reason(db):
     d = driver()
     result = d.ok(

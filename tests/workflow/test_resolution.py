@@ -182,3 +182,11 @@ def test_context_links_are_reported_per_candidate(hiring):
 def test_linking_helper_is_idempotent(hiring, ctx):
     first = link(ctx, hiring.kirat_backend, "applicant", hiring.kirat)
     assert first.pk == link(ctx, hiring.kirat_backend, "applicant", hiring.kirat).pk
+
+
+def test_no_match_says_create_when_the_thing_is_new_as_its_next_step_does(hiring):
+    result = ok("resolve_record", {"query": "Zanele", "collection_id": hiring.people.pk})
+    assert result["status"] == "no_match"
+    assert "ask before creating" not in result["message"]
+    assert "create it" in result["message"]
+    assert "expected answer before a create" in result["next_step"]

@@ -30,6 +30,11 @@ def agenda_start(
     source_reference: Any = None,
     unverified_source_reason: Any = None,
 ) -> dict[str, Any]:
+    if isinstance(title, str) and inputs.is_blank(title):
+        raise invalid(
+            "title",
+            "is blank: whitespace and invisible characters are not a title; name the list.",
+        )
     title_text = v.title(title)
     if (items is None) == (record_ids is None):
         raise invalid(
