@@ -158,3 +158,31 @@ def test_retired_tools_describe_the_steps_their_refusal_gives(db):
         assert "never writes" in by_name[name]["description"]
         refusal = call_tool_raw(name, {}).structuredContent["error"]
         assert steps in refusal["message"] and "never writes" in refusal["message"]
+
+
+def test_nothing_a_core_agent_reads_names_a_tool_it_lacks(db, profile):
+    """The digest (with an open agenda), the prompts and the instructions of the core profile
+    name only served tools."""
+    from asgiref.sync import async_to_sync
+
+    from tests.agendas.helpers import driver, started
+    from tests.mcp_client import call_tool
+    from workflow.mcp import prompts
+    from workflow.mcp.instructions import current_instructions
+
+    started(driver())  # an open agenda, made while the agenda tools are served
+    profile(sdk.global_server(), "core")
+    served = {t["name"] for t in listed()}
+    tools = {name for name, meta in tool_list.TOOL_LIST.items() if not meta.open_arguments}
+    digest = call_tool("workspace_digest", {})["result"]
+    assert digest["open_agendas"], "the open agenda is listed"
+    offered = async_to_sync(prompts.list_prompts)()
+    assert "work_through_list" not in {p.name for p in offered}
+    texts = [json.dumps(digest), current_instructions()]
+    for prompt in offered:
+        arguments = {prompt.arguments[0].name: "x"} if prompt.arguments else {}
+        got = async_to_sync(prompts.get_prompt)(prompt.name, arguments)
+        texts += [m.content.text for m in got.messages]
+    for text in texts:
+        named = set(re.findall(r"\b([a-z]+(?:_[a-z]+)+)\b", text)) & tools
+        assert named <= served, f"names unserved {named - served}: {text[:200]}"

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from mcp import types
 from mcp.shared.exceptions import McpError
 
+from workflow.mcp import sdk
+
 
 @dataclass(frozen=True)
 class Prompt:
@@ -19,6 +21,11 @@ class Prompt:
     description: str
     text: str
     argument: types.PromptArgument | None = None
+    # The tools its text tells the agent to call: offered only when all of them are served.
+    needs: frozenset[str] = frozenset()
+
+    def offered(self) -> bool:
+        return all(sdk.served_tool(name) is not None for name in self.needs)
 
     def listed(self) -> types.Prompt:
         return types.Prompt(
@@ -43,6 +50,7 @@ PROMPTS = {
                 "one), writes waiting for a person's approval, and what changed recently. Do "
                 "not write anything."
             ),
+            needs=frozenset({"workspace_digest"}),
         ),
         Prompt(
             name="work_through_list",
@@ -54,6 +62,7 @@ PROMPTS = {
                 "items), present the whole picture, then follow each result's next_step. "
                 "Conclude each item only with what we actually decided.\n\nThe list:\n{items}"
             ),
+            needs=frozenset({"agenda_start"}),
             argument=types.PromptArgument(
                 name="items",
                 description="The list to work through, one item per line.",
@@ -70,6 +79,7 @@ PROMPTS = {
                 "typo), discover the collection if none fits, prepare the write with the "
                 "review IDs, commit it, and tell me in one sentence what was stored."
             ),
+            needs=frozenset({"resolve_record", "prepare_write", "commit_write"}),
             argument=types.PromptArgument(
                 name="note", description="What to remember, in the user's words.", required=True
             ),
@@ -79,16 +89,17 @@ PROMPTS = {
 
 
 async def list_prompts() -> list[types.Prompt]:
-    return [prompt.listed() for prompt in PROMPTS.values()]
+    return [prompt.listed() for prompt in PROMPTS.values() if prompt.offered()]
 
 
 async def get_prompt(name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
     prompt = PROMPTS.get(name)
-    if prompt is None:
+    if prompt is None or not prompt.offered():
+        shown = ", ".join(p.name for p in PROMPTS.values() if p.offered())
         raise McpError(
             types.ErrorData(
                 code=types.INVALID_PARAMS,
-                message=f"Unknown prompt {name[:100]!r}; prompts/list shows: {', '.join(PROMPTS)}.",
+                message=f"Unknown prompt {name[:100]!r}; prompts/list shows: {shown}.",
             )
         )
     values = dict(arguments or {})

@@ -1,8 +1,11 @@
 """Orientation tools: the workspace at a glance, and the server's usage rules."""
 
+from typing import Any
+
 from mcp_server import MCPToolset
 
-from workflow.digest import workspace_digest as digest
+from workflow.digest import workspace_digest
+from workflow.mcp import sdk
 from workflow.mcp.envelope import ToolResult, run_tool
 from workflow.mcp.instructions import current_instructions
 from workflow.scope import scope_for_request
@@ -28,3 +31,18 @@ class SessionTools(MCPToolset):
         Call it only if your client did not show you the server instructions. Changes nothing.
         """
         return run_tool(lambda: {"instructions": current_instructions()})
+
+
+AGENDA_TOOLS_UNSERVED = (
+    "This server's profile does not offer the agenda tools; a person can see the agenda in the "
+    "admin, or run the server with the full tool list to continue it."
+)
+
+
+def digest(scope: Any) -> dict[str, Any]:
+    """The digest, with no step naming a tool this server does not offer (core profile)."""
+    result = workspace_digest(scope)
+    if sdk.served_tool("agenda_view") is None:
+        for agenda in result["open_agendas"]:
+            agenda["next_step"] = AGENDA_TOOLS_UNSERVED
+    return result
