@@ -9,6 +9,8 @@ changes, seeded in the same database, never appear.
 
 from __future__ import annotations
 
+from typing import Any
+
 import anyio
 import pytest
 
@@ -101,7 +103,7 @@ def test_marking_a_filtered_or_unanchored_read_is_refused(server_database, tmp_p
 
     async def scenario():
         async with mcp_session(env, log) as (session, _):
-            for arguments, field in [
+            cases: list[tuple[dict[str, Any], str]] = [
                 ({"mark_read": True}, "mark_read"),
                 ({"mark_read": True, "since_last_read": True, "by": "x"}, "mark_read"),
                 (
@@ -110,7 +112,8 @@ def test_marking_a_filtered_or_unanchored_read_is_refused(server_database, tmp_p
                 ),
                 ({"since_last_read": True, "since": "2026-01-01T00:00:00Z"}, "since_last_read"),
                 ({"cursor": "not-a-cursor"}, "cursor"),
-            ]:
+            ]
+            for arguments, field in cases:
                 reply = envelope(await session.call_tool("list_changes", arguments))
                 assert reply["ok"] is False, arguments
                 assert reply["error"]["code"] == "INVALID_INPUT"

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from django.db import connection, transaction
+from mcp.shared.exceptions import McpError
 
 from records.models import AuditEvent, Record
 from tests.conftest import make_record
@@ -104,9 +105,15 @@ def test_lone_surrogates_are_refused_naming_the_field(hiring):
     assert "surrogate" in error["message"]
 
 
-def test_unknown_tool_is_an_envelope_with_a_suggestion(hiring):
-    error = refusal("search_record", {})
-    assert error["details"]["field"] == "name" and "search_records" in error["message"]
+def test_unknown_tool_is_json_rpc_invalid_params_with_a_suggestion(hiring):
+    with pytest.raises(ExceptionGroup) as raised:
+        call_tool_raw("search_record", {})
+    refused = raised.value.exceptions[0]
+    while isinstance(refused, ExceptionGroup):
+        refused = refused.exceptions[0]
+    assert isinstance(refused, McpError)
+    assert refused.error.code == -32602
+    assert "`search_records`" in refused.error.message
 
 
 def test_is_error_follows_ok(hiring):

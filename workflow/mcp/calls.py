@@ -71,22 +71,21 @@ def refusal(error: AnchorError) -> types.CallToolResult:
     return envelope_result({"ok": False, "error": error.as_dict()})
 
 
-def _unknown_tool(name: str) -> AnchorError:
+def unknown_tool_message(name: str) -> str:
+    """What a call to a tool this server does not serve is told (JSON-RPC -32602)."""
     served = sdk.served_tool_names()
     suggestion = process.extractOne(name, served, scorer=fuzz.ratio, score_cutoff=70)
     hint = f" Did you mean `{suggestion[0]}`?" if suggestion else ""
-    return AnchorError(
-        INVALID_INPUT,
-        f"No tool named {quoted(name)} is served here.{hint} tools/list shows the tools this "
-        "server offers.",
-        field="name",
+    return (
+        f"No tool named {quoted(name[:100])} is served here.{hint} tools/list shows the tools "
+        "this server offers."
     )
 
 
 async def call_tool(name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
     tool = sdk.served_tool(name)
-    if tool is None:
-        return refusal(_unknown_tool(name))
+    if tool is None:  # refused before this as -32602 (sdk.refuse_unknown_tools); kept safe
+        return refusal(AnchorError(INVALID_INPUT, unknown_tool_message(name), field="name"))
     try:
         kwargs = checker_for(tool).check(arguments)
     except AnchorError as exc:

@@ -18,7 +18,9 @@ from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import Any
 
+from mcp import types
 from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import McpError
 from mcp.shared.session import RequestResponder
 from mcp_server import djangomcp
 from mcp_server.djangomcp import MCP_SESSION_ID_HDR as _SESSION_HEADER
@@ -109,6 +111,22 @@ def stop_without_reply(responder: RequestResponder[Any, Any]) -> None:
     assert responder._cancel_scope is not None
     responder._cancel_scope.cancel()
     responder._completed = True
+
+
+def refuse_unknown_tools(message_for: Callable[[str], str]) -> None:
+    """Answer tools/call for a tool that is not served with JSON-RPC -32602, as the spec says,
+    rather than the tool result the SDK's call_tool handler makes of every failure. Install
+    after the call_tool handler."""
+    handlers = lowlevel_server().request_handlers
+    answer = handlers[types.CallToolRequest]
+
+    async def known_tools_only(request: types.CallToolRequest) -> types.ServerResult:
+        name = request.params.name
+        if served_tool(name) is None:
+            raise McpError(types.ErrorData(code=types.INVALID_PARAMS, message=message_for(name)))
+        return await answer(request)
+
+    handlers[types.CallToolRequest] = known_tools_only
 
 
 async def run_http_handler(request: Any, session_manager: Any) -> Any:
