@@ -3,8 +3,9 @@
 The page (tests/http/browser_client/) is served from another loopback port than gunicorn, so
 every fetch it makes is cross-origin: the 401's challenge, both metadata documents, dynamic
 registration, PKCE with crypto.subtle, the authorization page (a person signs in and allows),
-the code exchange and initialize / tools/list with the bearer token. With the page's origin in
-ANCHOR_HTTP_ALLOWED_ORIGINS it connects; with nothing configured the browser blocks it.
+the code exchange, initialize and tools/list with the bearer token, and DELETE of the session.
+With the page's origin in ANCHOR_HTTP_ALLOWED_ORIGINS it connects; with nothing configured the
+browser blocks it.
 Skipped where Playwright or /usr/bin/chromium is absent.
 """
 

@@ -169,6 +169,13 @@ async function finishAuthorization(query) {
     const response = await mcpRequest(saved.mcpUrl, token, message, session.sessionId);
     return (await readJson(response, 200)).result.tools.map((tool) => tool.name);
   });
+  await step("session ended with DELETE", async () => {
+    const response = await fetch(saved.mcpUrl, {
+      method: "DELETE",
+      headers: { Authorization: `Bearer ${token}`, "Mcp-Session-Id": session.sessionId },
+    });
+    if (response.status !== 204) throw new Error(`HTTP ${response.status}, expected 204`);
+  });
   return { ok: true, ...session, tools, clientId: saved.clientId };
 }
 
