@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "mcp_server",
     # Before records: records.admin replaces the toolkit's admin with workspace-scoped ones.
     "oauth2_provider",
+    "corsheaders",  # its system checks vet the CORS_* settings below
     "records",
     "workflow",
     "anchor_site.http",
@@ -56,6 +57,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Before anything that can answer on its own (the rate limiter's 429 included), so those
+    # replies carry CORS headers too and a browser client can read them.
+    "anchor_site.http.cors.ListedOriginsCorsMiddleware",
     # Serves the admin's static files (collected at start-up) from the application server.
     "anchor_site.http.static.CollectedStaticMiddleware",
     # Before sessions and authentication: an over-limit request costs no database work.
@@ -157,8 +161,29 @@ CACHES = {
     },
 }
 # Origins accepted besides the server's own, for clients that send an Origin header (desktop
-# apps). No CORS headers are sent, so cross-site browser pages stay refused. Others get 403.
+# apps, browser-based MCP clients). /mcp answers any other Origin 403.
 ANCHOR_HTTP_ALLOWED_ORIGINS = allowed_origins_from_env()
+# CORS (anchor_site/http/cors.py): what a browser client on another origin needs from the
+# endpoints it calls with fetch. The OAuth metadata documents are public to any origin; the
+# endpoints below are for the listed origins only, and get no CORS while none is listed. Sign-in,
+# consent and the admin are pages a person opens, never fetched: no CORS there.
+CORS_ALLOWED_ORIGINS = ANCHOR_HTTP_ALLOWED_ORIGINS
+CORS_URLS_REGEX = r"^/(mcp|oauth/(register|token|revoke)/)$"
+CORS_ALLOW_METHODS = ["GET", "POST", "DELETE", "OPTIONS"]
+CORS_ALLOW_HEADERS = [
+    "accept",
+    "authorization",
+    "content-type",
+    "last-event-id",
+    "mcp-protocol-version",
+    "mcp-session-id",
+    "x-anchor-workspace",
+]
+# Not readable cross-origin otherwise: the session to repeat, the 401's challenge naming the
+# resource metadata (how an OAuth client discovers where to sign in), and when to retry.
+CORS_EXPOSE_HEADERS = ["Mcp-Session-Id", "WWW-Authenticate", "Retry-After"]
+# Bearer tokens only: cookies (the admin's session) never ride along on a cross-origin call.
+CORS_ALLOW_CREDENTIALS = False
 
 # Read once by django-mcp-server at import time.
 # --- OAuth 2.1 for /mcp (anchor_site/oauth), as the MCP authorization spec describes it --------
