@@ -25,7 +25,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from django.conf import settings
+from oauth2_provider.settings import oauth2_settings
 
 MAX_REDIRECT_URIS = 10
 MAX_REDIRECT_URI_LENGTH = 512
@@ -53,10 +53,7 @@ class CallbackRefused(Exception):
 
 def configured_schemes() -> list[str]:
     """The schemes the toolkit is configured to accept (http and https among them)."""
-    schemes: list[str] = settings.OAUTH2_PROVIDER.get(
-        "ALLOWED_REDIRECT_URI_SCHEMES", ["http", "https"]
-    )
-    return [scheme.lower() for scheme in schemes]
+    return [str(scheme).lower() for scheme in oauth2_settings.ALLOWED_REDIRECT_URI_SCHEMES]
 
 
 def check_redirect_uris(
