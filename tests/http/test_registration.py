@@ -174,9 +174,10 @@ def test_an_update_goes_through_the_same_rule(live_server):
 
 def test_registration_stops_at_the_cap_on_clients_no_one_owns(live_server, settings):
     settings.ANCHOR_OAUTH_MAX_UNCLAIMED_CLIENTS = 2
+    # Made in the admin, not self-registered: it does not count.
     Application.objects.create(
-        name="made in the admin", client_type="public", authorization_grant_type="authorization-code"
-    )  # not self-registered: does not count
+        name="admin's", client_type="public", authorization_grant_type="authorization-code"
+    )
     for _ in range(2):
         assert register(live_server.url, [CALLBACK]).status_code == 201
     full = register(live_server.url, [CALLBACK])
