@@ -51,8 +51,8 @@ NAT64 = ipaddress.ip_network("64:ff9b::/96")
 MAX_AGE = re.compile(r"max-age\s*=\s*(\d+)", re.IGNORECASE)
 
 
-def _address_allowed(address: str, allow_loopback: bool) -> bool:
-    """Only globally routable addresses, judging IPv4 embedded in IPv6 by its IPv4."""
+def address_allowed(address: str, allow_loopback: bool) -> bool:
+    """Only globally routable unicast addresses, judging IPv4 embedded in IPv6 by its IPv4."""
     try:
         ip: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(address)
     except ValueError:
@@ -65,7 +65,8 @@ def _address_allowed(address: str, allow_loopback: bool) -> bool:
             embedded = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
         if embedded is not None:
             ip = embedded
-    return ip.is_global or (allow_loopback and ip.is_loopback)
+    # is_global counts multicast as global; a document is never served from a group.
+    return (ip.is_global and not ip.is_multicast) or (allow_loopback and ip.is_loopback)
 
 
 def checked_url(client_id: str) -> SplitResult:
@@ -95,7 +96,7 @@ def checked_addresses(host: str, port: int) -> list[str]:
         raise CIMDError(f"host {host!r} does not resolve") from exc
     addresses = list(dict.fromkeys(str(info[4][0]) for info in found))
     for address in addresses:
-        if not _address_allowed(address, allow_loopback):
+        if not address_allowed(address, allow_loopback):
             raise CIMDError(f"host {host!r} resolves to {address}, which is not public")
     if not addresses:
         raise CIMDError(f"host {host!r} does not resolve")

@@ -29,6 +29,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from anchor_site.oauth.client_metadata import address_allowed
 from tests.http.oauth_browser import Browser, pkce_pair, redirect_query
 from tests.http.test_live_server import LiveServer, serve
 from tests.http.test_oauth_flow import (
@@ -370,3 +371,51 @@ def test_without_the_test_setting_a_loopback_document_is_refused(live_without_lo
     assert "resolves to 127.0.0.1, which is not public" in live.log.read_text()
     assert documents.requested == []
     assert clients_on(live) == "[]"
+
+
+# --- the parts a black-box test cannot reach cheaply -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "64:ff9b::a00:1",  # NAT64 of 10.0.0.1
+        "2002:a00:1::1",  # 6to4 of 10.0.0.1
+        "2001:0:4136:e378:8000:63bf:f5ff:fffe",  # Teredo hiding 10.0.0.1
+        "::ffff:169.254.169.254",
+        "100.64.0.1",  # carrier-grade NAT
+        "0.0.0.0",
+        "224.0.0.1",
+    ],
+)
+def test_ipv4_hidden_in_other_forms_is_judged_as_itself(address):
+    assert not address_allowed(address, allow_loopback=True)
+    assert address_allowed("93.184.215.14", allow_loopback=False)
+
+
+def test_a_new_document_client_is_refused_at_the_unclaimed_cap_without_a_fetch(
+    client, settings, django_user_model, caplog
+):
+    settings.ANCHOR_OAUTH_MAX_UNCLAIMED_CLIENTS = 1
+    registered = client.post(
+        "/oauth/register/",
+        data=json.dumps({"redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none"}),
+        content_type="application/json",
+    )
+    assert registered.status_code == 201
+    client.force_login(django_user_model.objects.create_user(username="alice"))
+    metadata = client.get("/.well-known/oauth-authorization-server").json()
+    _, challenge = pkce_pair()
+    url = authorize_url(metadata, "https://203.0.113.7/client.json", challenge)
+    with caplog.at_level("WARNING", logger="anchor_site.oauth.client_metadata"):
+        answered = client.get(url)
+    assert answered.status_code == 400
+    assert "ANCHOR_OAUTH_MAX_UNCLAIMED_CLIENTS" in caplog.text
+    assert "could not be fetched" not in caplog.text, "refused before any request"
+
+
+def test_the_metadata_says_so_when_documents_are_off(client, settings):
+    settings.OAUTH2_PROVIDER = {**settings.OAUTH2_PROVIDER, "CIMD_ENABLED": False}
+    metadata = client.get("/.well-known/oauth-authorization-server").json()
+    assert metadata["client_id_metadata_document_supported"] is False
+    assert "registration_endpoint" in metadata
