@@ -341,10 +341,10 @@ def test_documents_and_addresses_the_server_must_not_trust_are_refused(live, doc
             refused_page(browser, authorize_url(server, documents.url(path), challenge))
             assert reason in live.log.read_text(), f"{path}: the log says why ({reason})"
         requested = list(documents.requested)
-        for client_id, reason in never_fetched.items():
-            refused_page(browser, authorize_url(server, client_id, challenge))
-            if reason:
-                assert reason in live.log.read_text(), f"{client_id}: the log says {reason}"
+        for unfetched, why in never_fetched.items():
+            refused_page(browser, authorize_url(server, unfetched, challenge))
+            if why:
+                assert why in live.log.read_text(), f"{unfetched}: the log says {why}"
         assert documents.requested == requested, "nothing was fetched for those"
 
         # A valid document whose callbacks do not include the one asked for.
