@@ -227,7 +227,30 @@ OAUTH2_PROVIDER = {
     "ALLOW_LOCALHOST_LOOPBACK": True,
     "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https", *oauth_redirect_schemes_from_env()],
     "REQUEST_APPROVAL_PROMPT": "force",
+    # Client ID Metadata Documents (anchor_site.oauth.client_metadata): an https client_id is
+    # fetched, checked like a registration and kept as an Application, refetched after its
+    # max-age (5 min to 1 day); a URL that failed is not fetched again for 60 s.
+    "CIMD_ENABLED": env_bool("ANCHOR_OAUTH_CIMD", True),
+    "CIMD_METADATA_FETCHER": "anchor_site.oauth.client_metadata.MetadataFetcher",
+    "CIMD_REGISTRATION_PERMISSION_CLASSES": (
+        "anchor_site.oauth.client_metadata.UnclaimedCapPermission",
+    ),
+    "CIMD_FETCH_TIMEOUT_SECONDS": positive_int_from_env("ANCHOR_OAUTH_CIMD_TIMEOUT_S", 5),
+    "CIMD_MAX_DOCUMENT_SIZE": 16 * 1024,
+    "CIMD_METADATA_MIN_AGE_SECONDS": 5 * 60,
+    "CIMD_METADATA_MAX_AGE_SECONDS": 24 * 60 * 60,
+    "CIMD_FAILURE_BACKOFF_SECONDS": 60,
 }
+# For tests only: lets a metadata document be served from this machine (still over https).
+ANCHOR_OAUTH_CIMD_ALLOW_LOOPBACK = env_bool("ANCHOR_OAUTH_CIMD_ALLOW_LOOPBACK", False)
+# Registration attempts per client address, whatever headers they carry (anchor_site.oauth.
+# registration), and the most clients no one owns (registered or from a metadata document;
+# 0: no cap). `manage.py anchor_purge` removes those unused after ANCHOR_OAUTH_UNUSED_CLIENT_DAYS.
+ANCHOR_OAUTH_REGISTRATION_RATE = rate_from_env("ANCHOR_OAUTH_REGISTRATION_RATE", "10/hour")
+ANCHOR_OAUTH_MAX_UNCLAIMED_CLIENTS = non_negative_int_from_env(
+    "ANCHOR_OAUTH_MAX_UNCLAIMED_CLIENTS", 1000
+)
+ANCHOR_OAUTH_UNUSED_CLIENT_DAYS = positive_int_from_env("ANCHOR_OAUTH_UNUSED_CLIENT_DAYS", 7)
 
 # oauth2_provider.W008 says http callbacks are allowed; registration limits them to loopback.
 SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]

@@ -7,7 +7,11 @@
 - OAuth authorization codes, access tokens and refresh tokens that expired or were revoked
   (django-oauth-toolkit's own clean-up), and registration tokens past their expiry;
 - the stored results of committed actions older than the retention: the action row and the
-  audit trail stay; a replay of such an action is refused, saying it was committed.
+  audit trail stay; a replay of such an action is refused, saying it was committed;
+- OAuth clients no one owns (self-registered, or from a metadata document) registered before
+  the cut-off and never used: no code, no token but their registration token (see
+  anchor_site.oauth.unclaimed). This runs before the expired tokens go, so a client whose
+  tokens lapse in this run still stays until the next.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from oauth2_provider.models import (
     get_refresh_token_model,
 )
 
+from anchor_site.oauth.unclaimed import unused_unclaimed_clients
 from workflow.models import PreparedAction, ReviewTicket
 
 UNCOMMITTED = (PreparedAction.PREPARED, PreparedAction.STALE)
@@ -54,7 +59,9 @@ def _oauth_rows() -> int:
     )
 
 
-def purge(*, now: datetime, result_retention: timedelta) -> Purged:
+def purge(
+    *, now: datetime, result_retention: timedelta, unused_client_age: timedelta | None = None
+) -> Purged:
     purged = Purged()
     with transaction.atomic():
         actions, _ = PreparedAction.objects.filter(
@@ -74,6 +81,11 @@ def purge(*, now: datetime, result_retention: timedelta) -> Purged:
         ).update(result=None)
         sessions, _ = Session.objects.filter(expire_date__lt=now).delete()
         purged.counts["expired sessions"] = sessions
+        if unused_client_age is not None:
+            unused = unused_unclaimed_clients(registered_before=now - unused_client_age)
+            # Counted apart from the cascade: the delete also takes their registration tokens.
+            purged.counts["unused registered OAuth clients"] = unused.count()
+            unused.delete()
     before = _oauth_rows()
     clear_expired()  # batches of its own; counts are taken around it
     purged.counts["expired or revoked OAuth codes and tokens"] = before - _oauth_rows()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.urls import URLResolver, include, path
 from oauth2_provider import views as toolkit
 
-from anchor_site.oauth.registration import RegistrationView
+from anchor_site.oauth.registration import RegistrationManagementView, RegistrationView
 from anchor_site.oauth.resource import ProtectedResourceMetadataView
 from anchor_site.oauth.views import ConsentView, SignInView
 
@@ -33,7 +33,7 @@ oauth_patterns = [
     path("oauth/register/", RegistrationView.as_view(), name="dcr-register"),
     path(
         "oauth/register/<str:client_id>/",
-        toolkit.DynamicClientRegistrationManagementView.as_view(),
+        RegistrationManagementView.as_view(),
         name="dcr-register-management",
     ),
     path("oauth/sign-in/", SignInView.as_view(), name="sign-in"),

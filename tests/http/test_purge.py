@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from io import StringIO
 from typing import Any
@@ -10,6 +11,7 @@ import pytest
 from django.contrib.sessions.backends.db import SessionStore
 from django.contrib.sessions.models import Session
 from django.core.management import CommandError, call_command
+from django.test import Client
 from django.utils import timezone
 from oauth2_provider.models import AccessToken as OAuthAccessToken
 from oauth2_provider.models import Application, Grant
@@ -130,3 +132,60 @@ def test_expired_oauth_codes_and_tokens_go(db, django_user_model):
     assert "expired or revoked OAuth codes and tokens: 2" in purge()
     assert list(Grant.objects.values_list("code", flat=True)) == ["new"]
     assert OAuthAccessToken.objects.get().expires == future
+
+
+def registered_client(name: str) -> Application:
+    """A client registered as an MCP client does it: POST /oauth/register/ with no account."""
+    answered = Client().post(
+        "/oauth/register/",
+        data=json.dumps(
+            {
+                "client_name": name,
+                "redirect_uris": ["http://127.0.0.1:33418/callback"],
+                "token_endpoint_auth_method": "none",
+            }
+        ),
+        content_type="application/json",
+    )
+    assert answered.status_code == 201, answered.content
+    return Application.objects.get(client_id=answered.json()["client_id"])
+
+
+def test_registered_clients_never_used_go_after_the_age(db, django_user_model):
+    alice = django_user_model.objects.create_user(username="alice")
+    idle, authorized, signed_in, fresh = (
+        registered_client(name) for name in ("idle", "authorized", "signed in", "fresh")
+    )
+    admin_made = Application.objects.create(
+        name="made by a superuser",
+        client_type=Application.CLIENT_PUBLIC,
+        authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+        redirect_uris="http://127.0.0.1/cb",
+    )
+    owned = registered_client("owned")
+    owned.user = alice
+    owned.save()
+    later = timezone.now() + timedelta(hours=1)
+    Grant.objects.create(
+        user=alice, application=authorized, code="c", expires=later, redirect_uri="http://x/"
+    )
+    OAuthAccessToken.objects.create(
+        user=alice, application=signed_in, token="t", expires=later, scope="mcp"
+    )
+    eight_days_ago = timezone.now() - timedelta(days=8)
+    Application.objects.exclude(pk=fresh.pk).update(created=eight_days_ago)
+
+    printed = purge()
+    assert "unused registered OAuth clients: 1" in printed
+    remaining = set(Application.objects.values_list("name", flat=True))
+    assert remaining == {"authorized", "signed in", "fresh", "made by a superuser", "owned"}
+    assert not OAuthAccessToken.objects.filter(application_id=idle.pk).exists(), (
+        "its registration token went with it"
+    )
+    assert admin_made.pk in set(Application.objects.values_list("pk", flat=True))
+
+    Application.objects.filter(pk=fresh.pk).update(created=timezone.now() - timedelta(days=2))
+    assert "unused registered OAuth clients: 0" in purge()
+    assert "unused registered OAuth clients: 1" in purge("--unused-client-days", "1")
+    with pytest.raises(CommandError):
+        purge("--unused-client-days", "0")
