@@ -113,8 +113,10 @@ class ConsentView(AuthorizationView):
         # On GET the person has not answered: the toolkit is approving on its own, for
         # "skip authorization" or an earlier consent. Only a superuser's client may skip.
         if request.method != "POST":
-            application = get_application_model().objects.select_related("user").get(
-                client_id=credentials["client_id"]
+            application = (
+                get_application_model()
+                .objects.select_related("user")
+                .get(client_id=credentials["client_id"])
             )
             if not consent_may_be_skipped(application):
                 raise ConsentRequired
@@ -146,7 +148,8 @@ class SignInView(LoginView):
     redirect_authenticated_user = True
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-        if request.user.is_authenticated and request.method == "GET" and not self.get_redirect_url():
+        signed_in = request.user.is_authenticated
+        if signed_in and request.method == "GET" and not self.get_redirect_url():
             return self.signed_in_page(request)
         return super().dispatch(request, *args, **kwargs)
 

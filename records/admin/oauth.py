@@ -103,7 +103,9 @@ class ApplicationAdmin(OAuthScopedAdmin, toolkit_admin.ApplicationAdmin):
             return readonly
         return readonly + SUPERUSER_ONLY_APPLICATION_FIELDS
 
-    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any):
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
+    ) -> Any:
         if not reaches_everything(request):
             kwargs["form"] = StaffApplicationForm
         return super().get_form(request, obj, change, **kwargs)

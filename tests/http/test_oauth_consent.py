@@ -15,6 +15,7 @@ from django.contrib.auth import get_user_model
 from oauth2_provider.models import get_access_token_model, get_application_model
 
 from tests.http.oauth_browser import Browser, csrf_token, pkce_pair, redirect_query
+from tests.http.test_live_server import LiveServer, live  # noqa: F401
 from tests.http.test_oauth_flow import (
     PASSWORD,
     REDIRECT_URI,
@@ -225,3 +226,124 @@ def test_staff_signing_in_without_next_land_in_the_admin(live_server):
     landed = sign_in_without_next(live_server.url, "staff-alpha")
     assert landed.status_code == 200
     assert landed.url.path == "/admin/"
+
+
+# --- the finding, tried again against the production server --------------------------------
+
+SET_UP_TEAMS = f"""
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
+from records.membership_services import workspace_membership_add
+users = get_user_model().objects
+staff = users.create_user(username="staff-alpha", password={PASSWORD!r}, is_staff=True)
+staff.user_permissions.set(Permission.objects.filter(
+    content_type__app_label__in=("records", "workflow", "auth", "oauth2_provider")))
+workspace_membership_add(user=staff, workspace_id="team-a")
+bob = users.create_user(username="bob", password={PASSWORD!r})
+workspace_membership_add(user=bob, workspace_id="team-b")
+"""
+GIVE_STAFF_A_CLIENT = f"""
+from django.contrib.auth import get_user_model
+from oauth2_provider.models import get_application_model
+app = get_application_model().objects.create(
+    user=get_user_model().objects.get(username="staff-alpha"), name="alpha tool",
+    client_type="public", authorization_grant_type="authorization-code",
+    redirect_uris={REDIRECT_URI!r})
+print(app.pk, app.client_id)
+"""
+SHOW_CLIENTS = """
+from oauth2_provider.models import get_application_model
+for app in get_application_model().objects.order_by("pk"):
+    print(app.name, app.user_id is not None, app.skip_authorization, app.redirect_uris or "-")
+"""
+SMUGGLED = {
+    "skip_authorization": "on",
+    "redirect_uris": "https://evil.example/cb",
+    "allowed_origins": "https://evil.example",
+}
+
+
+def clients_on_file(served: LiveServer) -> str:
+    """One line per application the server holds: name, has an owner, skips, callbacks."""
+    return served.manage("shell", "--no-imports", "-c", SHOW_CLIENTS).strip()
+
+
+def admin_session(url: str, username: str) -> httpx.Client:
+    http = httpx.Client(base_url=url, follow_redirects=False, timeout=30)
+    form = http.get("/admin/login/")
+    signed_in = http.post(
+        "/admin/login/",
+        data={
+            "csrfmiddlewaretoken": csrf_token(form.text),
+            "username": username,
+            "password": PASSWORD,
+            "next": "/admin/",
+        },
+    )
+    assert signed_in.status_code == 302 and signed_in.headers["Location"] == "/admin/"
+    return http
+
+
+def test_a_staff_member_cannot_send_another_workspace_past_consent(live):  # noqa: F811
+    live.manage("shell", "--no-imports", "-c", SET_UP_TEAMS)
+    staff = admin_session(live.url, "staff-alpha")
+    try:
+        add_page = staff.get("/admin/oauth2_provider/application/add/")
+        assert add_page.status_code == 200
+        assert 'name="skip_authorization"' not in add_page.text
+        assert 'name="redirect_uris"' not in add_page.text
+        refused = staff.post(
+            "/admin/oauth2_provider/application/add/",
+            data={
+                "csrfmiddlewaretoken": csrf_token(add_page.text),
+                "name": "Totally legit",
+                "client_id": "totally-legit",
+                "client_type": "public",
+                "authorization_grant_type": "authorization-code",
+                "algorithm": "",
+                **SMUGGLED,
+            },
+        )
+        assert refused.status_code == 200 and "only a superuser sets those" in refused.text
+        assert clients_on_file(live) == ""
+
+        pk, client_id = live.manage("shell", "--no-imports", "-c", GIVE_STAFF_A_CLIENT).split()
+        change_page = staff.get(f"/admin/oauth2_provider/application/{pk}/change/")
+        assert change_page.status_code == 200
+        changed = staff.post(
+            f"/admin/oauth2_provider/application/{pk}/change/",
+            data={
+                "csrfmiddlewaretoken": csrf_token(change_page.text),
+                "name": "alpha tool",
+                "client_id": client_id,
+                "client_type": "public",
+                "authorization_grant_type": "authorization-code",
+                "algorithm": "",
+                **SMUGGLED,
+            },
+        )
+        assert changed.status_code == 302
+        listed = staff.get("/admin/oauth2_provider/application/")
+        assert "alpha tool" in listed.text, "the staff member sees the client they own"
+    finally:
+        staff.close()
+    assert clients_on_file(live) == f"alpha tool True False {REDIRECT_URI}"
+
+    server = discover(live.url)
+    person = Browser(live.url, "bob", PASSWORD)
+    try:
+        _, challenge = pkce_pair()
+        link = authorize_url(server, client_id, challenge)
+        assert_consent_page(person.open_consent(link), "alpha tool")
+        # Even with the flag on (set by hand in the database), a staff member's client asks.
+        live.manage(
+            "shell",
+            "--no-imports",
+            "-c",
+            "from oauth2_provider.models import get_application_model; "
+            "get_application_model().objects.update(skip_authorization=True)",
+        )
+        assert_consent_page(person.open_consent(link), "alpha tool")
+    finally:
+        person.close()
+    assert "Traceback" not in live.log.read_text()
