@@ -64,6 +64,11 @@ SUPERUSER_ONLY_APPLICATION_FIELDS = (
     "post_logout_redirect_uris",
     "allowed_origins",
 )
+# The consent page (anchor_site.oauth.views) honours the flag on these terms only.
+SKIP_AUTHORIZATION_HELP = (
+    "People are sent to the client without a consent page only while the owner (User) is an "
+    "active superuser; for any other owner, consent is asked anyway."
+)
 
 GRANTS_WITH_REDIRECTS = frozenset(
     {
@@ -108,7 +113,10 @@ class ApplicationAdmin(OAuthScopedAdmin, toolkit_admin.ApplicationAdmin):
     ) -> Any:
         if not reaches_everything(request):
             kwargs["form"] = StaffApplicationForm
-        return super().get_form(request, obj, change, **kwargs)
+        form = super().get_form(request, obj, change, **kwargs)
+        if "skip_authorization" in form.base_fields:
+            form.base_fields["skip_authorization"].help_text = SKIP_AUTHORIZATION_HELP
+        return form
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         if not reaches_everything(request) and not change:

@@ -176,7 +176,12 @@ def test_staff_see_their_own_applications_and_nothing_else(alpha, bravo):
 def test_a_superuser_sets_owner_callbacks_and_skipping(root, alpha):
     client = signed_in(root)
     page = client.get(url("add"))
-    assert set(SUPERUSER_ONLY) <= set(page.context["adminform"].form.fields)
+    fields = page.context["adminform"].form.fields
+    assert set(SUPERUSER_ONLY) <= set(fields)
+    assert (
+        "only while the owner (User) is an active superuser"
+        in fields["skip_authorization"].help_text
+    )
     made = client.post(
         url("add"),
         add_form_post(
