@@ -5,17 +5,26 @@ admin's own login would turn them away). Consent names the client, where it send
 and the workspaces the token will reach, which are the person's memberships, as with personal
 tokens. Before anything is shown, the request must be one the MCP authorization spec allows:
 PKCE with S256, and the resource indicator naming this server's /mcp.
+
+Consent is asked every time, for every client, except one a superuser registered to skip it
+(its owner is an active superuser and "skip authorization" is on): whoever else set the flag,
+and a person's earlier consent (the toolkit's approval_prompt=auto), skip nothing. Every
+redirect back to the client, refusals included, names this server as issuer (RFC 9207).
 """
 
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from django.contrib import admin
 from django.contrib.auth.views import LoginView
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
 from oauth2_provider.exceptions import OAuthToolkitError
+from oauth2_provider.models import get_application_model
+from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import AuthorizationView
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
@@ -46,8 +55,46 @@ def check_resource(request: HttpRequest, resources: list[str], credentials: dict
         )
 
 
+def consent_may_be_skipped(application: Any) -> bool:
+    """Only a superuser registers a client that skips consent, and only while they are one."""
+    owner = application.user
+    return bool(
+        application.skip_authorization
+        and owner is not None
+        and owner.is_active
+        and owner.is_superuser
+    )
+
+
+def with_issuer(request: HttpRequest, redirect_to: str) -> str:
+    """The redirect with exactly one iss, this server's, in its query (RFC 9207 §2)."""
+    if not oauth2_settings.COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS:
+        return redirect_to
+    issuer = oauth2_settings.oauth2_authorization_server_issuer(request)
+    parts = urlsplit(redirect_to)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "iss"]
+    query.append(("iss", issuer))
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+class ConsentRequired(Exception):
+    """The toolkit was about to approve without asking; the consent page is shown instead."""
+
+
 class ConsentView(AuthorizationView):
     template_name = "oauth2_provider/authorize.html"
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().get(request, *args, **kwargs)
+        except ConsentRequired:
+            # The toolkit keeps the page's context (the form included) in oauth2_data before
+            # it decides to approve unasked, so the page is exactly the one it would draw.
+            return self.render_to_response(self.get_context_data(**self.oauth2_data))
+
+    def redirect(self, redirect_to: str, application: Any) -> Any:
+        # Every redirect of this view is an authorization response: a code or an error.
+        return super().redirect(with_issuer(self.request, redirect_to), application)
 
     def validate_authorization_request(self, request: HttpRequest) -> Any:
         scopes, credentials = super().validate_authorization_request(request)
@@ -63,6 +110,16 @@ class ConsentView(AuthorizationView):
     def create_authorization_response(
         self, request: HttpRequest, scopes: Any, credentials: dict[str, Any], allow: bool
     ) -> Any:
+        # On GET the person has not answered: the toolkit is approving on its own, for
+        # "skip authorization" or an earlier consent. Only a superuser's client may skip.
+        if request.method != "POST":
+            application = (
+                get_application_model()
+                .objects.select_related("user")
+                .get(client_id=credentials["client_id"])
+            )
+            if not consent_may_be_skipped(application):
+                raise ConsentRequired
         # The consent form carries the resource in a hidden field, which can be edited.
         if allow:
             check_resource(request, list(credentials.get("resource") or []), credentials)
@@ -84,8 +141,26 @@ class ConsentView(AuthorizationView):
 
 
 class SignInView(LoginView):
+    """Sign-in, usually on the way to the consent page (``next``). Without ``next``, staff
+    land in the admin and everyone else on this page, which then says they are signed in."""
+
     template_name = "oauth2_provider/sign_in.html"
     redirect_authenticated_user = True
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        signed_in = request.user.is_authenticated
+        if signed_in and request.method == "GET" and not self.get_redirect_url():
+            return self.signed_in_page(request)
+        return super().dispatch(request, *args, **kwargs)
+
+    def get_default_redirect_url(self) -> str:
+        if self.request.user.is_staff:
+            return reverse("admin:index")
+        return self.request.path
+
+    def signed_in_page(self, request: HttpRequest) -> HttpResponse:
+        context = {**admin.site.each_context(request), "title": "Signed in to Anchor"}
+        return render(request, "oauth2_provider/signed_in.html", context)
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)

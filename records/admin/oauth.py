@@ -1,8 +1,11 @@
 """OAuth access in the admin: the clients people connected, and the tokens they hold.
 
 django-oauth-toolkit registers admins of its own, unscoped; they are replaced here by the same
-classes made workspace-scoped: a staff member sees their own grants and tokens only (a token
-acts as its user), a superuser sees everyone's. Revoking a token revokes its whole refresh
+classes made workspace-scoped: a staff member sees their own applications, grants and tokens
+only (a token acts as its user), a superuser sees everyone's. What decides where codes go and
+whether a person is asked (the callbacks, "skip authorization", the owner) only a superuser
+sets: a staff member's application is theirs, asks for consent, and has its callbacks set by a
+superuser. Revoking a token revokes its whole refresh
 family, so the client can neither call /mcp nor mint a new token; /mcp checks every request,
 so the stop is immediate.
 """
@@ -15,6 +18,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from oauth2_provider import admin as toolkit_admin
+from oauth2_provider.forms import ApplicationForm
 from oauth2_provider.models import (
     get_access_token_model,
     get_application_model,
@@ -23,7 +27,7 @@ from oauth2_provider.models import (
     get_refresh_token_model,
 )
 
-from records.admin.scoping import WorkspaceScopedAdmin
+from records.admin.scoping import WorkspaceScopedAdmin, reaches_everything
 
 Application = get_application_model()
 OAuthAccessToken = get_access_token_model()
@@ -51,10 +55,76 @@ def revoke_families(refresh_tokens: QuerySet[Any]) -> None:
         OAuthRefreshToken.revoke_family(family)
 
 
+# Where codes are sent, who owns the client and whether consent is asked: a staff member with
+# these would send another workspace's people to a callback of their choosing, unasked.
+SUPERUSER_ONLY_APPLICATION_FIELDS = (
+    "user",
+    "skip_authorization",
+    "redirect_uris",
+    "post_logout_redirect_uris",
+    "allowed_origins",
+)
+# The consent page (anchor_site.oauth.views) honours the flag on these terms only.
+SKIP_AUTHORIZATION_HELP = (
+    "People are sent to the client without a consent page only while the owner (User) is an "
+    "active superuser; for any other owner, consent is asked anyway."
+)
+
+GRANTS_WITH_REDIRECTS = frozenset(
+    {
+        Application.GRANT_AUTHORIZATION_CODE,
+        Application.GRANT_IMPLICIT,
+        Application.GRANT_OPENID_HYBRID,
+    }
+)
+
+
+class StaffApplicationForm(ApplicationForm):
+    """The application form for a staff member, who cannot set callbacks: a grant that needs
+    one is refused with the way forward, before the toolkit's bare "cannot be empty"."""
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        needs_callback = cleaned.get("authorization_grant_type") in GRANTS_WITH_REDIRECTS
+        if needs_callback and not self.instance.redirect_uris.strip():
+            self.add_error(
+                "authorization_grant_type",
+                "This grant sends codes to a redirect URI, and only a superuser sets those: "
+                "ask a superuser to set this application's redirect URIs, or choose "
+                "client credentials.",
+            )
+        return cleaned
+
+
 @admin.register(Application)
 class ApplicationAdmin(OAuthScopedAdmin, toolkit_admin.ApplicationAdmin):
-    # Clients registered dynamically have no owner: superusers only see those.
+    # Clients registered dynamically have no owner: superusers only see those. A staff
+    # member's own applications are theirs by construction (save_model).
     owner_path = "user"
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        readonly = tuple(super().get_readonly_fields(request, obj))
+        if reaches_everything(request):
+            return readonly
+        return readonly + SUPERUSER_ONLY_APPLICATION_FIELDS
+
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        if not reaches_everything(request):
+            kwargs["form"] = StaffApplicationForm
+        form = super().get_form(request, obj, change, **kwargs)
+        if "skip_authorization" in form.base_fields:
+            form.base_fields["skip_authorization"].help_text = SKIP_AUTHORIZATION_HELP
+        return form
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        if not reaches_everything(request) and not change:
+            # Read-only fields are left out of the form, so these hold whatever the model
+            # defaults to; set them here rather than trust that.
+            obj.user = request.user
+            obj.skip_authorization = False
+        super().save_model(request, obj, form, change)
 
 
 @admin.register(OAuthAccessToken)
