@@ -24,6 +24,13 @@ from records.services.many import (
     record_create_many,
     relationship_create_many,
 )
+from records.services.memberships import (
+    access_token_create,
+    access_token_revoke,
+    access_token_touch,
+    workspace_membership_add,
+    workspace_membership_remove,
+)
 from records.services.record_changes import (
     record_alias_add,
     record_alias_remove,
@@ -40,6 +47,9 @@ __all__ = [
     "NewLink",
     "NewRecord",
     "WriteContext",
+    "access_token_create",
+    "access_token_revoke",
+    "access_token_touch",
     "audit_unchanged",
     "can_link_many",
     "collection_alias_add",
@@ -60,4 +70,6 @@ __all__ = [
     "self_mapping_remove",
     "self_mapping_set",
     "workspace_ensure",
+    "workspace_membership_add",
+    "workspace_membership_remove",
 ]

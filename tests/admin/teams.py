@@ -19,9 +19,13 @@ from oauth2_provider.models import Application, Grant, set_token_value
 from oauth2_provider.models import RefreshToken as OAuthRefreshToken
 
 from records import services
-from records.membership_services import access_token_create, workspace_membership_add
 from records.models import AccessToken, AuditEvent, Collection, Record, Relationship
-from records.services import CollectionFields, WriteContext
+from records.services import (
+    CollectionFields,
+    WriteContext,
+    access_token_create,
+    workspace_membership_add,
+)
 from records.trust import clarification_review_create
 from workflow.actions import commit_write, prepare_write
 from workflow.agendas.lifecycle import acknowledge
