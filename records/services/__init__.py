@@ -5,10 +5,13 @@ why; the audit event is written in the same transaction as the change it describ
 counters and the search index move by trigger, so nothing here touches them. Every change to
 an existing record goes through one sequence, record_changes.record_change.
 
-Callers import this package, never its modules: the names below are the whole interface.
+Callers import this package, never its modules: the names below are the whole interface
+(import-linter holds them to it). `audit` is for a write decided outside the store, such as a
+person's decision on a prepared action, which has no service of its own here.
 """
 
-from records.services.audit import WriteContext, audit_unchanged, workspace_ensure
+from records.services.audit_trail import WriteContext, audit, audit_unchanged, workspace_ensure
+from records.services.clarification_reviews import clarification_review_create
 from records.services.collections import (
     CollectionFields,
     collection_alias_add,
@@ -50,8 +53,10 @@ __all__ = [
     "access_token_create",
     "access_token_revoke",
     "access_token_touch",
+    "audit",
     "audit_unchanged",
     "can_link_many",
+    "clarification_review_create",
     "collection_alias_add",
     "collection_alias_remove",
     "collection_create",

@@ -13,7 +13,7 @@ from records.errors import INVALID_INPUT, AnchorError, invalid, not_found
 from records.models import Collection, CollectionAlias
 from records.names import normalize_name
 from records.selectors.serialize import collection_dict
-from records.services.audit import WriteContext, audit, workspace_ensure
+from records.services.audit_trail import WriteContext, audit, workspace_ensure
 
 
 @dataclass(frozen=True)

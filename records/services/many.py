@@ -21,7 +21,7 @@ from records import validation as v
 from records.errors import not_found
 from records.models import AuditEvent, Collection, Record, RecordVersion, Relationship
 from records.selectors.serialize import relationship_dict
-from records.services.audit import WriteContext, audit_event
+from records.services.audit_trail import WriteContext, audit_event
 from records.services.record_changes import new_record_rows
 
 

@@ -20,7 +20,7 @@ from django.utils import timezone
 from records.errors import STORAGE_ERROR, AnchorError, invalid
 from records.models.membership import AccessToken, WorkspaceMembership
 from records.selectors.memberships import token_digest
-from records.services.audit import workspace_ensure
+from records.services.audit_trail import workspace_ensure
 
 logger = logging.getLogger(__name__)
 # Recording every use would make each request a write; once a minute is plenty for an audit of

@@ -15,7 +15,7 @@ from records.errors import ARCHIVED, VERSION_CONFLICT, AnchorError, invalid, not
 from records.models import AuditEvent, Collection, Record, RecordAlias, RecordVersion
 from records.names import normalize_name
 from records.selectors.serialize import iso, record_dict
-from records.services.audit import WriteContext, audit_event
+from records.services.audit_trail import WriteContext, audit_event
 
 # --- the locked, current record ---------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from records import validation as v
 from records.errors import invalid, not_found
 from records.models import Relationship
 from records.selectors.serialize import relationship_dict
-from records.services.audit import WriteContext, audit
+from records.services.audit_trail import WriteContext, audit
 from records.services.record_changes import check_active, lock_record
 
 

@@ -24,9 +24,9 @@ from records.services import (
     CollectionFields,
     WriteContext,
     access_token_create,
+    clarification_review_create,
     workspace_membership_add,
 )
-from records.trust import clarification_review_create
 from workflow.actions import commit_write, prepare_write
 from workflow.agendas.lifecycle import acknowledge
 from workflow.agendas.start import agenda_start
