@@ -9,9 +9,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from records import validation as v
-from records.errors import INVALID_INPUT, AnchorError, invalid, not_found
+from records.errors import INVALID_INPUT, AnchorError, invalid
 from records.models import Collection, CollectionAlias
 from records.names import normalize_name
+from records.selectors.scoped import in_workspace
 from records.selectors.serialize import collection_dict
 from records.services.audit_trail import WriteContext, audit, workspace_ensure
 
@@ -76,15 +77,12 @@ def _check_collection_name_free(
 
 
 def _collection_for_update(ctx: WriteContext, collection_id: Any, field: str) -> Collection:
-    collection_id = v.entity_id(collection_id, field)
-    collection = (
-        Collection.objects.select_for_update()
-        .filter(workspace_id=ctx.workspace_id, pk=collection_id)
-        .first()
+    return in_workspace(
+        Collection.objects.select_for_update(),
+        workspace_id=ctx.workspace_id,
+        pk=v.entity_id(collection_id, field),
+        kind="collection",
     )
-    if collection is None:
-        raise not_found("collection", collection_id)
-    return collection
 
 
 def collection_create(*, ctx: WriteContext, fields: CollectionFields) -> Collection:
