@@ -15,8 +15,7 @@ from django.utils import timezone
 
 from records.ids import is_valid_id
 from records.models import AuditEvent, Record
-from records.services import WriteContext
-from records.services.audit import audit
+from records.services import WriteContext, audit
 from workflow.models import PreparedAction
 
 APPROVED = "action.approved"

@@ -16,8 +16,8 @@ from rest_framework.exceptions import AuthenticationFailed
 
 from anchor_site.oauth.resource import MCP_SCOPE, resource_metadata_url
 from anchor_site.oauth.tokens import oauth_token_for
-from records.membership_services import access_token_find
 from records.models.membership import AccessToken
+from records.selectors import access_token_find
 
 REALM = "anchor"
 PERSONAL_TOKEN_PREFIX = "anchor_"

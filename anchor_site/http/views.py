@@ -30,8 +30,8 @@ from rest_framework.renderers import JSONRenderer
 from anchor_site.http.authentication import HOW_TO_GET_ONE, AccessTokenAuthentication
 from anchor_site.http.transport import check_transport
 from anchor_site.http.workspace import WORKSPACE_HEADER, scope_for_user
-from records.membership_services import access_token_touch
 from records.models.membership import AccessToken
+from records.services import access_token_touch
 from workflow.mcp.arguments import plain_json_refusal
 from workflow.mcp.calls import cancel_http_call, was_cancelled
 from workflow.mcp.jsonrpc import (

@@ -1,5 +1,5 @@
 """Who may use /mcp: access tokens (created here and shown once, revoked, never edited or
-read back) and workspace memberships. Both write through records.membership_services.
+read back) and workspace memberships. Both write through records.services.
 
 A staff member manages their own tokens only: a token acts as its user over /mcp, so minting
 one for someone else would be acting as them. Tokens of other people and every membership are
@@ -17,13 +17,13 @@ from django.template.response import TemplateResponse
 
 from records.admin.common import ServiceWriteAdmin, copy_saved
 from records.admin.scoping import reaches_everything
-from records.membership_services import (
+from records.models.membership import AccessToken, WorkspaceMembership
+from records.services import (
     access_token_create,
     access_token_revoke,
     workspace_membership_add,
     workspace_membership_remove,
 )
-from records.models.membership import AccessToken, WorkspaceMembership
 
 
 class TokenStateFilter(admin.SimpleListFilter):

@@ -1,7 +1,7 @@
 """The audit trail, record versions and revision counters: read-only, filterable, scannable.
 
 The one thing a person adds here is a verdict on an agent-reported clarification (confirmed or
-disputed). It goes through records.trust, which keeps the verdict beside the append-only event
+disputed). It goes through records.services, which keeps the verdict beside the append-only event
 and audits the verdict itself.
 """
 
@@ -23,7 +23,7 @@ from records.admin.common import ReadOnlyAdmin, admin_context, json_block, repor
 from records.admin.timeline import readable_kind
 from records.errors import AnchorError
 from records.models import AuditEvent, ClarificationReview, RecordVersion, RevisionCounter
-from records.trust import clarification_review_create
+from records.services import clarification_review_create
 
 
 class HasClarificationFilter(admin.SimpleListFilter):

@@ -15,6 +15,7 @@ from records import approval, services
 from records.approval import Touched
 from records.errors import VERSION_CONFLICT, AnchorError
 from records.models import Record, RecordVersion, RevisionCounter
+from records.selectors import in_workspace
 from records.services import WriteContext
 from records.validation import canonical_json
 
@@ -62,7 +63,12 @@ def lock_loaded_state(
     ctx: WriteContext, record_id: str, loaded_version: int, loaded_links: int
 ) -> Record:
     """Lock the record and refuse unless it is still exactly what the person was looking at."""
-    record = Record.objects.select_for_update().get(workspace_id=ctx.workspace_id, pk=record_id)
+    record = in_workspace(
+        Record.objects.select_for_update(),
+        workspace_id=ctx.workspace_id,
+        pk=record_id,
+        kind="record",
+    )
     message = stale_message(record, loaded_version, loaded_links)
     if message:
         raise AnchorError(

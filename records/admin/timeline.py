@@ -13,7 +13,7 @@ from typing import Any
 from django.urls import reverse
 
 from records.models import AuditEvent, Record
-from records.trust import ClarificationVerdict, clarification_reviews_for
+from records.selectors import ClarificationVerdict, clarification_reviews_for
 from records.validation import canonical_json
 
 HEADLINES = {

@@ -1,4 +1,4 @@
-"""Every read of the store: catalog, context, history, search, traversal and totals.
+"""Every read of the store: catalog, context, history, search, traversal, totals and tokens.
 
 Selectors take keyword-only arguments, filter by workspace before anything else, and raise
 AnchorError naming the field and the fix; callers (MCP tools, admin, workflow) only wrap results.
@@ -6,18 +6,34 @@ AnchorError naming the field and the fix; callers (MCP tools, admin, workflow) o
 
 from records.selectors.aggregation import aggregate
 from records.selectors.catalog import collection_list
+from records.selectors.clarification_reviews import ClarificationVerdict, clarification_reviews_for
 from records.selectors.context import record_context, record_contexts
 from records.selectors.history import collection_history, record_history
+from records.selectors.memberships import (
+    TOKEN_PATTERN,
+    access_token_find,
+    token_digest,
+    user_for_username,
+)
+from records.selectors.scoped import check_active, in_workspace
 from records.selectors.search import search_records
 from records.selectors.traversal import traverse
 
 __all__ = [
+    "ClarificationVerdict",
+    "TOKEN_PATTERN",
+    "access_token_find",
     "aggregate",
+    "check_active",
+    "clarification_reviews_for",
     "collection_history",
     "collection_list",
+    "in_workspace",
     "record_context",
     "record_contexts",
     "record_history",
     "search_records",
+    "token_digest",
     "traverse",
+    "user_for_username",
 ]

@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from records import validation as v
-from records.errors import invalid, not_found
+from records.errors import invalid
 from records.models import Collection, Record
 from records.selectors import arguments as args
 from records.selectors.casefold import title_contains
 from records.selectors.fulltext import matching_ids, require_fulltext, text_words
 from records.selectors.jsonpath import DataField
+from records.selectors.scoped import in_workspace
 from records.selectors.sql import Sql, all_of, any_of, vendor
 
 MAX_QUERY_LENGTH = v.MAX_TITLE
@@ -77,11 +78,13 @@ def parse_criteria(
     linked_to: Any = None,
 ) -> Criteria:
     collection_id = args.optional_id(collection_id, "collection_id")
-    if (
-        collection_id is not None
-        and not Collection.objects.filter(workspace_id=workspace_id, pk=collection_id).exists()
-    ):
-        raise not_found("collection", collection_id)
+    if collection_id is not None:
+        in_workspace(
+            Collection.objects.values("pk"),
+            workspace_id=workspace_id,
+            pk=collection_id,
+            kind="collection",
+        )
     words = None
     if text is not None:
         words = text_words(text)
@@ -297,8 +300,9 @@ def _parse_linked_to(workspace_id: str, value: Any) -> LinkedTo | None:
         value, "linked_to", {"record_id", "relationship_types", "direction"}, {"record_id"}
     )
     record_id = v.record_id(value["record_id"], "linked_to.record_id")
-    if not Record.objects.filter(workspace_id=workspace_id, pk=record_id).exists():
-        raise not_found("record", record_id)
+    in_workspace(
+        Record.objects.values("pk"), workspace_id=workspace_id, pk=record_id, kind="record"
+    )
     return LinkedTo(
         record_id=record_id,
         relationship_types=args.relationship_types(

@@ -9,10 +9,10 @@ from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 
 from records import validation as v
-from records.errors import not_found
 from records.models import AuditEvent, Record, Relationship
 from records.selectors.arguments import bounded_int, timestamp
 from records.selectors.history import history_cursor, history_fingerprint
+from records.selectors.scoped import in_workspace
 from records.selectors.serialize import CLARIFICATION_NOTE, event_dicts, iso, record_dict
 from records.selectors.versions import state_as_of
 
@@ -38,13 +38,12 @@ def record_context(
     )
     event_limit = bounded_int(event_limit, "event_limit", low=0, high=MAX_EVENTS)
     at = None if as_of is None else timestamp(as_of, "as_of")
-    record = (
-        Record.objects.select_related("collection")
-        .filter(workspace_id=workspace_id, pk=record_id)
-        .first()
+    record = in_workspace(
+        Record.objects.select_related("collection"),
+        workspace_id=workspace_id,
+        pk=record_id,
+        kind="record",
     )
-    if record is None:
-        raise not_found("record", record_id)
     result: dict[str, Any] = {
         "record": record_dict(record) if at is None else state_as_of(record, at),
         "links": _links(workspace_id, record_id, relationship_limit, at),

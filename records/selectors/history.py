@@ -7,10 +7,11 @@ from typing import Any
 from django.db.models import Q, QuerySet
 
 from records import validation as v
-from records.errors import invalid, not_found
+from records.errors import invalid
 from records.models import AuditEvent, Collection, Record
 from records.selectors.arguments import bounded_int, timestamp
 from records.selectors.cursors import decode_cursor, encode_cursor, fingerprint
+from records.selectors.scoped import in_workspace
 from records.selectors.serialize import CLARIFICATION_NOTE, event_dicts, iso, parse_iso_key
 from records.selectors.versions import state_as_of
 
@@ -31,9 +32,7 @@ def record_history(
     (NOT_FOUND when it did not exist yet).
     """
     record_id = v.record_id(record_id)
-    record = Record.objects.filter(workspace_id=workspace_id, pk=record_id).first()
-    if record is None:
-        raise not_found("record", record_id)
+    record = in_workspace(Record.objects, workspace_id=workspace_id, pk=record_id, kind="record")
     at = None if as_of is None else timestamp(as_of, "as_of")
     events = AuditEvent.objects.filter(workspace_id=workspace_id, record_id=record_id)
     extra: dict[str, Any] = {"record_id": record_id}
@@ -49,8 +48,12 @@ def collection_history(
 ) -> dict[str, Any]:
     """Events about the collection itself (creation, edits, aliases, policy), not its records."""
     collection_id = v.entity_id(collection_id, "collection_id")
-    if not Collection.objects.filter(workspace_id=workspace_id, pk=collection_id).exists():
-        raise not_found("collection", collection_id)
+    in_workspace(
+        Collection.objects.values("pk"),
+        workspace_id=workspace_id,
+        pk=collection_id,
+        kind="collection",
+    )
     events = AuditEvent.objects.filter(
         workspace_id=workspace_id, collection_id=collection_id, entity_type="collection"
     )

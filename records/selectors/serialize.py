@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from records.errors import invalid
 from records.models import AuditEvent, Collection, Record, RecordVersion, Relationship
+from records.selectors.clarification_reviews import clarification_reviews_for
 from records.validation import canonical_json
 
 View = Literal["state", "write", "read"]
@@ -134,8 +135,6 @@ def _event_dict(event: AuditEvent) -> dict[str, Any]:
 
 def event_dicts(events: list[AuditEvent]) -> list[dict[str, Any]]:
     """Events as dicts, each agent-reported clarification with a person's verdict if any."""
-    from records.trust import clarification_reviews_for  # trust imports services; keep lazy
-
     verdicts = clarification_reviews_for(e.pk for e in events if e.agent_reported_clarification)
     result = []
     for event in events:

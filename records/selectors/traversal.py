@@ -13,9 +13,9 @@ from typing import Any
 from django.utils.dateparse import parse_datetime
 
 from records import validation as v
-from records.errors import not_found
 from records.models import Collection, Record
 from records.selectors import arguments as args
+from records.selectors.scoped import in_workspace
 from records.selectors.serialize import iso
 from records.selectors.sql import Sql, fetch_all, placeholders, vendor
 
@@ -41,18 +41,19 @@ def traverse(
     direction = args.direction(direction, "direction", default="both")
     types = args.relationship_types(relationship_types, "relationship_types")
     collection_id = args.optional_id(collection_id, "collection_id")
-    if (
-        collection_id is not None
-        and not Collection.objects.filter(workspace_id=workspace_id, pk=collection_id).exists()
-    ):
-        raise not_found("collection", collection_id)
-    start = (
-        Record.objects.filter(workspace_id=workspace_id, pk=start_id)
-        .values("id", "title", "collection_id", "archived_at")
-        .first()
+    if collection_id is not None:
+        in_workspace(
+            Collection.objects.values("pk"),
+            workspace_id=workspace_id,
+            pk=collection_id,
+            kind="collection",
+        )
+    start = in_workspace(
+        Record.objects.values("id", "title", "collection_id", "archived_at"),
+        workspace_id=workspace_id,
+        pk=start_id,
+        kind="record",
     )
-    if start is None:
-        raise not_found("record", start_id)
 
     walk = _Walk(max_nodes)
     walk.visit(start["id"], start["title"], start["collection_id"], start["archived_at"], 0, [])

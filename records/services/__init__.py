@@ -5,10 +5,13 @@ why; the audit event is written in the same transaction as the change it describ
 counters and the search index move by trigger, so nothing here touches them. Every change to
 an existing record goes through one sequence, record_changes.record_change.
 
-Callers import this package, never its modules: the names below are the whole interface.
+Callers import this package, never its modules: the names below are the whole interface
+(import-linter holds them to it). `audit` is for a write decided outside the store, such as a
+person's decision on a prepared action, which has no service of its own here.
 """
 
-from records.services.audit import WriteContext, audit_unchanged, workspace_ensure
+from records.services.audit_trail import WriteContext, audit, audit_unchanged, workspace_ensure
+from records.services.clarification_reviews import clarification_review_create
 from records.services.collections import (
     CollectionFields,
     collection_alias_add,
@@ -23,6 +26,13 @@ from records.services.many import (
     can_link_many,
     record_create_many,
     relationship_create_many,
+)
+from records.services.memberships import (
+    access_token_create,
+    access_token_revoke,
+    access_token_touch,
+    workspace_membership_add,
+    workspace_membership_remove,
 )
 from records.services.record_changes import (
     record_alias_add,
@@ -40,8 +50,13 @@ __all__ = [
     "NewLink",
     "NewRecord",
     "WriteContext",
+    "access_token_create",
+    "access_token_revoke",
+    "access_token_touch",
+    "audit",
     "audit_unchanged",
     "can_link_many",
+    "clarification_review_create",
     "collection_alias_add",
     "collection_alias_remove",
     "collection_create",
@@ -60,4 +75,6 @@ __all__ = [
     "self_mapping_remove",
     "self_mapping_set",
     "workspace_ensure",
+    "workspace_membership_add",
+    "workspace_membership_remove",
 ]

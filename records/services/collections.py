@@ -1,19 +1,26 @@
-"""Collections: create, describe, set their approval policy, and name them by aliases."""
+"""Collections: create, describe, set their approval policy, and name them by aliases.
+
+Every change to an existing collection goes through one sequence, collection_change, as every
+change to a record goes through record_changes.record_change.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
 from records import validation as v
-from records.errors import INVALID_INPUT, AnchorError, invalid, not_found
+from records.errors import INVALID_INPUT, AnchorError, invalid
 from records.models import Collection, CollectionAlias
 from records.names import normalize_name
+from records.selectors.scoped import in_workspace
 from records.selectors.serialize import collection_dict
-from records.services.audit import WriteContext, audit, workspace_ensure
+from records.services.audit_trail import WriteContext, audit, workspace_ensure
 
 
 @dataclass(frozen=True)
@@ -76,15 +83,47 @@ def _check_collection_name_free(
 
 
 def _collection_for_update(ctx: WriteContext, collection_id: Any, field: str) -> Collection:
-    collection_id = v.entity_id(collection_id, field)
-    collection = (
-        Collection.objects.select_for_update()
-        .filter(workspace_id=ctx.workspace_id, pk=collection_id)
-        .first()
+    return in_workspace(
+        Collection.objects.select_for_update(),
+        workspace_id=ctx.workspace_id,
+        pk=v.entity_id(collection_id, field),
+        kind="collection",
     )
-    if collection is None:
-        raise not_found("collection", collection_id)
-    return collection
+
+
+# Validates against the locked collection (raising AnchorError to refuse) and returns the
+# columns that change and their new values; it may write alias rows of its own.
+CollectionChangeFn = Callable[[Collection, datetime], dict[str, Any]]
+
+
+def collection_change(
+    ctx: WriteContext, *, collection_id: Any, kind: str, change: CollectionChangeFn
+) -> Collection:
+    """The one sequence every change to a collection goes through, in one transaction: lock it,
+    keep its state, let `change` decide (and write its alias rows), save the columns it names
+    with updated_at, and audit one event of `kind`, all stamped with one time. A change that
+    names no column (an alias) leaves the collection's row and updated_at as they were."""
+    with transaction.atomic():
+        collection = _collection_for_update(ctx, collection_id, "collection_id")
+        before = collection_dict(collection, view="state")
+        now = timezone.now()
+        fields = change(collection, now)
+        if fields:
+            for name, value in fields.items():
+                setattr(collection, name, value)
+            collection.updated_at = now
+            collection.save(update_fields=[*fields, "updated_at"])
+        audit(
+            ctx,
+            kind=kind,
+            entity_type="collection",
+            entity_id=collection.pk,
+            collection_id=collection.pk,
+            before=before,
+            after=collection_dict(collection, view="state"),
+            at=now,
+        )
+        return collection
 
 
 def collection_create(*, ctx: WriteContext, fields: CollectionFields) -> Collection:
@@ -120,60 +159,40 @@ def collection_create(*, ctx: WriteContext, fields: CollectionFields) -> Collect
 def collection_update(
     *, ctx: WriteContext, collection_id: Any, fields: CollectionFields
 ) -> Collection:
-    with transaction.atomic():
-        collection = _collection_for_update(ctx, collection_id, "collection_id")
-        before = collection_dict(collection, view="state")
-        normalized = normalize_name(fields.name)
+    normalized = normalize_name(fields.name)
+
+    def describe(collection: Collection, now: datetime) -> dict[str, Any]:
         if normalized != collection.normalized_name:
             _check_collection_name_free(ctx, normalized, field="name", exclude_id=collection.pk)
-        now = timezone.now()
-        collection.name = fields.name
-        collection.normalized_name = normalized
-        collection.purpose = fields.purpose
-        collection.record_meaning = fields.record_meaning
-        collection.typical_fields = fields.typical_fields
-        collection.relationship_guidance = fields.relationship_guidance
-        collection.updated_at = now
-        collection.save()
-        audit(
-            ctx,
-            kind="collection.updated",
-            entity_type="collection",
-            entity_id=collection.pk,
-            collection_id=collection.pk,
-            before=before,
-            after=collection_dict(collection, view="state"),
-            at=now,
-        )
-        return collection
+        return {
+            "name": fields.name,
+            "normalized_name": normalized,
+            "purpose": fields.purpose,
+            "record_meaning": fields.record_meaning,
+            "typical_fields": fields.typical_fields,
+            "relationship_guidance": fields.relationship_guidance,
+        }
+
+    return collection_change(
+        ctx, collection_id=collection_id, kind="collection.updated", change=describe
+    )
 
 
 def collection_set_requires_approval(
     *, ctx: WriteContext, collection_id: Any, requires_approval: bool
 ) -> Collection:
-    with transaction.atomic():
-        collection = _collection_for_update(ctx, collection_id, "collection_id")
-        before = collection_dict(collection, view="state")
-        now = timezone.now()
-        collection.requires_approval = bool(requires_approval)
-        collection.updated_at = now
-        collection.save(update_fields=["requires_approval", "updated_at"])
-        audit(
-            ctx,
-            kind="collection.policy_changed",
-            entity_type="collection",
-            entity_id=collection.pk,
-            collection_id=collection.pk,
-            before=before,
-            after=collection_dict(collection, view="state"),
-            at=now,
-        )
-        return collection
+    return collection_change(
+        ctx,
+        collection_id=collection_id,
+        kind="collection.policy_changed",
+        change=lambda collection, now: {"requires_approval": bool(requires_approval)},
+    )
 
 
 def collection_alias_add(*, ctx: WriteContext, collection_id: Any, alias: Any) -> CollectionAlias:
-    with transaction.atomic():
-        collection = _collection_for_update(ctx, collection_id, "collection_id")
+    created: list[CollectionAlias] = []
+
+    def add(collection: Collection, now: datetime) -> dict[str, Any]:
         alias_text = v.name(alias, "alias")
         normalized = normalize_name(alias_text)
         if collection.aliases.count() >= v.MAX_ALIASES:
@@ -184,32 +203,24 @@ def collection_alias_add(*, ctx: WriteContext, collection_id: Any, alias: Any) -
         ):
             raise invalid("alias", f"{alias_text!r} already names this collection.")
         _check_collection_name_free(ctx, normalized, field="alias", exclude_id=collection.pk)
-        before = collection_dict(collection, view="state")
-        now = timezone.now()
-        created = CollectionAlias.objects.create(
-            workspace_id=ctx.workspace_id,
-            collection=collection,
-            alias=alias_text,
-            normalized_alias=normalized,
-            created_by=ctx.actor_id,
-            created_at=now,
+        created.append(
+            CollectionAlias.objects.create(
+                workspace_id=ctx.workspace_id,
+                collection=collection,
+                alias=alias_text,
+                normalized_alias=normalized,
+                created_by=ctx.actor_id,
+                created_at=now,
+            )
         )
-        audit(
-            ctx,
-            kind="collection.alias_added",
-            entity_type="collection",
-            entity_id=collection.pk,
-            collection_id=collection.pk,
-            before=before,
-            after=collection_dict(collection, view="state"),
-            at=now,
-        )
-        return created
+        return {}
+
+    collection_change(ctx, collection_id=collection_id, kind="collection.alias_added", change=add)
+    return created[0]
 
 
 def collection_alias_remove(*, ctx: WriteContext, collection_id: Any, alias: Any) -> None:
-    with transaction.atomic():
-        collection = _collection_for_update(ctx, collection_id, "collection_id")
+    def remove(collection: Collection, now: datetime) -> dict[str, Any]:
         alias_text = v.name(alias, "alias")
         existing = collection.aliases.filter(normalized_alias=normalize_name(alias_text)).first()
         if existing is None:
@@ -218,16 +229,9 @@ def collection_alias_remove(*, ctx: WriteContext, collection_id: Any, alias: Any
                 f"alias: collection {collection.name!r} has no alias {alias_text!r}.",
                 field="alias",
             )
-        before = collection_dict(collection, view="state")
         existing.delete()
-        now = timezone.now()
-        audit(
-            ctx,
-            kind="collection.alias_removed",
-            entity_type="collection",
-            entity_id=collection.pk,
-            collection_id=collection.pk,
-            before=before,
-            after=collection_dict(collection, view="state"),
-            at=now,
-        )
+        return {}
+
+    collection_change(
+        ctx, collection_id=collection_id, kind="collection.alias_removed", change=remove
+    )

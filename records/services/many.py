@@ -18,10 +18,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from records import validation as v
-from records.errors import not_found
 from records.models import AuditEvent, Collection, Record, RecordVersion, Relationship
+from records.selectors.scoped import in_workspace
 from records.selectors.serialize import relationship_dict
-from records.services.audit import WriteContext, audit_event
+from records.services.audit_trail import WriteContext, audit_event
 from records.services.record_changes import new_record_rows
 
 
@@ -39,10 +39,12 @@ def record_create_many(*, collection_id: Any, rows: list[NewRecord]) -> list[Rec
     workspace_id = rows[0].ctx.workspace_id
     checked = [(row.ctx, v.title(row.title), v.json_object("data", row.data)) for row in rows]
     with transaction.atomic():
-        collection_id = v.entity_id(collection_id, "collection_id")
-        collection = Collection.objects.filter(workspace_id=workspace_id, pk=collection_id).first()
-        if collection is None:
-            raise not_found("collection", collection_id)
+        collection = in_workspace(
+            Collection.objects,
+            workspace_id=workspace_id,
+            pk=v.entity_id(collection_id, "collection_id"),
+            kind="collection",
+        )
         written = [new_record_rows(ctx, collection, title, data) for ctx, title, data in checked]
         records = [record for record, _, _ in written]
         versions = [version for _, version, _ in written]

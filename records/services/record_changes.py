@@ -11,36 +11,23 @@ from django.db import transaction
 from django.utils import timezone
 
 from records import validation as v
-from records.errors import ARCHIVED, VERSION_CONFLICT, AnchorError, invalid, not_found
+from records.errors import VERSION_CONFLICT, AnchorError, invalid
 from records.models import AuditEvent, Collection, Record, RecordAlias, RecordVersion
 from records.names import normalize_name
-from records.selectors.serialize import iso, record_dict
-from records.services.audit import WriteContext, audit_event
+from records.selectors.scoped import check_active, in_workspace
+from records.selectors.serialize import record_dict
+from records.services.audit_trail import WriteContext, audit_event
 
 # --- the locked, current record ---------------------------------------------------------------
 
 
 def lock_record(ctx: WriteContext, record_id: Any, field: str = "record_id") -> Record:
-    record_id = v.record_id(record_id, field)
-    record = (
-        Record.objects.select_for_update()
-        .filter(workspace_id=ctx.workspace_id, pk=record_id)
-        .first()
+    return in_workspace(
+        Record.objects.select_for_update(),
+        workspace_id=ctx.workspace_id,
+        pk=v.record_id(record_id, field),
+        kind="record",
     )
-    if record is None:
-        raise not_found("record", record_id)
-    return record
-
-
-def check_active(record: Record, doing: str) -> None:
-    if record.archived_at is not None:
-        raise AnchorError(
-            ARCHIVED,
-            f"Record {record.pk} ({record.title!r}) is archived; {doing} is not allowed on "
-            "archived records.",
-            record_id=record.pk,
-            archived_at=iso(record.archived_at),
-        )
 
 
 def lock_current(
@@ -167,12 +154,12 @@ def record_create(*, ctx: WriteContext, collection_id: Any, title: Any, data: An
     title_text = v.title(title)
     data_obj = v.json_object("data", data)
     with transaction.atomic():
-        collection_id = v.entity_id(collection_id, "collection_id")
-        collection = Collection.objects.filter(
-            workspace_id=ctx.workspace_id, pk=collection_id
-        ).first()
-        if collection is None:
-            raise not_found("collection", collection_id)
+        collection = in_workspace(
+            Collection.objects,
+            workspace_id=ctx.workspace_id,
+            pk=v.entity_id(collection_id, "collection_id"),
+            kind="collection",
+        )
         record, version, event = new_record_rows(ctx, collection, title_text, data_obj)
         record.save(force_insert=True)
         _version_written(version, event)

@@ -8,11 +8,12 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from records import validation as v
-from records.errors import invalid, not_found
+from records.errors import invalid
 from records.models import Relationship
+from records.selectors.scoped import check_active, in_workspace
 from records.selectors.serialize import relationship_dict
-from records.services.audit import WriteContext, audit
-from records.services.record_changes import check_active, lock_record
+from records.services.audit_trail import WriteContext, audit
+from records.services.record_changes import lock_record
 
 
 def relationship_create(
@@ -64,14 +65,12 @@ def relationship_delete(*, ctx: WriteContext, relationship_id: Any) -> dict[str,
     """Remove a link (also between archived records, so wrong links can always be corrected)."""
     relationship_id = v.entity_id(relationship_id, "relationship_id")
     with transaction.atomic():
-        rel = (
-            Relationship.objects.select_for_update()
-            .select_related("source", "target")
-            .filter(workspace_id=ctx.workspace_id, pk=relationship_id)
-            .first()
+        rel = in_workspace(
+            Relationship.objects.select_for_update().select_related("source", "target"),
+            workspace_id=ctx.workspace_id,
+            pk=relationship_id,
+            kind="relationship",
         )
-        if rel is None:
-            raise not_found("relationship", relationship_id)
         state = {**relationship_dict(rel), "target_title": rel.target.title}
         rel.delete()
         now = timezone.now()

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from records.errors import NEEDS_CLARIFICATION, AnchorError
 from records.models import SelfMapping
-from records.services.audit import WriteContext, audit
+from records.services.audit_trail import WriteContext, audit
 from records.services.record_changes import lock_current
 
 

@@ -19,10 +19,14 @@ from oauth2_provider.models import Application, Grant, set_token_value
 from oauth2_provider.models import RefreshToken as OAuthRefreshToken
 
 from records import services
-from records.membership_services import access_token_create, workspace_membership_add
 from records.models import AccessToken, AuditEvent, Collection, Record, Relationship
-from records.services import CollectionFields, WriteContext
-from records.trust import clarification_review_create
+from records.services import (
+    CollectionFields,
+    WriteContext,
+    access_token_create,
+    clarification_review_create,
+    workspace_membership_add,
+)
 from workflow.actions import commit_write, prepare_write
 from workflow.agendas.lifecycle import acknowledge
 from workflow.agendas.start import agenda_start

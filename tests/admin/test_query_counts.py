@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from records import services
-from records.membership_services import workspace_membership_add
+from records.services import workspace_membership_add
 from tests.conftest import make_collection, make_record
 
 

@@ -18,7 +18,6 @@ from django.test import Client
 from django.urls import reverse
 
 from records.admin.scoping import WorkspaceScopedAdmin
-from records.membership_services import workspace_membership_add
 from records.models import (
     AccessToken,
     ClarificationReview,
@@ -27,6 +26,7 @@ from records.models import (
     Relationship,
     WorkspaceMembership,
 )
+from records.services import workspace_membership_add
 from tests.admin.forms import page_post_data
 from tests.admin.teams import Team
 from workflow.models import PreparedAction

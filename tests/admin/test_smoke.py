@@ -8,8 +8,7 @@ from django.urls import reverse
 
 from records import services
 from records.models import AuditEvent
-from records.services import WriteContext
-from records.trust import clarification_review_create
+from records.services import WriteContext, clarification_review_create
 
 REGISTERED = sorted(admin.site._registry.items(), key=lambda item: item[0]._meta.label)
 

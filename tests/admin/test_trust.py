@@ -1,5 +1,5 @@
 """A person confirms or disputes an agent-reported clarification; the verdict is kept beside
-the append-only event, audited, and readable through records.trust."""
+the append-only event, audited, and readable through records.selectors."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from django.urls import reverse
 from records import services
 from records.errors import AnchorError
 from records.models import AuditEvent
-from records.services import WriteContext
-from records.trust import clarification_review_create, clarification_reviews_for
+from records.selectors import clarification_reviews_for
+from records.services import WriteContext, clarification_review_create
 
 
 @pytest.fixture
@@ -58,6 +58,39 @@ def test_latest_verdict_stands_and_reviews_are_counted(ctx, clarified):
         2,
     )
     assert clarification_reviews_for([clarified.pk], workspace_id="elsewhere") == {}
+
+
+def test_a_verdicts_event_keeps_everything_its_context_says(clarified):
+    """The verdict is audited like every write: its own reason, clarification, evidence, action
+    and item index are kept, not only who decided and why."""
+    person = WriteContext(
+        workspace_id="local",
+        actor_id="user:maya",
+        decision_reason="Checked with the hiring lead.",
+        clarification="The lead said Kriat is Kirat.",
+        review_evidence=[{"seen": "interview notes"}],
+        action_id="act-verdict-1",
+        item_index=2,
+    )
+    clarification_review_create(ctx=person, event_id=clarified.pk, state="confirmed")
+    event = AuditEvent.objects.get(kind="clarification.confirmed")
+    assert {
+        "decision_reason": event.decision_reason,
+        "agent_reported_clarification": event.agent_reported_clarification,
+        "review_evidence": event.review_evidence,
+        "action_id": event.action_id,
+        "item_index": event.item_index,
+        "entity": (event.entity_type, event.entity_id, event.record_id),
+        "before": event.before,
+    } == {
+        "decision_reason": "Checked with the hiring lead.",
+        "agent_reported_clarification": "The lead said Kriat is Kirat.",
+        "review_evidence": [{"seen": "interview notes"}],
+        "action_id": "act-verdict-1",
+        "item_index": 2,
+        "entity": ("audit_event", str(clarified.pk), clarified.record_id),
+        "before": None,
+    }, "the verdict's audit event dropped part of its write context"
 
 
 def test_events_without_a_clarification_cannot_be_reviewed(hiring):

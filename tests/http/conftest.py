@@ -21,7 +21,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from records.membership_services import access_token_create, workspace_membership_add
+from records.services import access_token_create, workspace_membership_add
 from tests.envelope import expect_ok, expect_refused
 
 MCP_URL = "/mcp"

@@ -6,9 +6,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from records.membership_services import access_token_create, access_token_find, token_digest
 from records.models import Workspace
 from records.models.membership import AccessToken, WorkspaceMembership
+from records.selectors import access_token_find, token_digest
+from records.services import access_token_create
 
 CHANGELISTS = ["records_accesstoken", "records_workspacemembership"]
 

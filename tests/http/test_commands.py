@@ -8,9 +8,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from records.membership_services import access_token_find, token_digest
 from records.models import Workspace
 from records.models.membership import AccessToken, WorkspaceMembership
+from records.selectors import access_token_find, token_digest
 
 
 def run(*args: str) -> tuple[str, str]:

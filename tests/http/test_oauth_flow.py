@@ -26,7 +26,7 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAu
 from oauth2_provider.models import get_access_token_model, get_refresh_token_model
 from pydantic import AnyUrl
 
-from records.membership_services import access_token_create, workspace_membership_add
+from records.services import access_token_create, workspace_membership_add
 from tests.e2e.server import call_ok
 from tests.http.oauth_browser import Browser, pkce_pair, redirect_query
 from tests.http.test_live_server import LiveServer, guarded_write, live  # noqa: F401

@@ -8,8 +8,8 @@ import pytest
 from django.contrib.sessions.models import Session
 from django.test import Client, override_settings
 
-from records.membership_services import access_token_revoke
 from records.models.membership import AccessToken
+from records.services import access_token_revoke
 from tests.http.conftest import ACCEPT, MCP_URL, McpHttp, make_member, no_writes
 
 INITIALIZE_PARAMS = {

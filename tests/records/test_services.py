@@ -1,4 +1,4 @@
-"""The services' shared record-change sequence, and alias removal on collections."""
+"""The services' shared change sequences (records, collections), and collection aliases."""
 
 from __future__ import annotations
 
@@ -9,7 +9,15 @@ import pytest
 
 from records import services
 from records.errors import AnchorError
-from records.models import AuditEvent, CollectionAlias, Record, RecordAlias, RecordVersion
+from records.models import (
+    AuditEvent,
+    Collection,
+    CollectionAlias,
+    Record,
+    RecordAlias,
+    RecordVersion,
+)
+from records.selectors.serialize import collection_dict
 from records.services import WriteContext
 from tests.conftest import make_collection, make_record
 
@@ -219,3 +227,100 @@ def test_removing_a_collection_alias_it_does_not_have_is_not_found(ctx):
         services.collection_alias_remove(ctx=ctx, collection_id=people.pk, alias="staff")
     assert missing.value.code == "NOT_FOUND"
     assert not AuditEvent.objects.filter(kind="collection.alias_removed").exists()
+
+
+# --- the collection-change sequence -----------------------------------------------------------
+
+CollectionMutation = Callable[[WriteContext, str], Any]
+COLLECTION_CHANGES: dict[str, tuple[str, CollectionMutation, bool]] = {
+    # name: (audit kind, the change, whether it changes the collection's own columns)
+    "update": (
+        "collection.updated",
+        lambda ctx, pk: services.collection_update(
+            ctx=ctx,
+            collection_id=pk,
+            fields=services.CollectionFields.validated(
+                name="people",
+                purpose="Everyone we work with.",
+                record_meaning="One person.",
+                typical_fields=["role"],
+                relationship_guidance="",
+            ),
+        ),
+        True,
+    ),
+    "policy": (
+        "collection.policy_changed",
+        lambda ctx, pk: services.collection_set_requires_approval(
+            ctx=ctx, collection_id=pk, requires_approval=True
+        ),
+        True,
+    ),
+    "alias_add": (
+        "collection.alias_added",
+        lambda ctx, pk: services.collection_alias_add(ctx=ctx, collection_id=pk, alias="crew"),
+        False,
+    ),
+    "alias_remove": (
+        "collection.alias_removed",
+        lambda ctx, pk: services.collection_alias_remove(ctx=ctx, collection_id=pk, alias="staff"),
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", COLLECTION_CHANGES)
+def test_every_collection_change_is_one_audited_step_with_its_context(ctx, name):
+    kind, change, moves_columns = COLLECTION_CHANGES[name]
+    people = make_collection(ctx, "people")
+    services.collection_alias_add(ctx=ctx, collection_id=people.pk, alias="staff")
+    people.refresh_from_db()
+    agent = WriteContext(
+        workspace_id=ctx.workspace_id,
+        actor_id="agent:tidy",
+        decision_reason="Tidy the catalogue.",
+        clarification="The user asked for it.",
+        review_evidence=[{"review_id": "rv-1"}],
+        action_id="act-1",
+        item_index=0,
+    )
+
+    change(agent, people.pk)
+
+    event = AuditEvent.objects.get(kind=kind, actor_id="agent:tidy")
+    after = Collection.objects.get(pk=people.pk)
+    assert (event.entity_type, event.entity_id, event.collection_id) == (
+        "collection",
+        people.pk,
+        people.pk,
+    )
+    assert event.before is not None and event.before["aliases"] == ["staff"]
+    assert event.after == collection_dict(after, view="state"), "after: as the change left it"
+    if moves_columns:
+        assert after.updated_at == event.created_at, "the change and its event share one time"
+    else:
+        assert after.updated_at == people.updated_at, "an alias change leaves the row as it was"
+    assert (
+        event.decision_reason,
+        event.agent_reported_clarification,
+        event.review_evidence,
+        event.action_id,
+        event.item_index,
+    ) == ("Tidy the catalogue.", "The user asked for it.", [{"review_id": "rv-1"}], "act-1", 0)
+
+
+@pytest.mark.parametrize("name", COLLECTION_CHANGES)
+def test_a_collection_change_on_another_workspace_is_not_found_and_writes_nothing(ctx, name):
+    _, change, _ = COLLECTION_CHANGES[name]
+    people = make_collection(ctx, "people")
+    services.collection_alias_add(ctx=ctx, collection_id=people.pk, alias="staff")
+    events = AuditEvent.objects.count()
+    elsewhere = WriteContext(workspace_id="elsewhere", actor_id="local-agent")
+    services.workspace_ensure("elsewhere")
+
+    with pytest.raises(AnchorError) as missing:
+        change(elsewhere, people.pk)
+
+    assert missing.value.code == "NOT_FOUND"
+    assert missing.value.message == f"No collection with ID {people.pk!r} in this workspace."
+    assert AuditEvent.objects.count() == events

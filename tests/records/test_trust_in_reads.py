@@ -6,8 +6,7 @@ from datetime import timedelta
 
 from records import selectors, services
 from records.models import AuditEvent, ClarificationReview
-from records.services import WriteContext
-from records.trust import clarification_review_create
+from records.services import WriteContext, clarification_review_create
 
 
 def test_verdict_shows_in_context_and_history(hiring):

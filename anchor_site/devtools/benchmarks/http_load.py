@@ -660,7 +660,7 @@ MARKERS = (
         "taking a connection (from the pool, or opened when ANCHOR_DB_POOL_SIZE=0)",
         "BaseDatabaseWrapper.connect (django/db/backends/base/base.py)",
     ),
-    ("token authentication", "access_token_find (records/membership_services.py)"),
+    ("token authentication", "access_token_find (records/selectors/memberships.py)"),
     ("workspace from membership", "scope_for_user (anchor_site/http/workspace.py)"),
     ("MCP session lookup", "AnchorMCPView._owned_session (anchor_site/http/views.py)"),
     ("tool bodies (run_tool)", "run_tool (workflow/mcp/envelope.py)"),

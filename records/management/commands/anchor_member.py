@@ -13,12 +13,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from records.errors import AnchorError
-from records.membership_services import (
-    user_for_username,
-    workspace_membership_add,
-    workspace_membership_remove,
-)
 from records.models.membership import WorkspaceMembership
+from records.selectors import user_for_username
+from records.services import workspace_membership_add, workspace_membership_remove
 
 
 class Command(BaseCommand):

@@ -11,13 +11,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from records.errors import AnchorError
-from records.membership_services import (
-    TOKEN_PATTERN,
-    access_token_create,
-    access_token_revoke,
-    user_for_username,
-)
 from records.models.membership import AccessToken
+from records.selectors import TOKEN_PATTERN, user_for_username
+from records.services import access_token_create, access_token_revoke
 
 
 class Command(BaseCommand):

@@ -1,14 +1,11 @@
 """Memberships and access tokens: the only writes to them, shared by the admin and commands.
 
-Tokens look like ``anchor_<prefix>_<secret>``. The prefix (public) finds the row; the digest of
-the whole token is compared in constant time, so neither a lookup nor a comparison leaks how
-much of a guess was right.
+A token is stored as its digest only (records.selectors.memberships finds it again); the token
+itself is returned once, when it is made.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import logging
 import re
 import secrets
@@ -17,25 +14,20 @@ from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.db import IntegrityError, OperationalError, connection, transaction
 from django.utils import timezone
 
-from records import services
 from records.errors import STORAGE_ERROR, AnchorError, invalid
 from records.models.membership import AccessToken, WorkspaceMembership
+from records.selectors.memberships import token_digest
+from records.services.audit_trail import workspace_ensure
 
 logger = logging.getLogger(__name__)
-TOKEN_PATTERN = re.compile(r"^anchor_([A-Za-z0-9]{12})_([A-Za-z0-9_-]{43})$")
 # Recording every use would make each request a write; once a minute is plenty for an audit of
 # which tokens are still in use.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 WORKSPACE_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _PREFIX_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-
-
-def token_digest(raw: str) -> str:
-    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
 def access_token_create(*, user: Any, name: str) -> tuple[AccessToken, str]:
@@ -118,27 +110,6 @@ def access_token_touch(*, token: AccessToken) -> bool:
     return True
 
 
-def access_token_find(raw: str) -> AccessToken | None:
-    """The active token whose secret is raw, with its user; None for anything else. Read-only."""
-    match = TOKEN_PATTERN.match(raw or "")
-    if match is None:
-        return None
-    token = (
-        AccessToken.objects.select_related("user")
-        .filter(prefix=match.group(1), revoked_at__isnull=True)
-        .first()
-    )
-    if token is None:
-        # Still hash, so a wrong prefix costs the same as a wrong secret.
-        hmac.compare_digest(token_digest(raw), "0" * 64)
-        return None
-    if not hmac.compare_digest(token_digest(raw), token.key_hash):
-        return None
-    if not token.user.is_active:
-        return None
-    return token
-
-
 def workspace_membership_add(*, user: Any, workspace_id: str) -> tuple[WorkspaceMembership, bool]:
     """Let user work in workspace_id (created if new). Returns (membership, created)."""
     workspace_id = (workspace_id or "").strip()
@@ -149,23 +120,10 @@ def workspace_membership_add(*, user: Any, workspace_id: str) -> tuple[Workspace
             "or '-', starting with a letter or digit.",
         )
     with transaction.atomic():
-        services.workspace_ensure(workspace_id)
+        workspace_ensure(workspace_id)
         return WorkspaceMembership.objects.get_or_create(user=user, workspace_id=workspace_id)
 
 
 def workspace_membership_remove(*, user: Any, workspace_id: str) -> bool:
     deleted, _ = WorkspaceMembership.objects.filter(user=user, workspace_id=workspace_id).delete()
     return bool(deleted)
-
-
-def user_for_username(username: str) -> Any:
-    """The user named username, or an AnchorError saying how to create one."""
-    User = get_user_model()
-    try:
-        return User.objects.get(**{User.USERNAME_FIELD: username})
-    except User.DoesNotExist:
-        raise invalid(
-            "user",
-            f"there is no user {username!r}; create it in the admin, with createsuperuser, or "
-            "with `anchor_member add --create-user`.",
-        ) from None

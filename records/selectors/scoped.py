@@ -1,0 +1,44 @@
+"""One row of a workspace by ID, and whether a record may still change.
+
+Every door looks rows up the same way: a row of another workspace is as absent as one that
+never existed, and both answer NOT_FOUND with the same message. Archived records refuse every
+change but the few that repair them (removing an alias or a link), with one message.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, TypeVar
+
+from django.db.models import QuerySet
+
+from records.errors import ARCHIVED, AnchorError, not_found
+from records.models import Record
+from records.selectors.serialize import iso
+
+Row = TypeVar("Row", covariant=True)
+
+
+class Rows(Protocol[Row]):
+    """A manager or queryset (locked, narrowed to some columns, joined) to look a row up in."""
+
+    def filter(self, *args: Any, **kwargs: Any) -> QuerySet[Any, Row]: ...
+
+
+def in_workspace(rows: Rows[Row], *, workspace_id: str, pk: Any, kind: str) -> Row:
+    """The row `pk` of `rows` in the workspace, or NOT_FOUND naming the kind and the ID."""
+    row = rows.filter(workspace_id=workspace_id, pk=pk).first()
+    if row is None:
+        raise not_found(kind, pk)
+    return row
+
+
+def check_active(record: Record, doing: str) -> None:
+    """Refuse `doing` on an archived record; `doing` names the change ("linking", "renaming")."""
+    if record.archived_at is not None:
+        raise AnchorError(
+            ARCHIVED,
+            f"Record {record.pk} ({record.title!r}) is archived; {doing} is not allowed on "
+            "archived records.",
+            record_id=record.pk,
+            archived_at=iso(record.archived_at),
+        )
