@@ -14,7 +14,7 @@ from django.test import Client
 from django.urls import reverse
 from oauth2_provider.models import get_application_model
 
-from records.membership_services import workspace_membership_add
+from records.services import workspace_membership_add
 from tests.admin.forms import page_post_data
 from tests.admin.teams import STAFF_APPS
 

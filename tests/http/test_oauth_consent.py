@@ -233,7 +233,7 @@ def test_staff_signing_in_without_next_land_in_the_admin(live_server):
 SET_UP_TEAMS = f"""
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
-from records.membership_services import workspace_membership_add
+from records.services import workspace_membership_add
 users = get_user_model().objects
 staff = users.create_user(username="staff-alpha", password={PASSWORD!r}, is_staff=True)
 staff.user_permissions.set(Permission.objects.filter(
