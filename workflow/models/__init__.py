@@ -1,9 +1,11 @@
 """The workflow's models: reviews and prepared actions (the guarded path), and agendas."""
 
 from workflow.models.agendas import Agenda, AgendaConclusion, AgendaEvent, AgendaItem, AgendaLayer
-from workflow.models.reviews import PreparedAction, ReviewTicket
+from workflow.models.reviews import OPEN_STATES, ActionState, PreparedAction, ReviewTicket
 
 __all__ = [
+    "OPEN_STATES",
+    "ActionState",
     "Agenda",
     "AgendaConclusion",
     "AgendaEvent",
