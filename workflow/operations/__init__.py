@@ -31,4 +31,5 @@ __all__ = [
     "unregister",
 ]
 
-discover(__name__, __path__)
+for _definition in discover(__name__, __path__):
+    register(_definition)

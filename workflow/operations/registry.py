@@ -107,8 +107,13 @@ def unregister(name: str) -> None:
     del _registered[name]
 
 
-def discover(package: str, path: list[str]) -> None:
-    """Register the OPERATION of every module of the package, in name order."""
+def discover(package: str, path: list[str]) -> list[Operation]:
+    """The OPERATION of every module of the package, in module-name order.
+
+    A module that defines none, or one named otherwise than itself, is refused: the file an
+    operation lives in is found by its name.
+    """
+    found = []
     for module in sorted(m.name for m in pkgutil.iter_modules(path)):
         if module in SUPPORT_MODULES or module.startswith("_"):
             continue
@@ -116,8 +121,9 @@ def discover(package: str, path: list[str]) -> None:
         if not isinstance(definition, Operation):
             raise ImportError(f"{package}.{module} defines no OPERATION")
         if definition.name != module:
-            raise ImportError(f"{package}.{module} defines {definition.name!r}; name it alike")
-        register(definition)
+            raise ImportError(f"{package}.{module} defines {definition.name!r}; name them alike")
+        found.append(definition)
+    return found
 
 
 def all_operations() -> tuple[Operation, ...]:
