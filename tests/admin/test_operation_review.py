@@ -133,6 +133,9 @@ def test_a_field_change_shows_before_and_after_and_links_name_their_ends(
     )
     assert email in page
     assert '<td>stage <span class="anchor-muted">(added)</span></td>' in page
+    # what the operation does, in its definition's words, where the reviewer reads its verb
+    described = "Merge changes into a record&#x27;s data (top-level keys)."
+    assert f'<strong title="{described}">Update' in page
     linked = stored("link_records", examples(hiring)["link_records"][0])
     page = admin_client_as_maya.get(
         reverse("admin:workflow_preparedaction_change", args=[linked.pk])

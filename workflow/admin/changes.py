@@ -42,6 +42,7 @@ class OperationReview:
     links: list[tuple[Ref, str, Ref]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     created_in: Ref | None = None  # a new record's collection
+    summary: str = ""  # what the operation does, in its definition's words
 
 
 def show(value: Any, limit: int = VALUE_LIMIT) -> str:
@@ -71,7 +72,10 @@ def ids_named(operations: Iterable[tuple[str, dict[str, Any]]]) -> tuple[set[str
 def review_operation(operation: str, args: dict[str, Any], lookup: Lookup) -> OperationReview:
     if operation not in operation_names():  # a stored action of an operation since retired
         return OperationReview(operation, operation.replace("_", " "))
-    return _review(operation, operation_named(operation).change(args, lookup), lookup)
+    definition = operation_named(operation)
+    review = _review(operation, definition.change(args, lookup), lookup)
+    review.summary = definition.summary
+    return review
 
 
 def _review(operation: str, change: Change, lookup: Lookup) -> OperationReview:
