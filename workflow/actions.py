@@ -5,7 +5,8 @@ operations (prepare_batch_write) and a reviewed import (prepare_import). Prepare
 real mutation inside a savepoint that is always rolled back, so it leaves nothing behind
 (triggers fire and are undone with it). Commit claims the action row, locks the revision
 counters its reviews depend on, rechecks everything, applies the write and stores the result in
-one transaction; replaying a committed action returns that stored result.
+one transaction; replaying a committed action returns that stored result. The states an action
+moves through, and what moves it, are drawn at workflow.models.ActionState.
 """
 
 from __future__ import annotations
