@@ -5,7 +5,8 @@ operations (prepare_batch_write) and a reviewed import (prepare_import). Prepare
 real mutation inside a savepoint that is always rolled back, so it leaves nothing behind
 (triggers fire and are undone with it). Commit claims the action row, locks the revision
 counters its reviews depend on, rechecks everything, applies the write and stores the result in
-one transaction; replaying a committed action returns that stored result.
+one transaction; replaying a committed action returns that stored result. The states an action
+moves through, and what moves it, are drawn at workflow.models.ActionState.
 """
 
 from __future__ import annotations
@@ -32,16 +33,13 @@ from records.errors import (
     not_found,
 )
 from records.ids import is_valid_id
-from records.models import Collection
 from records.services import WriteContext
 from workflow import imports
 from workflow.decision_audit import APPROVED, REJECTED, audit_decision
-from workflow.discovery import discover_collections
 from workflow.freshness import check_fresh, ensure_fresh, warm
-from workflow.models import PreparedAction, ReviewTicket
+from workflow.models import OPEN_STATES, ActionState, PreparedAction, ReviewTicket
 from workflow.name_index import follow_write, scope_names
-from workflow.operations import OPERATIONS, parse_operation
-from workflow.resolution import resolve_record
+from workflow.operations import batch_operation_names, operation_named, parse_operation
 from workflow.scope import Scope
 from workflow.stale_reasons import plain_stale_reason
 from workflow.tickets import (
@@ -58,17 +56,6 @@ BATCH = "batch"
 MAX_BATCH_ITEMS = 10
 # Pending approvals re-tried after each agent commit (the rest when a person opens the queue).
 SWEEP_AFTER_AGENT_COMMIT = 20
-# Batches change existing records only; creation keeps its single-write duplicate review.
-BATCH_OPERATIONS = (
-    "update_record",
-    "archive_record",
-    "rename_record",
-    "add_record_alias",
-    "remove_record_alias",
-    "set_self",
-    "link_records",
-    "unlink_records",
-)
 # Errors that mean the prepared write can never succeed as prepared.
 FINAL_ERRORS = (STALE_REVIEW, VERSION_CONFLICT, ARCHIVED)
 
@@ -93,19 +80,19 @@ class Kind:
 
 
 def _single_check(scope: Scope, action: PreparedAction, tickets: list[ReviewTicket]) -> Touched:
-    op = OPERATIONS[action.operation]
+    op = operation_named(action.operation)
     return op.check(scope, action.arguments, tickets, action.clarification)
 
 
 def _single_apply(ctx: WriteContext, action: PreparedAction) -> dict[str, Any]:
-    return OPERATIONS[action.operation].apply(ctx, action.arguments)
+    return operation_named(action.operation).apply(ctx, action.arguments)
 
 
 def _batch_check(scope: Scope, action: PreparedAction, tickets: list[ReviewTicket]) -> Touched:
     by_id = {t.pk: t for t in tickets}
     touched = approval.NOTHING
     for item in action.arguments["items"]:
-        op = OPERATIONS[item["operation"]]
+        op = operation_named(item["operation"])
         item_tickets = [by_id[r] for r in item["review_ids"]]
         try:
             check = op.check(scope, item["arguments"], item_tickets, item["clarification"])
@@ -137,7 +124,7 @@ def _batch_apply(ctx: WriteContext, action: PreparedAction) -> dict[str, Any]:
             item_index=item["index"],
         )
         try:
-            result = OPERATIONS[item["operation"]].apply(item_ctx, item["arguments"])
+            result = operation_named(item["operation"]).apply(item_ctx, item["arguments"])
         except AnchorError as exc:
             raise AnchorError(
                 exc.code,
@@ -241,7 +228,7 @@ def _prepare(
 
 def _outcome(action: PreparedAction, *, replayed: bool) -> dict[str, Any]:
     base = {"action_id": action.pk, "operation": action.operation}
-    if action.state == PreparedAction.COMMITTED:
+    if action.state == ActionState.COMMITTED:
         if action.result is None:
             # anchor_purge removed the stored result after its retention; nothing is applied.
             raise _result_purged(action)
@@ -254,7 +241,7 @@ def _outcome(action: PreparedAction, *, replayed: bool) -> dict[str, Any]:
             "committed_at": action.decided_at.isoformat() if action.decided_at else None,
             **(approval_part if action.decided_by else {}),
         }
-    if action.state == PreparedAction.AWAITING_APPROVAL:
+    if action.state == ActionState.AWAITING_APPROVAL:
         return {
             "status": "awaiting_approval",
             **base,
@@ -262,7 +249,7 @@ def _outcome(action: PreparedAction, *, replayed: bool) -> dict[str, Any]:
             "written yet; tell the user it awaits review in the admin, and call the same commit "
             "tool with this action_id later to read the decision. Do not prepare it again.",
         }
-    if action.state == PreparedAction.REJECTED:
+    if action.state == ActionState.REJECTED:
         return {
             "status": "rejected",
             **base,
@@ -362,13 +349,11 @@ def _apply(action: PreparedAction, *, approved_by: str = "") -> dict[str, Any]:
 
 
 def _mark_stale(action_id: str, exc: AnchorError) -> None:
-    pending = PreparedAction.objects.filter(
-        pk=action_id, state__in=[PreparedAction.PREPARED, PreparedAction.AWAITING_APPROVAL]
-    )
+    pending = PreparedAction.objects.filter(pk=action_id, state__in=OPEN_STATES)
     workspace_id = pending.values_list("workspace_id", flat=True).first()
     if workspace_id is not None:
         pending.update(
-            state=PreparedAction.STALE,
+            state=ActionState.STALE,
             decided_at=timezone.now(),
             stale_reason=plain_stale_reason(workspace_id, exc),
         )
@@ -380,7 +365,7 @@ def _warm(scope: Scope, action_id: str) -> None:
         pk=action_id,
         workspace_id=scope.workspace_id,
         actor_id=scope.actor_id,
-        state__in=[PreparedAction.PREPARED, PreparedAction.AWAITING_APPROVAL],
+        state__in=OPEN_STATES,
     ).first()
     if action is None:
         return
@@ -423,7 +408,7 @@ def _commit(
                     f"this is a {action.operation} action; commit it "
                     f"with {_kind(action).commit_tool}.",
                 )
-            if action.state == PreparedAction.STALE:
+            if action.state == ActionState.STALE:
                 raise _stale(
                     action,
                     "This action went stale before it was committed"
@@ -431,7 +416,7 @@ def _commit(
                     + " Retrieve current state, review again and prepare a new action.",
                     stale_reason=action.stale_reason,
                 )
-            if action.state != PreparedAction.PREPARED:
+            if action.state != ActionState.PREPARED:
                 return _outcome(action, replayed=True)
             if action.expires_at <= timezone.now():
                 raise _stale(
@@ -444,14 +429,14 @@ def _commit(
             # Checked in full before holding, so a stale action is refused at once, not after
             # a person's wait.
             if _decide(action, scope, actor=approval.AGENT).hold:
-                action.state = PreparedAction.AWAITING_APPROVAL
+                action.state = ActionState.AWAITING_APPROVAL
                 action.save(update_fields=["state", "arguments", "collection_ids"])
                 return _outcome(action, replayed=False)
             own_write = follow_write(scope.workspace_id)
             action.result = _apply(action)
             if own_write is not None:
                 own_write.written(action.pk)
-            action.state = PreparedAction.COMMITTED
+            action.state = ActionState.COMMITTED
             action.decided_at = timezone.now()
             action.save(
                 update_fields=["result", "state", "decided_at", "collection_ids", "arguments"]
@@ -499,38 +484,16 @@ def commit_write(scope: Scope, *, action_id: Any) -> dict[str, Any]:
 
 
 def follow_up_review(scope: Scope, outcome: dict[str, Any]) -> dict[str, Any] | None:
-    """A fresh review of what a committed create made, so the next write can cite it at once.
+    """A fresh review of what a committed write made, so the next write can cite it at once.
 
-    Issued after the write transaction (also on replay, so a lost reply still gets one): a
-    resolution of the new record by ID, or a discovery of the created (or reused) collection.
+    Issued after the write transaction (also on replay, so a lost reply still gets one), by the
+    operations that define one: a resolution of a created record, a discovery of a created (or
+    reused) collection.
     """
     if outcome["status"] != "committed":
         return None
-    result = outcome["result"]
-    if outcome["operation"] == "create_record":
-        record = result["record"]
-        resolution = resolve_record(
-            scope, query=record["record_id"], collection_id=record["collection_id"]
-        )
-        return {
-            "resolution_id": resolution["resolution_id"],
-            "status": resolution["status"],
-            "selected_record_id": resolution["selected_record_id"],
-            "expires_at": resolution["expires_at"],
-        }
-    if outcome["operation"] == "create_collection":
-        collection = Collection.objects.filter(
-            workspace_id=scope.workspace_id, pk=result["collection"]["collection_id"]
-        ).first()
-        if collection is None:
-            return None
-        discovery = discover_collections(scope, name=collection.name, purpose=collection.purpose)
-        return {
-            "discovery_id": discovery["discovery_id"],
-            "status": discovery["status"],
-            "expires_at": discovery["expires_at"],
-        }
-    return None
+    follow_up = operation_named(outcome["operation"]).follow_up
+    return follow_up(scope, outcome["result"]) if follow_up else None
 
 
 # --- batches -------------------------------------------------------------------------------------
@@ -545,11 +508,12 @@ def _batch_items(value: Any) -> list[dict[str, Any]]:
         allowed = {"operation", "arguments", "review_ids", "decision_reason", "clarification"}
         if not isinstance(raw, dict) or set(raw) - allowed:
             raise invalid(field, f"must be an object with keys {sorted(allowed)}.")
-        if raw.get("operation") not in BATCH_OPERATIONS:
+        batchable = batch_operation_names()
+        if raw.get("operation") not in batchable:
             raise invalid(
                 f"{field}.operation",
                 f"{raw.get('operation')!r} is not allowed in a batch; use one of "
-                f"{list(BATCH_OPERATIONS)} (creation and collection changes go "
+                f"{list(batchable)} (creation and collection changes go "
                 "through prepare_write).",
             )
         try:
@@ -657,7 +621,7 @@ def _pending(action_id: Any) -> PreparedAction:
     action = PreparedAction.objects.select_for_update().filter(pk=action_id).first()
     if action is None:
         raise not_found("action", action_id)
-    if action.state == PreparedAction.STALE:
+    if action.state == ActionState.STALE:
         # Marked stale as soon as another write made it so: say why, in plain words.
         reason = action.stale_reason or "a review it relied on changed."
         raise AnchorError(
@@ -666,7 +630,7 @@ def _pending(action_id: Any) -> PreparedAction:
             state=action.state,
             stale_reason=action.stale_reason,
         )
-    if action.state != PreparedAction.AWAITING_APPROVAL:
+    if action.state != ActionState.AWAITING_APPROVAL:
         raise AnchorError(
             AWAITING_APPROVAL,
             f"Action {action_id} is {action.state}, not awaiting approval.",
@@ -690,7 +654,7 @@ def approve_prepared_action(*, action_id: Any, reviewer: str, note: str = "") ->
             # The same rechecks as a commit; the person approving is the approval.
             _decide(action, scope, actor=approval.PERSON)
             action.result = _apply(action, approved_by=reviewer)
-            action.state = PreparedAction.COMMITTED
+            action.state = ActionState.COMMITTED
             action.decided_by = reviewer
             action.decision_note = note
             action.decided_at = timezone.now()
@@ -718,7 +682,7 @@ def reject_prepared_action(*, action_id: Any, reviewer: str, reason: str) -> dic
     note = v.description(reason, "reason")
     with transaction.atomic():
         action = _pending(action_id)
-        action.state = PreparedAction.REJECTED
+        action.state = ActionState.REJECTED
         action.decided_by = reviewer
         action.decision_note = note
         action.decided_at = timezone.now()
@@ -739,7 +703,7 @@ def mark_stale_pending(
     sweep the rest when a person opens them.
     """
     waiting = PreparedAction.objects.filter(
-        workspace_id=workspace_id, state=PreparedAction.AWAITING_APPROVAL
+        workspace_id=workspace_id, state=ActionState.AWAITING_APPROVAL
     )
     if action_ids is not None:
         waiting = waiting.filter(pk__in=action_ids)
@@ -764,5 +728,5 @@ def mark_stale_pending(
 
 def pending_approval_count(workspace_id: str) -> int:
     return PreparedAction.objects.filter(
-        workspace_id=workspace_id, state=PreparedAction.AWAITING_APPROVAL
+        workspace_id=workspace_id, state=ActionState.AWAITING_APPROVAL
     ).count()

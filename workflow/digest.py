@@ -15,7 +15,7 @@ from django.utils import timezone
 from records.models import AuditEvent, Collection, Record, Relationship, SelfMapping
 from workflow import change_feed
 from workflow.agendas.reads import open_agendas
-from workflow.models import PreparedAction
+from workflow.models import ActionState, PreparedAction
 from workflow.scope import Scope
 
 RECENT_EVENTS = 8
@@ -44,7 +44,7 @@ def workspace_digest(scope: Scope) -> dict[str, Any]:
     )
     pending = PreparedAction.objects.filter(workspace_id=ws)
     open_actions = pending.filter(
-        actor_id=scope.actor_id, state=PreparedAction.PREPARED, expires_at__gt=timezone.now()
+        actor_id=scope.actor_id, state=ActionState.PREPARED, expires_at__gt=timezone.now()
     ).order_by("-created_at")[:OPEN_ACTIONS]
     agendas = open_agendas(scope)
     link_types = _link_types_by_collection(ws)
@@ -62,10 +62,10 @@ def workspace_digest(scope: Scope) -> dict[str, Any]:
         "self_mapping": (
             {"record_id": mapping.record_id, "title": mapping.record.title} if mapping else None
         ),
-        "awaiting_human_approval": pending.filter(state=PreparedAction.AWAITING_APPROVAL).count(),
+        "awaiting_human_approval": pending.filter(state=ActionState.AWAITING_APPROVAL).count(),
         "your_actions_awaiting_approval": list(
             pending.filter(
-                state=PreparedAction.AWAITING_APPROVAL, actor_id=scope.actor_id
+                state=ActionState.AWAITING_APPROVAL, actor_id=scope.actor_id
             ).values_list("id", flat=True)[:20]
         ),
         "your_open_prepared_actions": [

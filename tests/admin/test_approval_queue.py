@@ -9,7 +9,7 @@ from django.urls import reverse
 from records import services
 from records.models import Record
 from workflow.actions import commit_write, prepare_write
-from workflow.models import PreparedAction
+from workflow.models import ActionState, PreparedAction
 from workflow.resolution import resolve_record
 from workflow.scope import Scope
 
@@ -79,7 +79,7 @@ def test_approve_is_refused_when_the_record_changed(admin_client_as_maya, hiring
     assert any("Not applied" in str(m) for m in response.context["messages"])
     assert Record.objects.get(pk=hiring.kirat.pk).data["stage"] == "withdrawn"
     pending.refresh_from_db()
-    assert pending.state == PreparedAction.STALE
+    assert pending.state == ActionState.STALE
 
 
 def test_reject_is_read_by_the_agent_on_replay(admin_client_as_maya, hiring, pending):

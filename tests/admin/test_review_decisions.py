@@ -12,7 +12,7 @@ from records.errors import STALE_REVIEW, AnchorError
 from records.models import AuditEvent, Record
 from tests.admin.review_helpers import AGENT, gate, held_update
 from workflow.actions import approve_prepared_action, commit_write, prepare_write
-from workflow.models import PreparedAction
+from workflow.models import ActionState, PreparedAction
 from workflow.resolution import resolve_record
 
 
@@ -90,7 +90,7 @@ def test_a_write_made_stale_by_an_approval_is_marked_stale_at_once_with_the_reas
     approve_prepared_action(action_id=first.pk, reviewer="user:maya")
 
     second.refresh_from_db()
-    assert second.state == PreparedAction.STALE  # before anyone pressed Approve on it
+    assert second.state == ActionState.STALE  # before anyone pressed Approve on it
     assert "“Kirat” changed after the agent prepared this write" in second.stale_reason
     assert "now at version 2" in second.stale_reason and "by user:maya" in second.stale_reason
 
@@ -130,7 +130,7 @@ def test_a_write_made_stale_by_an_agent_commit_is_marked_stale_once_that_commit_
         )
         assert commit_write(AGENT, action_id=prepared["action_id"])["status"] == "committed"
     held.refresh_from_db()
-    assert held.state == PreparedAction.STALE
+    assert held.state == ActionState.STALE
     assert "“Kirat” changed" in held.stale_reason
 
 
@@ -145,7 +145,7 @@ def test_opening_a_pending_write_finds_it_stale_when_a_person_edited_the_record(
         reverse("admin:workflow_preparedaction_change", args=[held.pk])
     ).content.decode()
     held.refresh_from_db()
-    assert held.state == PreparedAction.STALE
+    assert held.state == ActionState.STALE
     assert "This write went stale" in page and "Applying it would overwrite" in page
 
 
@@ -172,7 +172,7 @@ def test_bulk_approval_applies_independent_writes(admin_client_as_maya, gated):
     assert Record.objects.get(pk=gated.kirat.pk).data["stage"] == "offer"
     assert Record.objects.get(pk=gated.abhishek.pk).data["stage"] == "onsite"
     states = set(PreparedAction.objects.values_list("state", flat=True))
-    assert states == {PreparedAction.COMMITTED}
+    assert states == {ActionState.COMMITTED}
     assert AuditEvent.objects.filter(kind="action.approved").count() == 2
 
 

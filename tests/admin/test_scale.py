@@ -21,7 +21,7 @@ from django.utils import timezone
 from anchor_site.devtools.benchmarks import data as bench
 from records.models import Record, Relationship
 from tests.admin.forms import page_post_data
-from workflow.models import PreparedAction
+from workflow.models import ActionState, PreparedAction
 
 RECORDS = 10_000
 INCOMING = 3_000
@@ -103,7 +103,7 @@ def test_the_queue_lists_1000_actions_without_their_json(admin_client_as_maya, h
                 decision_reason=f"Reason {i}",
                 preview={"rows": rows},
                 evidence=[{"review_id": str(i), "request": {"query": "x" * 2000}}],
-                state=PreparedAction.AWAITING_APPROVAL if i % 3 else PreparedAction.COMMITTED,
+                state=ActionState.AWAITING_APPROVAL if i % 3 else ActionState.COMMITTED,
                 created_at=now - timedelta(seconds=i),
                 expires_at=now,
             )

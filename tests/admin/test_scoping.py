@@ -29,7 +29,7 @@ from records.models import (
 from records.services import workspace_membership_add
 from tests.admin.forms import page_post_data
 from tests.admin.teams import Team
-from workflow.models import PreparedAction
+from workflow.models import ActionState, PreparedAction
 
 REGISTERED: list[tuple[Any, Any]] = sorted(
     admin.site._registry.items(), key=lambda item: item[0]._meta.label
@@ -315,13 +315,13 @@ def test_staff_cannot_approve_or_reject_another_teams_pending_write(teams, side)
         {"action": "approve_selected", "_selected_action": [other.pending.pk]},
     )
     other.pending.refresh_from_db()
-    assert other.pending.state == PreparedAction.AWAITING_APPROVAL
+    assert other.pending.state == ActionState.AWAITING_APPROVAL
 
     own = reverse("admin:workflow_preparedaction_approve", args=[me.pending.pk])
     assert client.post(own).status_code == 302
     me.pending.refresh_from_db()
     assert (me.pending.state, me.pending.decided_by) == (
-        PreparedAction.COMMITTED,
+        ActionState.COMMITTED,
         f"user:{me.staff.username}",
     )
 

@@ -26,7 +26,7 @@ from tests.conftest import Hiring
 from tests.workflow.helpers import ok, store_snapshot
 from workflow import name_index
 from workflow.actions import approve_prepared_action
-from workflow.models import PreparedAction
+from workflow.models import ActionState, PreparedAction
 
 IMPORTED = "Rohan Mehta application"
 
@@ -208,7 +208,7 @@ def assert_held_then_applied_on_approval(door: Door, action_id: str, gated) -> N
     assert written() == before, "a held write writes nothing"
     assert not door.applied()
     action = PreparedAction.objects.get(pk=action_id)
-    assert action.state == PreparedAction.AWAITING_APPROVAL
+    assert action.state == ActionState.AWAITING_APPROVAL
     assert gated.pk in action.collection_ids, "the commit stored what it found touched"
 
     events_before = AuditEvent.objects.count()

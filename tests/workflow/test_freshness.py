@@ -15,7 +15,7 @@ from tests.mcp_client import call_tool
 from tests.workflow.helpers import ok, refused
 from workflow import freshness, name_index
 from workflow.actions import approve_prepared_action
-from workflow.models import PreparedAction, ReviewTicket
+from workflow.models import ActionState, PreparedAction, ReviewTicket
 
 
 @pytest.fixture(autouse=True)
@@ -116,7 +116,7 @@ def test_a_similar_name_added_after_prepare_makes_the_commit_stale(hiring, ctx):
     error = refused("commit_write", {"action_id": action_id}, "STALE_REVIEW")
     assert "'Charlie Browne'" in error["message"] and browne.pk in error["message"]
     assert not Record.objects.filter(title="Charlie Brown").exists()
-    assert PreparedAction.objects.get(pk=action_id).state == PreparedAction.STALE
+    assert PreparedAction.objects.get(pk=action_id).state == ActionState.STALE
 
 
 def test_a_dissimilar_name_added_after_prepare_keeps_the_commit_valid(hiring, ctx):
@@ -300,7 +300,7 @@ def test_approving_a_create_whose_review_changed_is_refused(hiring, ctx):
     approve_prepared_action(action_id=first, reviewer="user:ana")
     with pytest.raises(Exception, match="'Charlie Brown'"):
         approve_prepared_action(action_id=second, reviewer="user:ana")
-    assert PreparedAction.objects.get(pk=second).state == PreparedAction.STALE
+    assert PreparedAction.objects.get(pk=second).state == ActionState.STALE
 
 
 def test_an_actions_deadline_is_the_earliest_cited_reviews_expiry(hiring):

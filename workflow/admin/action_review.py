@@ -15,9 +15,16 @@ from records.admin.timeline import state_changes
 from records.models import AuditEvent
 from workflow import imports
 from workflow.actions import BATCH
-from workflow.admin.changes import FieldChange, OperationReview, one_line, review_operation, show
+from workflow.admin.changes import (
+    FieldChange,
+    OperationReview,
+    ids_named,
+    one_line,
+    review_operation,
+    show,
+)
 from workflow.admin.lookup import Lookup, Ref
-from workflow.models import PreparedAction, ReviewTicket
+from workflow.models import OPEN_STATES, ActionState, PreparedAction, ReviewTicket
 
 FLAG_LABELS = {
     imports.CLEAN: "new",
@@ -112,10 +119,11 @@ def _operations(action: PreparedAction) -> list[tuple[int | None, str, dict[str,
 def _ids_named(action: PreparedAction) -> tuple[set[str], set[str]]:
     records: set[str] = set()
     collections: set[str] = set(action.collection_ids or [])
-    for _, _, args, _, _ in _operations(action):
-        records.update(str(args[k]) for k in ("record_id", "source_id", "target_id") if k in args)
-        if "collection_id" in args:
-            collections.add(str(args["collection_id"]))
+    named_records, named_collections = ids_named(
+        (operation, args) for _, operation, args, _, _ in _operations(action)
+    )
+    records |= named_records
+    collections |= named_collections
     arguments = action.arguments if isinstance(action.arguments, dict) else {}
     if action.operation == imports.OPERATION:
         collections.add(str(arguments.get("collection_id", "")))
@@ -244,8 +252,8 @@ def import_summary(action: PreparedAction, collection_title: str) -> str:
 def action_review(action: PreparedAction) -> ActionReview:
     records, collections = _ids_named(action)
     lookup = Lookup.load(action.workspace_id, records, collections)
-    pending = action.state in (PreparedAction.PREPARED, PreparedAction.AWAITING_APPROVAL)
-    review = ActionReview(summary="", compared_with_now=action.state != PreparedAction.COMMITTED)
+    pending = action.state in OPEN_STATES
+    review = ActionReview(summary="", compared_with_now=action.state != ActionState.COMMITTED)
     for index, operation, args, reason, said in _operations(action):
         review.items.append(
             ItemView(review_operation(operation, args, lookup), index, reason, said)
@@ -259,6 +267,6 @@ def action_review(action: PreparedAction) -> ActionReview:
             lines[0] if len(lines) == 1 else f"{len(lines)} writes: " + "; ".join(lines)
         )
     review.evidence = _evidence(action, lookup)
-    if action.state == PreparedAction.COMMITTED:
+    if action.state == ActionState.COMMITTED:
         review.applied = _applied(action, lookup)
     return review

@@ -27,7 +27,7 @@ from workflow.actions import (
 from workflow.admin.action_review import action_review
 from workflow.admin.queue import QueueChangeList
 from workflow.admin.states import state_badge
-from workflow.models import PreparedAction, ReviewTicket
+from workflow.models import ActionState, PreparedAction, ReviewTicket
 
 
 class PendingFilter(admin.SimpleListFilter):
@@ -41,9 +41,9 @@ class PendingFilter(admin.SimpleListFilter):
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         if self.value() == "pending":
-            return queryset.filter(state=PreparedAction.AWAITING_APPROVAL)
+            return queryset.filter(state=ActionState.AWAITING_APPROVAL)
         if self.value() == "decided":
-            return queryset.exclude(state=PreparedAction.AWAITING_APPROVAL)
+            return queryset.exclude(state=ActionState.AWAITING_APPROVAL)
         return queryset
 
 
@@ -107,7 +107,7 @@ class PreparedActionAdmin(ReadOnlyAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet[PreparedAction]:
         # Pending first, then newest: the queue is what a person opens this page for.
         pending_first = Case(
-            When(state=PreparedAction.AWAITING_APPROVAL, then=Value(0)),
+            When(state=ActionState.AWAITING_APPROVAL, then=Value(0)),
             default=Value(1),
             output_field=IntegerField(),
         )
@@ -170,7 +170,7 @@ class PreparedActionAdmin(ReadOnlyAdmin):
     @admin.action(description="Approve and apply selected actions", permissions=["approve"])
     def approve_selected(self, request: HttpRequest, queryset: QuerySet[PreparedAction]) -> None:
         chosen = list(
-            queryset.filter(state=PreparedAction.AWAITING_APPROVAL)
+            queryset.filter(state=ActionState.AWAITING_APPROVAL)
             .order_by("created_at")
             .values_list("pk", flat=True)
         )
@@ -201,7 +201,7 @@ class PreparedActionAdmin(ReadOnlyAdmin):
         extra_context: dict[str, Any] | None = None,
     ) -> HttpResponse:
         action = self.get_object(request, object_id)
-        if action.state == PreparedAction.AWAITING_APPROVAL:
+        if action.state == ActionState.AWAITING_APPROVAL:
             # Found stale now rather than when someone presses Approve.
             mark_stale_pending(action.workspace_id, [action.pk])
             action.refresh_from_db()
@@ -211,6 +211,7 @@ class PreparedActionAdmin(ReadOnlyAdmin):
             approve_form=ApproveForm(),
             review=action_review(action),
             action=action,
+            states=ActionState,  # so the templates compare with the enum, not bare strings
         )
         return super().change_view(request, object_id, form_url, extra_context)
 

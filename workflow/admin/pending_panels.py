@@ -19,7 +19,7 @@ from records.admin.panels import dashboard_panel, record_panel
 from workflow.actions import mark_stale_pending
 from workflow.admin.queue import queue_rows, summarise
 from workflow.admin.states import state_badge
-from workflow.models import PreparedAction
+from workflow.models import ActionState, PreparedAction
 
 DASHBOARD_LIMIT = 10
 RECORD_LIMIT = 20
@@ -50,7 +50,7 @@ def pending_on_record(request: HttpRequest, record: Any) -> SafeString:
     for key in NAMING_KEYS:
         names_it |= Q(**{f"arguments__{key}": record.pk})
     waiting = PreparedAction.objects.filter(
-        workspace_id=record.workspace_id, state=PreparedAction.AWAITING_APPROVAL
+        workspace_id=record.workspace_id, state=ActionState.AWAITING_APPROVAL
     ).filter(names_it)
     if not waiting.exists():
         return mark_safe("")
@@ -62,12 +62,12 @@ def pending_on_record(request: HttpRequest, record: Any) -> SafeString:
 
 @dashboard_panel
 def queue_on_dashboard(request: HttpRequest, workspaces: frozenset[str] | None) -> SafeString:
-    waiting = PreparedAction.objects.filter(state=PreparedAction.AWAITING_APPROVAL)
+    waiting = PreparedAction.objects.filter(state=ActionState.AWAITING_APPROVAL)
     if workspaces is not None:
         waiting = waiting.filter(workspace_id__in=workspaces)
     total = waiting.count()
     actions = _refreshed(waiting, DASHBOARD_LIMIT) if total else []
-    still = sum(a.state == PreparedAction.AWAITING_APPROVAL for a in actions)
+    still = sum(a.state == ActionState.AWAITING_APPROVAL for a in actions)
     queue_url = reverse("admin:workflow_preparedaction_changelist") + "?queue=pending"
     context = {"actions": actions, "total": total - (len(actions) - still), "queue_url": queue_url}
     return mark_safe(render_to_string("admin/workflow/queue_on_dashboard.html", context))

@@ -18,9 +18,9 @@ from django.http import HttpRequest
 
 from workflow import imports
 from workflow.actions import BATCH
-from workflow.admin.changes import one_line, review_operation
+from workflow.admin.changes import ids_named, one_line, review_operation
 from workflow.admin.lookup import Lookup
-from workflow.models import PreparedAction
+from workflow.models import OPEN_STATES, PreparedAction
 
 BIG_JSON = ("arguments", "preview", "evidence", "counters", "result", "review_ids")
 WHOLE = (BATCH, imports.OPERATION)
@@ -79,13 +79,12 @@ def summarise(actions: list[Any]) -> None:
         if named is None:
             collections.add(action.import_collection or "")
             continue
-        _, args = named
-        records.update(str(args[k]) for k in ("record_id", "source_id", "target_id") if k in args)
-        if "collection_id" in args:
-            collections.add(str(args["collection_id"]))
+        named_records, named_collections = ids_named([named])
+        records |= named_records
+        collections |= named_collections
     lookup = Lookup.load(None, records, collections)
     for action in actions:
-        pending = action.state in (PreparedAction.PREPARED, PreparedAction.AWAITING_APPROVAL)
+        pending = action.state in OPEN_STATES
         named = _operation_of(action)
         if named is None:
             where = lookup.collection_ref(action.import_collection).title

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from django.utils.html import format_html
 
-from workflow.models import PreparedAction
+from workflow.models import ActionState
 
-BADGES = {
-    PreparedAction.AWAITING_APPROVAL: ("awaiting your decision", "anchor-agent"),
-    PreparedAction.COMMITTED: ("applied", "anchor-ok"),
-    PreparedAction.REJECTED: ("rejected", "anchor-bad"),
-    PreparedAction.STALE: ("stale: can no longer apply", "anchor-bad"),
-    PreparedAction.PREPARED: ("prepared, not committed", ""),
+BADGES: dict[str, tuple[str, str]] = {
+    ActionState.AWAITING_APPROVAL: ("awaiting your decision", "anchor-agent"),
+    ActionState.COMMITTED: ("applied", "anchor-ok"),
+    ActionState.REJECTED: ("rejected", "anchor-bad"),
+    ActionState.STALE: ("stale: can no longer apply", "anchor-bad"),
+    ActionState.PREPARED: ("prepared, not committed", ""),
 }
 
 

@@ -16,9 +16,9 @@ from typing_extensions import TypedDict
 from records.selectors.aggregation import MAX_METRICS, METRIC_OPS
 from records.selectors.arguments import DIRECTIONS, MAX_FIELD_DEPTH, MAX_RELATIONSHIP_TYPES
 from records.selectors.conditions import MAX_CONDITIONS, OPERATORS
-from workflow.actions import BATCH_OPERATIONS
 from workflow.batch_read import OPERATIONS as READ_OPERATIONS
 from workflow.imports import MAX_KEY
+from workflow.operations import batch_operation_names
 from workflow.resolution import MAX_CONTEXT_RECORDS
 from workflow.tickets import MAX_REVIEW_IDS
 
@@ -126,7 +126,7 @@ class ReadRequest(TypedDict):
 
 @with_config(STRICT)
 class BatchAction(TypedDict):
-    operation: one_of(BATCH_OPERATIONS)  # type: ignore[valid-type]
+    operation: one_of(batch_operation_names())  # type: ignore[valid-type]
     arguments: dict[str, Any]
     review_ids: Annotated[list[str], Field(min_length=1, max_length=MAX_REVIEW_IDS)]
     decision_reason: str

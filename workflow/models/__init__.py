@@ -2,9 +2,11 @@
 
 from workflow.models.agendas import Agenda, AgendaConclusion, AgendaEvent, AgendaItem, AgendaLayer
 from workflow.models.read_marks import ReadMark
-from workflow.models.reviews import PreparedAction, ReviewTicket
+from workflow.models.reviews import OPEN_STATES, ActionState, PreparedAction, ReviewTicket
 
 __all__ = [
+    "OPEN_STATES",
+    "ActionState",
     "Agenda",
     "AgendaConclusion",
     "AgendaEvent",

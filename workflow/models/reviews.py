@@ -38,21 +38,52 @@ class ReviewTicket(models.Model):
         return f"{self.kind} {self.id}"
 
 
+class ActionState(models.TextChoices):
+    """Where a prepared action stands; the values are what the state column stores.
+
+      prepare_write, prepare_batch_write, prepare_import
+            |
+            v
+        PREPARED ---- commit, no gated collection touched ----------------> COMMITTED
+            |   \                                                              ^
+            |    `--- commit, a gated collection touched ---.                  |
+            |                                                v                  |
+            |                                       AWAITING_APPROVAL ---------'
+            |                                          |          |    a person approves
+            |                                          |          |
+            |                                          |          `-- a person rejects --> REJECTED
+            `------------------------+-----------------'
+                                     |  a cited review's answer changed, a version moved, a
+                                     |  record was archived, or (PREPARED) it expired: found at
+                                     v  commit, at approval, or by the sweep after another write
+                                   STALE
+
+    COMMITTED, REJECTED and STALE are final: committing again replays the outcome, or refuses a
+    stale action with its reason. Expiry is not a state of its own: an action past expires_at
+    stays PREPARED until a commit finds it expired (and marks it STALE) or anchor_purge deletes
+    it.
+    """
+
+    PREPARED = "prepared", "Prepared"
+    COMMITTED = "committed", "Committed"
+    AWAITING_APPROVAL = "awaiting_approval", "Awaiting human approval"
+    REJECTED = "rejected", "Rejected"
+    STALE = "stale", "Stale: a review it relied on changed or expired"
+
+
+# The states in which an action may still be applied (by a commit, an approval or the sweep).
+OPEN_STATES = (ActionState.PREPARED, ActionState.AWAITING_APPROVAL)
+
+
 class PreparedAction(models.Model):
     """An exact write the agent prepared, its preview, and its outcome once decided."""
 
-    PREPARED = "prepared"
-    COMMITTED = "committed"
-    AWAITING_APPROVAL = "awaiting_approval"
-    REJECTED = "rejected"
-    STALE = "stale"
-    STATE_CHOICES = [
-        (PREPARED, "Prepared"),
-        (COMMITTED, "Committed"),
-        (AWAITING_APPROVAL, "Awaiting human approval"),
-        (REJECTED, "Rejected"),
-        (STALE, "Stale: a review it relied on changed or expired"),
-    ]
+    # The states by their model-attribute names, for callers that still spell them so.
+    PREPARED = ActionState.PREPARED
+    COMMITTED = ActionState.COMMITTED
+    AWAITING_APPROVAL = ActionState.AWAITING_APPROVAL
+    REJECTED = ActionState.REJECTED
+    STALE = ActionState.STALE
 
     id = models.CharField(primary_key=True, max_length=36, default=new_id, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
@@ -66,7 +97,9 @@ class PreparedAction(models.Model):
     counters = models.JSONField(default=dict, help_text="Counters the cited reviews rely on.")
     preview = models.JSONField(default=dict)
     collection_ids = models.JSONField(default=list, help_text="Collections the write touches.")
-    state = models.CharField(max_length=20, choices=STATE_CHOICES, default=PREPARED)
+    state = models.CharField(
+        max_length=20, choices=ActionState.choices, default=ActionState.PREPARED
+    )
     result = models.JSONField(null=True, blank=True, help_text="Stored outcome, for replay.")
     decided_by = models.CharField(max_length=300, blank=True, default="")
     decision_note = models.TextField(blank=True, default="")

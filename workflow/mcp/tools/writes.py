@@ -9,7 +9,7 @@ from workflow import actions as write_actions
 from workflow.mcp.envelope import ToolResult, run_tool
 from workflow.mcp.shapes import BatchAction, Decision, ImportLink, ImportRow
 from workflow.next_steps import after_commit, after_prepare
-from workflow.operations import OPERATIONS
+from workflow.operations import operation_names
 from workflow.scope import scope_for_request
 
 
@@ -20,7 +20,7 @@ class WriteTools(MCPToolset):
             str,
             Field(
                 description="The write; its argument keys are in the description.",
-                json_schema_extra={"enum": list(OPERATIONS)},
+                json_schema_extra={"enum": list(operation_names())},
             ),
         ],
         arguments: Annotated[

@@ -1,0 +1,108 @@
+"""Checks several operations share: the record or collection an argument names, an existing
+record's version, state and review, a collection's fields and its alias review.
+
+A refusal the write itself would make (an archived record) is made here with the store's own
+check, so prepare and commit say the same thing in the same words.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from records import validation as v
+from records.approval import Touched
+from records.errors import not_found
+from records.models import Collection, Record
+from records.names import normalize_name
+from records.services import CollectionFields
+from records.services.record_changes import check_active
+from workflow import evidence
+from workflow.models import ReviewTicket
+from workflow.operations.registry import Args, Names
+from workflow.scope import Scope
+
+COLLECTION_ARGUMENTS = {
+    "name": Names.VALUE,
+    "purpose": Names.VALUE,
+    "record_meaning": Names.VALUE,
+    "typical_fields": Names.VALUE,
+    "relationship_guidance": Names.VALUE,
+}
+ALIAS_WORD = "Aliases change how names resolve; record the user's explicit statement."
+
+
+def record_named(scope: Scope, record_id: Any, field: str) -> Record:
+    record_id = v.record_id(record_id, field)
+    record = Record.objects.filter(workspace_id=scope.workspace_id, pk=record_id).first()
+    if record is None:
+        raise not_found("record", record_id)
+    return record
+
+
+def collection_named(scope: Scope, collection_id: Any) -> Collection:
+    collection_id = v.entity_id(collection_id, "collection_id")
+    collection = Collection.objects.filter(
+        workspace_id=scope.workspace_id, pk=collection_id
+    ).first()
+    if collection is None:
+        raise not_found("collection", collection_id)
+    return collection
+
+
+def collection_called(workspace_id: str, name: str) -> Collection | None:
+    """The collection whose name is `name` once normalized, if there is one."""
+    return Collection.objects.filter(
+        workspace_id=workspace_id, normalized_name=normalize_name(name)
+    ).first()
+
+
+def collection_fields(args: Args) -> CollectionFields:
+    return CollectionFields.validated(
+        name=args["name"],
+        purpose=args["purpose"],
+        record_meaning=args["record_meaning"],
+        typical_fields=args["typical_fields"],
+        relationship_guidance=args["relationship_guidance"],
+    )
+
+
+def require_active(record: Record, doing: str) -> None:
+    """Refuse at once what the write itself would refuse: asking the user cannot help."""
+    check_active(record, doing)
+
+
+def existing_record_checked(
+    scope: Scope,
+    args: Args,
+    tickets: list[ReviewTicket],
+    clarification: str,
+    *,
+    needs_word: str = "",
+    doing: str = "",
+) -> Touched:
+    """A change to the record `record_id` at `expected_version`: the record exists, is active
+    unless `doing` is empty (a change allowed on archived records), was reviewed, and, when
+    `needs_word`, the user's statement is reported."""
+    record = record_named(scope, args["record_id"], "record_id")
+    v.expected_version(args["expected_version"])
+    if doing:
+        require_active(record, doing)
+    evidence.record_reviewed(tickets, record.pk, clarification, "record_id")
+    if needs_word:
+        evidence.require_clarification(clarification, needs_word)
+    return Touched.of(records=[record.pk])
+
+
+def collection_alias_checked(
+    scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: str
+) -> Touched:
+    """Adding or removing a collection alias: a discovery of the alias itself (what else the
+    name already means in the catalog) that lists the collection, and the user's word."""
+    collection = collection_named(scope, args["collection_id"])
+    alias = v.name(args["alias"], "alias")
+    ticket = evidence.discovery_for_name(tickets, name=alias, purpose=None, field="alias")
+    evidence.collection_in_discovery([ticket], collection.pk)
+    evidence.require_clarification(
+        clarification, "Collection aliases change how names resolve and need the user's word."
+    )
+    return Touched.of(collections=[collection.pk])

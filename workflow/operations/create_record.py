@@ -1,0 +1,70 @@
+"""create_record: a new record in a collection, after a review of its title there."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from records import services
+from records import validation as v
+from records.approval import Touched
+from records.selectors.serialize import record_dict
+from records.services import WriteContext
+from workflow import evidence
+from workflow.models import ReviewTicket
+from workflow.operations.change import Change, CurrentRecords, FieldChange, added_fields
+from workflow.operations.checks import collection_named
+from workflow.operations.registry import Args, Names, Operation
+from workflow.resolution import resolve_record
+from workflow.scope import Scope
+
+
+def check(scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: str) -> Touched:
+    collection = collection_named(scope, args["collection_id"])
+    title = v.title(args["title"])
+    v.json_object("data", args["data"])
+    evidence.title_reviewed(
+        tickets, title=title, collection_id=collection.pk, clarification=clarification
+    )
+    return Touched.of(collections=[collection.pk])
+
+
+def apply(ctx: WriteContext, args: Args) -> dict[str, Any]:
+    record = services.record_create(
+        ctx=ctx, collection_id=args["collection_id"], title=args["title"], data=args["data"]
+    )
+    return {"record": record_dict(record, view="write")}
+
+
+def change(args: Args, current: CurrentRecords) -> Change:
+    title = FieldChange("title", "added", after=args.get("title"))
+    return Change(
+        "create",
+        created_in=args.get("collection_id"),
+        fields=(title, *added_fields(args.get("data") or {})),
+    )
+
+
+def follow_up(scope: Scope, result: dict[str, Any]) -> dict[str, Any] | None:
+    """A resolution of the new record by ID, so the next write (a link) can cite it at once."""
+    record = result["record"]
+    resolution = resolve_record(
+        scope, query=record["record_id"], collection_id=record["collection_id"]
+    )
+    return {
+        "resolution_id": resolution["resolution_id"],
+        "status": resolution["status"],
+        "selected_record_id": resolution["selected_record_id"],
+        "expires_at": resolution["expires_at"],
+    }
+
+
+OPERATION = Operation(
+    name="create_record",
+    summary="Create a record.",
+    arguments={"collection_id": Names.COLLECTION, "title": Names.VALUE, "data": Names.VALUE},
+    check=check,
+    apply=apply,
+    change=change,
+    rank=50,
+    follow_up=follow_up,
+)

@@ -1,0 +1,78 @@
+"""link_records: a typed link from one record to another (linking again changes nothing)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from records import services
+from records import validation as v
+from records.approval import Touched
+from records.models import Relationship
+from records.selectors.serialize import relationship_dict
+from records.services import WriteContext
+from workflow import evidence
+from workflow.models import ReviewTicket
+from workflow.operations.change import Change, CurrentRecords, LinkChange
+from workflow.operations.checks import record_named, require_active
+from workflow.operations.registry import Args, Names, Operation
+from workflow.scope import Scope
+
+
+def check(scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: str) -> Touched:
+    source = record_named(scope, args["source_id"], "source_id")
+    target = record_named(scope, args["target_id"], "target_id")
+    rel_type = v.relationship_type(args["relationship_type"])
+    if not Relationship.objects.filter(
+        source=source, relationship_type=rel_type, target=target
+    ).exists():  # linking an existing link again is a no-op, allowed either way
+        require_active(source, "linking")
+        require_active(target, "linking")
+    evidence.record_reviewed(tickets, source.pk, clarification, "source_id")
+    evidence.record_reviewed(tickets, target.pk, clarification, "target_id")
+    return Touched.of(records=[source.pk, target.pk])  # both ends' collections
+
+
+def apply(ctx: WriteContext, args: Args) -> dict[str, Any]:
+    rel, created = services.relationship_create(
+        ctx=ctx,
+        source_id=args["source_id"],
+        relationship_type=args["relationship_type"],
+        target_id=args["target_id"],
+    )
+    if not created:  # nothing changed, but the decision and its evidence stay in the history
+        services.audit_unchanged(
+            ctx,
+            kind="relationship.already_linked",
+            entity_type="relationship",
+            entity_id=rel.pk,
+            record_id=rel.source_id,
+            collection_id=rel.source.collection_id,
+            state={**relationship_dict(rel), "target_title": rel.target.title},
+        )
+    return {"relationship": relationship_dict(rel), "created": created}
+
+
+def change(args: Args, current: CurrentRecords) -> Change:
+    made = LinkChange(
+        made=True,
+        source_id=args.get("source_id"),
+        relationship_type=args.get("relationship_type"),
+        target_id=args.get("target_id"),
+    )
+    return Change("link", links=(made,))
+
+
+OPERATION = Operation(
+    name="link_records",
+    summary="Link two records.",
+    arguments={
+        "source_id": Names.RECORD,
+        "relationship_type": Names.VALUE,
+        "target_id": Names.RECORD,
+    },
+    check=check,
+    apply=apply,
+    change=change,
+    rank=120,
+    batchable=True,
+)

@@ -1,0 +1,170 @@
+"""The operations an agent can prepare, looked up by name: what a definition holds, and where
+they are all found.
+
+Every module of this package but the support modules below defines one operation as
+OPERATION; they are registered when the package is first imported. Everything that needs to
+know about an operation (prepare and commit, batches, the published tool schemas, the admin's
+review and queue) asks here, so adding an operation is adding its module (and its tests).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from records.approval import Touched
+from records.errors import invalid
+from records.services import WriteContext
+from workflow.models import ReviewTicket
+from workflow.operations.change import Change, CurrentRecords
+from workflow.scope import Scope
+
+# The package's modules that define no operation.
+SUPPORT_MODULES = frozenset({"registry", "change", "checks"})
+
+
+class Names(Enum):
+    """What an argument's value names: the admin fetches the titles of records and collections
+    named by ID before it shows a write."""
+
+    RECORD = "record"
+    COLLECTION = "collection"
+    RELATIONSHIP = "relationship"
+    VALUE = "value"  # anything else: text, JSON, a version
+
+
+# An operation's arguments: exactly its keys (parse_operation checks them), values still JSON
+# as the agent sent them until each check validates the ones it reads.
+Args = dict[str, Any]
+# Checks the arguments and the cited reviews, raising AnchorError to refuse; returns what the
+# write touches (records and links by ID), so the approval policy finds their collections from
+# the data current when it decides (prepare, commit or approval).
+CheckFn = Callable[[Scope, Args, list[ReviewTicket], str], Touched]
+# Applies the write through records.services, inside the caller's transaction; returns the
+# operation's result.
+ApplyFn = Callable[[WriteContext, Args], dict[str, Any]]
+# What the write would change, against the records as they are now.
+ChangeFn = Callable[[Args, CurrentRecords], Change]
+# A fresh review of what a committed write made, issued after its transaction (or None).
+FollowUpFn = Callable[[Scope, dict[str, Any]], dict[str, Any] | None]
+
+
+@dataclass(frozen=True, eq=False)
+class Operation:
+    name: str
+    summary: str  # one sentence: what it does
+    arguments: Mapping[str, Names]  # exactly its argument keys, in order, and what each names
+    check: CheckFn  # run at prepare and again at commit inside the write transaction
+    apply: ApplyFn
+    change: ChangeFn
+    # Where it stands in the published list of operations (prepare_write's and the batch's
+    # enums): the lists are part of the tool schemas, so their order must not move.
+    rank: int
+    # Allowed in prepare_batch_write. Batches change existing records only; creation keeps
+    # its single-write duplicate review.
+    batchable: bool = False
+    follow_up: FollowUpFn | None = None
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(self.arguments)
+
+    def named_ids(self, args: Mapping[str, Any]) -> tuple[set[str], set[str]]:
+        """The records and the collections its arguments name by ID."""
+        records, collections = set(), set()
+        for key, names in self.arguments.items():
+            if key not in args:
+                continue
+            if names is Names.RECORD:
+                records.add(str(args[key]))
+            elif names is Names.COLLECTION:
+                collections.add(str(args[key]))
+        return records, collections
+
+
+_registered: dict[str, Operation] = {}
+
+
+def register(operation: Operation) -> Operation:
+    """Add an operation; a second one of the same name or rank is refused, so the published
+    lists are never silently reordered or shadowed."""
+    if operation.name in _registered:
+        raise ValueError(f"operation {operation.name!r} is already registered")
+    taken = {op.rank: op.name for op in _registered.values()}
+    if operation.rank in taken:
+        raise ValueError(
+            f"rank {operation.rank} of {operation.name!r} is {taken[operation.rank]}'s"
+        )
+    _registered[operation.name] = operation
+    return operation
+
+
+def unregister(name: str) -> None:
+    del _registered[name]
+
+
+def discover(package: str, path: list[str]) -> list[Operation]:
+    """The OPERATION of every module of the package, in module-name order.
+
+    A module that defines none, or one named otherwise than itself, is refused: the file an
+    operation lives in is found by its name.
+    """
+    found = []
+    for module in sorted(m.name for m in pkgutil.iter_modules(path)):
+        if module in SUPPORT_MODULES or module.startswith("_"):
+            continue
+        definition = getattr(importlib.import_module(f"{package}.{module}"), "OPERATION", None)
+        if not isinstance(definition, Operation):
+            raise ImportError(f"{package}.{module} defines no OPERATION")
+        if definition.name != module:
+            raise ImportError(f"{package}.{module} defines {definition.name!r}; name them alike")
+        found.append(definition)
+    return found
+
+
+def all_operations() -> tuple[Operation, ...]:
+    return tuple(sorted(_registered.values(), key=lambda op: op.rank))
+
+
+def operation_names() -> tuple[str, ...]:
+    return tuple(op.name for op in all_operations())
+
+
+def batch_operation_names() -> tuple[str, ...]:
+    return tuple(op.name for op in all_operations() if op.batchable)
+
+
+def operation_named(name: str) -> Operation:
+    """The definition of `name`; LookupError if there is none (a stored action's operation
+    always has one: it was parsed at prepare)."""
+    try:
+        return _registered[name]
+    except KeyError:
+        raise LookupError(f"no operation {name!r}") from None
+
+
+def parse_operation(operation: Any, arguments: Any) -> tuple[Operation, Args]:
+    """The named operation and its arguments, refused unless they are exactly its keys."""
+    if not isinstance(operation, str) or operation not in _registered:
+        raise invalid(
+            "operation", f"{operation!r} is not an operation; use one of {sorted(_registered)}."
+        )
+    op = _registered[operation]
+    if not isinstance(arguments, dict):
+        raise invalid("arguments", f"must be a JSON object with keys {list(op.keys)}.")
+    given, wanted = set(arguments), set(op.keys)
+    if given != wanted:
+        parts = []
+        if wanted - given:
+            parts.append(f"missing {sorted(wanted - given)}")
+        if given - wanted:
+            parts.append(f"unexpected {sorted(given - wanted)}")
+        raise invalid(
+            "arguments",
+            f"{operation} takes exactly {list(op.keys)}: {'; '.join(parts)}.",
+        )
+    return op, arguments

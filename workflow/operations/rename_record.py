@@ -1,0 +1,62 @@
+"""rename_record: change a record's title, after a review of the new title."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from records import services
+from records import validation as v
+from records.approval import Touched
+from records.selectors.serialize import record_dict
+from records.services import WriteContext
+from workflow import evidence
+from workflow.models import ReviewTicket
+from workflow.operations.change import Change, CurrentRecords, FieldChange
+from workflow.operations.checks import existing_record_checked, record_named
+from workflow.operations.registry import Args, Names, Operation
+from workflow.scope import Scope
+
+
+def check(scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: str) -> Touched:
+    touched = existing_record_checked(scope, args, tickets, clarification, doing="renaming")
+    record = record_named(scope, args["record_id"], "record_id")
+    evidence.title_reviewed(
+        tickets,
+        title=v.title(args["title"]),
+        collection_id=record.collection_id,
+        clarification=clarification,
+        ignore_record_id=record.pk,
+    )
+    return touched
+
+
+def apply(ctx: WriteContext, args: Args) -> dict[str, Any]:
+    record = services.record_rename(
+        ctx=ctx,
+        record_id=args["record_id"],
+        title=args["title"],
+        expected_version=args["expected_version"],
+    )
+    return {"record": record_dict(record, view="write")}
+
+
+def change(args: Args, current: CurrentRecords) -> Change:
+    record = current.record(args.get("record_id"))
+    before = record.title if record else ""
+    return Change(
+        "rename",
+        record_id=args.get("record_id"),
+        fields=(FieldChange("title", "changed", before, args.get("title")),),
+    )
+
+
+OPERATION = Operation(
+    name="rename_record",
+    summary="Change a record's title.",
+    arguments={"record_id": Names.RECORD, "title": Names.VALUE, "expected_version": Names.VALUE},
+    check=check,
+    apply=apply,
+    change=change,
+    rank=80,
+    batchable=True,
+)

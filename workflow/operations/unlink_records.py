@@ -1,0 +1,63 @@
+"""unlink_records: remove a link by its ID (also between archived records, to correct it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from records import services
+from records import validation as v
+from records.approval import Touched
+from records.errors import NOT_FOUND, AnchorError
+from records.models import Relationship
+from records.services import WriteContext
+from workflow import evidence
+from workflow.models import ReviewTicket
+from workflow.operations.change import Change, CurrentRecords, LinkChange
+from workflow.operations.registry import Args, Names, Operation
+from workflow.scope import Scope
+
+
+def _relationship(scope: Scope, relationship_id: Any) -> Relationship:
+    relationship_id = v.entity_id(relationship_id, "relationship_id")
+    rel = (
+        Relationship.objects.filter(workspace_id=scope.workspace_id, pk=relationship_id)
+        .select_related("source", "target")
+        .first()
+    )
+    if rel is None:
+        raise AnchorError(
+            NOT_FOUND,
+            f"relationship_id: no relationship {relationship_id!r} in this workspace (it may "
+            "have been removed already; read the record's context).",
+            field="relationship_id",
+        )
+    return rel
+
+
+def check(scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: str) -> Touched:
+    rel = _relationship(scope, args["relationship_id"])
+    evidence.record_reviewed(tickets, rel.source_id, clarification, "relationship_id (source)")
+    evidence.record_reviewed(tickets, rel.target_id, clarification, "relationship_id (target)")
+    return Touched.of(relationships=[rel.pk])  # both ends' collections
+
+
+def apply(ctx: WriteContext, args: Args) -> dict[str, Any]:
+    removed = services.relationship_delete(ctx=ctx, relationship_id=args["relationship_id"])
+    return {"removed_relationship": removed}
+
+
+def change(args: Args, current: CurrentRecords) -> Change:
+    removed = LinkChange(made=False, relationship_id=args.get("relationship_id"))
+    return Change("unlink", links=(removed,))
+
+
+OPERATION = Operation(
+    name="unlink_records",
+    summary="Remove a link.",
+    arguments={"relationship_id": Names.RELATIONSHIP},
+    check=check,
+    apply=apply,
+    change=change,
+    rank=130,
+    batchable=True,
+)
