@@ -150,6 +150,9 @@ CACHES = {
     "ratelimit": {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "LOCATION": "anchor-ratelimit",
+        # Past MAX_ENTRIES the cache drops counters: too few would let many addresses reset
+        # each other's. An entry is a few hundred bytes.
+        "OPTIONS": {"MAX_ENTRIES": 100_000},
     },
 }
 # Origins accepted besides the server's own, for clients that send an Origin header (desktop

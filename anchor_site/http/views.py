@@ -30,6 +30,7 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 
 from anchor_site.http.authentication import HOW_TO_GET_ONE, AccessTokenAuthentication
+from anchor_site.http.ratelimit import credential_accepted
 from anchor_site.http.transport import check_transport
 from anchor_site.http.workspace import WORKSPACE_HEADER, scope_for_user
 from records.membership_services import access_token_touch
@@ -139,6 +140,9 @@ class AnchorMCPView(MCPServerStreamableHttpView):
     def initial(self, request: Any, *args: Any, **kwargs: Any) -> None:
         check_transport(request, self.http_method_names)
         super().initial(request, *args, **kwargs)  # authentication and permission
+        if request.auth is not None:
+            # The rate limiter charges this request to the credential, not the address.
+            credential_accepted(request._request)
         if request.method == "POST":
             # Read by workflow.scope.scope_for_request inside every tool.
             request.anchor_scope = self.scope_for(request)

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from django.core.cache import caches
 from django.core.exceptions import ImproperlyConfigured
 from django.test import Client, override_settings
 
@@ -31,6 +33,15 @@ INITIALIZE = {
 }
 
 
+REGISTRATION = {
+    "client_name": "rate-tests",
+    "redirect_uris": ["http://127.0.0.1:8976/callback"],
+    "grant_types": ["authorization_code", "refresh_token"],
+    "response_types": ["code"],
+    "token_endpoint_auth_method": "none",
+}
+
+
 @pytest.fixture
 def clock(monkeypatch):
     """Time as the limiter sees it, moved by the test (the middle of a window to start)."""
@@ -39,12 +50,38 @@ def clock(monkeypatch):
     return now
 
 
-def initialize(token: str | None = None, address: str = "127.0.0.1") -> Any:
-    headers = {"Accept": "application/json, text/event-stream"}
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
+@pytest.fixture(autouse=True)
+def fresh_verdicts() -> Iterator[None]:
+    """No credential remembered as accepted or refused from another test."""
+    ratelimit.VERDICTS.clear()
+    yield
+    ratelimit.VERDICTS.clear()
+
+
+def caches_clear() -> None:
+    caches["ratelimit"].clear()
+    ratelimit.VERDICTS.clear()
+
+
+def initialize_with(authorization: str | None, address: str = "127.0.0.1", **extra: str) -> Any:
+    headers = {"Accept": "application/json, text/event-stream", **extra}
+    if authorization:
+        headers["Authorization"] = authorization
     return Client(REMOTE_ADDR=address).post(
         MCP_URL, data=json.dumps(INITIALIZE), content_type="application/json", headers=headers
+    )
+
+
+def initialize(token: str | None = None, address: str = "127.0.0.1", **extra: str) -> Any:
+    return initialize_with(f"Bearer {token}" if token else None, address, **extra)
+
+
+def register(authorization: str) -> Any:
+    return Client().post(
+        "/oauth/register/",
+        data=json.dumps(REGISTRATION),
+        content_type="application/json",
+        headers={"Authorization": authorization},
     )
 
 
@@ -74,17 +111,73 @@ def test_unauthenticated_requests_count_per_address(db, clock):
 
 
 @override_settings(ANCHOR_HTTP_RATE_LIMIT_ANONYMOUS=(2, 60))
-def test_made_up_tokens_are_bounded_by_the_address(alice, clock):
+def test_made_up_tokens_are_charged_to_the_address(alice, clock):
     fake = "anchor_AAAAAAAAAAAA_" + "x" * 43
     assert initialize(fake + "1").status_code == 401
-    assert initialize(fake + "2").status_code == 401
+    assert initialize("oauth-shaped-junk").status_code == 401
     with no_writes() as queries:
         assert initialize(fake + "3").status_code == 429
+        assert initialize("oauth-shaped-junk").status_code == 429
+    assert len(queries) == 0, "a token this process saw refused is stopped by the address alone"
+    with no_writes() as queries:
+        assert initialize("never-seen-junk").status_code == 429
+    assert len(queries) <= 1, "a token not seen before costs one lookup, then the address stops it"
+
+
+@override_settings(ANCHOR_HTTP_RATE_LIMIT_ANONYMOUS=(2, 60))
+def test_a_valid_token_keeps_working_while_its_address_is_flooded_with_bad_ones(alice, clock):
+    for attempt in range(5):
+        initialize(f"junk-{attempt}")
+    assert initialize().status_code == 429, "the address is spent"
+    for _ in range(3):
+        assert initialize(alice.token).status_code == 200, "the valid token pays for itself"
+
+
+@override_settings(ANCHOR_HTTP_RATE_LIMIT_ANONYMOUS=(2, 60))
+def test_a_valid_tokens_requests_do_not_spend_the_address(alice, clock):
+    for _ in range(5):
+        assert initialize(alice.token).status_code == 200
+    assert initialize().status_code == 401
+    assert initialize().status_code == 401
+    assert initialize().status_code == 429
+
+
+@pytest.mark.parametrize(
+    "authorization", ["Basic YWxpY2U6c2VjcmV0", "Bearer", "Bearer two parts", "Token abc", "é"]
+)
+@override_settings(ANCHOR_HTTP_RATE_LIMIT_ANONYMOUS=(2, 60))
+def test_malformed_authorization_headers_are_charged_to_the_address(db, clock, authorization):
+    for _ in range(2):
+        assert initialize_with(authorization).status_code == 401
+    with no_writes() as queries:
+        assert initialize_with(authorization).status_code == 429
     assert len(queries) == 0
-    # Good credentials from that address wait too, until the window passes.
-    assert initialize(alice.token).status_code == 429
-    clock["t"] += 30
-    assert initialize(alice.token).status_code == 200
+
+
+@override_settings(ANCHOR_HTTP_RATE_LIMIT_ANONYMOUS=(1, 60))
+def test_a_valid_token_refused_before_authentication_is_charged_to_the_address(alice, clock):
+    foreign = {"Origin": "http://evil.example"}
+    assert initialize(alice.token, **foreign).status_code == 403
+    assert initialize(alice.token, **foreign).status_code == 429
+    assert initialize(alice.token).status_code == 200, "its own requests still go through"
+
+
+@override_settings(ANCHOR_HTTP_RATE_LIMIT_ANONYMOUS=(1, 60))
+def test_registration_with_an_authorization_header_is_charged(db, clock):
+    for authorization in ("Bearer junk", "Basic YWxpY2U6c2VjcmV0"):
+        caches_clear()
+        first = register(authorization)
+        assert first.status_code != 429, first.content
+        assert register(authorization).status_code == 429, authorization
+
+
+@override_settings(ANCHOR_HTTP_RATE_LIMIT_ANONYMOUS=(1, 60))
+def test_ipv6_clients_are_counted_per_64_block(db, clock):
+    assert initialize(address="2001:db8::1").status_code == 401
+    assert initialize(address="2001:db8::2").status_code == 429, "same /64: same budget"
+    assert initialize(address="2001:db8:0:1::1").status_code == 401, "another /64"
+    assert initialize(address="::ffff:192.0.2.1").status_code == 401
+    assert initialize(address="192.0.2.1").status_code == 429, "IPv4-mapped is the IPv4 address"
 
 
 @override_settings(ANCHOR_HTTP_RATE_LIMIT_ANONYMOUS=(1, 60))
