@@ -1,7 +1,9 @@
-"""Rate limits on team mode's HTTP endpoints: per token, and per address without one.
+"""Rate limits on team mode's HTTP endpoints: per valid credential, and per address for the rest.
 
-Each limit answers 429 with Retry-After before any database work; another token or address is
-not affected; the window passing lifts it; the stdio server knows nothing of it.
+Each limit answers 429 with Retry-After; another token or address is not affected; the window
+passing lifts it; the stdio server knows nothing of it. Against the production server: a forged
+X-Forwarded-For, made-up bearers and registration with any Authorization header are all charged
+to the address, and a valid token keeps working while its address is flooded.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 from django.core.cache import caches
 from django.core.exceptions import ImproperlyConfigured
@@ -20,6 +23,8 @@ from anchor_site.env import rate_from_env
 from anchor_site.http import ratelimit
 from tests.e2e.server import base_env, mcp_session
 from tests.http.conftest import MCP_URL, PROTOCOL_VERSION, no_writes
+from tests.http.live_servers import THROUGH_PROXY, client_from, start
+from tests.http.test_live_server import ON_POSTGRES, LiveServer
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -223,3 +228,74 @@ def test_rates_are_read_from_the_environment(monkeypatch):
         monkeypatch.setenv("ANCHOR_HTTP_RATE_LIMIT", bad)
         with pytest.raises(ImproperlyConfigured, match="ANCHOR_HTTP_RATE_LIMIT"):
             rate_from_env("ANCHOR_HTTP_RATE_LIMIT", "600/minute")
+
+
+# --- against the production server ------------------------------------------------------------
+
+LIVE_LIMIT = 6
+LIVE_ENV = {"ANCHOR_HTTP_RATE_LIMIT_ANONYMOUS": f"{LIVE_LIMIT}/hour"}
+LIVE_HEADERS = {"Accept": "application/json, text/event-stream"}
+
+
+@pytest.fixture
+def live_direct(tmp_path) -> Iterator[LiveServer]:
+    """One worker (so one process counts), no proxy in front."""
+    yield from start(tmp_path, **LIVE_ENV)
+
+
+@pytest.fixture
+def live_behind_proxy(tmp_path) -> Iterator[LiveServer]:
+    yield from start(tmp_path, ANCHOR_BEHIND_TLS_PROXY="true", **LIVE_ENV)
+
+
+def statuses(client: httpx.Client, url: str, headers: list[dict[str, str]]) -> list[int]:
+    return [client.post(f"{url}/mcp", json=INITIALIZE, headers=h).status_code for h in headers]
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=ON_POSTGRES)
+def test_the_served_limits_cannot_be_stepped_around(live_direct: LiveServer):
+    url = live_direct.url
+    # A forged X-Forwarded-For is not believed without the proxy setting, even from loopback
+    # (uvicorn's default trusts it there): one address, one budget.
+    with client_from("127.0.0.1", **LIVE_HEADERS) as forger:
+        forged = [{"X-Forwarded-For": f"198.51.100.{n}"} for n in range(LIVE_LIMIT + 1)]
+        assert statuses(forger, url, forged) == [401] * LIVE_LIMIT + [429]
+
+    # Made-up bearers, and headers that are no bearer at all, spend the address.
+    with client_from("127.0.0.3", **LIVE_HEADERS) as prober:
+        junk = [{"Authorization": f"Bearer made-up-{n}"} for n in range(LIVE_LIMIT - 2)]
+        junk += [{"Authorization": "Basic YWxpY2U6c2VjcmV0"}, {"Authorization": "Bearer a b"}]
+        assert statuses(prober, url, junk) == [401] * LIVE_LIMIT
+        assert statuses(prober, url, [{"Authorization": "Bearer made-up-new"}]) == [429]
+
+    # Registration is charged whatever Authorization header it carries.
+    with client_from("127.0.0.4", Authorization="Bearer anything") as registrar:
+        answers = [
+            registrar.post(f"{url}/oauth/register/", json=REGISTRATION).status_code
+            for _ in range(LIVE_LIMIT + 1)
+        ]
+    assert 429 in answers and answers.index(429) <= LIVE_LIMIT, answers
+    assert all(status == 429 for status in answers[answers.index(429) :]), answers
+
+    # Someone floods bad tokens "from" the victim's address; the victim's token still works.
+    victim = live_direct.token_for("victim", "team-a")
+    with client_from("127.0.0.5", **LIVE_HEADERS) as shared:
+        flood = [{"Authorization": f"Bearer stolen-guess-{n}"} for n in range(LIVE_LIMIT + 3)]
+        assert statuses(shared, url, flood)[-3:] == [429] * 3
+        own = [{"Authorization": f"Bearer {victim}"}] * 3
+        assert statuses(shared, url, own) == [200] * 3
+        assert statuses(shared, url, [{}]) == [429], "the flood did spend the address"
+    assert "Traceback" not in live_direct.log.read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=ON_POSTGRES)
+def test_behind_the_proxy_each_forwarded_client_has_its_own_budget(live_behind_proxy):
+    url = live_behind_proxy.url
+    # The proxy (here, loopback) appends the address it saw; anything before it is the client's.
+    with client_from("127.0.0.1", **LIVE_HEADERS, **THROUGH_PROXY) as proxy:
+        first = [{"X-Forwarded-For": "203.0.113.7"}] * LIVE_LIMIT
+        first += [{"X-Forwarded-For": "198.51.100.1, 203.0.113.7"}]  # a hop the client forged
+        assert statuses(proxy, url, first) == [401] * LIVE_LIMIT + [429]
+        assert statuses(proxy, url, [{"X-Forwarded-For": "203.0.113.8"}]) == [401]
