@@ -31,7 +31,7 @@ from rest_framework.renderers import JSONRenderer
 
 from anchor_site.http.authentication import HOW_TO_GET_ONE, AccessTokenAuthentication
 from anchor_site.http.ratelimit import credential_accepted
-from anchor_site.http.transport import check_transport
+from anchor_site.http.transport import PayloadTooLarge, check_transport
 from anchor_site.http.workspace import WORKSPACE_HEADER, scope_for_user
 from records.membership_services import access_token_touch
 from records.models.membership import AccessToken
@@ -135,6 +135,8 @@ class AnchorMCPView(MCPServerStreamableHttpView):
             )
             response["Retry-After"] = str(DATABASE_BUSY_RETRY_S)
             return response
+        if isinstance(exc, PayloadTooLarge):  # the same reply as the ASGI-level refusal
+            return _jsonrpc_error(413, str(exc.detail))
         return super().handle_exception(exc)
 
     def initial(self, request: Any, *args: Any, **kwargs: Any) -> None:

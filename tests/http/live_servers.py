@@ -44,7 +44,7 @@ def start(tmp_path: Path, **extra_env: str) -> Iterator[LiveServer]:
         process = subprocess.Popen(GUNICORN, cwd=REPO_ROOT, env=env, stdout=sink, stderr=sink)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + 180
         while True:
             if process.poll() is not None:
                 pytest.fail(f"the server exited with {process.returncode}:\n{log.read_text()}")
@@ -55,7 +55,7 @@ def start(tmp_path: Path, **extra_env: str) -> Iterator[LiveServer]:
             except httpx.TransportError:
                 pass
             if time.monotonic() > deadline:
-                pytest.fail(f"the server did not start within 90 s:\n{log.read_text()}")
+                pytest.fail(f"the server did not start within 180 s:\n{log.read_text()}")
             time.sleep(0.3)
         yield LiveServer(url, env, log)
     finally:

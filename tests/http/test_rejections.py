@@ -144,7 +144,9 @@ def test_body_over_the_limit_is_413_before_any_query(alice_session, alice):
             headers={"Authorization": f"Bearer {alice.token}"},
         )
     assert response.status_code == 413
-    assert "limit is 4194304" in response.json()["detail"]
+    reply = response.json()
+    assert reply["id"] is None and reply["error"]["code"] == -32600, reply
+    assert "the limit of 4194304 (ANCHOR_HTTP_MAX_BODY_BYTES)" in reply["error"]["message"]
     assert len(queries) == 0
 
 
