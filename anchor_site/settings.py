@@ -222,5 +222,9 @@ LOGGING = {
     "handlers": {
         "stderr": {"class": "logging.StreamHandler", "stream": sys.stderr, "formatter": "plain"}
     },
+    # Django logs a refused Host header as an ERROR with a traceback; it is the client's mistake
+    # (or a scan), so one WARNING line says it.
+    "filters": {"one_line_warning": {"()": "anchor_site.http.security_log.OneLineWarning"}},
+    "loggers": {"django.security.DisallowedHost": {"filters": ["one_line_warning"]}},
     "root": {"handlers": ["stderr"], "level": log_level_from_env()},
 }

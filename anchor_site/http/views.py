@@ -73,6 +73,22 @@ class MessageParser(JSONParser):
             raise ParseError(DEEP_NESTING) from None
 
 
+def _refuse_shape(message: Any) -> JsonResponse | None:
+    """A body that is not one JSON-RPC object, answered here: the SDK would answer a batch (or a
+    bare number) with its validation dump. The stdio transport refuses both with -32600 too."""
+    if isinstance(message, list):
+        return _jsonrpc_error(
+            400,
+            "Invalid Request: batches (JSON arrays) are not supported; send one JSON-RPC "
+            "message per request.",
+        )
+    if not isinstance(message, dict):
+        return _jsonrpc_error(
+            400, "Invalid Request: expected one JSON-RPC 2.0 request or notification object."
+        )
+    return None
+
+
 def _refuse_message(message: Any, session_key: str | None) -> JsonResponse | None:
     """JSON-RPC rules answered here, as the stdio transport answers them."""
     if not isinstance(message, dict) or "method" not in message:
@@ -182,7 +198,9 @@ class AnchorMCPView(MCPServerStreamableHttpView):
             code = INVALID_REQUEST if exc.detail == DEEP_NESTING else PARSE_ERROR
             return _jsonrpc_error(400, f"Parse error: {exc.detail}", code=code)
         session_key = request.headers.get(MCP_SESSION_ID_HDR)
-        refused = _refuse_message(message, session_key)
+        refused = _refuse_shape(message)
+        if refused is None:
+            refused = _refuse_message(message, session_key)
         if refused is not None:
             return refused
         if isinstance(message, dict) and session_key:
