@@ -136,14 +136,20 @@ ANCHOR_HTTP_MAX_BODY_BYTES = 4 * 1024 * 1024
 # Django reads the whole body at once, and its own cap (2.5 MB) would otherwise answer a bare 400
 # below the stated limit. The admin's forms share it; they are signed-in staff only.
 DATA_UPLOAD_MAX_MEMORY_SIZE = ANCHOR_HTTP_MAX_BODY_BYTES
-# Behind a proxy that terminates TLS and sets X-Forwarded-Proto: trust it (the server binds to
-# loopback, so only the proxy can reach it). The admin's CSRF check then sees https, and the
-# session and CSRF cookies travel over TLS only.
+# Behind a proxy that terminates TLS and sets X-Forwarded-Proto and X-Forwarded-For: trust them
+# (the server binds to loopback, so only the proxy can reach it; uvicorn honours the headers only
+# then, see anchor_site/http/worker.py). The admin's CSRF check then sees https, the session and
+# CSRF cookies travel over TLS only, a request that came in over plain http is redirected, and
+# browsers are told to use https alone for this host (HSTS) for ANCHOR_HSTS_SECONDS.
 ANCHOR_BEHIND_TLS_PROXY = env_bool("ANCHOR_BEHIND_TLS_PROXY", False)
 if ANCHOR_BEHIND_TLS_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
+    SECURE_SSL_REDIRECT = True
+    SECURE_HSTS_SECONDS = non_negative_int_from_env("ANCHOR_HSTS_SECONDS", 365 * 24 * 60 * 60)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("ANCHOR_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("ANCHOR_HSTS_PRELOAD", False)
 # How long `manage.py anchor_purge` keeps committed actions' stored results (for replay).
 ANCHOR_ACTION_RESULT_RETENTION_DAYS = positive_int_from_env(
     "ANCHOR_ACTION_RESULT_RETENTION_DAYS", 30
@@ -158,6 +164,9 @@ CACHES = {
     "ratelimit": {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "LOCATION": "anchor-ratelimit",
+        # Past MAX_ENTRIES the cache drops counters: too few would let many addresses reset
+        # each other's. An entry is a few hundred bytes.
+        "OPTIONS": {"MAX_ENTRIES": 100_000},
     },
 }
 # Origins accepted besides the server's own, for clients that send an Origin header (desktop
@@ -253,7 +262,13 @@ ANCHOR_OAUTH_MAX_UNCLAIMED_CLIENTS = non_negative_int_from_env(
 ANCHOR_OAUTH_UNUSED_CLIENT_DAYS = positive_int_from_env("ANCHOR_OAUTH_UNUSED_CLIENT_DAYS", 7)
 
 # oauth2_provider.W008 says http callbacks are allowed; registration limits them to loopback.
-SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]
+# security.W021 asks for HSTS preloading, which is a per-domain submission (hstspreload.org),
+# not a server setting: ANCHOR_HSTS_PRELOAD adds the directive once you mean to submit.
+SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008", "security.W021"]
+if not ANCHOR_BEHIND_TLS_PROXY:
+    # Plain http (a trial on loopback, or a misconfigured deployment): anchor.W010 says so once,
+    # naming the one setting that fixes all four (HSTS, redirect, Secure cookies).
+    SILENCED_SYSTEM_CHECKS += ["security.W004", "security.W008", "security.W012", "security.W016"]
 
 DJANGO_MCP_GLOBAL_SERVER_CONFIG = {
     "name": "anchor",
@@ -271,5 +286,9 @@ LOGGING = {
     "handlers": {
         "stderr": {"class": "logging.StreamHandler", "stream": sys.stderr, "formatter": "plain"}
     },
+    # Django logs a refused Host header as an ERROR with a traceback; it is the client's mistake
+    # (or a scan), so one WARNING line says it.
+    "filters": {"one_line_warning": {"()": "anchor_site.http.security_log.OneLineWarning"}},
+    "loggers": {"django.security.DisallowedHost": {"filters": ["one_line_warning"]}},
     "root": {"handlers": ["stderr"], "level": log_level_from_env()},
 }

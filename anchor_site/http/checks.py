@@ -125,3 +125,19 @@ def check_stock_mcp_view(app_configs: Any = None, **kwargs: Any) -> list[checks.
                 )
             )
     return errors
+
+
+@checks.register(checks.Tags.security, deploy=True)
+def check_plain_http(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    if settings.ANCHOR_BEHIND_TLS_PROXY:
+        return []
+    return [
+        checks.Warning(
+            "The server speaks plain http: ANCHOR_BEHIND_TLS_PROXY is off.",
+            hint="Fine for a trial on loopback. Anywhere else, put a TLS-terminating proxy in "
+            "front and set ANCHOR_BEHIND_TLS_PROXY=true: sign-in cookies are then sent over "
+            "TLS only, plain http is redirected to https, and browsers are told (HSTS) to use "
+            "https alone.",
+            id="anchor.W010",
+        )
+    ]

@@ -19,6 +19,8 @@ from rest_framework.exceptions import (
     UnsupportedMediaType,
 )
 
+from anchor_site.http.body_limit import too_large_message
+
 
 class LengthRequired(APIException):
     status_code = status.HTTP_411_LENGTH_REQUIRED
@@ -27,6 +29,8 @@ class LengthRequired(APIException):
 
 
 class PayloadTooLarge(APIException):
+    """Under the production server the ASGI wrapper refuses these first, unread."""
+
     status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
     default_code = "payload_too_large"
 
@@ -78,7 +82,4 @@ def check_transport(request: Any, allowed_methods: Sequence[str]) -> None:
         raise ParseError(f"Content-Length {raw_length!r} is not a number.") from None
     limit = settings.ANCHOR_HTTP_MAX_BODY_BYTES
     if length > limit:
-        raise PayloadTooLarge(
-            f"The request body is {length} bytes; the limit is {limit}. Split the call (for "
-            "example, import in smaller batches)."
-        )
+        raise PayloadTooLarge(too_large_message(limit, length))

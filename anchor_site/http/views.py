@@ -28,7 +28,8 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 
 from anchor_site.http.authentication import HOW_TO_GET_ONE, AccessTokenAuthentication
-from anchor_site.http.transport import check_transport
+from anchor_site.http.ratelimit import credential_accepted
+from anchor_site.http.transport import PayloadTooLarge, check_transport
 from anchor_site.http.workspace import WORKSPACE_HEADER, scope_for_user
 from records.models.membership import AccessToken
 from records.services import access_token_touch
@@ -79,6 +80,22 @@ class MessageParser(JSONParser):
             return super().parse(stream, media_type, parser_context)
         except RecursionError:
             raise ParseError(DEEP_NESTING) from None
+
+
+def _refuse_shape(message: Any) -> JsonResponse | None:
+    """A body that is not one JSON-RPC object, answered here: the SDK would answer a batch (or a
+    bare number) with its validation dump. The stdio transport refuses both with -32600 too."""
+    if isinstance(message, list):
+        return _jsonrpc_error(
+            400,
+            "Invalid Request: batches (JSON arrays) are not supported; send one JSON-RPC "
+            "message per request.",
+        )
+    if not isinstance(message, dict):
+        return _jsonrpc_error(
+            400, "Invalid Request: expected one JSON-RPC 2.0 request or notification object."
+        )
+    return None
 
 
 def _refuse_message(message: Any, session_key: str | None) -> JsonResponse | None:
@@ -143,11 +160,16 @@ class AnchorMCPView(StreamableHttpView):
             )
             response["Retry-After"] = str(DATABASE_BUSY_RETRY_S)
             return response
+        if isinstance(exc, PayloadTooLarge):  # the same reply as the ASGI-level refusal
+            return _jsonrpc_error(413, str(exc.detail))
         return super().handle_exception(exc)
 
     def initial(self, request: Any, *args: Any, **kwargs: Any) -> None:
         check_transport(request, self.http_method_names)
         super().initial(request, *args, **kwargs)  # authentication and permission
+        if request.auth is not None:
+            # The rate limiter charges this request to the credential, not the address.
+            credential_accepted(request._request)
         if request.method == "POST":
             # Read by workflow.scope.scope_for_request inside every tool.
             request.anchor_scope = self.scope_for(request)
@@ -185,7 +207,9 @@ class AnchorMCPView(StreamableHttpView):
             code = INVALID_REQUEST if exc.detail == DEEP_NESTING else PARSE_ERROR
             return _jsonrpc_error(400, f"Parse error: {exc.detail}", code=code)
         session_key = request.headers.get(SESSION_ID_HEADER)
-        refused = _refuse_message(message, session_key)
+        refused = _refuse_shape(message)
+        if refused is None:
+            refused = _refuse_message(message, session_key)
         if refused is not None:
             return refused
         if isinstance(message, dict) and session_key:

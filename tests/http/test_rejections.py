@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
+import httpx
 import pytest
 from django.contrib.sessions.models import Session
 from django.test import Client, override_settings
@@ -11,6 +13,8 @@ from django.test import Client, override_settings
 from records.models.membership import AccessToken
 from records.services import access_token_revoke
 from tests.http.conftest import ACCEPT, MCP_URL, McpHttp, make_member, no_writes
+from tests.http.live_servers import start
+from tests.http.test_live_server import ON_POSTGRES, LiveServer
 
 INITIALIZE_PARAMS = {
     "protocolVersion": "2025-06-18",
@@ -144,7 +148,9 @@ def test_body_over_the_limit_is_413_before_any_query(alice_session, alice):
             headers={"Authorization": f"Bearer {alice.token}"},
         )
     assert response.status_code == 413
-    assert "limit is 4194304" in response.json()["detail"]
+    reply = response.json()
+    assert reply["id"] is None and reply["error"]["code"] == -32600, reply
+    assert "the limit of 4194304 (ANCHOR_HTTP_MAX_BODY_BYTES)" in reply["error"]["message"]
     assert len(queries) == 0
 
 
@@ -322,3 +328,72 @@ def test_a_body_just_under_the_limit_is_served(alice):
         headers={"Authorization": f"Bearer {alice.token}", "Accept": ACCEPT},
     )
     assert response.status_code == 200, response.content[:300]
+
+
+# --- the message's shape --------------------------------------------------------------------
+
+
+def assert_our_invalid_request(response, words: str) -> None:
+    assert response.status_code == 400, response.content
+    reply = response.json()
+    assert reply == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32600, "message": reply["error"]["message"]},
+    }
+    assert words in reply["error"]["message"]
+    assert "pydantic" not in response.content.decode() and len(response.content) < 300
+
+
+@pytest.mark.parametrize("with_session", [False, True])
+def test_a_batch_is_our_invalid_request_not_a_validation_dump(alice_session, with_session):
+    if not with_session:
+        alice_session.session_id = None
+    with no_writes():
+        response = alice_session.post([LIST_TOOLS, {**LIST_TOOLS, "id": 3}])
+    assert_our_invalid_request(response, "batches (JSON arrays) are not supported")
+    assert "one JSON-RPC message per request" in response.json()["error"]["message"]
+    with no_writes():
+        empty = alice_session.post([])
+    assert_our_invalid_request(empty, "batches (JSON arrays) are not supported")
+
+
+@pytest.mark.parametrize("body", [42, "tools/list", None, True])
+def test_a_bare_json_value_is_our_invalid_request(alice_session, body):
+    with no_writes():
+        response = alice_session.post(body)
+    assert_our_invalid_request(response, "expected one JSON-RPC 2.0 request or notification")
+
+
+# --- against the production server ------------------------------------------------------------
+
+
+@pytest.fixture
+def live(tmp_path) -> Iterator[LiveServer]:
+    yield from start(tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=ON_POSTGRES)
+def test_the_served_endpoint_answers_batches_and_foreign_hosts_in_one_line(live: LiveServer):
+    token = live.token_for("alice", "team-a")
+    headers = {"Accept": ACCEPT, "Authorization": f"Bearer {token}"}
+    batch = httpx.post(f"{live.url}/mcp", json=[INITIALIZE, LIST_TOOLS], headers=headers)
+    assert_our_invalid_request(batch, "batches (JSON arrays) are not supported")
+
+    opened = httpx.post(f"{live.url}/mcp", json=INITIALIZE, headers=headers)
+    assert opened.status_code == 200, opened.text
+    in_session = {**headers, "Mcp-Session-Id": opened.headers["Mcp-Session-Id"]}
+    batch = httpx.post(f"{live.url}/mcp", json=[LIST_TOOLS], headers=in_session)
+    assert_our_invalid_request(batch, "batches (JSON arrays) are not supported")
+
+    for path in ("/mcp", "/admin/login/"):
+        foreign = httpx.post(
+            f"{live.url}{path}", json=INITIALIZE, headers={**headers, "Host": "evil.example"}
+        )
+        assert foreign.status_code == 400
+    log = live.log.read_text()
+    refusals = [line for line in log.splitlines() if "evil.example" in line]
+    assert len(refusals) == 2, refusals
+    assert all(" WARNING django.security.DisallowedHost: " in line for line in refusals), refusals
+    assert "Traceback" not in log and " ERROR " not in log, log[-3000:]

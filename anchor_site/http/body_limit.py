@@ -1,0 +1,114 @@
+"""The request-body limit, applied at the ASGI level so an oversized body is never read.
+
+Django's ASGI handler reads the whole body before any middleware runs, so a limit checked in
+the view comes after the server has taken every byte (a declared 200 MB body was read). Here a
+request whose Content-Length is over ANCHOR_HTTP_MAX_BODY_BYTES is answered 413 from its headers
+alone, and one sent without a length (chunked) is cut off as soon as it passes the limit. Either
+way the reply says `Connection: close`, so the server closes the connection instead of reading
+(and discarding) the rest.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from django.conf import settings
+
+# JSON-RPC 2.0's code; what the MCP SDK answers an oversized message with.
+from workflow.mcp.jsonrpc import INVALID_REQUEST
+
+Scope = dict[str, Any]
+Message = Mapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+def too_large_message(limit: int, length: int | None = None) -> str:
+    size = (
+        f"The request body is {length} bytes, over"
+        if length is not None
+        else "The request body is over"
+    )
+    return (
+        f"{size} the limit of {limit} (ANCHOR_HTTP_MAX_BODY_BYTES); nothing was done. Split "
+        "the call (for example, import in smaller batches)."
+    )
+
+
+def too_large_body(limit: int, length: int | None = None) -> bytes:
+    """The 413's JSON-RPC error, the shape /mcp answers every transport-level refusal in."""
+    error = {"code": INVALID_REQUEST, "message": too_large_message(limit, length)}
+    return json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
+
+
+def declared_length(scope: Scope) -> int | None:
+    for name, value in scope.get("headers", []):
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None  # the HTTP server refuses a malformed length before we are called
+    return None
+
+
+async def refuse_too_large(send: Send, limit: int, length: int | None) -> None:
+    body = too_large_body(limit, length)
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+class BodyLimit:
+    """Wraps an ASGI application; HTTP requests over the body limit never reach it."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = settings.ANCHOR_HTTP_MAX_BODY_BYTES
+        length = declared_length(scope)
+        if length is not None and length > limit:
+            await refuse_too_large(send, limit, length)
+            return
+        received = 0
+        cut_off = False
+        started = False
+
+        async def counted_receive() -> Message:
+            nonlocal received, cut_off
+            if cut_off:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    # The application sees the client go away and stops (Django's handler
+                    # returns without answering); the refusal is sent below instead.
+                    cut_off = True
+                    return {"type": "http.disconnect"}
+            return message
+
+        async def watched_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        await self.app(scope, counted_receive, watched_send)
+        if cut_off and not started:
+            await refuse_too_large(send, limit, None)
