@@ -160,6 +160,9 @@ def database_from_env() -> DBConfig:
         if conn_max_age == 0 and pool_size:
             timeout_s = positive_int_from_env("ANCHOR_DB_POOL_TIMEOUT_S", DEFAULT_POOL_TIMEOUT_S)
             config.setdefault("OPTIONS", {})["pool"] = pool_options(pool_size, timeout_s)
+            # Django gives the pool psycopg_pool's check_connection only with health checks
+            # on: without it a connection the database closed is handed out and fails calls.
+            config["CONN_HEALTH_CHECKS"] = True
         return config
     return {
         "ENGINE": "django.db.backends.sqlite3",

@@ -27,6 +27,7 @@ from rest_framework.parsers import JSONParser
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 
+from anchor_site.db_pool import why_no_connection
 from anchor_site.http.authentication import HOW_TO_GET_ONE, AccessTokenAuthentication
 from anchor_site.http.ratelimit import credential_accepted
 from anchor_site.http.transport import PayloadTooLarge, check_transport
@@ -148,15 +149,23 @@ class AnchorMCPView(StreamableHttpView):
     def handle_exception(self, exc: Exception) -> HttpResponse:
         # Tool calls report database errors in their own envelope; one reaching here came
         # before the call (authentication, the session), almost always because no connection
-        # could be had: every pooled one busy past ANCHOR_DB_POOL_TIMEOUT_S, or PostgreSQL
-        # refusing more. That is the server being full, not a fault: say so, and when to retry.
+        # could be had: every pooled one busy past ANCHOR_DB_POOL_TIMEOUT_S, or the database
+        # down or refusing. Say which (error.data.cause too), and when to retry.
         if isinstance(exc, OperationalError):
-            logger.warning("no database connection for an /mcp request: %s", exc)
-            response = _jsonrpc_error(
-                503,
-                "The server is at capacity (no database connection was free); nothing was "
-                f"done. Retry after {DATABASE_BUSY_RETRY_S} seconds.",
-                code=INTERNAL_ERROR,
+            cause, reason = why_no_connection(exc)
+            logger.warning("no database connection for an /mcp request (%s): %s", cause, exc)
+            response = JsonResponse(
+                {
+                    "jsonrpc": "2.0",
+                    "id": None,
+                    "error": {
+                        "code": INTERNAL_ERROR,
+                        "message": f"{reason}; nothing was done. Retry after "
+                        f"{DATABASE_BUSY_RETRY_S} seconds.",
+                        "data": {"cause": cause},
+                    },
+                },
+                status=503,
             )
             response["Retry-After"] = str(DATABASE_BUSY_RETRY_S)
             return response

@@ -129,6 +129,9 @@ def test_a_request_finding_no_free_connection_is_told_to_retry(one_connection: L
     assert refused.headers["Retry-After"] == "5"
     error = refused.json()["error"]
     assert error["code"] == -32603 and "Retry after 5 seconds" in error["message"]
+    # Busy, not broken: the cause is the pool's, and the database is never blamed.
+    assert error["data"] == {"cause": "at_capacity"}, error
+    assert "at capacity" in error["message"] and "reach" not in error["message"], error
     assert "Traceback" not in refused.text
     # Once the connection is free again, the same client is served.
     assert late.ok("get_server_instructions", {})

@@ -16,6 +16,7 @@ from typing_extensions import TypedDict
 
 from records.errors import CANCELLED, QUERY_TIMEOUT, STORAGE_ERROR, AnchorError
 from records.query_bounds import CallCancelled, current_bound
+from records.storage_faults import UNKNOWN, storage_fault
 
 logger = logging.getLogger("anchor.tools")
 
@@ -49,6 +50,28 @@ CANCELLED_REPLY: ToolResult = {
 }
 
 
+def _storage_error(exc: DatabaseError) -> ToolResult:
+    fault = storage_fault(exc)
+    if fault.cause == UNKNOWN:
+        logger.exception("database error in tool call")
+    else:  # a known cause needs its one line, not a traceback
+        logger.warning("a tool call was refused: %s (%s)", fault.cause, exc)
+    # The failed connection may hold what failed it, and Django never replaces a SQLite
+    # connection for an error (it counts any open one as usable): one that met a
+    # write-protected file opened it read-only and stays so once the file is writable again.
+    # The next call opens a new one, so fixing the cause is enough; no restart.
+    if not connection.in_atomic_block:
+        connection.close()
+    return {
+        "ok": False,
+        "error": {
+            "code": STORAGE_ERROR,
+            "message": fault.message,
+            "details": {"cause": fault.cause},
+        },
+    }
+
+
 def run_tool(call: Callable[[], Any]) -> ToolResult:
     _drop_dead_connections()
     try:
@@ -57,7 +80,7 @@ def run_tool(call: Callable[[], Any]) -> ToolResult:
         return {"ok": False, "error": exc.as_dict()}
     except CallCancelled:
         return CANCELLED_REPLY
-    except DatabaseError:
+    except DatabaseError as exc:
         bound = current_bound()
         if bound is not None and bound.cancelled.is_set():
             return CANCELLED_REPLY  # interrupted while its rows were fetched
@@ -72,15 +95,7 @@ def run_tool(call: Callable[[], Any]) -> ToolResult:
                     "values, a collection_id, a smaller limit) and try again.",
                 },
             }
-        logger.exception("database error in tool call")
-        return {
-            "ok": False,
-            "error": {
-                "code": STORAGE_ERROR,
-                "message": "The database refused the operation; nothing was changed. Retry, "
-                "and if it persists check the server's log.",
-            },
-        }
+        return _storage_error(exc)
     except Exception:
         logger.exception("unexpected error in tool call")
         return {
