@@ -14,8 +14,8 @@ from records.approval import Touched
 from records.errors import not_found
 from records.models import Collection, Record
 from records.names import normalize_name
+from records.selectors import check_active
 from records.services import CollectionFields
-from records.services.record_changes import check_active
 from workflow import evidence
 from workflow.models import ReviewTicket
 from workflow.operations.registry import Args, Names
