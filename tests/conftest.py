@@ -1,10 +1,15 @@
-"""Shared fixtures: write contexts and the small hiring demo every area's tests build on."""
+"""Shared fixtures (write contexts, the small hiring demo) and the backend markers.
+
+`@pytest.mark.postgres` and `@pytest.mark.sqlite` say which database a test needs; on the other
+one it is skipped, with the reason and the way to run it. CI runs the suite on both.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import pytest
+from django.db import connection
 
 from records import services
 from records.models import Collection, Record
@@ -13,6 +18,23 @@ from records.services import CollectionFields, WriteContext
 WORKSPACE = "local"
 OTHER_WORKSPACE = "elsewhere"
 ACTOR = "local-agent"
+
+# marker -> (the vendor it needs, why it is skipped elsewhere)
+BACKEND_MARKERS = {
+    "postgres": (
+        "postgresql",
+        "needs PostgreSQL: run with DATABASE_URL=postgres://USER@HOST:PORT/NAME",
+    ),
+    "sqlite": ("sqlite", "needs SQLite: run without DATABASE_URL"),
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Skip every test marked for the backend this run is not on."""
+    for item in items:
+        for name, (vendor, reason) in BACKEND_MARKERS.items():
+            if item.get_closest_marker(name) and connection.vendor != vendor:
+                item.add_marker(pytest.mark.skip(reason=reason))
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ only that every area ran, printed its row and reported a verdict.
 
 from __future__ import annotations
 
-import os
 from io import StringIO
 
 import pytest
@@ -64,7 +63,7 @@ def test_quick_run_prints_every_row():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not os.environ.get("DATABASE_URL"), reason="needs DATABASE_URL")
+@pytest.mark.postgres
 def test_quick_run_on_postgresql_uses_a_scratch_database():
     out = StringIO()
     call_command(
@@ -87,15 +86,8 @@ def test_unknown_area_is_refused():
         call_command("benchmark", "--only=nonsense", stdout=StringIO())
 
 
-def _postgres_url() -> str:
-    from anchor_site.devtools.benchmarks.http_load import is_postgres_url
-
-    url = os.environ.get("DATABASE_URL", "")
-    return url if is_postgres_url(url) else ""
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(not _postgres_url(), reason="needs DATABASE_URL naming PostgreSQL")
+@pytest.mark.postgres
 def test_http_load_drives_the_production_server_with_one_client():
     out = StringIO()
     call_command(

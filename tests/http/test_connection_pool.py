@@ -20,12 +20,11 @@ from django.db import connection
 
 from tests.e2e.server import postgres_url
 from tests.http.test_client_departure import Client, create_people
-from tests.http.test_live_server import ON_POSTGRES, LiveServer, serve
+from tests.http.test_live_server import LiveServer, serve
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.postgres,
-    pytest.mark.skipif(not ON_POSTGRES, reason="the pool is PostgreSQL's (SQLite has none)"),
+    pytest.mark.postgres,  # the pool is PostgreSQL's (SQLite has none)
     pytest.mark.django_db(transaction=True),
 ]
 POOL_SIZE = 2
