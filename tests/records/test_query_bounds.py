@@ -16,6 +16,17 @@ from records.query_bounds import (
     bounded_queries,
     cancel_tagged_statements,
 )
+from tests.polling import wait_until
+
+
+def tagged_statement_running(tag: str) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT 1 FROM pg_stat_activity WHERE application_name = %s AND state = 'active' "
+            "AND pid <> pg_backend_pid()",
+            [tag],
+        )
+        return cursor.fetchone() is not None
 
 
 def endless_sql() -> str:
@@ -104,7 +115,7 @@ def test_a_tagged_statement_is_stopped_from_another_connection():
     running = threading.Thread(target=call)
     started = time.monotonic()
     running.start()
-    time.sleep(0.5)
+    wait_until(lambda: tagged_statement_running(tag), "the tagged statement to be running")
     cancel_tagged_statements("anchor:another-call:7")  # a tag of no running call: a no-op
     assert running.is_alive()
     cancel_tagged_statements(tag)
