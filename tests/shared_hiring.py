@@ -42,8 +42,8 @@ def shares_the_demo(item: pytest.Item) -> bool:
     marker = item.get_closest_marker("django_db")
     if marker is None:
         return True
-    options = validate_django_db(marker)
-    return not (options.transaction or options.reset_sequences or options.serialized_rollback)
+    commits, resets_sequences, _, restores, _ = validate_django_db(marker)
+    return not (commits or resets_sequences or restores)
 
 
 class SharedDemo:
