@@ -52,7 +52,7 @@ INSTALLED_APPS = [
     "records",
     "workflow",
     "anchor_site.http",
-    "anchor_site.devtools",
+    # The developer tools (benchmarks, walkthrough) are installed by anchor_site.settings_dev.
 ]
 
 MIDDLEWARE = [

@@ -4,7 +4,8 @@ The suite is written for pytest and pytest-django (fixtures, marks, conftest plu
 Django's unittest-based DiscoverRunner cannot collect. This runner accepts the `test` command's
 labels and the options that mean something to pytest, turns them into pytest arguments, and
 reports pytest's exit status as the failure count, so any nonzero status (failures, errors,
-a usage error, or nothing collected) makes the command exit nonzero.
+a usage error, or nothing collected) makes the command exit nonzero. `--parallel` is
+pytest-xdist's `-n`, each worker with a test database of its own, as `pytest -n` runs.
 """
 
 from __future__ import annotations
@@ -19,11 +20,6 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management.base import CommandError
-
-PARALLEL_REFUSED = (
-    "--parallel is not supported: the suite runs under pytest, and pytest-xdist (which would "
-    "run it in parallel) is not a dependency. Run without --parallel."
-)
 
 
 class PytestTestRunner:
@@ -76,7 +72,10 @@ class PytestTestRunner:
             const="auto",
             default=0,
             metavar="N",
-            help="Refused: the suite runs under pytest without pytest-xdist.",
+            help=(
+                "Run in N worker processes, or one per core without N (pytest-xdist's -n). "
+                "Without it the configured default applies (pyproject.toml's addopts)."
+            ),
         )
         parser.add_argument(
             "--pdb", action="store_true", help="Open pdb at a failure or error (pytest --pdb)."
@@ -88,9 +87,9 @@ class PytestTestRunner:
         )
 
     def pytest_args(self, test_labels: Sequence[str]) -> list[str]:
-        if self.parallel:  # 0 and None are Django's "not asked for"
-            raise CommandError(PARALLEL_REFUSED)
         args: list[str] = []
+        if self.parallel:  # 0 and None are Django's "not asked for"
+            args += ["-n", _worker_count(self.parallel)]
         if self.verbosity == 0:
             args.append("-q")
         elif self.verbosity >= 2:  # Django's 2 and 3 are pytest's -v and -vv
@@ -121,6 +120,19 @@ class PytestTestRunner:
         # started from. The environment is inherited: --settings reaches pytest-django too.
         command = [sys.executable, "-m", "pytest", *self.pytest_args(test_labels)]
         return subprocess.run(command, cwd=settings.BASE_DIR, check=False).returncode
+
+
+def _worker_count(parallel: int | str) -> str:
+    """Django's --parallel value as xdist's -n: a positive count, or "auto" (one per core)."""
+    if str(parallel) == "auto":
+        return "auto"
+    try:
+        count = int(parallel)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise CommandError(f"--parallel takes a number of processes or 'auto', not {parallel!r}.")
+    return str(count)
 
 
 def pytest_target(label: str, root: Path, cwd: Path) -> str:

@@ -1,18 +1,45 @@
-"""Shared fixtures: write contexts and the small hiring demo every area's tests build on."""
+"""Shared fixtures (write contexts, the small hiring demo) and the backend markers.
+
+`@pytest.mark.postgres` and `@pytest.mark.sqlite` say which database a test needs; on the other
+one it is skipped, with the reason and the way to run it. CI runs the suite on both.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
+from django.db import connection
 
 from records import services
 from records.models import Collection, Record
 from records.services import CollectionFields, WriteContext
+from tests import shared_hiring as shared_demo
+from tests.shared_hiring import SharedDemo
 
 WORKSPACE = "local"
 OTHER_WORKSPACE = "elsewhere"
 ACTOR = "local-agent"
+
+# marker -> (the vendor it needs, why it is skipped elsewhere)
+BACKEND_MARKERS = {
+    "postgres": (
+        "postgresql",
+        "needs PostgreSQL: run with DATABASE_URL=postgres://USER@HOST:PORT/NAME",
+    ),
+    "sqlite": ("sqlite", "needs SQLite: run without DATABASE_URL"),
+}
+
+
+@pytest.hookimpl(trylast=True)  # after the areas' conftests have added their markers
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Skip every test marked for the backend this run is not on; group the demo's sharers."""
+    shared_demo.grouped(items)
+    for item in items:
+        for name, (vendor, reason) in BACKEND_MARKERS.items():
+            if item.get_closest_marker(name) and connection.vendor != vendor:
+                item.add_marker(pytest.mark.skip(reason=reason))
 
 
 @pytest.fixture
@@ -71,8 +98,38 @@ class Hiring:
 
 
 @pytest.fixture
-def hiring(ctx: WriteContext) -> Hiring:
-    """Kirat, Abhishek and two Rahuls; two openings; applications; one coding interview."""
+def hiring(ctx: WriteContext, shared_hiring_demo: SharedDemo) -> Hiring:
+    """Kirat, Abhishek and two Rahuls; two openings; applications; one coding interview.
+
+    Built once and shared when the test rolls back (tests/shared_hiring.py), else built here.
+    """
+    return shared_hiring_demo.for_this_test() or build_hiring(ctx)
+
+
+@pytest.fixture(scope="session")
+def shared_hiring_demo(django_db_setup, django_db_blocker) -> Iterator[SharedDemo]:
+    def build() -> Hiring:
+        services.workspace_ensure(WORKSPACE)
+        return build_hiring(
+            WriteContext(workspace_id=WORKSPACE, actor_id=ACTOR, decision_reason="test setup")
+        )
+
+    yield shared_demo.start(django_db_blocker, build)
+    shared_demo.stop()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    shared_demo.before_test(item)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    yield
+    shared_demo.after_test(nextitem)
+
+
+def build_hiring(ctx: WriteContext) -> Hiring:
     people = make_collection(ctx, "people", "People we are hiring or working with")
     openings = make_collection(ctx, "openings", "Open roles we are hiring for")
     applications = make_collection(ctx, "applications", "A person's application to an opening")

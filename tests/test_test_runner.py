@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from django.core.management.base import CommandError
 
-from anchor_site.testing import PARALLEL_REFUSED, PytestTestRunner, pytest_target
+from anchor_site.testing import PytestTestRunner, pytest_target
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MANAGE = [sys.executable, str(REPO_ROOT / "manage.py"), "test"]
@@ -104,10 +104,13 @@ def test_a_selection_of_nothing_is_a_failure_not_a_pass(verdicts):
 
 
 @pytest.mark.slow  # manage.py and pytest subprocesses
-def test_parallel_is_refused_with_the_reason():
-    done = run([*MANAGE, "tests/records", "--parallel", "2"])
-    assert done.returncode != 0
-    assert PARALLEL_REFUSED in done.stderr, done.stderr
+def test_parallel_runs_the_tests_in_that_many_workers(verdicts):
+    done = run([*MANAGE, verdicts, "--parallel", "2", "-k", "test_passes"])
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert "2 workers [1 item]" in done.stdout, done.stdout[-2000:]
+    assert "1 passed" in done.stdout, done.stdout[-2000:]
+    serial = run([*MANAGE, verdicts, "--parallel", "1", "-k", "test_passes"])
+    assert "1 worker [1 item]" in serial.stdout, serial.stdout[-2000:]
 
 
 # --- Django's options as pytest arguments --------------------------------------------------
@@ -135,9 +138,16 @@ def test_options_become_pytest_arguments(options, expected):
     assert PytestTestRunner(**options).pytest_args([]) == expected
 
 
-@pytest.mark.parametrize("parallel", [2, "auto"])
-def test_parallel_raises_a_command_error(parallel):
-    with pytest.raises(CommandError, match="--parallel is not supported"):
+@pytest.mark.parametrize(
+    ("parallel", "expected"), [(2, ["-n", "2"]), ("3", ["-n", "3"]), ("auto", ["-n", "auto"])]
+)
+def test_parallel_is_the_number_of_xdist_workers(parallel, expected):
+    assert PytestTestRunner(parallel=parallel).pytest_args([]) == expected
+
+
+@pytest.mark.parametrize("parallel", [-1, "two"])
+def test_a_parallel_that_is_no_count_is_refused(parallel):
+    with pytest.raises(CommandError, match="--parallel takes a number of processes or 'auto'"):
         PytestTestRunner(parallel=parallel).pytest_args([])
 
 

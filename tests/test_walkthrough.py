@@ -15,6 +15,11 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from anchor_site.devtools import walkthrough
+from anchor_site.devtools.management.commands.walkthrough import Command as walkthrough_command
+
+# The suite runs with the production settings, which leave the developer tools out, so the
+# command is called as an object; from a shell it is
+# `DJANGO_SETTINGS_MODULE=anchor_site.settings_dev python manage.py walkthrough`.
 
 STEP_LINES = [
     'Step 1/6: "Feedback for Kriat\'s backend coding interview"',
@@ -55,7 +60,7 @@ def own_tempdir(tmp_path, monkeypatch) -> Path:
 def test_walkthrough_prints_every_step_and_passes(own_tempdir):
     out = StringIO()
 
-    call_command("walkthrough", "--keep", stdout=out)
+    call_command(walkthrough_command(), "--keep", stdout=out)
 
     text = out.getvalue()
     for number, heading in enumerate(STEP_LINES, start=1):
@@ -91,7 +96,7 @@ def test_a_step_that_does_not_behave_as_scripted_fails_the_command(own_tempdir, 
     out = StringIO()
 
     with pytest.raises(CommandError) as failure:
-        call_command("walkthrough", stdout=out)
+        call_command(walkthrough_command(), stdout=out)
 
     message = str(failure.value)
     assert message.startswith("Walkthrough failed at step 1"), message
@@ -115,7 +120,7 @@ def test_quiet_run_prints_nothing_but_what_keep_asks_for(own_tempdir, monkeypatc
     monkeypatch.setattr(walkthrough, "run_walkthrough", finished)
     out = StringIO()
 
-    call_command("walkthrough", verbosity=0, stdout=out)
+    call_command(walkthrough_command(), verbosity=0, stdout=out)
 
     assert out.getvalue() == ""
     assert list(own_tempdir.iterdir()) == []

@@ -1,5 +1,7 @@
 """A real browser (headless Chromium through Playwright) signs in, edits and archives a record,
-and approves an agent's pending write. Skipped where Playwright or /usr/bin/chromium is absent.
+and approves an agent's pending write. Skipped where Playwright or the browser
+($ANCHOR_CHROMIUM, default /usr/bin/chromium) is absent, except with ANCHOR_REQUIRE_BROWSER=1
+(set by .ci/run): there a missing browser fails the tests, so CI cannot pass without them.
 
 Screenshots go to the test's tmp_path, or to $ANCHOR_SCREENSHOT_DIR when set (CI artifacts).
 """
@@ -22,7 +24,8 @@ from workflow.actions import commit_write, prepare_write
 from workflow.resolution import resolve_record
 from workflow.scope import Scope
 
-CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM = Path(os.environ.get("ANCHOR_CHROMIUM") or "/usr/bin/chromium")
+REQUIRED = os.environ.get("ANCHOR_REQUIRE_BROWSER") == "1"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -33,15 +36,26 @@ CHROMIUM_ARGS = [
 ]
 PASSWORD = "correct horse battery"
 
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason=f"no browser at {CHROMIUM}"),
-]
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="session")
+def sync_api():
+    """Playwright's sync API, once the browser is known to be there; else skip, or fail."""
+    missing = "" if CHROMIUM.exists() else f"no browser at {CHROMIUM}"
+    try:
+        from playwright import sync_api
+    except ImportError:
+        missing = "playwright is not installed"
+    if missing and REQUIRED:
+        pytest.fail(f"{missing}, and ANCHOR_REQUIRE_BROWSER=1 requires the browser tests to run")
+    if missing:
+        pytest.skip(missing)
+    return sync_api
 
 
 @pytest.fixture
-def browser_page(monkeypatch):
+def browser_page(sync_api, monkeypatch):
     # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are
     # still plain synchronous code, so Django's async-safety guard is lifted for this test.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")

@@ -15,7 +15,6 @@ import anyio
 import pytest
 from django.db import connection
 
-from tests.e2e.conftest import ON_POSTGRES
 from tests.e2e.server import (
     REPO_ROOT,
     SERVE,
@@ -140,7 +139,7 @@ def test_another_workspace_sees_nothing_of_this_one(server_database, server_log)
     assert found["records"] == []
 
 
-@pytest.mark.skipif(ON_POSTGRES, reason="the embedded default is SQLite; PostgreSQL is below")
+@pytest.mark.sqlite  # the embedded default; PostgreSQL is below
 def test_a_new_sqlite_database_is_created_and_migrated_on_first_start(tmp_path, server_log):
     db_path = tmp_path / "fresh" / "anchor.db"
     db_path.parent.mkdir()
@@ -159,7 +158,6 @@ def test_a_new_sqlite_database_is_created_and_migrated_on_first_start(tmp_path, 
 
 
 @pytest.mark.postgres
-@pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL: set DATABASE_URL")
 @pytest.mark.django_db(transaction=True)
 def test_an_unmigrated_postgres_database_is_migrated_on_first_start(server_log):
     name = f"anchor_e2e_fresh_{os.getpid()}"

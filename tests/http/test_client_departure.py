@@ -26,6 +26,7 @@ import pytest
 
 from tests.e2e.server import postgres_url
 from tests.http.test_live_server import ON_POSTGRES, LiveServer, live  # noqa: F401
+from tests.polling import lock_waiters, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=ON_POSTGRES)]
 HEADERS = {"Accept": "application/json, text/event-stream"}
@@ -84,6 +85,17 @@ def commit_blocked(server: LiveServer, action_id: str) -> Iterator[None]:
     finally:
         holder.rollback() if ON_POSTGRES else holder.execute("ROLLBACK")
         holder.close()
+
+
+def until_the_commit_waits() -> None:
+    """Until the commit sent under `commit_blocked` waits for what the holder holds."""
+    if ON_POSTGRES:
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            wait_until(lambda: lock_waiters(cursor) >= 1, "the commit to wait on the lock")
+    else:
+        time.sleep(1.5)  # a wait for SQLite's write lock shows nowhere outside the server
 
 
 def create_people(client: Client, reason: str = "departure test") -> str:

@@ -20,12 +20,12 @@ from django.db import connection
 
 from tests.e2e.server import postgres_url
 from tests.http.test_client_departure import Client, create_people
-from tests.http.test_live_server import ON_POSTGRES, LiveServer, serve
+from tests.http.test_live_server import LiveServer, serve
+from tests.polling import lock_waiters, wait_until
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.postgres,
-    pytest.mark.skipif(not ON_POSTGRES, reason="the pool is PostgreSQL's (SQLite has none)"),
+    pytest.mark.postgres,  # the pool is PostgreSQL's (SQLite has none)
     pytest.mark.django_db(transaction=True),
 ]
 POOL_SIZE = 2
@@ -68,6 +68,15 @@ def server_backends(*, exclude: int) -> list[tuple[str, str]]:
         return cursor.fetchall()
 
 
+def waiting_on_the_lock() -> int:
+    with connection.cursor() as cursor:
+        return lock_waiters(cursor)
+
+
+def all_idle(backends: list[tuple[str, str]]) -> bool:
+    return all(state == "idle" for state, _ in backends)
+
+
 def test_the_server_holds_at_most_its_pool_and_queues_the_rest(pooled: LiveServer):
     token = pooled.token_for("alice", "team-a")
     action_ids = prepare_creates(Client(pooled, token), COMMITS)
@@ -86,7 +95,11 @@ def test_the_server_holds_at_most_its_pool_and_queues_the_rest(pooled: LiveServe
         ]
         for thread in threads:
             thread.start()
-        time.sleep(3)  # every commit has arrived: two wait on the lock, ten for a connection
+        # Every connection the server may hold is taken, waiting on the lock, and the other
+        # commits have had time to arrive (each would open a connection of its own if the pool
+        # let it, and be seen here waiting on the lock too).
+        wait_until(lambda: waiting_on_the_lock() >= POOL_SIZE, "the pool's commits to wait")
+        time.sleep(1)  # the other ten are sent; nothing marks "queued for a connection"
         during = server_backends(exclude=holder.info.backend_pid)
     finally:
         holder.rollback()
@@ -97,9 +110,12 @@ def test_the_server_holds_at_most_its_pool_and_queues_the_rest(pooled: LiveServe
     assert sum(state == "active" for state, _ in during) == POOL_SIZE, during
     assert sorted(replies) == sorted(action_ids)
     assert all(reply["status"] == "committed" for reply in replies.values())
-    time.sleep(0.5)  # the last connection is back in the pool
-    after = server_backends(exclude=0)
-    assert after and all(state == "idle" for state, _ in after), after
+
+    def back_in_the_pool() -> list[tuple[str, str]] | None:
+        backends = server_backends(exclude=0)
+        return backends if backends and all_idle(backends) else None
+
+    after = wait_until(back_in_the_pool, "the last connection to be back in the pool")
     assert all(name == "" for _, name in after), f"a pooled connection kept a call's tag: {after}"
 
 
@@ -119,7 +135,7 @@ def test_a_request_finding_no_free_connection_is_told_to_retry(one_connection: L
             target=lambda: waiting.ok("commit_write", {"action_id": action_id}, timeout=60)
         )
         thread.start()
-        time.sleep(1)  # the commit holds the only connection, waiting on the lock
+        wait_until(lambda: waiting_on_the_lock() == 1, "the commit to wait on the lock")
         refused = late.post("tools/call", {"name": "get_server_instructions", "arguments": {}})
     finally:
         holder.rollback()

@@ -18,7 +18,12 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.http.test_client_departure import Client, commit_blocked, prepared_create
+from tests.http.test_client_departure import (
+    Client,
+    commit_blocked,
+    prepared_create,
+    until_the_commit_waits,
+)
 from tests.http.test_live_server import (  # noqa: F401
     ON_POSTGRES,
     LiveServer,
@@ -63,7 +68,7 @@ def test_a_cancelled_commit_writes_nothing_and_gets_no_reply(server: LiveServer,
     with commit_blocked(server, action_id):
         waiting = threading.Thread(target=commit)
         waiting.start()
-        time.sleep(1.5)  # the commit is waiting for the lock
+        until_the_commit_waits()
         assert cancel(client, commit_id).status_code == 202
         if ON_POSTGRES:
             # The lock wait is a statement, and the cancel stops it at once.
@@ -96,7 +101,7 @@ def test_a_cancel_for_another_session_or_no_call_changes_nothing(server: LiveSer
     with commit_blocked(server, action_id):
         waiting = threading.Thread(target=commit)
         waiting.start()
-        time.sleep(1.5)
+        until_the_commit_waits()
         # Bob's session has the same request ids; his cancel must not reach Alice's call.
         assert cancel(other, commit_id).status_code == 202
         time.sleep(1)

@@ -16,6 +16,17 @@ from records.query_bounds import (
     bounded_queries,
     cancel_tagged_statements,
 )
+from tests.polling import wait_until
+
+
+def tagged_statement_running(tag: str) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT 1 FROM pg_stat_activity WHERE application_name = %s AND state = 'active' "
+            "AND pid <> pg_backend_pid()",
+            [tag],
+        )
+        return cursor.fetchone() is not None
 
 
 def endless_sql() -> str:
@@ -86,9 +97,8 @@ def test_outside_a_call_nothing_is_bounded():
 @pytest.mark.django_db(transaction=True)
 def test_a_tagged_statement_is_stopped_from_another_connection():
     """What a cancel landing on another server process does: it finds the call's statement by
-    its tag (application_name) and stops it; the call ends cancelled, not timed out."""
-    if connection.vendor != "postgresql":
-        pytest.skip("needs PostgreSQL: SQLite cannot stop another process's statement")
+    its tag (application_name) and stops it; the call ends cancelled, not timed out.
+    (SQLite cannot stop another process's statement.)"""
     tag = "anchor:test-digest:7"
     bound = QueryBound(timeout_s=60, tag=tag)
     outcome: dict[str, object] = {}
@@ -105,7 +115,7 @@ def test_a_tagged_statement_is_stopped_from_another_connection():
     running = threading.Thread(target=call)
     started = time.monotonic()
     running.start()
-    time.sleep(0.5)
+    wait_until(lambda: tagged_statement_running(tag), "the tagged statement to be running")
     cancel_tagged_statements("anchor:another-call:7")  # a tag of no running call: a no-op
     assert running.is_alive()
     cancel_tagged_statements(tag)
@@ -115,12 +125,11 @@ def test_a_tagged_statement_is_stopped_from_another_connection():
     assert bound.cancelled.is_set() and not bound.timed_out
 
 
+@pytest.mark.sqlite  # PostgreSQL's server-side timeout covers the whole statement
 @pytest.mark.django_db
 def test_rows_still_being_fetched_are_under_the_statements_clock():
     """SQLite returns the first row at once and scans on while the rest are fetched: that scan
     is bounded too (it once ran unbounded after a quick first row)."""
-    if connection.vendor != "sqlite":
-        pytest.skip("PostgreSQL's server-side timeout covers the whole statement")
     # Unbounded, the scan for the last row takes about 30 s on this kind of machine.
     quick_first_row = (
         "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n LIMIT 100000000) "

@@ -109,9 +109,8 @@ def test_text_uses_only_the_first_16_words(notes):
     assert titles(search(text=words))[0] == "Zoë Müller"
 
 
+@pytest.mark.sqlite  # PostgreSQL always has full-text search
 def test_text_is_unsupported_without_fts5(notes, monkeypatch):
-    if connection.vendor != "sqlite":
-        pytest.skip("PostgreSQL always has full-text search")
     with connection.cursor() as cursor:
         cursor.execute("ALTER TABLE records_record_fts RENAME TO records_record_fts_away")
     try:

@@ -20,7 +20,6 @@ from typing import Any
 import pytest
 
 from tests.reliability import flows
-from tests.reliability.conftest import ON_POSTGRES
 from tests.reliability.harness import RawServer, Store, envelope_of, running
 
 # The normal suite kills 20 times per backend; the slow run (-m slow) 60, past the 50 the issue
@@ -194,7 +193,7 @@ def test_acknowledged_commits_survive_a_crash(server_env, store, tmp_path):
     print(f"\nacknowledged={len(acknowledged)} stored={len(stored)}")
 
 
-@pytest.mark.skipif(ON_POSTGRES, reason="the SQLite file format")
+@pytest.mark.sqlite  # the SQLite file format
 @pytest.mark.django_db(transaction=True)
 def test_sqlite_commits_are_fsynced_wal(server_env, store, tmp_path):
     """The file is in WAL mode (persistent, in the header), so synchronous=FULL, which the

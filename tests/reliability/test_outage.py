@@ -22,10 +22,9 @@ import pytest
 from django.db import connection
 
 from tests.reliability import flows
-from tests.reliability.conftest import ON_POSTGRES
 from tests.reliability.harness import RawServer, Store
 
-pytestmark = pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL: set DATABASE_URL")
+pytestmark = pytest.mark.postgres
 
 
 def cluster(action: str) -> None:

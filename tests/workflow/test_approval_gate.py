@@ -385,10 +385,9 @@ def _in_thread(work: Callable[[], None]) -> tuple[threading.Thread, list[BaseExc
     return thread, errors
 
 
+@pytest.mark.postgres  # SQLite runs one write transaction at a time: nothing to race
 @pytest.mark.django_db(transaction=True)
 def test_a_gate_cannot_change_under_a_commit_that_has_decided():
-    if connection.vendor != "postgresql":
-        pytest.skip("SQLite runs one write transaction at a time; there is nothing to race")
     from tests.conftest import make_collection
 
     services.workspace_ensure("local")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import random
 
 import pytest
-from django.db import connection
 
 from records import services
 from records.models import Record
@@ -129,9 +128,7 @@ def test_a_write_that_moved_the_counter_but_no_name_keeps_the_list(ctx, monkeypa
     )
 
 
-@pytest.mark.skipif(
-    connection.vendor != "sqlite", reason="only SQLite's writers exclude each other from the start"
-)
+@pytest.mark.sqlite  # only SQLite's writers exclude each other from the start
 def test_a_committed_write_brings_the_lists_along_without_a_scan(
     ctx, monkeypatch, django_capture_on_commit_callbacks
 ):

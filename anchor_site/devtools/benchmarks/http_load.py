@@ -51,6 +51,7 @@ from typing import Any
 
 from django.conf import settings
 
+from anchor_site.devtools import DEV_SETTINGS_MODULE
 from anchor_site.devtools.benchmarks.measure import Row
 
 AREA = "http"
@@ -108,7 +109,9 @@ def run(plan: Plan, *, progress: bool) -> dict[str, Any]:
     scratch = ScratchDatabase(os.environ["DATABASE_URL"])
     with tempfile.TemporaryDirectory(prefix="anchor-bench-http-") as tmp:
         results = Path(tmp) / "report.json"
-        env = dict(os.environ, DATABASE_URL=scratch.create())
+        env = dict(
+            os.environ, DATABASE_URL=scratch.create(), DJANGO_SETTINGS_MODULE=DEV_SETTINGS_MODULE
+        )
         try:
             done = subprocess.run(
                 [

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from django.conf import settings
 
+from anchor_site.devtools import DEV_SETTINGS_MODULE
 from anchor_site.devtools.benchmarks.measure import Row, Sizes
 
 AREAS = (
@@ -52,7 +53,7 @@ def run_backend(
     if not areas:
         return []
     with tempfile.TemporaryDirectory(prefix="anchor-bench-") as tmp:
-        env = dict(os.environ)
+        env = dict(os.environ, DJANGO_SETTINGS_MODULE=DEV_SETTINGS_MODULE)
         scratch = None
         if vendor == "sqlite":
             env.pop("DATABASE_URL", None)

@@ -1,0 +1,39 @@
+"""Wait for a condition instead of sleeping for a guess: poll it until it holds or time runs out.
+
+A fixed sleep is too short on a loaded machine (the test fails for nothing) and too long on a
+quiet one (every run pays it). Tests wait here on what they actually need to see: a statement
+waiting on a lock, a connection back in its pool.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+# Long enough for a loaded machine, short enough that a condition that never comes fails soon.
+WAIT_S = 30.0
+
+
+def wait_until(condition: Callable[[], T], what: str, timeout: float = WAIT_S) -> T:
+    """The condition's first truthy value; fails the test naming `what` after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still waiting after {timeout:.0f} s for {what}")
+        time.sleep(0.02)
+
+
+def lock_waiters(cursor, database: str | None = None) -> int:
+    """PostgreSQL: statements of the database (default: the cursor's) waiting on a lock."""
+    cursor.execute(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = coalesce(%s, current_database()) "
+        "AND wait_event_type = 'Lock' AND state = 'active'",
+        [database],
+    )
+    return cursor.fetchone()[0]

@@ -1,0 +1,45 @@
+"""The hiring demo shared by the tests that roll back over it keeps them apart as before.
+
+The tests below run in this order on one worker (a file stays on one worker): the sharing ones
+after the others, first one that writes, then one that must see the demo exactly as built.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from records import services
+from records.models import AuditEvent, Collection, Record
+from tests.conftest import make_record
+
+DEMO_RECORDS = 10  # four people, two openings, three applications, one interview
+
+
+def test_a_test_without_the_demo_never_sees_it(db):
+    assert not Collection.objects.filter(name="people").exists()
+    assert len(connection.atomic_blocks) == 1, "only the test's own transaction is open"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_committing_test_builds_its_own_demo(hiring):
+    assert not connection.in_atomic_block, "a transactional test runs outside any transaction"
+    assert Record.objects.count() == DEMO_RECORDS
+
+
+def test_a_sharing_test_may_write_and_change_its_objects(hiring, ctx):
+    services.record_update(
+        ctx=ctx, record_id=hiring.kirat.pk, changes={"team": "infra"}, expected_version=1
+    )
+    make_record(ctx, hiring.people, "Priya")
+    hiring.kirat.title = "changed in memory"
+    assert Record.objects.count() == DEMO_RECORDS + 1
+
+
+def test_the_next_sharing_test_sees_the_demo_as_built(hiring):
+    assert Record.objects.count() == DEMO_RECORDS
+    assert not Record.objects.filter(title="Priya").exists()
+    kirat = Record.objects.get(pk=hiring.kirat.pk)
+    assert kirat.version == 1 and "team" not in kirat.data
+    assert hiring.kirat.title == "Kirat", "each test gets its own copy of the demo's objects"
+    assert not AuditEvent.objects.filter(record_id=hiring.kirat.pk, kind="record.updated").exists()
