@@ -116,6 +116,7 @@ def test_the_server_holds_at_most_its_pool_and_queues_the_rest(pooled: LiveServe
         return backends if backends and all_idle(backends) else None
 
     after = wait_until(back_in_the_pool, "the last connection to be back in the pool")
+    assert after is not None
     assert all(name == "" for _, name in after), f"a pooled connection kept a call's tag: {after}"
 
 
