@@ -104,10 +104,11 @@ def database_refusing_connections() -> Iterator[None]:
     PostgreSQL lets only a session on another database say so: the maintenance database."""
     settings = connection.settings_dict
     name = psycopg.sql.Identifier(settings["NAME"])
+    connection.ensure_connection()  # this test's own session, opened while it still may be
     with psycopg.connect(postgres_url({**settings, "NAME": "postgres"}), autocommit=True) as admin:
         admin.execute(psycopg.sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS false").format(name))
         try:
-            terminate_the_servers_backends()
+            assert terminate_the_servers_backends() >= 1, "the server had no connection"
             yield
         finally:
             admin.execute(psycopg.sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS true").format(name))
