@@ -118,6 +118,14 @@ class PytestTestRunner:
         # It starts in the project root, as `uv run pytest` does, so pyproject.toml's
         # configuration (testpaths, markers, strict options) applies wherever manage.py was
         # started from. The environment is inherited: --settings reaches pytest-django too.
+        root, cwd = Path(settings.BASE_DIR), Path.cwd()
+        # pytest run in parallel reports a path it cannot find as "0 items", not by name.
+        missing = [label for label in test_labels if _names_nothing(label, root, cwd)]
+        if missing:
+            raise CommandError(
+                f"not found: {', '.join(missing)} (no test module, package, class or path of "
+                "that name)."
+            )
         command = [sys.executable, "-m", "pytest", *self.pytest_args(test_labels)]
         return subprocess.run(command, cwd=settings.BASE_DIR, check=False).returncode
 
@@ -155,6 +163,14 @@ def pytest_target(label: str, root: Path, cwd: Path) -> str:
         if base.is_dir() and not rest:
             return _from_root(base, root)
     return label
+
+
+def _names_nothing(label: str, root: Path, cwd: Path) -> bool:
+    """True when the label is neither a dotted name of the suite nor an existing path."""
+    if pytest_target(label, root, cwd) != label:
+        return False
+    file_part = label.partition("::")[0]
+    return not (cwd / file_part).exists() and not (root / file_part).exists()
 
 
 def _from_root(path: Path, root: Path) -> str:

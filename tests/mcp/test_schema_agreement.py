@@ -50,7 +50,7 @@ def tool_named(name: str) -> Any:
 @given(data=st.data())
 def test_every_call_the_schema_accepts_passes_the_check(name, data):
     tool = tool_named(name)
-    arguments = data.draw(from_schema(tool.parameters))
+    arguments = data.draw(from_schema(copy.deepcopy(tool.parameters)))
     checker_for(tool).check(arguments)  # raises AnchorError if the two disagree
 
 
@@ -79,8 +79,8 @@ def invalid_variants(schema: dict[str, Any], valid: dict[str, Any]) -> list[dict
 @given(data=st.data())
 def test_every_call_the_schema_refuses_the_server_refuses_naming_the_field(name, data):
     tool = tool_named(name)
-    valid = data.draw(from_schema(tool.parameters))
-    variants = invalid_variants(tool.parameters, valid)
+    valid = data.draw(from_schema(copy.deepcopy(tool.parameters)))
+    variants = invalid_variants(copy.deepcopy(tool.parameters), valid)
     for arguments in variants:
         with pytest.raises(AnchorError) as refused:
             checker_for(tool).check(arguments)

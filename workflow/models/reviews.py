@@ -39,7 +39,7 @@ class ReviewTicket(models.Model):
 
 
 class ActionState(models.TextChoices):
-    """Where a prepared action stands; the values are what the state column stores.
+    r"""Where a prepared action stands; the values are what the state column stores.
 
       prepare_write, prepare_batch_write, prepare_import
             |
