@@ -15,9 +15,10 @@ from typing import Any, TypedDict
 from records import services
 from records import validation as v
 from records.counters import names_key
-from records.errors import NEEDS_CLARIFICATION, AnchorError, invalid, not_found
+from records.errors import NEEDS_CLARIFICATION, AnchorError, invalid
 from records.models import Collection, Record
 from records.names import normalize_name
+from records.selectors import in_workspace
 from records.selectors.serialize import relationship_dict
 from records.services import WriteContext
 from workflow import evidence
@@ -255,20 +256,15 @@ def review_changes(workspace_id: str, arguments: dict[str, Any]) -> list[str]:
     return changes
 
 
-def _collection(scope: Scope, collection_id: Any) -> Collection:
-    collection_id = v.entity_id(collection_id, "collection_id")
-    collection = Collection.objects.filter(
-        workspace_id=scope.workspace_id, pk=collection_id
-    ).first()
-    if collection is None:
-        raise not_found("collection", collection_id)
-    return collection
-
-
 def parse_import(
     scope: Scope, arguments: dict[str, Any]
 ) -> tuple[Collection, list[ImportRow], list[ImportLink]]:
-    collection = _collection(scope, arguments["collection_id"])
+    collection = in_workspace(
+        Collection.objects,
+        workspace_id=scope.workspace_id,
+        pk=v.entity_id(arguments["collection_id"], "collection_id"),
+        kind="collection",
+    )
     rows = _rows(arguments["rows"])
     links = _links(arguments.get("links"), {r["key"] for r in rows})
     return collection, rows, links

@@ -11,10 +11,9 @@ from typing import Any
 
 from records import validation as v
 from records.approval import Touched
-from records.errors import not_found
 from records.models import Collection, Record
 from records.names import normalize_name
-from records.selectors import check_active
+from records.selectors import check_active, in_workspace
 from records.services import CollectionFields
 from workflow import evidence
 from workflow.models import ReviewTicket
@@ -33,20 +32,16 @@ ALIAS_WORD = "Aliases change how names resolve; record the user's explicit state
 
 def record_named(scope: Scope, record_id: Any, field: str) -> Record:
     record_id = v.record_id(record_id, field)
-    record = Record.objects.filter(workspace_id=scope.workspace_id, pk=record_id).first()
-    if record is None:
-        raise not_found("record", record_id)
-    return record
+    return in_workspace(
+        Record.objects, workspace_id=scope.workspace_id, pk=record_id, kind="record"
+    )
 
 
 def collection_named(scope: Scope, collection_id: Any) -> Collection:
     collection_id = v.entity_id(collection_id, "collection_id")
-    collection = Collection.objects.filter(
-        workspace_id=scope.workspace_id, pk=collection_id
-    ).first()
-    if collection is None:
-        raise not_found("collection", collection_id)
-    return collection
+    return in_workspace(
+        Collection.objects, workspace_id=scope.workspace_id, pk=collection_id, kind="collection"
+    )
 
 
 def collection_called(workspace_id: str, name: str) -> Collection | None:
