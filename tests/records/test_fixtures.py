@@ -97,3 +97,17 @@ def test_hiring_demo_fixture_refuses_a_workspace_that_has_collections():
     call_command("loaddata", "hiring_demo", stdout=StringIO())
     with pytest.raises(CommandError, match="already holds collections"):
         call_command("hiring_demo_fixture", stdout=StringIO())
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_truncating_records_empties_the_full_text_index_too():
+    """Django's flush truncates; without the statement trigger the index keeps gone records."""
+    call_command("loaddata", "hiring_demo", stdout=StringIO())
+    assert _search_index_rows() == Record.objects.count()
+
+    call_command("flush", interactive=False, stdout=StringIO())
+
+    assert _search_index_rows() == 0
+    call_command("loaddata", "hiring_demo", stdout=StringIO())
+    assert _search_index_rows() == Record.objects.count(), "a reload is indexed once"
