@@ -468,7 +468,7 @@ class Walkthrough:
 
         context = await self.call(session, "get_record_context", record_id=self.ids["assessment"])
         outgoing = context["links"]["outgoing"]
-        wrong_links = [link for link in outgoing if link["record"]["record_id"] == wrong]
+        wrong_links = [link for link in outgoing if link["record_id"] == wrong]
         self.expect(
             len(wrong_links) == 1 and len(outgoing) == 2,
             f"the assessment should have 2 outgoing links, one to {wrong_title!r}; got "
@@ -502,7 +502,7 @@ class Walkthrough:
         self.answer(f"committed: relationship {relationship_id[:8]} removed")
 
         after = await self.call(session, "get_record_context", record_id=self.ids["assessment"])
-        targets = [link["record"]["record_id"] for link in after["links"]["outgoing"]]
+        targets = [link["record_id"] for link in after["links"]["outgoing"]]
         self.expect(
             targets == [self.ids["interview"]],
             f"after the unlink only the coding interview should remain linked; got {targets}",
@@ -514,7 +514,7 @@ class Walkthrough:
         self.begin(6, "retrieve the assessment after a server restart")
         context = await self.call(session, "get_record_context", record_id=self.ids["assessment"])
         record, outgoing = context["record"], context["links"]["outgoing"]
-        links = [(link["relationship_type"], link["record"]["record_id"]) for link in outgoing]
+        links = [(link["relationship_type"], link["record_id"]) for link in outgoing]
         self.expect(
             record["title"] == NEW_TITLE and record["status"] == "active",
             f"the assessment should read back active as {NEW_TITLE!r}; got {record}",

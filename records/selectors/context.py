@@ -13,7 +13,7 @@ from records.models import AuditEvent, Record, Relationship
 from records.selectors.arguments import bounded_int, timestamp
 from records.selectors.history import history_cursor, history_fingerprint
 from records.selectors.scoped import in_workspace
-from records.selectors.serialize import CLARIFICATION_NOTE, event_dicts, iso, record_dict
+from records.selectors.serialize import CLARIFICATION_NOTE, event_dicts, record_dict
 from records.selectors.versions import state_as_of
 
 MAX_RELATIONSHIPS = 100
@@ -63,26 +63,30 @@ def _link_columns(other_side: str) -> tuple[str, ...]:
     return (
         "id",
         "relationship_type",
-        "created_at",
         f"{other_side}_id",
         f"{other_side}__title",
-        f"{other_side}__collection_id",
+        f"{other_side}__collection__name",
         f"{other_side}__archived_at",
     )
 
 
 def _link_dict(row: dict[str, Any], other_side: str) -> dict[str, Any]:
-    return {
+    """A link as its other end: the same summary resolution gives, plus the ID to unlink by.
+
+    The collection goes by name (IDs are in list_collections), "archived" appears only on an
+    archived end, and when it was linked is left to the history: twenty links are most of a
+    context, so each carries only what a reader of the record acts on.
+    """
+    link = {
         "relationship_id": row["id"],
         "relationship_type": row["relationship_type"],
-        "created_at": iso(row["created_at"]),
-        "record": {
-            "record_id": row[f"{other_side}_id"],
-            "title": row[f"{other_side}__title"],
-            "collection_id": row[f"{other_side}__collection_id"],
-            "archived_at": iso(row[f"{other_side}__archived_at"]),
-        },
+        "record_id": row[f"{other_side}_id"],
+        "title": row[f"{other_side}__title"],
+        "collection": row[f"{other_side}__collection__name"],
     }
+    if row[f"{other_side}__archived_at"] is not None:
+        link["archived"] = True
+    return link
 
 
 def _links(workspace_id: str, record_id: str, limit: int, at: datetime | None) -> dict[str, Any]:
@@ -162,7 +166,7 @@ def _recent_events(
     truncated = len(page) > limit
     page = page[:limit]
     return {
-        "events": event_dicts(list(page)),
+        "events": event_dicts(list(page), compact=True),
         "events_omitted": False,
         "events_truncated": truncated,
         # Continue with get_record_history(record_id, cursor=...) for older events.
@@ -171,5 +175,8 @@ def _recent_events(
             if truncated
             else None
         ),
-        "events_note": CLARIFICATION_NOTE,
-    }
+    } | ({"events_note": CLARIFICATION_NOTE} if _has_clarification(page) else {})
+
+
+def _has_clarification(events: list[AuditEvent]) -> bool:
+    return any(event.agent_reported_clarification for event in events)

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from records.errors import invalid
 from records.models import AuditEvent, Collection, Record, RecordVersion, Relationship
 from records.selectors.clarification_reviews import clarification_reviews_for
+from records.selectors.event_changes import changed_paths
 from records.validation import canonical_json
 
 View = Literal["state", "write", "read"]
@@ -133,12 +134,45 @@ def _event_dict(event: AuditEvent) -> dict[str, Any]:
     }
 
 
-def event_dicts(events: list[AuditEvent]) -> list[dict[str, Any]]:
-    """Events as dicts, each agent-reported clarification with a person's verdict if any."""
+def _event_summary(event: AuditEvent) -> dict[str, Any]:
+    """An event as record context shows it: what changed, who, when and why; no snapshots.
+
+    An edit lists its changed paths; a link event names the link; a creation says only that
+    (the record itself is beside it). Empty fields are left out.
+    """
+    item: dict[str, Any] = {
+        "event_id": event.pk,
+        "kind": event.kind,
+        "actor_id": event.actor_id,
+        "created_at": iso(event.created_at),
+    }
+    if event.entity_type == "relationship":
+        link = event.after or event.before or {}
+        item["link"] = {
+            key: link.get(key) for key in ("source_id", "relationship_type", "target_id")
+        }
+    elif isinstance(event.before, dict) and isinstance(event.after, dict):
+        item["changes"] = changed_paths(event.before, event.after)
+    optional = {
+        "decision_reason": event.decision_reason,
+        "agent_reported_clarification": event.agent_reported_clarification,
+        "action_id": event.action_id,
+        "item_index": event.item_index,
+    }
+    item |= {key: value for key, value in optional.items() if value not in (None, "")}
+    return item
+
+
+def event_dicts(events: list[AuditEvent], *, compact: bool = False) -> list[dict[str, Any]]:
+    """Events as dicts, each agent-reported clarification with a person's verdict if any.
+
+    compact: changed paths instead of before/after snapshots (see _event_summary).
+    """
     verdicts = clarification_reviews_for(e.pk for e in events if e.agent_reported_clarification)
+    render = _event_summary if compact else _event_dict
     result = []
     for event in events:
-        item = _event_dict(event)
+        item = render(event)
         if event.agent_reported_clarification:
             verdict = verdicts.get(event.pk)
             item["clarification_review"] = (

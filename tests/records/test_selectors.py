@@ -67,11 +67,12 @@ def test_record_context_returns_full_record_links_and_events(hiring):
     assert record["version"] == 1 and record["status"] == "active"
     assert record["created_by"] == "local-agent" and record["aliases"] == []
     outgoing = {link["relationship_type"]: link for link in result["links"]["outgoing"]}
-    assert outgoing["applicant"]["record"]["record_id"] == hiring.kirat.pk
-    assert outgoing["applicant"]["record"]["title"] == "Kirat"
-    assert outgoing["opening"]["record"]["collection_id"] == hiring.openings.pk
+    assert outgoing["applicant"]["record_id"] == hiring.kirat.pk
+    assert outgoing["applicant"]["title"] == "Kirat"
+    assert outgoing["opening"]["collection"] == "openings"
+    assert "archived" not in outgoing["opening"], "only an archived end says so"
     incoming = result["links"]["incoming"]
-    assert [link["record"]["record_id"] for link in incoming] == [hiring.coding_interview.pk]
+    assert [link["record_id"] for link in incoming] == [hiring.coding_interview.pk]
     kinds = [event["kind"] for event in result["events"]]
     assert kinds[-1] == "record.created", "events are newest first"
     assert "relationship.created" in kinds

@@ -38,6 +38,12 @@ def test_mixed_reads_come_back_labelled_in_order(hiring):
     search = items[1]["result"]
     assert search["count"] == 2 and search["has_more"] is True and search["next_cursor"]
     assert set(search["contexts"]) == {r["record_id"] for r in search["records"]}
+    for record in search["records"]:
+        assert "data_preview" not in record and isinstance(record["data"], dict)
+        assert {"aliases", "status", "version"} <= set(record)
+        context = search["contexts"][record["record_id"]]
+        assert set(context) == {"links", "events_omitted"}, "the record is not said twice"
+        assert {"outgoing", "incoming"} <= set(context["links"])
     context = items[2]["result"]
     assert context["record"]["title"] == "Kirat", context
     assert items[4]["ok"] is False and items[4]["error"]["code"] == "NOT_FOUND"

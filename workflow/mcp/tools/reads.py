@@ -47,10 +47,11 @@ class ReadTools(MCPToolset):
     ) -> ToolResult:
         """Read one record in full: data, version, aliases, one-hop links, recent history.
 
-        Works on archived records too; gives the `version` writes need. Links are capped per
-        direction (`*_truncated`); when served, traverse walks several hops and
-        get_record_history pages older events (`history_next_cursor`). `as_of`: the version
-        then (NOT_FOUND before creation); links removed since are not shown.
+        Works on archived records too; gives the `version` writes need. Links name the other
+        end (title, collection), capped per direction (`*_truncated`). Events list what changed
+        (`changes`: path, old, new), not snapshots; get_record_history has full before/after
+        and older events (`history_next_cursor`); traverse walks several hops, when served.
+        `as_of`: the version then (NOT_FOUND before creation); links removed since are not shown.
         """
         scope = scope_for_request(self.request)
         return run_tool(

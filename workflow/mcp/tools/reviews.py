@@ -119,7 +119,7 @@ class BatchReadTools(MCPToolset):
             list[ReadRequest],
             Field(
                 description="1-10 items: `operation` plus that tool's own arguments. A search "
-                'may add "include_context": true for full context of each result. Limits '
+                'may add "include_context": true: each result whole, its links in contexts. Limits '
                 "(search limit, traverse max_nodes ≤100, 1 per other item) share a budget of "
                 "100.",
                 min_length=1,
