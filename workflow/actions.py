@@ -345,7 +345,13 @@ def _apply(action: PreparedAction, *, approved_by: str = "") -> dict[str, Any]:
     evidence = list(action.evidence)
     if approved_by:
         evidence.append({"approved_by": approved_by, "approved_at": timezone.now().isoformat()})
-    return _kind(action).apply(_ctx(action, evidence), action)
+    ctx = _ctx(action, evidence)
+    kind = _kind(action)
+    if approved_by and kind is SINGLE:
+        op = operation_named(action.operation)
+        if op.rebase is not None:  # a person's edit of other fields leaves this write valid
+            return op.apply(ctx, op.rebase(action.workspace_id, action.arguments))
+    return kind.apply(ctx, action)
 
 
 def _mark_stale(action_id: str, exc: AnchorError) -> None:

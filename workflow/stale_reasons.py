@@ -72,6 +72,15 @@ def _version_changed(workspace_id: str, exc: AnchorError) -> str:
     )
     by = f" by {who[0]}{_approver(workspace_id, record_id, current)}" if who else ""
     by += f" at {who[1]:%Y-%m-%d %H:%M} UTC" if who else ""
+    both = exc.details.get("fields_changed_by_both")
+    if isinstance(both, list) and both:
+        fields = ", ".join(str(field) for field in both)
+        return (
+            f"{_title(workspace_id, record_id)} changed after the agent prepared this write: it "
+            f"was prepared against version {expected}, and the record is now at version "
+            f"{current} (changed{by}). That change also set {fields}, which this write sets "
+            "too. Applying it would overwrite a value the agent never saw."
+        )
     return (
         f"{_title(workspace_id, record_id)} changed after the agent prepared this write: it was "
         f"prepared against version {expected}, and the record is now at version {current} "

@@ -313,8 +313,13 @@ def test_a_held_agenda_outcome_that_went_stale_is_refused_not_the_whole_sync(hir
     d = start_bound([hiring.kirat, hiring.abhishek])
     first = d.ok("agenda_sync_records", d.mine())
     held = {r["record_id"]: r["action_id"] for r in first["sync"]["results"]}
+    # A person writes the same field the held outcome writes (an edit of other fields would
+    # leave it applicable: tests/workflow/test_pending_field_rule.py).
     services.record_update(
-        ctx=ctx, record_id=hiring.kirat.pk, changes={"stage": "hired"}, expected_version=1
+        ctx=ctx,
+        record_id=hiring.kirat.pk,
+        changes={"agenda_outcome": "written by hand"},
+        expected_version=1,
     )
     with pytest.raises(AnchorError) as refused:
         approve_prepared_action(action_id=held[hiring.kirat.pk], reviewer="user:ana")
@@ -327,7 +332,7 @@ def test_a_held_agenda_outcome_that_went_stale_is_refused_not_the_whole_sync(hir
     assert "STALE_REVIEW" in results[hiring.kirat.pk]["message"]
     assert results[hiring.abhishek.pk]["status"] == "synced"
     assert again["sync_state"] == "synced_with_conflicts"
-    assert "agenda_outcome" not in Record.objects.get(pk=hiring.kirat.pk).data
+    assert Record.objects.get(pk=hiring.kirat.pk).data["agenda_outcome"] == "written by hand"
 
 
 # --- the policy itself ----------------------------------------------------------------------

@@ -51,6 +51,8 @@ ApplyFn = Callable[[WriteContext, Args], dict[str, Any]]
 ChangeFn = Callable[[Args, CurrentRecords], Change]
 # A fresh review of what a committed write made, issued after its transaction (or None).
 FollowUpFn = Callable[[Scope, dict[str, Any]], dict[str, Any] | None]
+# (workspace, args) -> the args a person's approval applies (see update_record.rebase)
+RebaseFn = Callable[[str, Args], Args]
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,6 +70,9 @@ class Operation:
     # its single-write duplicate review.
     batchable: bool = False
     follow_up: FollowUpFn | None = None
+    # Only for a write a person approves: bring it to the record's current version when what
+    # it writes is as the agent saw it. An agent's own commit keeps the exact version check.
+    rebase: RebaseFn | None = None
 
     @property
     def keys(self) -> tuple[str, ...]:

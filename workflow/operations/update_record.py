@@ -7,6 +7,8 @@ from typing import Any
 from records import services
 from records import validation as v
 from records.approval import Touched
+from records.errors import VERSION_CONFLICT, AnchorError
+from records.models import Record, RecordVersion
 from records.selectors.serialize import record_dict
 from records.services import WriteContext
 from workflow.models import ReviewTicket
@@ -31,6 +33,53 @@ def apply(ctx: WriteContext, args: Args) -> dict[str, Any]:
     return {"record": record_dict(record, view="write")}
 
 
+def rebase(workspace_id: str, args: Args) -> Args:
+    """The update a person's approval applies when the record moved on since it was prepared.
+
+    A person's edit of other fields does not make a pending update stale: the update replaces
+    only its own top-level keys, so it applies on top of the record as it is now when each of
+    those keys still holds what the agent saw at `expected_version` (the fields it writes are
+    the fields it read: they are what its preview showed, old and new). When one of them
+    changed, the update would overwrite a value the agent never saw, and the refusal names
+    the keys both changed. Archiving or restoring in between is never rebased over.
+    """
+    expected = args.get("expected_version")
+    current = (
+        Record.objects.filter(workspace_id=workspace_id, pk=args.get("record_id"))
+        .values("version", "data", "archived_at")
+        .first()
+    )
+    if current is None or not isinstance(expected, int) or current["version"] == expected:
+        return args  # the write's own checks say what is wrong, if anything
+    seen = (
+        RecordVersion.objects.filter(record_id=args["record_id"], version=expected)
+        .values("data", "archived_at")
+        .first()
+    )
+    if seen is None or (seen["archived_at"] is None) != (current["archived_at"] is None):
+        return args
+    written = sorted((args.get("changes") or {}).keys())
+    both = [key for key in written if _value(seen["data"], key) != _value(current["data"], key)]
+    if both:
+        raise AnchorError(
+            VERSION_CONFLICT,
+            f"The record changed since version {expected}, and the change also wrote "
+            f"{', '.join(both)}, which this update writes.",
+            record_id=args["record_id"],
+            expected_version=expected,
+            current_version=current["version"],
+            fields_changed_by_both=both,
+        )
+    return {**args, "expected_version": current["version"]}
+
+
+_ABSENT = object()
+
+
+def _value(data: Any, key: str) -> Any:
+    return data.get(key, _ABSENT) if isinstance(data, dict) else _ABSENT
+
+
 def change(args: Args, current: CurrentRecords) -> Change:
     record = current.record(args.get("record_id"))
     return Change(
@@ -53,4 +102,5 @@ OPERATION = Operation(
     change=change,
     rank=60,
     batchable=True,
+    rebase=rebase,
 )
