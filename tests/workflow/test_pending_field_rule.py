@@ -81,7 +81,8 @@ def test_an_edit_of_other_fields_leaves_the_pending_update_applicable(hiring, ct
     assert kirat.data["email"] == "kirat.s@example.com", "the person's edit is kept"
     assert (kirat.data["address"], kirat.data["phone"]) == ("14 Residency Rd", "98450")
     event = AuditEvent.objects.filter(record_id=kirat.pk, kind="record.updated").latest("id")
-    assert event.before["version"] == 2 and event.actor_id == "local-agent"
+    assert event.before is not None and event.before["version"] == 2
+    assert event.actor_id == "local-agent"
     assert any(e.get("approved_by") == PERSON for e in event.review_evidence)
 
 
