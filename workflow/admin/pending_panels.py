@@ -15,7 +15,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
-from records.admin.panels import dashboard_panel, record_panel
+from records.admin.panels import dashboard_panel, edit_panel, record_panel
 from workflow.actions import mark_stale_pending
 from workflow.admin.queue import queue_rows, summarise
 from workflow.admin.states import state_badge
@@ -44,20 +44,58 @@ def _refreshed(rows: QuerySet[PreparedAction], limit: int) -> list[Any]:
     return shown
 
 
-@record_panel
-def pending_on_record(request: HttpRequest, record: Any) -> SafeString:
+def _waiting_on(record: Any) -> QuerySet[PreparedAction]:
     names_it = Q(operation__in=["batch", "import"], arguments__icontains=record.pk)
     for key in NAMING_KEYS:
         names_it |= Q(**{f"arguments__{key}": record.pk})
-    waiting = PreparedAction.objects.filter(
+    return PreparedAction.objects.filter(
         workspace_id=record.workspace_id, state=ActionState.AWAITING_APPROVAL
     ).filter(names_it)
+
+
+@record_panel
+def pending_on_record(request: HttpRequest, record: Any) -> SafeString:
+    waiting = _waiting_on(record)
     if not waiting.exists():
         return mark_safe("")
     actions = _refreshed(waiting, RECORD_LIMIT)
     return mark_safe(
         render_to_string("admin/workflow/pending_on_record.html", {"actions": actions})
     )
+
+
+def edit_effect(action: PreparedAction, record_id: str) -> str:
+    """What editing the record would do to this pending write, in one plain sentence.
+
+    An update is re-checked on the keys it writes (update_record.rebase), so only those are
+    named; any other write pinned to the record's version goes stale on any edit of it.
+    """
+    args = action.arguments
+    if action.operation == "update_record" and args.get("record_id") == record_id:
+        keys = ", ".join(sorted((args.get("changes") or {}).keys()))
+        return (
+            f"It sets {keys}. Changing {'that field' if ',' not in keys else 'those fields'} "
+            "here makes it stale; changing anything else leaves it applicable."
+        )
+    if "expected_version" in args and args.get("record_id") == record_id:
+        return "It was prepared against this version: any edit here makes it stale."
+    return (
+        "It does not depend on this record's fields; changing the record's links or names may "
+        "make it stale."
+    )
+
+
+@edit_panel
+def pending_on_edit(request: HttpRequest, record: Any) -> SafeString:
+    waiting = _waiting_on(record)
+    if not waiting.exists():
+        return mark_safe("")
+    actions = [
+        a for a in _refreshed(waiting, RECORD_LIMIT) if a.state == ActionState.AWAITING_APPROVAL
+    ]
+    for action in actions:
+        action.edit_effect = edit_effect(action, record.pk)
+    return mark_safe(render_to_string("admin/workflow/pending_on_edit.html", {"actions": actions}))
 
 
 @dashboard_panel
