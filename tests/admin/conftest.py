@@ -5,6 +5,9 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
+# The real-browser fixtures, for every browser test file in this folder.
+from tests.admin.test_browser import browser_page, shots, sync_api  # noqa: F401
+
 
 @pytest.fixture
 def reviewer(db, django_user_model):

@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from records.models import Record
 from tests.admin.review_helpers import gate, held_update
-from tests.admin.test_browser import browser_page, shots, sign_in, sync_api  # noqa: F401
+from tests.admin.test_browser import sign_in
 from workflow.models import ActionState, PreparedAction
 
 
