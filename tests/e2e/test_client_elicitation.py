@@ -200,3 +200,113 @@ def test_a_client_without_elicitation_gets_the_plain_flow_and_the_reason(server_
         anyio.run(scenario)
     finally:
         log.close()
+
+
+class RowPicker:
+    """An elicitation callback for an import: per row title, the title prefix of its choice."""
+
+    def __init__(self, *replies: dict[str, str] | None) -> None:
+        self.replies = list(replies)
+        self.asked: list[types.ElicitRequestFormParams] = []
+
+    async def __call__(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        assert isinstance(params, types.ElicitRequestFormParams), params
+        self.asked.append(params)
+        wanted = self.replies.pop(0)
+        if wanted is None:
+            return types.ElicitResult(action="cancel")
+        content = {}
+        for field, schema in params.requestedSchema["properties"].items():
+            prefix = wanted[schema["title"]]
+            content[field] = next(
+                c["const"] for c in schema["oneOf"] if c["title"].startswith(prefix)
+            )
+        return types.ElicitResult(action="accept", content=content)
+
+
+def test_the_user_decides_flagged_import_rows_in_the_client(server_database, tmp_path):
+    env = base_env(**server_database)
+    ids = seed(env)
+    user = RowPicker(None, {"Kriat": "A different one", "Abhishek": "Abhishek"})
+    log = open(tmp_path / "stderr.log", "w")  # noqa: SIM115 - closed below
+    rows = [
+        {"key": "a", "title": "Kriat", "data": {}},
+        {"key": "b", "title": "Abhishek", "data": {}},
+        {"key": "c", "title": "Neha", "data": {}},
+    ]
+
+    async def scenario():
+        async with mcp_session(env, log, elicitation_callback=user, client_info=CLIENT) as (s, _):
+            prepared = await call_ok(
+                s,
+                "prepare_import",
+                {"collection_id": ids["people"], "rows": rows, "decision_reason": "New hires"},
+            )
+            assert sorted(prepared["needs_decision"]) == ["a", "b"]
+            commit = {"action_id": prepared["action_id"], "ask_user": True}
+            # Cancelled in the dialog: nothing is committed, the import stays prepared.
+            cancelled = envelope(await s.call_tool("commit_import", commit))
+            assert cancelled["error"]["code"] == "NEEDS_CLARIFICATION", cancelled
+            assert cancelled["error"]["details"]["client_question"]["stored"] is False
+            none_yet = await call_ok(
+                s, "resolve_record", {"query": "Neha", "collection_id": ids["people"]}
+            )
+            assert none_yet["status"] == "no_match"
+            # Answered: a different one for Kriat, the stored Abhishek for Abhishek.
+            committed = await call_ok(s, "commit_import", commit)
+            assert committed["status"] == "committed", committed
+            outcome = committed["result"]["rows"]
+            assert outcome["a"]["outcome"] == "created"
+            assert outcome["b"] == {"outcome": "used_existing", "record_id": ids["abhishek"]}
+            assert outcome["c"]["outcome"] == "created"
+            asked = committed["client_question"]
+            assert asked["stored"] is True
+            assert asked["rows"]["a"]["user_confirmed_in_client"]["client"]["name"] == (
+                "dialog-client"
+            )
+            form = user.asked[1].requestedSchema["properties"]
+            assert [f["title"] for f in form.values()] == ["Kriat", "Abhishek"]
+            event = await last_event(s, outcome["a"]["record_id"])
+            assert event["agent_reported_clarification"] is None
+            (row_evidence,) = [e for e in event["review_evidence"] if "import_row" in e]
+            confirmed = row_evidence["user_confirmed_in_client"]
+            assert confirmed["answer"] == "A different one (create it)"
+            assert "Kriat" in confirmed["question"]
+            clean = await last_event(s, outcome["c"]["record_id"])
+            assert not any("user_confirmed_in_client" in e for e in clean["review_evidence"])
+
+    try:
+        anyio.run(scenario)
+    finally:
+        log.close()
+
+
+def test_without_the_capability_commit_import_says_why(server_database, tmp_path):
+    env = base_env(**server_database)
+    ids = seed(env)
+    log = open(tmp_path / "stderr.log", "w")  # noqa: SIM115 - closed below
+
+    async def scenario():
+        async with mcp_session(env, log) as (s, _):
+            prepared = await call_ok(
+                s,
+                "prepare_import",
+                {
+                    "collection_id": ids["people"],
+                    "rows": [{"key": "a", "title": "Kriat", "data": {}}],
+                    "decision_reason": "New hire",
+                },
+            )
+            refused = envelope(
+                await s.call_tool(
+                    "commit_import", {"action_id": prepared["action_id"], "ask_user": True}
+                )
+            )
+            assert refused["error"]["code"] == "INVALID_INPUT", refused
+            reason = refused["error"]["details"]["client_question"]["reason"]
+            assert "elicitation capability" in reason
+
+    try:
+        anyio.run(scenario)
+    finally:
+        log.close()

@@ -90,6 +90,8 @@ async def call_tool(name: str, arguments: dict[str, Any] | None) -> types.CallTo
         kwargs = checker_for(tool).check(arguments)
     except AnchorError as exc:
         return refusal(exc)
+    if kwargs.get("ask_user") is True and name == "commit_import":
+        return envelope_result(await elicitation.commit_import_asking(kwargs))
     envelope = await _run(tool, kwargs)
     if kwargs.get("ask_user") is True and name == "resolve_record":
         envelope = await elicitation.ask_about_resolution(envelope)
