@@ -6,9 +6,10 @@ title, "a different one", "cancel". An accepted answer is stored on the resoluti
 user-confirmed in the client (`workflow.client_confirmation`); decline, cancel or the cancel
 choice store nothing. commit_import(ask_user=true) asks about the flagged rows the agent left
 undecided, one field per row, and commits with the user's answers as their decisions
-(`workflow.import_confirmation`); a decline commits nothing. When the question cannot be put (the client did not declare form-mode
-elicitation, or the call came over HTTP, where this server answers each POST on its own and
-cannot send the client a request), the plain reply stands and `client_question` says why.
+(`workflow.import_confirmation`); a decline commits nothing. When the question cannot be put
+(the client did not declare form-mode elicitation, or the call came over HTTP, where this
+server answers each POST on its own and cannot send the client a request), the plain reply
+stands and `client_question` says why.
 
 The wait for the user happens here, on the event loop, between two short database steps on the
 worker thread: no transaction and no worker is held while the dialog is open.
@@ -94,7 +95,7 @@ async def _elicit(
 
 def _why_not(context: Any) -> str:
     """Why this call cannot put a question to the user through its client ("" if it can)."""
-    if sdk.REQUEST_CONTEXT.get(None) is not None:
+    if sdk.call_came_over_http():
         return OVER_HTTP
     if not sdk.client_declares_form_elicitation(context):
         return NO_CAPABILITY

@@ -86,6 +86,12 @@ def request_context() -> Any:
     return global_server().get_context()
 
 
+def call_came_over_http() -> bool:
+    """Whether the call in progress is a streamable-HTTP POST (a Django request with headers),
+    where django-mcp-server runs the SDK stateless and no request can go back to the client."""
+    return getattr(REQUEST_CONTEXT.get(None), "headers", None) is not None
+
+
 def client_declares_form_elicitation(context: Any) -> bool:
     """Whether the client said at initialize that it answers form-mode elicitation.
 
