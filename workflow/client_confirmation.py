@@ -38,7 +38,8 @@ class Question:
 
 
 def resolution_question(scope: Scope, resolution_id: str) -> Question | None:
-    """The question a `needs_clarification` resolution leaves, or None when it leaves none."""
+    """The question a `needs_clarification` resolution leaves, or None when it leaves none
+    (another status, or no candidate to choose from)."""
     ticket = _own_resolution(scope, resolution_id)
     answer = ticket.answer
     if answer.get("status") != "needs_clarification":
@@ -50,15 +51,13 @@ def resolution_question(scope: Scope, resolution_id: str) -> Question | None:
             pk__in={c["collection_id"] for c in candidates},
         ).values_list("pk", "name")
     )
+    if not candidates:  # "me" with no self mapping: nothing to pick from
+        return None
     choices = [(c["record_id"], _choice_title(c, names)) for c in candidates]
-    query = str(ticket.request.get("query", ""))
-    if choices:
-        message = f"Which one do you mean by “{query}”?"
-        choices.append((DIFFERENT, "A different one (none of these)"))
-    else:  # "me" with no self mapping: nothing to pick from
-        message = f"Is “{query}” someone or something not stored yet?"
-        choices.append((DIFFERENT, "A different one (not stored yet)"))
+    choices.append((DIFFERENT, "A different one (none of these)"))
     choices.append((CANCEL, "Cancel: do not decide now"))
+    query = str(ticket.request.get("query", ""))
+    message = f"Which one do you mean by “{query}”?"
     return Question(resolution_id=ticket.pk, message=message, choices=choices)
 
 

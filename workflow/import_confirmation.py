@@ -56,7 +56,7 @@ def import_question(
         else None
     )
     if action is None:
-        return None, "Not asked: no prepared import of yours has this action_id."
+        return None, "Not asked: this is not an import of yours waiting for its first commit."
     reviewed = action.arguments["reviewed"]
     by_key = {row["key"]: row for row in reviewed}
     open_rows = [r for r in reviewed if r["status"] != CLEAN and r["key"] not in decided]

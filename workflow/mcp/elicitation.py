@@ -136,7 +136,11 @@ async def _ask(result: dict[str, Any]) -> dict[str, Any]:
     )
     question = built.get("result")
     if not built["ok"] or question is None:
-        return {"asked": False, "reason": "Not asked: the resolution leaves no question."}
+        return {
+            "asked": False,
+            "reason": 'Not asked: the resolution has no candidates to choose from ("me" '
+            "with no self mapping). Ask the user in the conversation.",
+        }
     answered = await _elicit(context, question.message, _form(question))
     if isinstance(answered, dict):
         return answered
