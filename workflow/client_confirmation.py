@@ -25,7 +25,6 @@ LABEL = "user-confirmed in the client"
 # The two answers that are not a candidate's record ID.
 DIFFERENT = "different"
 CANCEL = "cancel"
-MAX_CHOICES = 10  # a dialog, not a list to scroll
 
 
 @dataclass(frozen=True)
@@ -44,7 +43,8 @@ def resolution_question(scope: Scope, resolution_id: str) -> Question | None:
     answer = ticket.answer
     if answer.get("status") != "needs_clarification":
         return None
-    candidates = answer.get("candidates", [])[:MAX_CHOICES]
+    # Every candidate, never a cut: "a different one" must mean none of all of them.
+    candidates = answer.get("candidates", [])
     names = dict(
         Collection.objects.filter(
             workspace_id=scope.workspace_id,

@@ -1,9 +1,9 @@
 """The flagged rows of a prepared import, put to the user in the client's dialog.
 
 commit_import(ask_user=true) asks about each flagged row the agent left undecided, in one form:
-a row that resembles stored records offers them by title ("it is this one": use_existing) or
-"a different one" (create_anyway); a row that repeats an earlier row of the same import offers
-"the same as that row" (skip) or "a different one". The answers become the rows' decisions,
+the stored records it resembles by title ("it is this one": use_existing), the earlier row of
+the same import it resembles ("the same as that row": skip), or "a different one"
+(create_anyway). The answers become the rows' decisions,
 each carrying what `workflow.client_confirmation` records for a resolution: which client, when,
 the question and the answer, labelled user-confirmed in the client.
 """
@@ -16,8 +16,8 @@ from typing import Any
 from django.utils import timezone
 
 from records.ids import is_valid_id
-from workflow.client_confirmation import DIFFERENT, LABEL, MAX_CHOICES
-from workflow.imports import BATCH_DUPLICATE, CLEAN, CREATE_ANYWAY, OPERATION, SKIP, USE_EXISTING
+from workflow.client_confirmation import DIFFERENT, LABEL
+from workflow.imports import CLEAN, CREATE_ANYWAY, OPERATION, SKIP, USE_EXISTING
 from workflow.models import ActionState, PreparedAction
 from workflow.scope import Scope
 
@@ -69,17 +69,15 @@ def import_question(
         )
     rows = []
     for index, row in enumerate(open_rows):
-        if row["status"] == BATCH_DUPLICATE:
+        # Every candidate: "a different one" must mean none of all of them, nor the earlier
+        # row this one resembles.
+        choices = [
+            (c["record_id"], f"{c['title']}{' (archived)' if c['status'] == 'archived' else ''}")
+            for c in row["candidates"]
+        ]
+        if row["duplicate_of"] is not None:
             earlier = by_key[row["duplicate_of"]]["title"]
-            choices = [(SAME, f"The same as the row “{earlier}” (skip this row)")]
-        else:
-            choices = [
-                (
-                    c["record_id"],
-                    f"{c['title']}{' (archived)' if c['status'] == 'archived' else ''}",
-                )
-                for c in row["candidates"][:MAX_CHOICES]
-            ]
+            choices.append((SAME, f"The same as the row “{earlier}” (skip this row)"))
         choices.append((DIFFERENT, "A different one (create it)"))
         rows.append(RowQuestion(f"row_{index + 1}", row["key"], row["title"], choices))
     message = (

@@ -81,3 +81,37 @@ def test_another_actor_or_workspace_cannot_ask_or_answer(hiring):
         with pytest.raises(AnchorError):
             confirm_resolution(stranger, question, choice=hiring.kirat.pk, client=CLIENT)
     assert ReviewTicket.objects.get(pk=result["resolution_id"]).client_confirmation is None
+
+
+def test_an_import_question_covers_every_undecided_flagged_row(hiring):
+    from workflow.import_confirmation import SAME, import_decisions, import_question
+
+    prepared = ok(
+        "prepare_import",
+        {
+            "collection_id": hiring.people.pk,
+            "rows": [
+                {"key": "a", "title": "Kriat", "data": {}},
+                {"key": "b", "title": "Neha Sharma", "data": {}},
+                {"key": "c", "title": "Neha Sharmaa", "data": {}},
+                {"key": "d", "title": "Abhishek", "data": {}},
+            ],
+            "decision_reason": "New hires",
+        },
+    )
+    assert sorted(prepared["needs_decision"]) == ["a", "c", "d"]
+    question, _ = import_question(MINE, prepared["action_id"], decided={"d"})
+    assert question is not None
+    rows = {row.key: row for row in question.rows}
+    assert set(rows) == {"a", "c"}  # d was decided by the agent, b is clean
+    assert [v for v, _ in rows["a"].choices] == [hiring.kirat.pk, DIFFERENT]
+    assert [v for v, _ in rows["c"].choices] == [SAME, DIFFERENT]
+    content = {rows["a"].field: DIFFERENT, rows["c"].field: SAME}
+    decisions = import_decisions(question, content, CLIENT)
+    assert decisions is not None
+    assert decisions["a"]["decision"] == "create_anyway"
+    assert decisions["c"]["decision"] == "skip"
+    assert decisions["a"]["user_confirmed_in_client"]["client"] == CLIENT
+    assert import_decisions(question, {rows["a"].field: "nonsense"}, CLIENT) is None
+    other = Scope(workspace_id=WORKSPACE, actor_id="another-agent")
+    assert import_question(other, prepared["action_id"], decided=set())[0] is None
