@@ -609,11 +609,20 @@ def prepare_import(
     }
 
 
-def commit_import(scope: Scope, *, action_id: Any, decisions: Any = None) -> dict[str, Any]:
+def commit_import(
+    scope: Scope,
+    *,
+    action_id: Any,
+    decisions: Any = None,
+    confirmed: dict[str, dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Commit an import; `confirmed` holds the rows the user decided in the client."""
+
     def decide(action: PreparedAction) -> None:
+        reviewed = action.arguments["reviewed"]
         action.arguments = {
             **action.arguments,
-            "decisions": imports.parse_decisions(decisions, action.arguments["reviewed"]),
+            "decisions": imports.parse_decisions(decisions, reviewed, confirmed),
         }
 
     return _commit(scope, action_id, tool="commit_import", before_apply=decide)

@@ -2,7 +2,8 @@
 
 Each rule raises REVIEW_REQUIRED (no fitting review cited), INCOMPLETE_REVIEW (the review could
 not scan everything) or NEEDS_CLARIFICATION (the review found something that only an actual
-user statement, reported in `clarification`, can settle).
+user statement can settle: reported by the agent in `clarification`, or confirmed by the user in
+the client's own dialog and stored on the review, `workflow.client_confirmation`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from records.errors import (
     AnchorError,
 )
 from records.names import normalize_name
+from workflow.client_confirmation import confirmed_different, confirmed_record_id
 from workflow.models import ReviewTicket
 
 
@@ -28,7 +30,9 @@ def require_clarification(clarification: str, why: str, **details: Any) -> None:
         raise AnchorError(
             NEEDS_CLARIFICATION,
             f"{why} Ask the user, then prepare again with `clarification` summarising what they "
-            "actually said (it is recorded as agent-reported, not as consent).",
+            "actually said (it is recorded as agent-reported, not as consent), or resolve_record "
+            "again with ask_user: true to ask them in the client's own dialog and cite that "
+            "resolution_id.",
             **details,
         )
 
@@ -52,6 +56,8 @@ def record_reviewed(
         )
     if any(t.answer.get("selected_record_id") == record_id for t in citing):
         return
+    if any(confirmed_record_id(t) == record_id for t in citing):
+        return  # the user picked it in the client's dialog
     if all(t.answer.get("status") == "incomplete" for t in citing):
         raise AnchorError(
             INCOMPLETE_REVIEW,
@@ -102,7 +108,7 @@ def title_reviewed(
             field="title",
         )
     others = [c for c in ticket.answer.get("candidates", []) if c["record_id"] != ignore_record_id]
-    if others:
+    if others and not confirmed_different(ticket):  # the user said in the client: a new one
         require_clarification(
             clarification,
             f"title: {len(others)} existing record(s) in the collection have the same or a "

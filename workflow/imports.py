@@ -287,12 +287,27 @@ def check_import_links(
     return existing
 
 
-def parse_decisions(value: Any, reviewed: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def parse_decisions(
+    value: Any,
+    reviewed: list[dict[str, Any]],
+    confirmed: dict[str, dict[str, Any]] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """One checked decision per flagged row: the agent's (`value`), and those the user gave in
+    the client (`confirmed`, each carrying its `user_confirmed_in_client` record), which need
+    no agent-reported clarification."""
     flagged = {r["key"]: r for r in reviewed if r["status"] != CLEAN}
     if value is None:
         value = {}
     if not isinstance(value, dict):
         raise invalid("decisions", 'must map each flagged row key to {"decision": ...}.')
+    confirmed = confirmed or {}
+    value = {
+        **value,
+        **{
+            key: {k: d[k] for k in ("decision", "record_id") if k in d}
+            for key, d in confirmed.items()
+        },
+    }
     if set(value) != set(flagged):
         missing, extra = sorted(set(flagged) - set(value)), sorted(set(value) - set(flagged))
         raise invalid(
@@ -331,9 +346,11 @@ def parse_decisions(value: Any, reviewed: list[dict[str, Any]]) -> dict[str, dic
             decision["clarification"] = v.description(
                 raw.get("clarification") or "", f"{field}.clarification", allow_blank=True
             )
+        if key in confirmed:
+            decision["user_confirmed_in_client"] = confirmed[key]["user_confirmed_in_client"]
         decisions[key] = decision
     for key, decision in decisions.items():
-        if decision["decision"] != CREATE_ANYWAY or decision["clarification"]:
+        if decision["decision"] != CREATE_ANYWAY or decision["clarification"] or key in confirmed:
             continue
         row = flagged[key]
         resolved_elsewhere = row["status"] == BATCH_DUPLICATE and decisions.get(
@@ -374,7 +391,8 @@ def apply_import(ctx: WriteContext, arguments: dict[str, Any]) -> dict[str, Any]
             clarification=decision.get("clarification") or ctx.clarification,
             review_evidence=[
                 *ctx.review_evidence,
-                {"import_row": row["key"], "status": reviewed[row["key"]]["status"]},
+                {"import_row": row["key"], "status": reviewed[row["key"]]["status"]}
+                | _confirmed(decision),
             ],
             action_id=ctx.action_id,
             item_index=index,
@@ -395,6 +413,12 @@ def apply_import(ctx: WriteContext, arguments: dict[str, Any]) -> dict[str, Any]
         "dropped_links": dropped_links,
         "created_count": sum(1 for o in outcome.values() if o["outcome"] == "created"),
     }
+
+
+def _confirmed(decision: dict[str, Any]) -> dict[str, Any]:
+    """The user's answer in the client for this row, as its audit evidence keeps it."""
+    confirmation = decision.get("user_confirmed_in_client")
+    return {"user_confirmed_in_client": confirmation} if confirmation else {}
 
 
 def _apply_links(

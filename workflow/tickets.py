@@ -108,7 +108,9 @@ def another_actors(kind: str, identifier: str) -> AnchorError:
 def ticket_evidence(ticket: ReviewTicket) -> dict[str, Any]:
     """What an audit event keeps of a cited review."""
     answer = ticket.answer
+    confirmed = {"user_confirmed_in_client": ticket.client_confirmation}
     return {
+        **(confirmed if ticket.client_confirmation else {}),
         "review_id": ticket.pk,
         "kind": ticket.kind,
         "request": ticket.request,

@@ -72,11 +72,40 @@ def _subject(event: AuditEvent) -> str:
     return label or f"{event.entity_type} {event.entity_id}"
 
 
+# The review evidence key under which the workflow keeps an answer the user gave in the
+# client's own dialog (MCP elicitation): it came from the client, not from the agent's text.
+CLIENT_CONFIRMATION = "user_confirmed_in_client"
+
+
+def client_confirmations(event: AuditEvent) -> list[dict[str, Any]]:
+    return [
+        e[CLIENT_CONFIRMATION]
+        for e in event.review_evidence or []
+        if isinstance(e, dict) and isinstance(e.get(CLIENT_CONFIRMATION), dict)
+    ]
+
+
+def _client_confirmation_html(confirmation: dict[str, Any], limit: int) -> str:
+    client = confirmation.get("client") or {}
+    said_by = " ".join(str(client.get(k) or "") for k in ("name", "version")).strip()
+    return format_html(
+        '<span class="anchor-badge anchor-ok">user-confirmed in the client</span> “{}” '
+        '<span class="anchor-muted">{} · {} · asked: {}</span>',
+        _shorten(str(confirmation.get("answer", "")), limit),
+        said_by or "unnamed client",
+        str(confirmation.get("at", ""))[:19].replace("T", " "),
+        _shorten(str(confirmation.get("question", "")), limit),
+    )
+
+
 def clarification_html(
     event: AuditEvent, verdict: str | None, review_url: str = "", limit: int = 2000
 ) -> str:
+    """What the user is said to have told: answers from the client's dialog, labelled
+    user-confirmed in the client, apart from the agent-reported text."""
+    confirmed = [_client_confirmation_html(c, limit) for c in client_confirmations(event)]
     if not event.agent_reported_clarification.strip():
-        return "—"
+        return mark_safe("<br>".join(confirmed)) if confirmed else "—"  # each part escaped
     badge = mark_safe(  # constant markup, no user text
         {
             ClarificationReview.CONFIRMED: '<span class="anchor-badge anchor-ok">confirmed</span>',
@@ -84,12 +113,13 @@ def clarification_html(
         }.get(verdict or "", '<span class="anchor-badge">not reviewed</span>')
     )
     review = format_html(' <a href="{}">review</a>', review_url) if review_url else ""
-    return format_html(
+    reported = format_html(
         '<span class="anchor-badge anchor-agent">agent-reported</span> “{}” {}{}',
         _shorten(event.agent_reported_clarification, limit),
         badge,
         review,
     )
+    return mark_safe("<br>".join([*confirmed, reported]))  # each part escaped
 
 
 @admin.register(AuditEvent)
@@ -186,7 +216,7 @@ class AuditEventAdmin(ReadOnlyAdmin):
     def clarification(self, obj: AuditEvent) -> str:
         return clarification_html(obj, getattr(obj, "verdict", None), limit=90)
 
-    @admin.display(description="agent-reported clarification (unverified by the server)")
+    @admin.display(description="clarification (agent-reported text is unverified by the server)")
     def clarification_detail(self, obj: AuditEvent) -> str:
         url = reverse("admin:records_auditevent_review", args=[obj.pk])
         return clarification_html(obj, getattr(obj, "verdict", None), url)

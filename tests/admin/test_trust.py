@@ -111,3 +111,42 @@ def test_bulk_actions_mark_clarifications(admin_client_as_maya, clarified):
     )
     assert response.status_code == 302
     assert clarification_reviews_for([clarified.pk])[clarified.pk]["state"] == "confirmed"
+
+
+def test_audit_shows_user_confirmed_in_the_client_apart_from_agent_reported(
+    admin_client_as_maya, hiring, ctx, clarified
+):
+    confirmation = {
+        "label": "user-confirmed in the client",
+        "client": {"name": "dialog-client", "version": "7.1"},
+        "at": "2026-12-02T04:50:00+00:00",
+        "question": "Which one do you mean by “Kriat”?",
+        "answer": "Kirat (people)",
+        "record_id": hiring.kirat.pk,
+        "different": False,
+    }
+    agent = WriteContext(
+        workspace_id=ctx.workspace_id,
+        actor_id="local-agent",
+        decision_reason="Stage for Kriat",
+        review_evidence=[{"review_id": "r1", "user_confirmed_in_client": confirmation}],
+    )
+    services.record_update(
+        ctx=agent, record_id=hiring.kirat.pk, changes={"b": 2}, expected_version=2
+    )
+    confirmed = AuditEvent.objects.filter(decision_reason="Stage for Kriat").get()
+
+    def page(event: AuditEvent) -> str:
+        url = reverse("admin:records_auditevent_change", args=[event.pk])
+        return admin_client_as_maya.get(url).content.decode()
+
+    badge = '<span class="anchor-badge anchor-ok">user-confirmed in the client</span>'
+    shown = page(confirmed)
+    assert badge in shown
+    assert "dialog-client 7.1" in shown and "Kirat (people)" in shown
+    assert "Which one do you mean by “Kriat”?" in shown
+    assert ">agent-reported<" not in shown
+    reported = page(clarified)
+    assert ">agent-reported<" in reported and badge not in reported
+    listing = admin_client_as_maya.get(reverse("admin:records_auditevent_changelist"))
+    assert badge in listing.content.decode()

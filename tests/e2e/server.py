@@ -53,15 +53,18 @@ def postgres_url(settings_dict: dict[str, Any]) -> str:
 
 @asynccontextmanager
 async def mcp_session(
-    env: dict[str, str], errlog: TextIO, *options: str
+    env: dict[str, str], errlog: TextIO, *options: str, **session_options: Any
 ) -> AsyncIterator[tuple[ClientSession, InitializeResult]]:
-    """A session with `manage.py mcp_serve [options]`; options are command-line flags."""
+    """A session with `manage.py mcp_serve [options]`; options are command-line flags, and
+    session_options go to the client session (an elicitation_callback, a client_info)."""
     params = StdioServerParameters(
         command=SERVE[0], args=[*SERVE[1:], *options], env=env, cwd=REPO_ROOT
     )
     async with (
         stdio_client(params, errlog=errlog) as (read, write),
-        ClientSession(read, write, read_timeout_seconds=timedelta(seconds=60)) as session,
+        ClientSession(
+            read, write, read_timeout_seconds=timedelta(seconds=60), **session_options
+        ) as session,
     ):
         initialized = await session.initialize()
         yield session, initialized

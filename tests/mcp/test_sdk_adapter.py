@@ -104,3 +104,38 @@ def test_json_rpc_codes_are_the_specs(name, code):
 
 def test_client_methods_come_from_the_sdk():
     assert {"initialize", "tools/call", "tools/list", "ping"} <= jsonrpc.CLIENT_METHODS
+
+
+def test_what_elicitation_relies_on():
+    """sdk.elicit_form, client_declares_form_elicitation and client_identity read these."""
+    from mcp import types
+    from mcp.server.session import ServerSession
+
+    parameters = inspect.signature(ServerSession.elicit_form).parameters
+    assert list(parameters)[1:4] == ["message", "requestedSchema", "related_request_id"]
+    assert isinstance(inspect.getattr_static(ServerSession, "client_params"), property)
+    assert {"form", "url"} <= set(types.ElicitationCapability.model_fields)
+    assert {"action", "content"} <= set(types.ElicitResult.model_fields)
+    assert {"name", "version"} <= set(types.Implementation.model_fields)
+
+
+def test_form_elicitation_is_read_from_the_declared_capability():
+    from mcp import types
+
+    def context(elicitation):
+        capabilities = types.ClientCapabilities(elicitation=elicitation)
+        params = types.InitializeRequestParams(
+            protocolVersion="2025-11-25",
+            capabilities=capabilities,
+            clientInfo=types.Implementation(name="c", version="2"),
+        )
+        return SimpleNamespace(session=SimpleNamespace(client_params=params))
+
+    assert sdk.client_declares_form_elicitation(context(types.ElicitationCapability()))
+    form = types.ElicitationCapability(form=types.FormElicitationCapability())
+    assert sdk.client_declares_form_elicitation(context(form))
+    url_only = types.ElicitationCapability(url=types.UrlElicitationCapability())
+    assert not sdk.client_declares_form_elicitation(context(url_only))
+    assert not sdk.client_declares_form_elicitation(context(None))
+    assert sdk.client_identity(context(None)) == {"name": "c", "version": "2"}
+    assert not sdk.call_came_over_http()  # no Django request in flight here

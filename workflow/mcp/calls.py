@@ -26,7 +26,7 @@ from rapidfuzz import fuzz, process
 
 from records.errors import INVALID_INPUT, AnchorError
 from records.query_bounds import QueryBound, bounded_queries, cancel_tagged_statements
-from workflow.mcp import sdk, tool_list
+from workflow.mcp import elicitation, sdk, tool_list
 from workflow.mcp.arguments import ArgumentChecker, quoted
 
 _checkers: dict[str, ArgumentChecker] = {}
@@ -95,7 +95,12 @@ async def call_tool(name: str, arguments: dict[str, Any] | None) -> types.CallTo
         kwargs = checker_for(tool).check(arguments)
     except AnchorError as exc:
         return refusal(exc)
-    return envelope_result(await _run(tool, kwargs))
+    if kwargs.get("ask_user") is True and name == "commit_import":
+        return envelope_result(await elicitation.commit_import_asking(kwargs))
+    envelope = await _run(tool, kwargs)
+    if kwargs.get("ask_user") is True and name == "resolve_record":
+        envelope = await elicitation.ask_about_resolution(envelope)
+    return envelope_result(envelope)
 
 
 async def _run(tool: Any, kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -40,6 +40,13 @@ RULES: tuple[tuple[frozenset[str], str], ...] = (
         '"myself" and "I" resolve only through a self mapping the user established.',
     ),
     (
+        frozenset({"resolve_record"}),
+        "To let the user answer a needs_clarification in the client's own dialog, resolve with "
+        "ask_user=true: their answer is recorded as user-confirmed in the client and needs no "
+        "clarification text. Never for secrets; client_question says when it could not be "
+        "asked.",
+    ),
+    (
         frozenset({"prepare_write", "commit_write"}),
         "Write in two steps: prepare_write (with the review IDs you used and a "
         "decision_reason), then commit_write with the returned action_id. These are machine "

@@ -86,6 +86,45 @@ def request_context() -> Any:
     return global_server().get_context()
 
 
+def call_came_over_http() -> bool:
+    """Whether the call in progress is a streamable-HTTP POST (a Django request with headers),
+    where django-mcp-server runs the SDK stateless and no request can go back to the client."""
+    return getattr(REQUEST_CONTEXT.get(None), "headers", None) is not None
+
+
+def client_declares_form_elicitation(context: Any) -> bool:
+    """Whether the client said at initialize that it answers form-mode elicitation.
+
+    An empty `elicitation: {}` means form mode (the spec keeps that reading for clients from
+    before the modes existed); `{"url": {}}` alone does not.
+    """
+    params = getattr(context.session, "client_params", None)
+    declared = params.capabilities.elicitation if params is not None else None
+    if declared is None:
+        return False
+    return declared.form is not None or declared.url is None
+
+
+def client_identity(context: Any) -> dict[str, str]:
+    """Who the client said it is at initialize (clientInfo name and version)."""
+    params = getattr(context.session, "client_params", None)
+    info = params.clientInfo if params is not None else None
+    if info is None:
+        return {"name": "", "version": ""}
+    return {"name": info.name, "version": info.version}
+
+
+async def elicit_form(
+    context: Any, message: str, requested_schema: dict[str, Any]
+) -> tuple[str, dict[str, Any]]:
+    """Ask the user through the client (elicitation/create, form mode), tied to the request
+    in progress; the user's action (accept, decline, cancel) and the submitted content."""
+    result = await context.session.elicit_form(
+        message, requested_schema, related_request_id=context.request_context.request_id
+    )
+    return result.action, dict(result.content or {})
+
+
 def set_instructions(text: str) -> None:
     lowlevel_server().instructions = text
 

@@ -25,6 +25,15 @@ class ReviewTicket(models.Model):
     request = models.JSONField(help_text="What was asked: name/purpose or query/scope.")
     answer = models.JSONField(help_text="Status, candidates and suggestions as returned.")
     counters = models.JSONField(help_text="Revision counters the answer depends on.")
+    # The user's own answer to the review's question, given in the client's dialog (MCP
+    # elicitation): which client said so, when, the question and the answer. It came from the
+    # client, not from the model, so it is kept apart from agent-reported clarification text.
+    client_confirmation = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="User-confirmed in the client: who the client said it is, when, the question "
+        "and the answer.",
+    )
     created_at = models.DateTimeField()
     expires_at = models.DateTimeField()
 

@@ -64,6 +64,13 @@ class ReviewTools(MCPToolset):
                 "IDs grounded in what the user said. Omit before creating a record."
             ),
         ] = None,
+        ask_user: Annotated[
+            bool,
+            Field(
+                description="True: on needs_clarification, ask the user in the client's own "
+                "dialog; `client_question` gives the answer, or why it was not asked."
+            ),
+        ] = False,
     ) -> ToolResult:
         """Find which stored record a name refers to, without guessing; required before writes.
 
@@ -76,6 +83,8 @@ class ReviewTools(MCPToolset):
         (valid 15 minutes). Before a create, resolve the title with its collection_id. Changes
         nothing.
         """
+        # ask_user is acted on after this reply, by workflow.mcp.elicitation (it awaits the
+        # client, which a tool method on the worker thread must not).
         scope = scope_for_request(self.request)
         return run_tool(
             lambda: after_resolution(

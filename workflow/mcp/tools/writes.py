@@ -223,6 +223,13 @@ class ImportTools(MCPToolset):
                 "nothing was flagged."
             ),
         ] = None,
+        ask_user: Annotated[
+            bool,
+            Field(
+                description="True: first ask the user in the client's own dialog about each "
+                "flagged row left out of decisions; `client_question` says what they chose."
+            ),
+        ] = False,
     ) -> ToolResult:
         """Create the reviewed rows atomically, applying your decision to each flagged row.
 
@@ -232,6 +239,7 @@ class ImportTools(MCPToolset):
         ignored on replay). STALE_REVIEW if any name in the collection changed since
         prepare_import: prepare again.
         """
+        # ask_user=True is served by workflow.mcp.elicitation instead (it awaits the client).
         scope = scope_for_request(self.request)
         return run_tool(
             lambda: after_commit(

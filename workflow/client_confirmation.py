@@ -1,0 +1,131 @@
+"""A clarification the user gave in the client's own dialog, kept on the review it settles.
+
+When a resolution needs clarification, the MCP layer can put its question to the user through
+the client (elicitation, form mode): the candidates by title, "a different one", "cancel". This
+module builds that question from the stored review and stores the answer the client returned,
+with who the client said it is and when. It is "user-confirmed in the client": it came from the
+client, not from the model, so it is kept apart from agent-reported `clarification` text, and
+the evidence rules accept it where they would otherwise need that text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.utils import timezone
+
+from records.errors import INVALID_INPUT, AnchorError, not_found
+from records.ids import is_valid_id
+from records.models import Collection
+from workflow.models import ReviewTicket
+from workflow.scope import Scope
+
+LABEL = "user-confirmed in the client"
+# The two answers that are not a candidate's record ID.
+DIFFERENT = "different"
+CANCEL = "cancel"
+
+
+@dataclass(frozen=True)
+class Question:
+    """What the user is asked: the message and each choice's value and title."""
+
+    resolution_id: str
+    message: str
+    choices: list[tuple[str, str]]
+
+
+def resolution_question(scope: Scope, resolution_id: str) -> Question | None:
+    """The question a `needs_clarification` resolution leaves, or None when it leaves none
+    (another status, or no candidate to choose from)."""
+    ticket = _own_resolution(scope, resolution_id)
+    answer = ticket.answer
+    if answer.get("status") != "needs_clarification":
+        return None
+    # Every candidate, never a cut: "a different one" must mean none of all of them.
+    candidates = answer.get("candidates", [])
+    names = dict(
+        Collection.objects.filter(
+            workspace_id=scope.workspace_id,
+            pk__in={c["collection_id"] for c in candidates},
+        ).values_list("pk", "name")
+    )
+    if not candidates:  # "me" with no self mapping: nothing to pick from
+        return None
+    choices = [(c["record_id"], _choice_title(c, names)) for c in candidates]
+    choices.append((DIFFERENT, "A different one (none of these)"))
+    choices.append((CANCEL, "Cancel: do not decide now"))
+    query = str(ticket.request.get("query", ""))
+    message = f"Which one do you mean by “{query}”?"
+    return Question(resolution_id=ticket.pk, message=message, choices=choices)
+
+
+def _choice_title(candidate: dict[str, Any], collection_names: dict[str, str]) -> str:
+    where = collection_names.get(candidate["collection_id"], "")
+    notes = [where] if where else []
+    if candidate.get("status") == "archived":
+        notes.append("archived")
+    return f"{candidate['title']} ({', '.join(notes)})" if notes else str(candidate["title"])
+
+
+def confirm_resolution(
+    scope: Scope, question: Question, *, choice: str, client: dict[str, str]
+) -> dict[str, Any]:
+    """Store the user's choice on the resolution; the stored confirmation is returned.
+
+    `choice` must be one of the question's values other than cancel (a cancelled question
+    stores nothing). Only the review's own actor can confirm it, and only once: a second
+    answer to the same review would leave two truths in the audit.
+    """
+    titles = dict(question.choices)
+    if choice == CANCEL or choice not in titles:
+        raise AnchorError(INVALID_INPUT, f"The client answered {choice!r}, not one of the choices.")
+    ticket = _own_resolution(scope, question.resolution_id)
+    confirmation = {
+        "label": LABEL,
+        "client": client,
+        "at": timezone.now().isoformat(),
+        "question": question.message,
+        "choices": [title for _, title in question.choices],
+        "answer": titles[choice],
+        "record_id": None if choice == DIFFERENT else choice,
+        "different": choice == DIFFERENT,
+    }
+    stored = ReviewTicket.objects.filter(pk=ticket.pk, client_confirmation__isnull=True).update(
+        client_confirmation=confirmation
+    )
+    if stored != 1:
+        raise AnchorError(
+            INVALID_INPUT,
+            f"Resolution {ticket.pk} already has the user's answer from the client; resolve "
+            "again to ask a new question.",
+            field="resolution_id",
+        )
+    return confirmation
+
+
+def confirmed_record_id(ticket: ReviewTicket) -> str | None:
+    """The record the user picked in the client for this review, if they picked one."""
+    confirmation = ticket.client_confirmation or {}
+    record_id = confirmation.get("record_id")
+    return record_id if isinstance(record_id, str) else None
+
+
+def confirmed_different(ticket: ReviewTicket) -> bool:
+    """Whether the user said in the client that they mean none of this review's candidates."""
+    return bool((ticket.client_confirmation or {}).get("different"))
+
+
+def _own_resolution(scope: Scope, resolution_id: str) -> ReviewTicket:
+    if not is_valid_id(resolution_id):
+        raise not_found("resolution", resolution_id)
+    ticket = ReviewTicket.objects.filter(
+        pk=resolution_id,
+        workspace_id=scope.workspace_id,
+        actor_id=scope.actor_id,
+        kind=ReviewTicket.RESOLUTION,
+    ).first()
+    if ticket is None:
+        raise not_found("resolution", resolution_id)
+    return ticket
