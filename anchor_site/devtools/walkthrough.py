@@ -472,7 +472,7 @@ class Walkthrough:
         self.expect(
             len(wrong_links) == 1 and len(outgoing) == 2,
             f"the assessment should have 2 outgoing links, one to {wrong_title!r}; got "
-            f"{[(link['relationship_type'], link['record']['title']) for link in outgoing]}",
+            f"{[(link['relationship_type'], link['title']) for link in outgoing]}",
         )
         relationship_id = wrong_links[0]["relationship_id"]
         self.labels[relationship_id] = "the wrong link"
