@@ -380,7 +380,9 @@ def _warm(scope: Scope, action_id: str) -> None:
 def _missing_action(scope: Scope, action_id: str) -> AnchorError:
     foreign = PreparedAction.objects.filter(pk=action_id, workspace_id=scope.workspace_id)
     return (
-        another_actors("action", action_id) if foreign.exists() else not_found("action", action_id)
+        another_actors("action", action_id, "action_id")
+        if foreign.exists()
+        else not_found("action", action_id)
     )
 
 

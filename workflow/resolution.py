@@ -77,7 +77,9 @@ def _parse(scope: Scope, query: Any, collection_id: Any, context_record_ids: Any
         )
         for record_id in context:
             if record_id not in found:
-                raise not_found("record", record_id)
+                raise not_found(
+                    "record", record_id, f"context_record_ids[{context.index(record_id)}]"
+                )
     return _Request(query_text, collection_id, context)
 
 

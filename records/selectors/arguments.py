@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -51,10 +52,20 @@ def field_key(key: Any, field: str) -> str:
     return key
 
 
+def data_keys(dotted: str) -> list[str]:
+    """The keys a dotted path such as "data.offer.ctc" means: paths start inside the record's
+    data, so a leading "data" is the record's, not a key ("data.amount" is ["amount"])."""
+    keys = dotted.split(".")
+    return keys[1:] if len(keys) > 1 and keys[0] == "data" else keys
+
+
 def field_path(value: Any, field: str) -> list[str]:
     """A field is a list of keys (["offer", "ctc"]) because keys may themselves contain dots."""
     if isinstance(value, str):
-        raise invalid(field, f'must be a list of keys such as ["{value}"], not a string.')
+        keys = json.dumps(data_keys(value), ensure_ascii=False)
+        raise invalid(
+            field, f"must be a list of keys from the top of data such as {keys}, not a string."
+        )
     if not isinstance(value, list) or not 1 <= len(value) <= MAX_FIELD_DEPTH:
         raise invalid(field, f'must be a list of 1-{MAX_FIELD_DEPTH} keys, e.g. ["offer", "ctc"].')
     return [field_key(key, field) for key in value]

@@ -33,7 +33,7 @@ ALIAS_WORD = "Aliases change how names resolve; record the user's explicit state
 def record_named(scope: Scope, record_id: Any, field: str) -> Record:
     record_id = v.record_id(record_id, field)
     return in_workspace(
-        Record.objects, workspace_id=scope.workspace_id, pk=record_id, kind="record"
+        Record.objects, workspace_id=scope.workspace_id, pk=record_id, kind="record", field=field
     )
 
 
