@@ -87,6 +87,11 @@ def after_prepare(result: dict[str, Any], *, tool: str) -> dict[str, Any]:
         )
     else:
         step = f"Call {commit} with action_id {action} (before {result.get('expires_at')})."
+    if result.get("requires_human_approval"):
+        step += (
+            " This write needs a person's approval: the commit will hold it as "
+            "awaiting_approval until someone approves it in the admin. Tell the user now."
+        )
     return with_next_step(result, step)
 
 
