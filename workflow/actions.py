@@ -40,6 +40,7 @@ from workflow.freshness import check_fresh, ensure_fresh, warm
 from workflow.models import OPEN_STATES, ActionState, PreparedAction, ReviewTicket
 from workflow.name_index import follow_write, scope_names
 from workflow.operations import batch_operation_names, operation_named, parse_operation
+from workflow.resolution import resolve_by_ids
 from workflow.scope import Scope
 from workflow.stale_reasons import plain_stale_reason
 from workflow.tickets import (
@@ -612,7 +613,19 @@ def commit_import(scope: Scope, *, action_id: Any, decisions: Any = None) -> dic
             "decisions": imports.parse_decisions(decisions, action.arguments["reviewed"]),
         }
 
-    return _commit(scope, action_id, tool="commit_import", before_apply=decide)
+    outcome = _commit(scope, action_id, tool="commit_import", before_apply=decide)
+    if outcome["status"] != "committed":
+        return outcome
+    # A review of every row's record, issued after the write (also on replay, as commit_write
+    # does), so a follow-up link cites them at once.
+    rows = outcome["result"]["rows"]
+    named = [row["record_id"] for row in rows.values() if row.get("record_id")]
+    reviews = resolve_by_ids(scope, list(dict.fromkeys(named)))
+    with_reviews = {
+        key: {**row, "resolution_id": reviews[row["record_id"]]} if row.get("record_id") else row
+        for key, row in rows.items()
+    }
+    return {**outcome, "result": {**outcome["result"], "rows": with_reviews}}
 
 
 # --- people decide -------------------------------------------------------------------------------

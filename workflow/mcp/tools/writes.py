@@ -226,9 +226,9 @@ class ImportTools(MCPToolset):
     ) -> ToolResult:
         """Create the reviewed rows atomically, applying your decision to each flagged row.
 
-        Outcomes as commit_write: `committed`, `awaiting_approval` or `rejected`. Links to
-        skipped rows are dropped and reported; use_existing attaches the row's links to that
-        record. All or nothing, audited per record, replayable by action_id (decisions are
+        Outcomes as commit_write: `committed`, `awaiting_approval` or `rejected`; committed
+        rows carry their record's `resolution_id` to cite next. Links to skipped rows are
+        dropped and reported; use_existing attaches the row's links to that record. All or nothing, audited per record, replayable by action_id (decisions are
         ignored on replay). STALE_REVIEW if any name in the collection changed since
         prepare_import: prepare again.
         """
