@@ -8,6 +8,7 @@ from typing import Any
 
 from records import validation as v
 from records.errors import invalid
+from records.field_paths import data_keys
 
 MAX_FIELD_DEPTH = 32
 MAX_KEY_LENGTH = 200
@@ -50,13 +51,6 @@ def field_key(key: Any, field: str) -> str:
             field, f"key {key!r} contains a double quote, backslash or control character."
         )
     return key
-
-
-def data_keys(dotted: str) -> list[str]:
-    """The keys a dotted path such as "data.offer.ctc" means: paths start inside the record's
-    data, so a leading "data" is the record's, not a key ("data.amount" is ["amount"])."""
-    keys = dotted.split(".")
-    return keys[1:] if len(keys) > 1 and keys[0] == "data" else keys
 
 
 def field_path(value: Any, field: str) -> list[str]:

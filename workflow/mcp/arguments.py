@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from rapidfuzz import fuzz, process
 
 from records.errors import INVALID_INPUT, AnchorError
-from records.selectors.arguments import data_keys
+from records.field_paths import data_keys
 
 # Record data may nest 32 levels (records.validation); the arguments wrap it a few more.
 MAX_ARGUMENT_DEPTH = 48
