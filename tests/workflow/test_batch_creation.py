@@ -79,7 +79,7 @@ def test_two_records_in_two_collections_and_their_link_in_three_calls(hiring):
     # Each created record comes with a review the next write can cite.
     assert items[0]["review"]["selected_record_id"] == meera.pk
     events = AuditEvent.objects.filter(action_id=prepared["action_id"])
-    assert sorted(events.values_list("item_index", flat=True)) == [0, 1, 2]
+    assert list(events.order_by("item_index").values_list("item_index", flat=True)) == [0, 1, 2]
 
 
 def test_a_link_to_an_existing_record_still_needs_its_review(hiring):

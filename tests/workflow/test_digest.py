@@ -179,7 +179,7 @@ def test_digest_of_ten_collections_and_500_records_is_under_1500_tokens(ctx):
             ),
         )
         rows = [
-            NewRecord(ctx, f"{name.title()} {i:03d}", {f: f"value {i}" for f in fields[:3]})
+            NewRecord(ctx, f"{name.title()} {i:03d}", dict.fromkeys(fields[:3], f"value {i}"))
             for i in range(50)
         ]
         made[name] = services.record_create_many(collection_id=collection.pk, rows=rows)
