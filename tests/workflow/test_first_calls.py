@@ -73,6 +73,22 @@ def test_link_ends_name_their_own_field(hiring):
     assert error["details"]["got"] == "collection"
 
 
+def test_a_record_id_sent_as_a_relationship_id_says_what_it_is(hiring):
+    review = ok("resolve_record", {"query": "Kirat", "collection_id": hiring.people.pk})
+    error = refused(
+        "prepare_write",
+        {
+            "operation": "unlink_records",
+            "arguments": {"relationship_id": hiring.kirat.pk},
+            "review_ids": [review["resolution_id"]],
+            "decision_reason": "the user said so",
+        },
+        "NOT_FOUND",
+    )
+    assert error["details"]["got"] == "record"
+    assert "get_record_context" in error["message"], error
+
+
 def test_a_review_id_that_is_a_record_id(hiring):
     error = refused(
         "prepare_write",
