@@ -196,3 +196,33 @@ def test_a_reviewer_reads_a_reference_as_the_record_the_batch_creates(hiring):
     assert (source.title, source.note) == ("the record actions[0] creates", "in this batch")
     assert target.title == "Junior Backend"
     assert "the record actions[0] creates" in one_line(review)
+
+
+def test_a_batch_creating_in_a_gated_collection_waits_for_a_person(hiring, ctx):
+    from records import services
+
+    services.collection_set_requires_approval(
+        ctx=ctx, collection_id=hiring.openings.pk, requires_approval=True
+    )
+    person_review, opening_review = resolve_both(hiring)
+    prepared = ok(
+        "prepare_batch_write",
+        {
+            "actions": [
+                create(hiring.people, "Meera Iyer", person_review),
+                create(hiring.openings, "Staff Designer", opening_review),
+                link_items("actions[0]", "actions[1]"),
+            ]
+        },
+    )
+    assert prepared["requires_human_approval"] is True
+    assert "needs a person's approval" in prepared["next_step"]
+    held = ok("commit_batch_write", {"action_id": prepared["action_id"]})
+    assert held["status"] == "awaiting_approval"
+    assert not Record.objects.filter(title__in=["Meera Iyer", "Staff Designer"]).exists()
+    from workflow.actions import approve_prepared_action
+
+    approved = approve_prepared_action(action_id=prepared["action_id"], reviewer="user:ana")
+    assert approved["status"] == "committed"
+    meera = Record.objects.get(title="Meera Iyer")
+    assert Relationship.objects.filter(source=meera, target__title="Staff Designer").exists()
