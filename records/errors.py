@@ -49,7 +49,29 @@ def invalid(field: str, message: str, **details: Any) -> AnchorError:
     return AnchorError(INVALID_INPUT, f"{field}: {message}", field=field, **details)
 
 
-def not_found(kind: str, identifier: object) -> AnchorError:
+# Where an ID of each kind comes from: the fix a NOT_FOUND names.
+ID_SOURCES = {
+    "record": "take record IDs from resolve_record, search_records or get_record_context",
+    "collection": "take collection IDs from list_collections or discover_collections",
+    "relationship": "take relationship IDs from get_record_context's links",
+    "action": "use the action_id a prepare tool returned",
+    "review": "cite a discovery_id or resolution_id from discover_collections or resolve_record",
+    "agenda": "take agenda IDs from agenda_start or workspace_digest",
+}
+
+
+def not_found(kind: str, identifier: object, field: str | None = None) -> AnchorError:
+    """No `kind` with this ID here, naming the argument that held it and where such IDs come
+    from. `details.expected` is the kind, so a caller that can tell what the ID is instead (a
+    resolution_id sent as an action_id) can say so."""
+    field = field or f"{kind.replace(' ', '_')}_id"
+    source = ID_SOURCES.get(kind)
+    article = "an" if kind[0] in "aeiou" else "a"
+    fix = f" It must be {article} {kind} ID: {source}." if source else ""
     return AnchorError(
-        NOT_FOUND, f"No {kind} with ID {identifier!r} in this workspace.", id=str(identifier)
+        NOT_FOUND,
+        f"{field}: no {kind} with ID {identifier!r} in this workspace.{fix}",
+        id=str(identifier),
+        field=field,
+        expected=kind,
     )

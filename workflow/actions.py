@@ -33,6 +33,7 @@ from records.errors import (
     not_found,
 )
 from records.ids import is_valid_id
+from records.names import normalize_name
 from records.services import WriteContext
 from workflow import imports
 from workflow.decision_audit import APPROVED, REJECTED, audit_decision
@@ -40,6 +41,9 @@ from workflow.freshness import check_fresh, ensure_fresh, warm
 from workflow.models import OPEN_STATES, ActionState, PreparedAction, ReviewTicket
 from workflow.name_index import follow_write, scope_names
 from workflow.operations import batch_operation_names, operation_named, parse_operation
+from workflow.operations.checks import created_earlier
+from workflow.operations.registry import Names, Operation
+from workflow.resolution import resolve_by_ids
 from workflow.scope import Scope
 from workflow.stale_reasons import plain_stale_reason
 from workflow.tickets import (
@@ -53,6 +57,8 @@ from workflow.tickets import (
 
 ACTION_LIFETIME = TICKET_LIFETIME
 BATCH = "batch"
+CREATE_RECORD, LINK_RECORDS = "create_record", "link_records"
+REFERENCE_KEYS = ("source_id", "target_id")  # the link ends that may name "actions[N]"
 MAX_BATCH_ITEMS = 10
 # Pending approvals re-tried after each agent commit (the rest when a person opens the queue).
 SWEEP_AFTER_AGENT_COMMIT = 20
@@ -91,11 +97,14 @@ def _single_apply(ctx: WriteContext, action: PreparedAction) -> dict[str, Any]:
 def _batch_check(scope: Scope, action: PreparedAction, tickets: list[ReviewTicket]) -> Touched:
     by_id = {t.pk: t for t in tickets}
     touched = approval.NOTHING
+    created: dict[tuple[Any, str], int] = {}  # (collection, normalized title) -> item index
     for item in action.arguments["items"]:
         op = operation_named(item["operation"])
         item_tickets = [by_id[r] for r in item["review_ids"]]
         try:
             check = op.check(scope, item["arguments"], item_tickets, item["clarification"])
+            if item["operation"] == CREATE_RECORD:
+                _one_creation_per_name(item, created)
         except AnchorError as exc:
             raise AnchorError(
                 exc.code,
@@ -107,8 +116,34 @@ def _batch_check(scope: Scope, action: PreparedAction, tickets: list[ReviewTicke
     return touched
 
 
+def _one_creation_per_name(item: dict[str, Any], created: dict[tuple[Any, str], int]) -> None:
+    """Each creation's review saw the collection before the batch: two items creating one
+    name in one collection would each pass it, so the second is refused."""
+    args = item["arguments"]
+    name = (args["collection_id"], normalize_name(args["title"]))
+    if name in created:
+        raise invalid(
+            "arguments.title",
+            f"actions[{created[name]}] already creates {args['title']!r} in this collection; "
+            "create it once (a later link item can name it as "
+            f'"actions[{created[name]}]").',
+        )
+    created[name] = item["index"]
+
+
+def _with_created(args: dict[str, Any], made: dict[int, str]) -> dict[str, Any]:
+    """The item's arguments with each "actions[N]" end replaced by the record item N made."""
+    return {
+        key: made[index]
+        if key in REFERENCE_KEYS and (index := created_earlier(value)) in made
+        else value
+        for key, value in args.items()
+    }
+
+
 def _batch_apply(ctx: WriteContext, action: PreparedAction) -> dict[str, Any]:
     results = []
+    made: dict[int, str] = {}  # item index -> the record a create_record item made
     for item in action.arguments["items"]:
         item_ctx = WriteContext(
             workspace_id=ctx.workspace_id,
@@ -124,7 +159,8 @@ def _batch_apply(ctx: WriteContext, action: PreparedAction) -> dict[str, Any]:
             item_index=item["index"],
         )
         try:
-            result = operation_named(item["operation"]).apply(item_ctx, item["arguments"])
+            arguments = _with_created(item["arguments"], made)
+            result = operation_named(item["operation"]).apply(item_ctx, arguments)
         except AnchorError as exc:
             raise AnchorError(
                 exc.code,
@@ -132,6 +168,8 @@ def _batch_apply(ctx: WriteContext, action: PreparedAction) -> dict[str, Any]:
                 item_index=item["index"],
                 **exc.details,
             ) from exc
+        if item["operation"] == CREATE_RECORD:
+            made[item["index"]] = result["record"]["record_id"]
         results.append({"item_index": item["index"], "operation": item["operation"], **result})
     return {"items": results}
 
@@ -386,7 +424,9 @@ def _warm(scope: Scope, action_id: str) -> None:
 def _missing_action(scope: Scope, action_id: str) -> AnchorError:
     foreign = PreparedAction.objects.filter(pk=action_id, workspace_id=scope.workspace_id)
     return (
-        another_actors("action", action_id) if foreign.exists() else not_found("action", action_id)
+        another_actors("action", action_id, "action_id")
+        if foreign.exists()
+        else not_found("action", action_id)
     )
 
 
@@ -470,6 +510,13 @@ def prepare_write(
     clarification: Any = None,
 ) -> dict[str, Any]:
     op, args = parse_operation(operation, arguments)
+    for key, names in op.arguments.items():
+        if names is Names.RECORD and created_earlier(args[key]) is not None:
+            raise invalid(
+                f"arguments.{key}",
+                f"{args[key]!r} names a record created earlier in a batch; that works only "
+                "in prepare_batch_write. Here give the record's ID.",
+            )
     ids = parse_review_ids(review_ids)
     action = PreparedAction(
         operation=op.name,
@@ -508,7 +555,7 @@ def follow_up_review(scope: Scope, outcome: dict[str, Any]) -> dict[str, Any] | 
 def _batch_items(value: Any) -> list[dict[str, Any]]:
     if not isinstance(value, list) or not 1 <= len(value) <= MAX_BATCH_ITEMS:
         raise invalid("actions", f"must be a list of 1-{MAX_BATCH_ITEMS} actions.")
-    items = []
+    items: list[dict[str, Any]] = []
     for index, raw in enumerate(value):
         field = f"actions[{index}]"
         allowed = {"operation", "arguments", "review_ids", "decision_reason", "clarification"}
@@ -519,18 +566,24 @@ def _batch_items(value: Any) -> list[dict[str, Any]]:
             raise invalid(
                 f"{field}.operation",
                 f"{raw.get('operation')!r} is not allowed in a batch; use one of "
-                f"{list(batchable)} (creation and collection changes go "
-                "through prepare_write).",
+                f"{list(batchable)} (collection changes go through prepare_write).",
             )
         try:
             op, args = parse_operation(raw["operation"], raw.get("arguments"))
             v.json_object("arguments", args)
-            ids = parse_review_ids(raw.get("review_ids"))
+            all_created = _check_references(op, args, items)
+            ids = (
+                []
+                if all_created and not raw.get("review_ids")
+                else parse_review_ids(raw.get("review_ids"))
+            )
             reason = v.description(raw.get("decision_reason"), "decision_reason")
             said = clarification_text(raw.get("clarification"))
         except AnchorError as exc:
+            inner = exc.details.get("field")
+            details = {**exc.details, **({"field": f"{field}.{inner}"} if inner else {})}
             raise AnchorError(
-                exc.code, f"{field}.{exc.message}", item_index=index, **exc.details
+                exc.code, f"{field}.{exc.message}", **{**details, "item_index": index}
             ) from exc
         items.append(
             {
@@ -543,6 +596,30 @@ def _batch_items(value: Any) -> list[dict[str, Any]]:
             }
         )
     return items
+
+
+def _check_references(op: Operation, args: dict[str, Any], earlier: list[dict[str, Any]]) -> bool:
+    """Refuse an "actions[N]" that is not a link end naming an earlier create_record item;
+    True when every record the item names is such a reference (it needs no review_ids)."""
+    references = {
+        key: index
+        for key, names in op.arguments.items()
+        if names is Names.RECORD and (index := created_earlier(args[key])) is not None
+    }
+    for key, index in references.items():
+        if op.name != LINK_RECORDS:
+            raise invalid(
+                f"arguments.{key}",
+                "only link_records' source_id and target_id may name a record created "
+                "earlier in the batch; give a record ID here.",
+            )
+        if index >= len(earlier) or earlier[index]["operation"] != CREATE_RECORD:
+            raise invalid(
+                f"arguments.{key}",
+                f'"actions[{index}]" must name an earlier create_record item of this batch.',
+            )
+    named = [k for k, names in op.arguments.items() if names is Names.RECORD]
+    return bool(named) and all(k in references for k in named)
 
 
 def prepare_batch_write(scope: Scope, *, actions: Any) -> dict[str, Any]:
@@ -561,7 +638,16 @@ def prepare_batch_write(scope: Scope, *, actions: Any) -> dict[str, Any]:
 
 
 def commit_batch_write(scope: Scope, *, action_id: Any) -> dict[str, Any]:
-    return _commit(scope, action_id, tool="commit_batch_write")
+    outcome = _commit(scope, action_id, tool="commit_batch_write")
+    if outcome["status"] != "committed":
+        return outcome
+    # Each created record's review, as commit_write gives one, so the next write cites it.
+    items = []
+    for item in outcome["result"]["items"]:
+        follow_up = operation_named(item["operation"]).follow_up
+        review = follow_up(scope, item) if follow_up else None
+        items.append({**item, "review": review} if review else item)
+    return {**outcome, "result": {**outcome["result"], "items": items}}
 
 
 # --- imports -------------------------------------------------------------------------------------
@@ -625,7 +711,19 @@ def commit_import(
             "decisions": imports.parse_decisions(decisions, reviewed, confirmed),
         }
 
-    return _commit(scope, action_id, tool="commit_import", before_apply=decide)
+    outcome = _commit(scope, action_id, tool="commit_import", before_apply=decide)
+    if outcome["status"] != "committed":
+        return outcome
+    # A review of every row's record, issued after the write (also on replay, as commit_write
+    # does), so a follow-up link cites them at once.
+    rows = outcome["result"]["rows"]
+    named = [row["record_id"] for row in rows.values() if row.get("record_id")]
+    reviews = resolve_by_ids(scope, list(dict.fromkeys(named)))
+    with_reviews = {
+        key: {**row, "resolution_id": reviews[row["record_id"]]} if row.get("record_id") else row
+        for key, row in rows.items()
+    }
+    return {**outcome, "result": {**outcome["result"], "rows": with_reviews}}
 
 
 # --- people decide -------------------------------------------------------------------------------

@@ -1,12 +1,15 @@
 """workspace_digest: the first call of a conversation, everything needed to orient in one read.
 
-Kept small (under 1,500 tokens on the hiring demo) because the agent reads it every time: each
-collection with its typical fields and the link types its records use, open agendas, writes
-awaiting a person, and the latest changes by title. A fixed number of queries whatever the size.
+Kept small (under 1,500 tokens on ten collections of 50 records; about 700 on the hiring demo)
+because the agent reads it every time: each collection with its typical fields and the link
+types its records use, open agendas and closed ones whose outcomes still need syncing to their
+records, writes awaiting a person, and the latest changes as one line each by title. A fixed
+number of queries whatever the size.
 """
 
 from __future__ import annotations
 
+from datetime import UTC
 from typing import Any
 
 from django.db.models import Count, Q
@@ -14,17 +17,16 @@ from django.utils import timezone
 
 from records.models import AuditEvent, Collection, Record, Relationship, SelfMapping
 from workflow import change_feed
-from workflow.agendas.reads import open_agendas
+from workflow.agendas.reads import open_agendas, unsynced_agendas
 from workflow.models import ActionState, PreparedAction
 from workflow.scope import Scope
 
-RECENT_EVENTS = 8
+RECENT_EVENTS = 8  # the latest events, grouped by title (so at most eight entries)
 MAX_COLLECTIONS = 50
 MAX_LINK_TYPES = 8
 OPEN_ACTIONS = 20
-RECENCY_NOTE = (
-    "Recent is not referenced: a name the user mentions may mean an older record. Resolve it."
-)
+RECENCY_NOTE = "Recent is not referenced: resolve every name the user mentions."
+SYNC_STEP = "Outcomes not yet on their records: agenda_view, then agenda_sync_records."
 
 
 def workspace_digest(scope: Scope) -> dict[str, Any]:
@@ -47,14 +49,23 @@ def workspace_digest(scope: Scope) -> dict[str, Any]:
         actor_id=scope.actor_id, state=ActionState.PREPARED, expires_at__gt=timezone.now()
     ).order_by("-created_at")[:OPEN_ACTIONS]
     agendas = open_agendas(scope)
+    unsynced = unsynced_agendas(scope)
     link_types = _link_types_by_collection(ws)
     unread = change_feed.unread_count(scope)
+    sync_part: dict[str, Any] = {}
+    if unsynced["agendas"]:  # said only when there is something to do, to keep it small
+        sync_part = {
+            "unsynced_agendas": unsynced["agendas"],
+            "unsynced_agendas_truncated": unsynced["truncated"],
+            "unsynced_agendas_next_step": SYNC_STEP,
+        }
     return {
         "workspace_id": ws,
         "actor_id": scope.actor_id,
         # Lists being worked through item by item: resume one with agenda_view agenda_id=...
         "open_agendas": agendas["agendas"],
         "open_agendas_truncated": agendas["truncated"],
+        **sync_part,
         "collections": [
             _collection_entry(c, link_types.get(c["id"], [])) for c in collections[:MAX_COLLECTIONS]
         ],
@@ -111,7 +122,7 @@ def _link_types_by_collection(workspace_id: str) -> dict[str, list[str]]:
     return found
 
 
-def _recent_changes(workspace_id: str) -> list[dict[str, Any]]:
+def _recent_changes(workspace_id: str) -> list[str]:
     events = list(
         AuditEvent.objects.filter(workspace_id=workspace_id).order_by("-created_at", "-id")[
             :RECENT_EVENTS
@@ -123,17 +134,24 @@ def _recent_changes(workspace_id: str) -> list[dict[str, Any]]:
             "pk", "title"
         )
     )
-    changes = []
+    collection_ids = {e.collection_id for e in events if not e.record_id and e.collection_id}
+    names = dict(
+        Collection.objects.filter(workspace_id=workspace_id, pk__in=collection_ids).values_list(
+            "pk", "name"
+        )
+    )
+    # One line per entry, by title or collection name and without IDs: recent is not a
+    # reference (the note), and list_changes gives IDs, reasons and paths when they are
+    # wanted. One actor's run of events on one title (a create and its links) is one line.
+    runs: list[tuple[str, str, str, list[str]]] = []  # (at, actor, title, kinds)
     for event in events:
-        change: dict[str, Any] = {
-            "kind": event.kind,
-            "actor_id": event.actor_id,
-            "at": event.created_at.isoformat(timespec="seconds"),
-        }
-        if event.record_id:
-            change["record_id"] = event.record_id
-            change["title"] = titles.get(event.record_id)
-        else:
-            change["entity_id"] = event.entity_id
-        changes.append(change)
+        title = titles.get(event.record_id) if event.record_id else names.get(event.collection_id)
+        shown = title or event.entity_type
+        if runs and runs[-1][1:3] == (event.actor_id, shown):
+            if event.kind not in runs[-1][3]:
+                runs[-1][3].append(event.kind)
+            continue
+        at = event.created_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%MZ")
+        runs.append((at, event.actor_id, shown, [event.kind]))
+    changes = [f"{at} {actor} {', '.join(kinds)}: {title}" for at, actor, title, kinds in runs]
     return changes

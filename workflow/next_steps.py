@@ -87,6 +87,11 @@ def after_prepare(result: dict[str, Any], *, tool: str) -> dict[str, Any]:
         )
     else:
         step = f"Call {commit} with action_id {action} (before {result.get('expires_at')})."
+    if result.get("requires_human_approval"):
+        step += (
+            " This write needs a person's approval: the commit will hold it as "
+            "awaiting_approval until someone approves it in the admin. Tell the user now."
+        )
     return with_next_step(result, step)
 
 
@@ -105,6 +110,11 @@ def after_commit(result: dict[str, Any]) -> dict[str, Any]:
             f"Done. To add records to it, resolve their titles in it; to change it, cite "
             f"discovery_id {review['discovery_id']}. Tell the user what was stored."
         )
+    elif status == "committed" and _rows_reviewed(result):
+        step = (
+            "Done. To link or change a row's record next, cite its rows[key].resolution_id "
+            "(no need to resolve it again); tell the user what was stored."
+        )
     elif status == "committed":
         step = "Done. Tell the user what was stored, in one sentence, stating assumptions."
     elif status == "awaiting_approval":
@@ -117,3 +127,8 @@ def after_commit(result: dict[str, Any]) -> dict[str, Any]:
     else:
         step = "Read the status and message above."
     return with_next_step(result, step)
+
+
+def _rows_reviewed(result: dict[str, Any]) -> bool:
+    rows = (result.get("result") or {}).get("rows")
+    return isinstance(rows, dict) and any("resolution_id" in row for row in rows.values())

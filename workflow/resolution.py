@@ -77,7 +77,9 @@ def _parse(scope: Scope, query: Any, collection_id: Any, context_record_ids: Any
         )
         for record_id in context:
             if record_id not in found:
-                raise not_found("record", record_id)
+                raise not_found(
+                    "record", record_id, f"context_record_ids[{context.index(record_id)}]"
+                )
     return _Request(query_text, collection_id, context)
 
 
@@ -433,6 +435,20 @@ def batch_resolve(scope: Scope, *, requests: Any) -> dict[str, Any]:
             )
         except AnchorError as exc:
             errors[index] = exc
+    replies = _resolve_many(scope, parsed)
+    items: list[dict[str, Any]] = []
+    for index in range(len(requests)):
+        if index in errors:
+            items.append({"item_index": index, "ok": False, "error": errors[index].as_dict()})
+        else:
+            items.append({"item_index": index, "ok": True, "result": replies[index]})
+    return {"items": items}
+
+
+def _resolve_many(scope: Scope, parsed: dict[int, _Request]) -> dict[int, dict[str, Any]]:
+    """Each parsed request answered as resolve_record would answer it, sharing what they read:
+    the records behind ID queries, the candidates' records and links, the counters; the
+    tickets are written in one INSERT."""
     # ID queries name their records: load those once, for the lookup and as candidates.
     id_queries = [r.query_text for r in parsed.values() if is_valid_id(r.query_text)]
     records = {
@@ -474,17 +490,18 @@ def batch_resolve(scope: Scope, *, requests: Any) -> dict[str, Any]:
             for index, resolution in resolutions.items()
         ],
     )
-    replies = {
+    return {
         index: _reply(ticket, parsed[index], resolutions[index])
         for index, ticket in zip(resolutions, tickets, strict=True)
     }
-    items: list[dict[str, Any]] = []
-    for index in range(len(requests)):
-        if index in errors:
-            items.append({"item_index": index, "ok": False, "error": errors[index].as_dict()})
-        else:
-            items.append({"item_index": index, "ok": True, "result": replies[index]})
-    return {"items": items}
+
+
+def resolve_by_ids(scope: Scope, record_ids: list[str]) -> dict[str, str]:
+    """A resolution by ID of each record (just written): record ID -> resolution_id, so the
+    next write (a link) cites it without resolving again. One INSERT for all of them."""
+    parsed = {index: _Request(record_id, None, []) for index, record_id in enumerate(record_ids)}
+    replies = _resolve_many(scope, parsed)
+    return {parsed[i].query_text: reply["resolution_id"] for i, reply in replies.items()}
 
 
 def _ticket_request(request: _Request) -> dict[str, Any]:

@@ -90,17 +90,21 @@ def load_tickets(scope: Scope, review_ids: list[str]) -> list[ReviewTicket]:
         others = ReviewTicket.objects.filter(pk__in=missing, workspace_id=scope.workspace_id)
         foreign = set(others.values_list("pk", flat=True))
         first = missing[0]
-        raise another_actors("review", first) if first in foreign else not_found("review", first)
+        field = f"review_ids[{review_ids.index(first)}]"
+        if first in foreign:
+            raise another_actors("review", first, field)
+        raise not_found("review", first, field)
     return [found[r] for r in review_ids]
 
 
-def another_actors(kind: str, identifier: str) -> AnchorError:
+def another_actors(kind: str, identifier: str, field: str) -> AnchorError:
     """A review or action of this workspace made by another actor: it exists, but not for you."""
     return AnchorError(
         NOT_FOUND,
-        f"The {kind} with ID {identifier!r} belongs to another actor in this workspace; each "
-        f"actor cites and commits only its own. Make the {kind} yourself.",
+        f"{field}: the {kind} with ID {identifier!r} belongs to another actor in this "
+        f"workspace; each actor cites and commits only its own. Make the {kind} yourself.",
         id=identifier,
+        field=field,
         reason="another_actor",
     )
 

@@ -526,7 +526,7 @@ class Walkthrough:
         kinds = [event["kind"] for event in reversed(context["events"] or [])]
         self.answer(
             f"{record['title']!r} in {record['collection_name']}, version {record['version']}, "
-            f"linked {LINK_TYPE} -> {outgoing[0]['record']['title']}"
+            f"linked {LINK_TYPE} -> {outgoing[0]['title']}"
         )
         self.answer(f"history: {', '.join(kinds)}")
         again = await self.call(session, "commit_write", action_id=self.ids["create_action"])

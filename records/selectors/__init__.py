@@ -15,6 +15,7 @@ from records.selectors.memberships import (
     token_digest,
     user_for_username,
 )
+from records.selectors.pickers import collection_choices, record_choices
 from records.selectors.scoped import check_active, in_workspace
 from records.selectors.search import search_records
 from records.selectors.traversal import traverse
@@ -26,9 +27,11 @@ __all__ = [
     "aggregate",
     "check_active",
     "clarification_reviews_for",
+    "collection_choices",
     "collection_history",
     "collection_list",
     "in_workspace",
+    "record_choices",
     "record_context",
     "record_contexts",
     "record_history",

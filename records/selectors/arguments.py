@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
 from records import validation as v
 from records.errors import invalid
+from records.field_paths import data_keys
 
 MAX_FIELD_DEPTH = 32
 MAX_KEY_LENGTH = 200
@@ -54,7 +56,10 @@ def field_key(key: Any, field: str) -> str:
 def field_path(value: Any, field: str) -> list[str]:
     """A field is a list of keys (["offer", "ctc"]) because keys may themselves contain dots."""
     if isinstance(value, str):
-        raise invalid(field, f'must be a list of keys such as ["{value}"], not a string.')
+        keys = json.dumps(data_keys(value), ensure_ascii=False)
+        raise invalid(
+            field, f"must be a list of keys from the top of data such as {keys}, not a string."
+        )
     if not isinstance(value, list) or not 1 <= len(value) <= MAX_FIELD_DEPTH:
         raise invalid(field, f'must be a list of 1-{MAX_FIELD_DEPTH} keys, e.g. ["offer", "ctc"].')
     return [field_key(key, field) for key in value]

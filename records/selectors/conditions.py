@@ -301,7 +301,11 @@ def _parse_linked_to(workspace_id: str, value: Any) -> LinkedTo | None:
     )
     record_id = v.record_id(value["record_id"], "linked_to.record_id")
     in_workspace(
-        Record.objects.values("pk"), workspace_id=workspace_id, pk=record_id, kind="record"
+        Record.objects.values("pk"),
+        workspace_id=workspace_id,
+        pk=record_id,
+        kind="record",
+        field="linked_to.record_id",
     )
     return LinkedTo(
         record_id=record_id,

@@ -1,10 +1,12 @@
-"""Why a search found nothing, when the reason is a value of the wrong JSON type.
+"""Why a search found nothing, when the reason is a value of the wrong JSON type or a path
+that starts above the record's data.
 
 `where` comparisons are typed: `{"op": "gt", "value": "100000"}` matches only strings, so it
 finds nothing in a collection that stores `offer.ctc` as a number, and an agent reading zero
 results would conclude there are none. After an empty first page, each typed condition is
 checked once: does the scope store that field as another type? If so the reply says which, and
-what to send instead.
+what to send instead. Likewise a path such as ["data", "amount"]: paths start inside data, so
+unless records here hold a key "data" it matches nothing, and the reply gives ["amount"].
 """
 
 from __future__ import annotations
@@ -42,6 +44,31 @@ def mismatch_hint(workspace_id: str, criteria: Criteria) -> str:
         if stored is not None:
             said.append(_sentence(index, condition, sent, stored))
     return " ".join(said)
+
+
+def data_prefix_hint(workspace_id: str, criteria: Criteria) -> str:
+    """A sentence per condition whose path starts with a "data" key no record here holds."""
+    said = []
+    for index, condition in enumerate(criteria.where[:MAX_CHECKED_CONDITIONS]):
+        if len(condition.keys) < 2 or condition.keys[0] != "data":
+            continue
+        if _holds_key(workspace_id, criteria.collection_id, "data"):
+            break  # the scope does use a key "data": the path may mean it
+        inside = json.dumps(condition.keys[1:], ensure_ascii=False)
+        said.append(
+            f'where[{index}].field starts with "data", but a path starts inside the '
+            f'record\'s data and no record here has a key "data": use {inside}.'
+        )
+    return " ".join(said)
+
+
+def _holds_key(workspace_id: str, collection_id: str | None, key: str) -> bool:
+    field = DataField([key])
+    scope = criteria_sql(workspace_id, Criteria(collection_id=collection_id))
+    where = all_of([scope, field.present()])
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT 1 FROM records_record r WHERE {where.text} LIMIT 1", where.params)
+        return cursor.fetchone() is not None
 
 
 def _sent_kind(condition: Condition) -> str | None:

@@ -24,11 +24,14 @@ class Rows(Protocol[Row]):
     def filter(self, *args: Any, **kwargs: Any) -> QuerySet[Any, Row]: ...
 
 
-def in_workspace(rows: Rows[Row], *, workspace_id: str, pk: Any, kind: str) -> Row:
-    """The row `pk` of `rows` in the workspace, or NOT_FOUND naming the kind and the ID."""
+def in_workspace(
+    rows: Rows[Row], *, workspace_id: str, pk: Any, kind: str, field: str | None = None
+) -> Row:
+    """The row `pk` of `rows` in the workspace, or NOT_FOUND naming the argument (`field`,
+    by default `<kind>_id`), the kind and the ID."""
     row = rows.filter(workspace_id=workspace_id, pk=pk).first()
     if row is None:
-        raise not_found(kind, pk)
+        raise not_found(kind, pk, field)
     return row
 
 

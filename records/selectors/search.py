@@ -20,7 +20,7 @@ from records.selectors.conditions import Criteria, criteria_sql, parse_criteria
 from records.selectors.cursors import decode_cursor, encode_cursor, fingerprint
 from records.selectors.fulltext import ranked_source, snippets
 from records.selectors.jsonpath import DataField
-from records.selectors.mismatch import mismatch_hint
+from records.selectors.mismatch import data_prefix_hint, mismatch_hint
 from records.selectors.serialize import data_preview, iso, parse_iso_key
 from records.selectors.sql import Sql, all_of, prepare_connection, vendor
 
@@ -106,9 +106,15 @@ def search_records(
         "order": order.description,
     }
     if not results and key is None and criteria.where:
-        hint = mismatch_hint(workspace_id, criteria)
-        if hint:
-            page["hint"] = f"Nothing matched, perhaps because of a value's type: {hint}"
+        hints = []
+        path_hint = data_prefix_hint(workspace_id, criteria)
+        if path_hint:
+            hints.append(f"Nothing matched, perhaps because of a path: {path_hint}")
+        type_hint = mismatch_hint(workspace_id, criteria)
+        if type_hint:
+            hints.append(f"Nothing matched, perhaps because of a value's type: {type_hint}")
+        if hints:
+            page["hint"] = " ".join(hints)
     return page
 
 

@@ -53,6 +53,7 @@ def traverse(
         workspace_id=workspace_id,
         pk=start_id,
         kind="record",
+        field="start_record_id",
     )
 
     walk = _Walk(max_nodes)

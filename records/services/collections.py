@@ -88,6 +88,7 @@ def _collection_for_update(ctx: WriteContext, collection_id: Any, field: str) ->
         workspace_id=ctx.workspace_id,
         pk=v.entity_id(collection_id, field),
         kind="collection",
+        field=field,
     )
 
 

@@ -27,6 +27,7 @@ def lock_record(ctx: WriteContext, record_id: Any, field: str = "record_id") -> 
         workspace_id=ctx.workspace_id,
         pk=v.record_id(record_id, field),
         kind="record",
+        field=field,
     )
 
 

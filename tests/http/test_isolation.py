@@ -134,3 +134,29 @@ def test_scope_arguments_are_not_accepted_from_the_model(seeded, alice: Member):
     assert result.get("isError") or (envelope and not envelope["ok"]), result
     with no_writes():
         assert titles(a) == ["Kirat"]
+
+
+def complete(connection: McpHttp, template: str, name: str, typed: str) -> dict:
+    if connection.session_id is None:
+        connection.initialize()
+    response = connection.request(
+        "completion/complete",
+        {
+            "ref": {"type": "ref/resource", "uri": template},
+            "argument": {"name": name, "value": typed},
+        },
+    )
+    assert response.status_code == 200, response.content
+    return response.json()["result"]["completion"]
+
+
+def test_resource_pickers_offer_only_the_callers_workspace(seeded, alice: Member, bob: Member):
+    a, b = alice.connect(), bob.connect()
+    records = "anchor://records/{record_id}"
+    collections = "anchor://collections/{collection_id}"
+    assert complete(a, records, "record_id", "kir")["values"] == [seeded.kirat]
+    assert complete(b, records, "record_id", "kir")["values"] == []
+    assert complete(b, records, "record_id", "ra")["values"] == [seeded.rahul]
+    assert complete(b, records, "record_id", seeded.kirat)["values"] == []
+    assert complete(a, collections, "collection_id", "peo")["values"] == [seeded.people_a]
+    assert complete(b, collections, "collection_id", "peo")["values"] == [seeded.people_b]

@@ -62,7 +62,7 @@ def test_batch_items_have_shapes(hiring):
     )
     refused_at("batch_resolve_records", {"requests": [{"collection_id": None}]}, "requests[0]")
     action = {
-        "operation": "create_record",
+        "operation": "create_collection",
         "arguments": {},
         "review_ids": ["r"],
         "decision_reason": "x",
@@ -70,7 +70,16 @@ def test_batch_items_have_shapes(hiring):
     refused_at("prepare_batch_write", {"actions": [action]}, "actions[0].operation")
     refused_at(
         "prepare_batch_write",
-        {"actions": [{**action, "operation": "archive_record", "review_ids": []}]},
+        {
+            "actions": [
+                {
+                    **action,
+                    "operation": "archive_record",
+                    "arguments": {"record_id": hiring.kirat.pk, "expected_version": 1},
+                    "review_ids": [],
+                }
+            ]
+        },
         "actions[0].review_ids",
     )
 

@@ -82,4 +82,4 @@ def test_resources_never_reach_another_workspace(hiring, other_ctx):
     assert f"anchor://collections/{theirs.pk}" not in listed
     for uri in (f"anchor://records/{their_kirat.pk}", f"anchor://collections/{theirs.pk}"):
         error = session_error("read_resource", uri)
-        assert error.code == -32602 and "No " in error.message
+        assert error.code == -32602 and "no " in error.message.lower()

@@ -160,22 +160,25 @@ def test_retired_tools_describe_the_steps_their_refusal_gives(db):
         assert steps in refusal["message"] and "never writes" in refusal["message"]
 
 
-def test_nothing_a_core_agent_reads_names_a_tool_it_lacks(db, profile):
-    """The digest (with an open agenda), the prompts and the instructions of the core profile
-    name only served tools."""
+def test_nothing_a_core_agent_reads_names_a_tool_it_lacks(ctx, profile):
+    """The digest (with an open agenda and a closed one to sync), the prompts and the
+    instructions of the core profile name only served tools."""
     from asgiref.sync import async_to_sync
 
     from tests.agendas.helpers import driver, started
     from tests.mcp_client import call_tool
+    from tests.workflow.test_digest import finished_unsynced
     from workflow.mcp import prompts
     from workflow.mcp.instructions import current_instructions
 
-    started(driver())  # an open agenda, made while the agenda tools are served
+    finished_unsynced(ctx)  # made while the agenda tools are served
+    started(driver())  # an open agenda, likewise
     profile(sdk.global_server(), "core")
     served = {t["name"] for t in listed()}
     tools = {name for name, meta in tool_list.TOOL_LIST.items() if not meta.open_arguments}
     digest = call_tool("workspace_digest", {})["result"]
     assert digest["open_agendas"], "the open agenda is listed"
+    assert digest["unsynced_agendas"], "the closed agenda to sync is listed"
     offered = async_to_sync(prompts.list_prompts)()
     assert "work_through_list" not in {p.name for p in offered}
     texts = [json.dumps(digest), current_instructions()]

@@ -322,5 +322,8 @@ def test_a_collection_change_on_another_workspace_is_not_found_and_writes_nothin
         change(elsewhere, people.pk)
 
     assert missing.value.code == "NOT_FOUND"
-    assert missing.value.message == f"No collection with ID {people.pk!r} in this workspace."
+    assert missing.value.message.startswith(
+        f"collection_id: no collection with ID {people.pk!r} in this workspace."
+    )
+    assert missing.value.details["field"] == "collection_id"
     assert AuditEvent.objects.count() == events

@@ -227,12 +227,15 @@ def test_a_secondary_path_to_a_gated_collection_holds_the_write(door, hiring, ct
     gate(ctx, hiring.people)
     prepared = door.prepare()
     assert prepared["requires_human_approval"] is True
+    # Said at prepare, so the agent can tell the user before it commits.
+    assert "needs a person's approval" in prepared["next_step"], prepared["next_step"]
     assert_held_then_applied_on_approval(door, prepared["action_id"], hiring.people)
 
 
 def test_with_nothing_gated_the_same_write_commits_at_once(door):
     prepared = door.prepare()
     assert prepared["requires_human_approval"] is False
+    assert "approval" not in prepared["next_step"]
     committed = ok(door.commit_tool, {"action_id": prepared["action_id"]})
     assert committed["status"] == "committed" and committed["replayed"] is False
     assert door.applied()

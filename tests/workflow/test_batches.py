@@ -178,7 +178,7 @@ def test_failure_in_item_seven_of_ten_rolls_back_everything(hiring, ctx):
     assert not AuditEvent.objects.filter(action_id=prepared["action_id"]).exists()
 
 
-def test_batch_refuses_creation_and_names_the_item(hiring):
+def test_batch_refuses_collection_changes_and_names_the_item(hiring):
     review = ok("resolve_record", {"query": "Kirat", "collection_id": hiring.people.pk})
     error = refused(
         "prepare_batch_write",
@@ -186,7 +186,7 @@ def test_batch_refuses_creation_and_names_the_item(hiring):
             "actions": [
                 update(hiring.kirat, 1, review["resolution_id"], a=1),
                 {
-                    "operation": "create_record",
+                    "operation": "create_collection",
                     "arguments": {},
                     "review_ids": [],
                     "decision_reason": "x",

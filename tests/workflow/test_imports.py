@@ -81,7 +81,9 @@ def test_commit_applies_each_decision(hiring):
     )
     result = committed["result"]
     assert result["rows"]["a"]["outcome"] == "created"
-    assert result["rows"]["b"] == {"outcome": "used_existing", "record_id": hiring.kirat.pk}
+    used = result["rows"]["b"]
+    assert (used["outcome"], used["record_id"]) == ("used_existing", hiring.kirat.pk)
+    assert used["resolution_id"], "a used record is reviewed for the next write too"
     assert result["rows"]["d"] == {"outcome": "skipped"}
     assert Record.objects.filter(title="Abhishek").count() == 2
     assert Record.objects.filter(title="Rohan Mehta").count() == 1
@@ -170,7 +172,16 @@ def test_replay_returns_the_original_result(hiring):
     prepared = prepare(hiring.people, [{"key": "a", "title": "Rohan Mehta"}])
     first = ok("commit_import", {"action_id": prepared["action_id"]})
     again = ok("commit_import", {"action_id": prepared["action_id"]})
-    assert again["replayed"] is True and again["result"] == first["result"]
+
+    def stored(result):  # each reply issues its own reviews; the rest is the stored result
+        rows = {
+            k: {f: v for f, v in r.items() if f != "resolution_id"}
+            for k, r in result["rows"].items()
+        }
+        return {**result, "rows": rows}
+
+    assert again["replayed"] is True and stored(again["result"]) == stored(first["result"])
+    assert again["result"]["rows"]["a"]["resolution_id"]
     assert Record.objects.filter(title="Rohan Mehta").count() == 1
 
 
@@ -253,3 +264,30 @@ def test_comparison_cap_states_how_many_rows_fit(hiring, monkeypatch):
     )
     assert error["details"]["rows_that_fit"] == 20 // 4
     assert "at most 5 rows" in error["message"]
+
+
+def test_committed_rows_carry_a_resolution_a_link_can_cite_at_once(hiring):
+    prepared = prepare(
+        hiring.people, [{"key": "a", "title": "Rohan Mehta"}, {"key": "b", "title": "Priya Raman"}]
+    )
+    committed = ok("commit_import", {"action_id": prepared["action_id"]})
+    rows = committed["result"]["rows"]
+    assert "resolution_id" in committed["next_step"]
+    linked = ok(
+        "prepare_write",
+        {
+            "operation": "link_records",
+            "arguments": {
+                "source_id": rows["a"]["record_id"],
+                "relationship_type": "knows",
+                "target_id": rows["b"]["record_id"],
+            },
+            "review_ids": [rows["a"]["resolution_id"], rows["b"]["resolution_id"]],
+            "decision_reason": "they work together",
+        },
+    )
+    done = ok("commit_write", {"action_id": linked["action_id"]})
+    assert done["status"] == "committed"
+    assert Relationship.objects.filter(
+        source_id=rows["a"]["record_id"], target_id=rows["b"]["record_id"]
+    ).exists()

@@ -15,6 +15,7 @@ from django.urls import reverse
 
 from records.ids import is_valid_id
 from records.models import Collection, Record
+from workflow.operations.checks import REFERENCE
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,8 @@ class Lookup:
 
     def record_ref(self, record_id: Any) -> Ref:
         record = self.record(record_id)
+        if record is None and isinstance(record_id, str) and REFERENCE.fullmatch(record_id):
+            return Ref(record_id, f"the record {record_id} creates", "", "in this batch")
         if record is None:
             return Ref(str(record_id), str(record_id), "", "no such record now")
         where = self.collections.get(record.collection_id, "")

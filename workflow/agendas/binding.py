@@ -69,7 +69,7 @@ def bound_records(scope: Scope, record_ids: list[str]) -> list[Record]:
     for index, record_id in enumerate(record_ids):
         record = found.get(record_id)
         if record is None:
-            raise not_found("record", record_id)
+            raise not_found("record", record_id, f"record_ids[{index}]")
         if record.archived_at is not None:
             raise invalid(f"record_ids[{index}]", f"record {record_id} is archived.")
         records.append(record)

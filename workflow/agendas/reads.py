@@ -47,6 +47,26 @@ def open_agendas(scope: Scope) -> dict[str, Any]:
     return {"agendas": rows, "truncated": len(agendas) > DIGEST_LIMIT}
 
 
+def unsynced_agendas(scope: Scope) -> dict[str, Any]:
+    """Finished or abandoned agendas whose outcomes are not yet on their bound records, most
+    recently closed first, for workspace_digest: a new conversation learns of them before
+    agenda_start is refused for a record one of them still holds."""
+    agendas = (
+        Agenda.objects.filter(
+            workspace_id=scope.workspace_id,
+            status__in=Agenda.CLOSED,
+            sync_state=Agenda.SYNC_PENDING,
+        )
+        .order_by("-updated_at", "-id")
+        .values("id", "title", "status")[: DIGEST_LIMIT + 1]
+    )
+    rows = [
+        {"agenda_id": a["id"], "title": a["title"], "status": a["status"]}
+        for a in agendas[:DIGEST_LIMIT]
+    ]
+    return {"agendas": rows, "truncated": len(agendas) > DIGEST_LIMIT}
+
+
 def list_agendas(scope: Scope) -> dict[str, Any]:
     open_first = Case(
         When(status=Agenda.ACTIVE, then=Value(0)),

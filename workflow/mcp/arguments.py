@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from rapidfuzz import fuzz, process
 
 from records.errors import INVALID_INPUT, AnchorError
+from records.field_paths import data_keys
 
 # Record data may nest 32 levels (records.validation); the arguments wrap it a few more.
 MAX_ARGUMENT_DEPTH = 48
@@ -216,8 +217,11 @@ class ArgumentChecker:
             names = " or ".join(JSON_TYPE_NAMES.get(str(t), str(t)) for t in wanted)
             extra = ""
             if isinstance(got, str) and wanted == ["array"] and "." in got:
-                keys = json.dumps(got.split(".")[:MAX_SUGGESTED_KEYS])
-                extra = f" A field is a list of keys: {keys}, since a key may itself hold a dot."
+                keys = json.dumps(data_keys(got)[:MAX_SUGGESTED_KEYS], ensure_ascii=False)
+                extra = (
+                    f" A field is a list of keys from the top of data: {keys}, since a key "
+                    "may itself hold a dot."
+                )
             elif isinstance(got, str) and "string" not in wanted:
                 extra = " Send the value itself, not a string holding it."
             return refuse(self.tool, field, f"must be {names}, not {quoted(got)}.{extra}", about)

@@ -21,13 +21,16 @@ import anyio
 import pydantic_core
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.db import DatabaseError
 from mcp import types
 from rapidfuzz import fuzz, process
 
-from records.errors import INVALID_INPUT, AnchorError
+from records.errors import INVALID_INPUT, NOT_FOUND, AnchorError
 from records.query_bounds import QueryBound, bounded_queries, cancel_tagged_statements
+from workflow.id_kinds import explain_not_found
 from workflow.mcp import elicitation, sdk, tool_list
 from workflow.mcp.arguments import ArgumentChecker, quoted
+from workflow.scope import Scope, scope_for_request
 
 _checkers: dict[str, ArgumentChecker] = {}
 
@@ -110,8 +113,24 @@ async def _run(tool: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
     tag = _http_call_tag(request, context.request_id)
     bound = QueryBound(timeout_s=settings.ANCHOR_QUERY_TIMEOUT_S, tag=tag)
     with _in_flight(tag, bound):
-        result: dict[str, Any] = await run_bounded(lambda: method(**kwargs), bound)
+        result: dict[str, Any] = await run_bounded(
+            lambda: _kind_explained(scope_for_request(request), method(**kwargs)), bound
+        )
     return result
+
+
+def _kind_explained(scope: Scope, envelope: dict[str, Any]) -> dict[str, Any]:
+    """A NOT_FOUND whose ID is another kind of Anchor ID says which (workflow.id_kinds)."""
+    error = envelope.get("error") or {}
+    details = error.get("details") or {}
+    if envelope.get("ok") or error.get("code") != NOT_FOUND or "expected" not in details:
+        return envelope
+    refused = AnchorError(error["code"], error["message"], **details)
+    try:
+        explained = explain_not_found(scope, refused)
+    except DatabaseError:  # the refusal as it was is still true, and better than none
+        return envelope
+    return {"ok": False, "error": explained.as_dict()}
 
 
 # --- cancelling a call over HTTP ----------------------------------------------------------------

@@ -84,7 +84,8 @@ RULES: tuple[tuple[frozenset[str], str], ...] = (
     ),
     (
         frozenset({"batch_read", "batch_resolve_records", "prepare_batch_write"}),
-        "Several reads or updates at once: batch_read, batch_resolve_records, prepare_batch_write.",
+        "Several reads or writes at once: batch_read, batch_resolve_records, "
+        "prepare_batch_write (new records and links between them in one batch, too).",
     ),
     (frozenset({"prepare_import"}), "A pasted list of new records: prepare_import."),
     (

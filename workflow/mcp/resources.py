@@ -47,13 +47,14 @@ TEMPLATES = [
 ]
 
 
-def _scope() -> Scope:
+def request_scope() -> Scope:
+    """The scope of the request being answered (resources and completions alike)."""
     return scope_for_request(sdk.REQUEST_CONTEXT.get(SimpleNamespace()))
 
 
 async def list_resources() -> list[types.Resource]:
     """The workspace's collections; records are reached through the record template."""
-    scope = _scope()
+    scope = request_scope()
     listed = await run_bounded(lambda: selectors.collection_list(workspace_id=scope.workspace_id))
     return [
         types.Resource(
@@ -72,7 +73,7 @@ async def list_resource_templates() -> list[types.ResourceTemplate]:
 
 async def read_resource(uri: Any) -> list[ReadResourceContents]:
     text = str(uri)
-    scope = _scope()
+    scope = request_scope()
     if match := _RECORD_URI.match(text):
         record_id = match.group(1)
         body = await _answer(

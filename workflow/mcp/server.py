@@ -12,7 +12,7 @@ from typing import Any
 from django.conf import settings
 from mcp.shared.session import RequestResponder
 
-from workflow.mcp import calls, prompts, resources, sdk, tool_list
+from workflow.mcp import calls, completions, prompts, resources, sdk, tool_list
 from workflow.mcp.instructions import install_server_instructions
 from workflow.mcp.stdio import ProtocolPipe, serve_stdio
 
@@ -27,6 +27,7 @@ def install() -> None:
     lowlevel.list_resources()(resources.list_resources)
     lowlevel.list_resource_templates()(resources.list_resource_templates)
     lowlevel.read_resource()(resources.read_resource)
+    lowlevel.completion()(completions.complete)
     lowlevel.list_prompts()(prompts.list_prompts)
     lowlevel.get_prompt()(prompts.get_prompt)
     sdk.answer_cancellations_with(_cancel_without_reply)

@@ -128,7 +128,7 @@ class ReadRequest(TypedDict):
 class BatchAction(TypedDict):
     operation: one_of(batch_operation_names())  # type: ignore[valid-type]
     arguments: dict[str, Any]
-    review_ids: Annotated[list[str], Field(min_length=1, max_length=MAX_REVIEW_IDS)]
+    review_ids: NotRequired[Annotated[list[str], Field(max_length=MAX_REVIEW_IDS)]]
     decision_reason: str
     clarification: NotRequired[str | None]
 

@@ -7,6 +7,7 @@ check, so prepare and commit say the same thing in the same words.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from records import validation as v
@@ -30,10 +31,20 @@ COLLECTION_ARGUMENTS = {
 ALIAS_WORD = "Aliases change how names resolve; record the user's explicit statement."
 
 
+# In a batch, a link end may name the record an earlier create_record item makes: "actions[0]".
+REFERENCE = re.compile(r"actions\[(\d{1,2})\]")
+
+
+def created_earlier(value: Any) -> int | None:
+    """The batch index a link end such as "actions[0]" refers to, or None for anything else."""
+    match = REFERENCE.fullmatch(value) if isinstance(value, str) else None
+    return int(match.group(1)) if match else None
+
+
 def record_named(scope: Scope, record_id: Any, field: str) -> Record:
     record_id = v.record_id(record_id, field)
     return in_workspace(
-        Record.objects, workspace_id=scope.workspace_id, pk=record_id, kind="record"
+        Record.objects, workspace_id=scope.workspace_id, pk=record_id, kind="record", field=field
     )
 
 

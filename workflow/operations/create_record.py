@@ -66,5 +66,6 @@ OPERATION = Operation(
     apply=apply,
     change=change,
     rank=50,
+    batchable=True,
     follow_up=follow_up,
 )

@@ -13,23 +13,31 @@ from records.services import WriteContext
 from workflow import evidence
 from workflow.models import ReviewTicket
 from workflow.operations.change import Change, CurrentRecords, LinkChange
-from workflow.operations.checks import record_named, require_active
+from workflow.operations.checks import created_earlier, record_named, require_active
 from workflow.operations.registry import Args, Names, Operation
 from workflow.scope import Scope
 
 
 def check(scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: str) -> Touched:
-    source = record_named(scope, args["source_id"], "source_id")
-    target = record_named(scope, args["target_id"], "target_id")
     rel_type = v.relationship_type(args["relationship_type"])
-    if not Relationship.objects.filter(
-        source=source, relationship_type=rel_type, target=target
-    ).exists():  # linking an existing link again is a no-op, allowed either way
-        require_active(source, "linking")
-        require_active(target, "linking")
-    evidence.record_reviewed(tickets, source.pk, clarification, "source_id")
-    evidence.record_reviewed(tickets, target.pk, clarification, "target_id")
-    return Touched.of(records=[source.pk, target.pk])  # both ends' collections
+    ends = []
+    for field in ("source_id", "target_id"):
+        if created_earlier(args[field]) is not None:
+            # A record an earlier create_record item of the batch makes (prepare_batch_write
+            # checked that): its title was reviewed there, and its collection is touched there.
+            continue
+        ends.append((field, record_named(scope, args[field], field)))
+    if (
+        len(ends) < 2
+        or not Relationship.objects.filter(
+            source=ends[0][1], relationship_type=rel_type, target=ends[1][1]
+        ).exists()
+    ):  # linking an existing link again is a no-op, allowed either way
+        for _, record in ends:
+            require_active(record, "linking")
+    for field, record in ends:
+        evidence.record_reviewed(tickets, record.pk, clarification, field)
+    return Touched.of(records=[record.pk for _, record in ends])  # both ends' collections
 
 
 def apply(ctx: WriteContext, args: Args) -> dict[str, Any]:

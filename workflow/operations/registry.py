@@ -66,8 +66,8 @@ class Operation:
     # Where it stands in the published list of operations (prepare_write's and the batch's
     # enums): the lists are part of the tool schemas, so their order must not move.
     rank: int
-    # Allowed in prepare_batch_write. Batches change existing records only; creation keeps
-    # its single-write duplicate review.
+    # Allowed in prepare_batch_write: record changes and creations (each creation keeps its
+    # own title review; later link items may name what it creates), not collection changes.
     batchable: bool = False
     follow_up: FollowUpFn | None = None
     # Only for a write a person approves: bring it to the record's current version when what

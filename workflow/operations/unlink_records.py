@@ -30,6 +30,8 @@ def _relationship(scope: Scope, relationship_id: Any) -> Relationship:
             f"relationship_id: no relationship {relationship_id!r} in this workspace (it may "
             "have been removed already; read the record's context).",
             field="relationship_id",
+            id=relationship_id,
+            expected="relationship",
         )
     return rel
 

@@ -45,13 +45,13 @@ class ReadTools(MCPToolset):
             Field(description="ISO 8601 time (UTC if no offset): read the record as it was."),
         ] = None,
     ) -> ToolResult:
-        """Read one record in full: data, version, aliases, one-hop links, recent history.
+        """Read one record in full: data, version, aliases, one-hop links, recent changes.
 
-        Works on archived records too; gives the `version` writes need. Links name the other
-        end (title, collection), capped per direction (`*_truncated`). Events list what changed
-        (`changes`: path, old, new), not snapshots; get_record_history has full before/after
-        and older events (`history_next_cursor`); traverse walks several hops, when served.
-        `as_of`: the version then (NOT_FOUND before creation); links removed since are not shown.
+        Works on archived records; gives the `version` writes need. Links (capped per
+        direction, `*_truncated`) name the other end. Events list changed paths, old and new;
+        get_record_history, when served, has snapshots and older events
+        (`history_next_cursor`). `as_of`: the version then (NOT_FOUND before creation; removed
+        links not shown).
         """
         scope = scope_for_request(self.request)
         return run_tool(

@@ -16,10 +16,11 @@ class SessionTools(MCPToolset):
         """Summarise this workspace: call it first in a new conversation.
 
         Returns up to 50 collections (ID, purpose, active count, typical fields, link types,
-        whether writes need a person's approval), who 'me' is, open and paused agendas, your
-        open prepared actions, writes awaiting approval, the eight latest changes by title
-        (recent is not referenced: resolve names), and unread_changes since your read mark
-        (list_changes reads them). An overview: use search_records or
+        whether writes need a person's approval), who 'me' is, open and paused agendas, closed
+        ones whose outcomes are not yet synced to their records, your open prepared actions,
+        writes awaiting approval, the eight latest changes as lines by title (recent is not
+        referenced: resolve names), and unread_changes since your read mark (list_changes
+        reads them). An overview: use search_records or
         get_record_context for details. Changes nothing.
         """
         scope = scope_for_request(self.request)
@@ -45,4 +46,6 @@ def digest(scope: Any) -> dict[str, Any]:
     if sdk.served_tool("agenda_view") is None:
         for agenda in result["open_agendas"]:
             agenda["next_step"] = AGENDA_TOOLS_UNSERVED
+        if "unsynced_agendas_next_step" in result:
+            result["unsynced_agendas_next_step"] = AGENDA_TOOLS_UNSERVED
     return result

@@ -106,21 +106,24 @@ class BatchWriteTools(MCPToolset):
         actions: Annotated[
             list[BatchAction],
             Field(
-                description="1-10 items, each exactly as for prepare_write (the same argument "
-                "keys per operation).",
+                description="1-10 items, each as for prepare_write (the same argument keys "
+                "per operation); review_ids may be omitted when every record named is "
+                '"actions[N]".',
                 min_length=1,
                 max_length=10,
             ),
         ],
     ) -> ToolResult:
-        """Prepare several existing-record changes to commit together, all or nothing.
+        """Prepare several record writes to commit together, all or nothing.
 
-        Use it instead of repeated prepare_write/commit_write when one request changes several
-        existing records (e.g. resolve three, prepare once, commit once). All reviews are checked
+        Use it instead of repeated prepare_write/commit_write when one request writes several
+        records (e.g. resolve three, prepare once, commit once). All reviews are checked
         against one snapshot, then items apply in order, so two writes to one record need
-        successive expected_version values. For creation and collection changes use
-        prepare_write. Nothing changes until commit_batch_write. Errors name the item as
-        `actions[i]`.
+        successive expected_version values. A link_records end may be "actions[N]": the record
+        that create_record item N of this batch makes (it needs no review of its own). So
+        create two records and link them: batch_resolve_records both titles, then one batch.
+        Collection changes use prepare_write. Nothing changes until commit_batch_write. Errors
+        name the item as `actions[i]`.
         """
         scope = scope_for_request(self.request)
         return run_tool(
@@ -192,9 +195,8 @@ class ImportTools(MCPToolset):
         and with the other rows. Each row comes back `clean`, `possible_duplicate` (up to five
         candidates) or `batch_duplicate`; `needs_decision` lists the flagged keys. Nothing is
         written; call commit_import with a decision for each flagged row. New collections go
-        through discover_collections and prepare_write. Past 2,000,000 comparisons of a row
-        title with a name (long ones count more) it is refused with `rows_that_fit`, the rows to
-        send per call (100 fit against 20,000 short names).
+        through discover_collections and prepare_write. Too many rows for the names stored is
+        refused with `rows_that_fit` per call (100 fit against 20,000 short names).
         """
         scope = scope_for_request(self.request)
         return run_tool(
@@ -233,11 +235,11 @@ class ImportTools(MCPToolset):
     ) -> ToolResult:
         """Create the reviewed rows atomically, applying your decision to each flagged row.
 
-        Outcomes as commit_write: `committed`, `awaiting_approval` or `rejected`. Links to
-        skipped rows are dropped and reported; use_existing attaches the row's links to that
-        record. All or nothing, audited per record, replayable by action_id (decisions are
-        ignored on replay). STALE_REVIEW if any name in the collection changed since
-        prepare_import: prepare again.
+        Outcomes as commit_write: `committed`, `awaiting_approval` or `rejected`; committed
+        rows carry their record's `resolution_id` to cite next. Links to skipped rows are
+        dropped and reported; use_existing attaches the row's links to that record. All or
+        nothing, audited per record, replayable by action_id (decisions are ignored on replay).
+        STALE_REVIEW if any name in the collection changed since prepare_import: prepare again.
         """
         # ask_user=True is served by workflow.mcp.elicitation instead (it awaits the client).
         scope = scope_for_request(self.request)

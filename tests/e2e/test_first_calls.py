@@ -1,0 +1,159 @@
+"""First calls as an agent makes them, through the official client over stdio.
+
+Two new records in two collections and a link between them in four calls; an ID of the wrong
+kind answered with what it is; an import's rows linked without resolving them again.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import anyio
+
+from tests.e2e.server import base_env, call_ok, envelope, mcp_session, seed
+
+
+def test_create_and_link_across_collections_in_four_calls(server_database, server_log):
+    env = base_env(**server_database)
+    seed(env)
+
+    async def scenario():
+        async with mcp_session(env, server_log) as (session, _):
+            calls = 0
+
+            async def call(name, arguments):
+                nonlocal calls
+                calls += 1
+                return await call_ok(session, name, arguments)
+
+            catalog = await call("list_collections", {})
+            ids = {c["name"]: c["collection_id"] for c in catalog["collections"]}
+            resolved = await call(
+                "batch_resolve_records",
+                {
+                    "requests": [
+                        {"query": "Meera Iyer", "collection_id": ids["people"]},
+                        {"query": "Staff Designer", "collection_id": ids["openings"]},
+                    ]
+                },
+            )
+            person, opening = (item["result"] for item in resolved["items"])
+            assert person["status"] == opening["status"] == "no_match"
+            prepared = await call(
+                "prepare_batch_write",
+                {
+                    "actions": [
+                        {
+                            "operation": "create_record",
+                            "arguments": {
+                                "collection_id": ids["people"],
+                                "title": "Meera Iyer",
+                                "data": {"city": "Chennai"},
+                            },
+                            "review_ids": [person["resolution_id"]],
+                            "decision_reason": "the user introduced Meera",
+                        },
+                        {
+                            "operation": "create_record",
+                            "arguments": {
+                                "collection_id": ids["openings"],
+                                "title": "Staff Designer",
+                                "data": {},
+                            },
+                            "review_ids": [opening["resolution_id"]],
+                            "decision_reason": "the user opened the role",
+                        },
+                        {
+                            "operation": "link_records",
+                            "arguments": {
+                                "source_id": "actions[0]",
+                                "relationship_type": "applied_to",
+                                "target_id": "actions[1]",
+                            },
+                            "decision_reason": "Meera applied for it",
+                        },
+                    ]
+                },
+            )
+            committed = await call("commit_batch_write", {"action_id": prepared["action_id"]})
+            assert committed["status"] == "committed"
+            assert calls == 4
+            items = committed["result"]["items"]
+            link = items[2]["relationship"]
+            assert (link["source_id"], link["target_id"]) == (
+                items[0]["record"]["record_id"],
+                items[1]["record"]["record_id"],
+            )
+            assert items[0]["review"]["resolution_id"], "the new record is reviewed for next"
+
+    anyio.run(scenario)
+
+
+def test_wrong_kinds_of_id_are_named(server_database, server_log):
+    env = base_env(**server_database)
+    ids = seed(env)
+
+    async def scenario():
+        async with mcp_session(env, server_log) as (session, _):
+            review = await call_ok(
+                session, "resolve_record", {"query": "Kirat", "collection_id": ids["people"]}
+            )
+            reply = envelope(
+                await session.call_tool("commit_write", {"action_id": review["resolution_id"]})
+            )
+            error = reply["error"]
+            assert error["code"] == "NOT_FOUND" and error["details"]["got"] == "resolution"
+            assert error["details"]["field"] == "action_id"
+            assert "review_ids" in error["message"]
+            reply = envelope(
+                await session.call_tool("get_record_context", {"record_id": str(uuid.uuid4())})
+            )
+            error = reply["error"]
+            assert error["details"] == {
+                "id": error["details"]["id"],
+                "field": "record_id",
+                "expected": "record",
+            }
+            assert "resolve_record" in error["message"]
+
+    anyio.run(scenario)
+
+
+def test_imported_rows_are_linked_without_resolving_them_again(server_database, server_log):
+    env = base_env(**server_database)
+    ids = seed(env)
+
+    async def scenario():
+        async with mcp_session(env, server_log) as (session, _):
+            prepared = await call_ok(
+                session,
+                "prepare_import",
+                {
+                    "collection_id": ids["people"],
+                    "rows": [{"key": "m", "title": "Meera Iyer"}],
+                    "decision_reason": "pasted list",
+                },
+            )
+            committed = await call_ok(
+                session, "commit_import", {"action_id": prepared["action_id"]}
+            )
+            row = committed["result"]["rows"]["m"]
+            kirat = await call_ok(session, "resolve_record", {"query": ids["kirat"]})
+            linked = await call_ok(
+                session,
+                "prepare_write",
+                {
+                    "operation": "link_records",
+                    "arguments": {
+                        "source_id": row["record_id"],
+                        "relationship_type": "knows",
+                        "target_id": ids["kirat"],
+                    },
+                    "review_ids": [row["resolution_id"], kirat["resolution_id"]],
+                    "decision_reason": "they know each other",
+                },
+            )
+            done = await call_ok(session, "commit_write", {"action_id": linked["action_id"]})
+            assert done["status"] == "committed"
+
+    anyio.run(scenario)
