@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -17,13 +17,13 @@ from django.utils.safestring import SafeString, mark_safe
 
 from records.admin.panels import dashboard_panel, record_panel
 from workflow.actions import mark_stale_pending
+from workflow.admin.overlaps import names_any
 from workflow.admin.queue import queue_rows, summarise
 from workflow.admin.states import state_badge
 from workflow.models import ActionState, PreparedAction
 
 DASHBOARD_LIMIT = 10
 RECORD_LIMIT = 20
-NAMING_KEYS = ("record_id", "source_id", "target_id")
 
 
 def _refreshed(rows: QuerySet[PreparedAction], limit: int) -> list[Any]:
@@ -46,12 +46,9 @@ def _refreshed(rows: QuerySet[PreparedAction], limit: int) -> list[Any]:
 
 @record_panel
 def pending_on_record(request: HttpRequest, record: Any) -> SafeString:
-    names_it = Q(operation__in=["batch", "import"], arguments__icontains=record.pk)
-    for key in NAMING_KEYS:
-        names_it |= Q(**{f"arguments__{key}": record.pk})
     waiting = PreparedAction.objects.filter(
         workspace_id=record.workspace_id, state=ActionState.AWAITING_APPROVAL
-    ).filter(names_it)
+    ).filter(names_any([record.pk]))
     if not waiting.exists():
         return mark_safe("")
     actions = _refreshed(waiting, RECORD_LIMIT)

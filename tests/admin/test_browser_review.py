@@ -1,0 +1,90 @@
+"""In a real browser, a reviewer reads what agents' writes made, what collides, the audit trail
+and the dashboard, with data made the way an agent makes it; each page fits at 1440×900 and at
+390×844 (a phone) without scrolling sideways. Skipped or required as tests/admin/test_browser.py
+says.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.urls import reverse
+
+from records.models import Record
+from tests.admin.review_helpers import gate, held_update
+from tests.admin.review_imports import DIFFERENT_PERSON, referral_import
+from tests.admin.test_browser import browser_page, shots, sign_in, sync_api  # noqa: F401
+
+pytestmark = pytest.mark.slow
+
+SIZES = {"desktop": (1440, 900), "phone": (390, 844)}
+
+
+def fits_both_sizes(page: Any, url: str, shots: Path, name: str) -> None:  # noqa: F811
+    """Open the page at each size, screenshot it, and check nothing makes it scroll sideways."""
+    for size, (width, height) in SIZES.items():
+        page.set_viewport_size({"width": width, "height": height})
+        page.goto(url)
+        page.wait_for_load_state()
+        page.screenshot(path=str(shots / f"{name}-{size}.png"), full_page=True)
+        wide = page.evaluate(
+            "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+        )
+        assert wide[0] <= wide[1], f"{name} at {width}×{height} scrolls sideways: {wide}"
+
+
+def action_url(live_server: Any, action_id: str) -> str:
+    path = reverse("admin:workflow_preparedaction_change", args=[action_id])
+    return f"{live_server.url}{path}"
+
+
+def test_an_approved_import_names_what_it_made_in_a_real_browser(
+    browser_page,  # noqa: F811
+    live_server,
+    reviewer,
+    hiring,
+    ctx,
+    shots,  # noqa: F811
+):
+    gate(ctx, hiring.people)
+    held = referral_import(hiring)
+    page = browser_page
+    sign_in(page, live_server, reviewer)
+    page.goto(action_url(live_server, held.pk))
+    flagged = page.locator("#row-r1").inner_text()
+    assert "create anyway" in flagged and "agent-reported" in flagged
+    assert DIFFERENT_PERSON in flagged
+    links = page.locator("#import-links").inner_text()
+    assert "None" not in links and "Meera Iyer (row r2)" in links
+    page.click("#approve-button")
+    page.wait_for_selector(".messagelist .success")
+    assert "Links it made" in page.content()
+    meera = Record.objects.get(title="Meera Iyer")
+    page.click("#row-r2 .anchor-made a")
+    page.wait_for_selector("#site-name")
+    assert reverse("admin:records_record_change", args=[meera.pk]) in page.url
+    fits_both_sizes(page, action_url(live_server, held.pk), shots, "import-applied")
+
+
+def test_a_held_write_flags_a_colliding_one_in_a_real_browser(
+    browser_page,  # noqa: F811
+    live_server,
+    reviewer,
+    hiring,
+    ctx,
+    shots,  # noqa: F811
+):
+    gate(ctx, hiring.people)
+    first = held_update(hiring.kirat, {"stage": "offer"})
+    second = held_update(hiring.kirat, {"stage": "rejected"}, reason="The debrief went badly.")
+    page = browser_page
+    sign_in(page, live_server, reviewer)
+    page.goto(action_url(live_server, first.pk))
+    said = page.locator("#overlaps").inner_text()
+    assert "same field" in said and "Kirat: stage" in said
+    page.click("#overlaps a")
+    page.wait_for_selector("#review")
+    assert second.pk in page.url
+    fits_both_sizes(page, action_url(live_server, first.pk), shots, "held-overlap")
