@@ -88,3 +88,40 @@ def test_a_held_write_flags_a_colliding_one_in_a_real_browser(
     page.wait_for_selector("#review")
     assert second.pk in page.url
     fits_both_sizes(page, action_url(live_server, first.pk), shots, "held-overlap")
+
+
+def test_a_reviewer_finds_and_reads_an_event_in_a_real_browser(
+    browser_page,  # noqa: F811
+    live_server,
+    reviewer,
+    hiring,
+    ctx,
+    shots,  # noqa: F811
+):
+    gate(ctx, hiring.people)
+    held = held_update(
+        hiring.kirat, {"stage": "offer"}, clarification="The user said the panel agreed."
+    )
+    page = browser_page
+    sign_in(page, live_server, reviewer)
+    page.goto(action_url(live_server, held.pk))
+    page.click("#approve-button")
+    page.wait_for_selector(".messagelist .success")
+    audit = f"{live_server.url}{reverse('admin:records_auditevent_changelist')}"
+    page.goto(audit)
+    page.fill("#searchbar", "Kirat")
+    page.press("#searchbar", "Enter")
+    page.wait_for_selector("#result_list")
+    listed = page.locator("#result_list").inner_text()
+    assert "Agent's write approved" in listed and "Data updated" in listed
+    assert hiring.kirat.pk not in listed
+    filters = page.locator("#changelist-filter").inner_text()
+    assert "Data updated" in filters and "record.updated" not in filters
+    page.click("#changelist-filter a:text('Data updated')")
+    page.wait_for_selector("#result_list")
+    page.click("#result_list tbody tr th a")
+    page.wait_for_selector("#event-changes")
+    diff = page.locator("#event-changes").inner_text()
+    assert "data.stage" in diff and "offer" in diff
+    fits_both_sizes(page, page.url, shots, "audit-event")
+    fits_both_sizes(page, f"{audit}?q=Kirat", shots, "audit-search")
