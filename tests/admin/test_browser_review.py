@@ -125,3 +125,30 @@ def test_a_reviewer_finds_and_reads_an_event_in_a_real_browser(
     assert "data.stage" in diff and "offer" in diff
     fits_both_sizes(page, page.url, shots, "audit-event")
     fits_both_sizes(page, f"{audit}?q=Kirat", shots, "audit-search")
+
+
+def test_the_dashboard_counts_what_it_lists_in_a_real_browser(
+    browser_page,  # noqa: F811
+    live_server,
+    reviewer,
+    hiring,
+    ctx,
+    shots,  # noqa: F811
+):
+    referral_import(hiring)  # applied at once: one line in recent changes
+    gate(ctx, hiring.people)
+    for n in range(12):
+        held_update(hiring.kirat, {f"note{n}": "x"})
+    page = browser_page
+    sign_in(page, live_server, reviewer)
+    page.goto(f"{live_server.url}{reverse('admin:index')}")
+    queue = page.locator("#dashboard-queue")
+    assert "Writes awaiting your approval (12)" in queue.inner_text()
+    assert queue.locator("li").count() == 10
+    recent = page.locator("#dashboard-recent").inner_text()
+    assert "One agent write: Created 3 · Linked 2" in recent
+    assert "Agendas open or not yet synced" in page.locator("#dashboard-agendas").inner_text()
+    fits_both_sizes(page, page.url, shots, "dashboard")
+    queue.locator("a.anchor-more").click()
+    page.wait_for_selector("#result_list")
+    assert page.locator("#result_list tbody tr").count() == 12

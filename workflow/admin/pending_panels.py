@@ -16,6 +16,7 @@ from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
 from records.admin.panels import dashboard_panel, record_panel
+from records.admin.scoping import sees_several_workspaces
 from workflow.actions import mark_stale_pending
 from workflow.admin.overlaps import names_any
 from workflow.admin.queue import queue_rows, summarise
@@ -62,9 +63,18 @@ def queue_on_dashboard(request: HttpRequest, workspaces: frozenset[str] | None) 
     waiting = PreparedAction.objects.filter(state=ActionState.AWAITING_APPROVAL)
     if workspaces is not None:
         waiting = waiting.filter(workspace_id__in=workspaces)
-    total = waiting.count()
-    actions = _refreshed(waiting, DASHBOARD_LIMIT) if total else []
-    still = sum(a.state == ActionState.AWAITING_APPROVAL for a in actions)
+    refreshed = _refreshed(waiting, DASHBOARD_LIMIT) if waiting.exists() else []
+    # Counted after the refresh, so the heading, the list and "+N more" agree: a write found
+    # stale just now is named apart, not counted as waiting.
+    total = waiting.count() if refreshed else 0
+    actions = [a for a in refreshed if a.state == ActionState.AWAITING_APPROVAL]
     queue_url = reverse("admin:workflow_preparedaction_changelist") + "?queue=pending"
-    context = {"actions": actions, "total": total - (len(actions) - still), "queue_url": queue_url}
+    context = {
+        "actions": actions,
+        "stale_now": [a for a in refreshed if a.state != ActionState.AWAITING_APPROVAL],
+        "total": total,
+        "more": total - len(actions),
+        "queue_url": queue_url,
+        "several_workspaces": sees_several_workspaces(request),
+    }
     return mark_safe(render_to_string("admin/workflow/queue_on_dashboard.html", context))
