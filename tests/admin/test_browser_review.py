@@ -152,3 +152,34 @@ def test_the_dashboard_counts_what_it_lists_in_a_real_browser(
     queue.locator("a.anchor-more").click()
     page.wait_for_selector("#result_list")
     assert page.locator("#result_list tbody tr").count() == 12
+
+
+def test_a_stale_write_stays_in_sight_until_dismissed_in_a_real_browser(
+    browser_page,  # noqa: F811
+    live_server,
+    reviewer,
+    hiring,
+    ctx,
+    shots,  # noqa: F811
+):
+    gate(ctx, hiring.people)
+    held = held_update(hiring.kirat, {"stage": "offer"}, reason="The hiring manager said offer.")
+    page = browser_page
+    sign_in(page, live_server, reviewer)
+    record = reverse("admin:records_record_change", args=[hiring.kirat.pk])
+    page.goto(f"{live_server.url}{record}?edit=1")
+    page.fill("#id_title", "Kirat Singh")  # a person's edit makes the held write stale
+    page.click("input[name=_continue]")
+    page.wait_for_selector(".messagelist .success")
+    page.goto(f"{live_server.url}{reverse('admin:index')}")
+    attention = page.locator("#dashboard-attention")
+    said = attention.inner_text()
+    assert "update Kirat Singh: stage = offer" in said and "from local-agent" in said
+    fits_both_sizes(page, page.url, shots, "dashboard-attention")
+    fits_both_sizes(page, f"{live_server.url}{record}", shots, "record-attention")
+    page.goto(action_url(live_server, held.pk))
+    assert "Nothing expires" in page.locator(".field-expiry").inner_text()
+    page.goto(f"{live_server.url}{reverse('admin:index')}")
+    page.locator("#dashboard-attention button.anchor-dismiss").click()
+    page.wait_for_selector(".messagelist .success")
+    assert "Nothing went stale unseen." in page.locator("#dashboard-attention").inner_text()

@@ -21,10 +21,23 @@ from workflow.actions import mark_stale_pending
 from workflow.admin.overlaps import names_any
 from workflow.admin.queue import queue_rows, summarise
 from workflow.admin.states import state_badge
+from workflow.attention import needing_attention
 from workflow.models import ActionState, PreparedAction
 
 DASHBOARD_LIMIT = 10
+ATTENTION_LIMIT = 10
 RECORD_LIMIT = 20
+
+
+def _listed(rows: QuerySet[PreparedAction], limit: int) -> list[Any]:
+    """Final writes, drawn like the queue's rows (nothing to re-check: they cannot move)."""
+    shown: list[Any] = list(queue_rows(rows).order_by("-decided_at", "-created_at")[:limit])
+    summarise(shown)
+    for action in shown:
+        action.badge = state_badge(action.state)
+        action.url = reverse("admin:workflow_preparedaction_change", args=[action.pk])
+        action.dismiss_url = reverse("admin:workflow_preparedaction_dismiss", args=[action.pk])
+    return shown
 
 
 def _refreshed(rows: QuerySet[PreparedAction], limit: int) -> list[Any]:
@@ -47,14 +60,23 @@ def _refreshed(rows: QuerySet[PreparedAction], limit: int) -> list[Any]:
 
 @record_panel
 def pending_on_record(request: HttpRequest, record: Any) -> SafeString:
-    waiting = PreparedAction.objects.filter(
-        workspace_id=record.workspace_id, state=ActionState.AWAITING_APPROVAL
-    ).filter(names_any([record.pk]))
-    if not waiting.exists():
+    naming = PreparedAction.objects.filter(workspace_id=record.workspace_id).filter(
+        names_any([record.pk])
+    )
+    waiting = naming.filter(state=ActionState.AWAITING_APPROVAL)
+    unseen = naming.filter(state=ActionState.STALE, dismissed_at__isnull=True)
+    has_waiting, has_unseen = waiting.exists(), unseen.exists()
+    if not has_waiting and not has_unseen:
         return mark_safe("")
-    actions = _refreshed(waiting, RECORD_LIMIT)
+    actions = _refreshed(waiting, RECORD_LIMIT) if has_waiting else []
+    context = {
+        "actions": [a for a in actions if a.state == ActionState.AWAITING_APPROVAL],
+        # Found stale just now, or earlier and not yet seen by a person.
+        "attention": _listed(unseen, RECORD_LIMIT),
+        "here": request.get_full_path(),
+    }
     return mark_safe(
-        render_to_string("admin/workflow/pending_on_record.html", {"actions": actions})
+        render_to_string("admin/workflow/pending_on_record.html", context, request=request)
     )
 
 
@@ -65,16 +87,34 @@ def queue_on_dashboard(request: HttpRequest, workspaces: frozenset[str] | None) 
         waiting = waiting.filter(workspace_id__in=workspaces)
     refreshed = _refreshed(waiting, DASHBOARD_LIMIT) if waiting.exists() else []
     # Counted after the refresh, so the heading, the list and "+N more" agree: a write found
-    # stale just now is named apart, not counted as waiting.
+    # stale just now moves to the "needs attention" panel drawn after this one.
     total = waiting.count() if refreshed else 0
     actions = [a for a in refreshed if a.state == ActionState.AWAITING_APPROVAL]
     queue_url = reverse("admin:workflow_preparedaction_changelist") + "?queue=pending"
     context = {
         "actions": actions,
-        "stale_now": [a for a in refreshed if a.state != ActionState.AWAITING_APPROVAL],
         "total": total,
         "more": total - len(actions),
         "queue_url": queue_url,
         "several_workspaces": sees_several_workspaces(request),
     }
     return mark_safe(render_to_string("admin/workflow/queue_on_dashboard.html", context))
+
+
+@dashboard_panel
+def attention_on_dashboard(request: HttpRequest, workspaces: frozenset[str] | None) -> SafeString:
+    """Stale writes nobody has dismissed: what an agent meant to do and did not."""
+    unseen = needing_attention(workspaces)
+    total = unseen.count()
+    shown = _listed(unseen, ATTENTION_LIMIT) if total else []
+    context = {
+        "actions": shown,
+        "total": total,
+        "more": total - len(shown),
+        "list_url": reverse("admin:workflow_preparedaction_changelist") + "?queue=attention",
+        "several_workspaces": sees_several_workspaces(request),
+        "here": request.get_full_path(),
+    }
+    return mark_safe(
+        render_to_string("admin/workflow/attention_on_dashboard.html", context, request=request)
+    )
