@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from records import services
 from tests.admin.review_helpers import AGENT, gate, held_update
-from workflow.actions import mark_stale_pending, prepare_write
+from workflow.actions import commit_write, mark_stale_pending, prepare_write
 from workflow.models import ActionState, PreparedAction
 from workflow.resolution import resolve_record
 
@@ -105,3 +105,46 @@ def test_expires_says_what_expires(admin_client_as_maya, hiring, ctx):
     )
     late = page(admin_client_as_maya, "admin:workflow_preparedaction_change", prepared["action_id"])
     assert "Expired at" in late and "must prepare again" in late
+
+
+def test_the_edit_form_says_which_pending_writes_a_save_makes_stale(
+    admin_client_as_maya, hiring, ctx
+):
+    gate(ctx, hiring.people)
+    update = held_update(hiring.kirat, {"stage": "offer"})
+    review = resolve_record(AGENT, query="Kirat", collection_id=hiring.people.pk)
+    opening = resolve_record(AGENT, query="Junior Backend", collection_id=hiring.openings.pk)
+    link = prepare_write(
+        AGENT,
+        operation="link_records",
+        arguments={
+            "source_id": hiring.kirat.pk,
+            "relationship_type": "interested_in",
+            "target_id": hiring.backend.pk,
+        },
+        review_ids=[review["resolution_id"], opening["resolution_id"]],
+        decision_reason="He asked about the backend role.",
+    )
+    assert commit_write(AGENT, action_id=link["action_id"])["status"] == "awaiting_approval"
+    url = reverse("admin:records_record_change", args=[hiring.kirat.pk])
+    form = admin_client_as_maya.get(url, {"edit": "1"}).content.decode()
+    start = form.index('id="pending-on-edit"')
+    part = form[start : form.index("</ul>", start)]
+    update_url = reverse("admin:workflow_preparedaction_change", args=[update.pk])
+    link_url = reverse("admin:workflow_preparedaction_change", args=[link["action_id"]])
+    assert "saving makes it stale" in part[part.index(update_url) :].split("</li>")[0]
+    assert "stays applicable" in part[part.index(link_url) :].split("</li>")[0]
+    # What it said holds: a data-only change of Kirat stales the update, not the link.
+    services.record_update(
+        ctx=ctx,
+        record_id=hiring.kirat.pk,
+        changes={"email": "k@new.example.com"},
+        expected_version=1,
+    )
+    mark_stale_pending(update.workspace_id)
+    assert PreparedAction.objects.get(pk=update.pk).state == ActionState.STALE
+    assert PreparedAction.objects.get(pk=link["action_id"]).state == ActionState.AWAITING_APPROVAL
+    other = admin_client_as_maya.get(
+        reverse("admin:records_record_change", args=[hiring.abhishek.pk]), {"edit": "1"}
+    )
+    assert 'id="pending-on-edit"' not in other.content.decode()

@@ -167,7 +167,9 @@ def test_a_stale_write_stays_in_sight_until_dismissed_in_a_real_browser(
     page = browser_page
     sign_in(page, live_server, reviewer)
     record = reverse("admin:records_record_change", args=[hiring.kirat.pk])
-    page.goto(f"{live_server.url}{record}?edit=1")
+    fits_both_sizes(page, f"{live_server.url}{record}?edit=1", shots, "record-edit-pending")
+    warned = page.locator("#pending-on-edit").inner_text()
+    assert "update Kirat: stage" in warned and "saving makes it stale" in warned
     page.fill("#id_title", "Kirat Singh")  # a person's edit makes the held write stale
     page.click("input[name=_continue]")
     page.wait_for_selector(".messagelist .success")

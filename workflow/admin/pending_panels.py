@@ -15,7 +15,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
-from records.admin.panels import dashboard_panel, record_panel
+from records.admin.panels import dashboard_panel, record_edit_panel, record_panel
 from records.admin.scoping import sees_several_workspaces
 from workflow.actions import mark_stale_pending
 from workflow.admin.overlaps import names_any
@@ -78,6 +78,39 @@ def pending_on_record(request: HttpRequest, record: Any) -> SafeString:
     return mark_safe(
         render_to_string("admin/workflow/pending_on_record.html", context, request=request)
     )
+
+
+def _pins_version(operation: str, arguments: Any, record_id: str) -> bool:
+    """Whether a write was checked against this record's exact version (an update, a rename,
+    an alias, an archival): any save of the record then makes it stale."""
+    if not isinstance(arguments, dict):
+        return False
+    if operation == "batch":
+        return any(
+            _pins_version(i.get("operation", ""), i.get("arguments"), record_id)
+            for i in arguments.get("items", [])
+        )
+    return arguments.get("record_id") == record_id and "expected_version" in arguments
+
+
+@record_edit_panel
+def pending_on_edit(request: HttpRequest, record: Any) -> SafeString:
+    """On the edit form: the held writes on this record, and which a save would make stale."""
+    waiting = PreparedAction.objects.filter(
+        workspace_id=record.workspace_id, state=ActionState.AWAITING_APPROVAL
+    ).filter(names_any([record.pk]))
+    shown: list[Any] = list(queue_rows(waiting).order_by("-created_at")[:RECORD_LIMIT])
+    if not shown:
+        return mark_safe("")
+    summarise(shown)
+    arguments = dict(
+        PreparedAction.objects.filter(pk__in=[a.pk for a in shown]).values_list("pk", "arguments")
+    )
+    for action in shown:
+        action.url = reverse("admin:workflow_preparedaction_change", args=[action.pk])
+        action.goes_stale = _pins_version(action.operation, arguments.get(action.pk), record.pk)
+    context = {"actions": shown, "record": record}
+    return mark_safe(render_to_string("admin/workflow/pending_on_edit.html", context))
 
 
 @dashboard_panel
