@@ -4,11 +4,14 @@ from; "Expires" says what actually expires."""
 from __future__ import annotations
 
 from datetime import timedelta
+from io import StringIO
 
+from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
 
 from records import services
+from records.errors import AnchorError
 from tests.admin.review_helpers import AGENT, gate, held_update
 from workflow.actions import commit_write, mark_stale_pending, prepare_write
 from workflow.models import ActionState, PreparedAction
@@ -148,3 +151,40 @@ def test_the_edit_form_says_which_pending_writes_a_save_makes_stale(
         reverse("admin:records_record_change", args=[hiring.abhishek.pk]), {"edit": "1"}
     )
     assert 'id="pending-on-edit"' not in other.content.decode()
+
+
+def test_a_write_the_agent_found_stale_itself_is_not_listed(admin_client_as_maya, hiring, ctx):
+    review = resolve_record(AGENT, query="Kirat", collection_id=hiring.people.pk)
+    prepared = prepare_write(
+        AGENT,
+        operation="update_record",
+        arguments={"record_id": hiring.kirat.pk, "changes": {"x": 1}, "expected_version": 1},
+        review_ids=[review["resolution_id"]],
+        decision_reason="Committed too late.",
+    )
+    services.record_update(
+        ctx=ctx, record_id=hiring.kirat.pk, changes={"stage": "withdrawn"}, expected_version=1
+    )
+    refused = call_refused(lambda: commit_write(AGENT, action_id=prepared["action_id"]))
+    assert refused == "VERSION_CONFLICT"  # the agent read why in its own reply
+    action = PreparedAction.objects.get(pk=prepared["action_id"])
+    assert action.state == ActionState.STALE and "told when it committed" in action.dismissed_by
+    assert "Nothing went stale unseen." in page(admin_client_as_maya, "admin:index")
+
+
+def test_purge_keeps_a_stale_write_until_someone_dismisses_it(admin_client_as_maya, hiring, ctx):
+    held = stale_write(hiring, ctx)
+    PreparedAction.objects.filter(pk=held.pk).update(expires_at=timezone.now() - timedelta(days=2))
+    call_command("anchor_purge", stdout=StringIO())
+    assert PreparedAction.objects.filter(pk=held.pk).exists()
+    admin_client_as_maya.post(reverse("admin:workflow_preparedaction_dismiss", args=[held.pk]))
+    call_command("anchor_purge", stdout=StringIO())
+    assert not PreparedAction.objects.filter(pk=held.pk).exists()
+
+
+def call_refused(call) -> str:
+    try:
+        call()
+    except AnchorError as exc:
+        return exc.code
+    raise AssertionError("the call was not refused")
