@@ -392,14 +392,19 @@ def _apply(action: PreparedAction, *, approved_by: str = "") -> dict[str, Any]:
     return kind.apply(ctx, action)
 
 
-def _mark_stale(action_id: str, exc: AnchorError) -> None:
+def _mark_stale(action_id: str, exc: AnchorError, *, told: str = "") -> None:
+    """`told`: the agent whose own commit found it stale and read why in the reply; nobody
+    else needs telling, so it is not listed for a person's attention (workflow.attention)."""
     pending = PreparedAction.objects.filter(pk=action_id, state__in=OPEN_STATES)
     workspace_id = pending.values_list("workspace_id", flat=True).first()
     if workspace_id is not None:
+        now = timezone.now()
+        seen = {"dismissed_by": f"{told} (told when it committed)", "dismissed_at": now}
         pending.update(
             state=ActionState.STALE,
-            decided_at=timezone.now(),
+            decided_at=now,
             stale_reason=plain_stale_reason(workspace_id, exc),
+            **(seen if told else {}),
         )
 
 
@@ -493,7 +498,7 @@ def _commit(
             return _outcome(action, replayed=False)
     except AnchorError as exc:
         if exc.code in FINAL_ERRORS:
-            _mark_stale(action_id, exc)
+            _mark_stale(action_id, exc, told=scope.actor_id)
         raise
 
 

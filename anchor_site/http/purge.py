@@ -2,7 +2,8 @@
 
 - review tickets past their expiry, except those an action still waiting to be committed or
   approved cites (approval rechecks them);
-- prepared actions never committed (prepared or stale) past their expiry;
+- prepared actions never committed (prepared or stale) past their expiry, except stale writes
+  still listed for a person's attention (kept until someone dismisses them);
 - Django sessions past their expiry date (MCP sessions and admin sign-ins);
 - OAuth authorization codes, access tokens and refresh tokens that expired or were revoked
   (django-oauth-toolkit's own clean-up), and registration tokens past their expiry;
@@ -64,9 +65,11 @@ def purge(
 ) -> Purged:
     purged = Purged()
     with transaction.atomic():
-        actions, _ = PreparedAction.objects.filter(
-            state__in=UNCOMMITTED, expires_at__lt=now
-        ).delete()
+        actions, _ = (
+            PreparedAction.objects.filter(state__in=UNCOMMITTED, expires_at__lt=now)
+            .exclude(state=PreparedAction.STALE, dismissed_at__isnull=True)
+            .delete()
+        )
         purged.counts["expired uncommitted actions"] = actions
         tickets, _ = (
             ReviewTicket.objects.filter(expires_at__lt=now)

@@ -12,17 +12,25 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from records.admin.common import ReadOnlyAdmin, admin_context, json_block, report_refusal
-from records.admin.timeline import readable_kind
+from records.admin.scoping import member_workspace_ids
+from records.admin.timeline import HEADLINES, event_changes, readable_kind
 from records.errors import AnchorError
-from records.models import AuditEvent, ClarificationReview, RecordVersion, RevisionCounter
+from records.models import (
+    AuditEvent,
+    ClarificationReview,
+    Collection,
+    Record,
+    RecordVersion,
+    RevisionCounter,
+)
 from records.services import clarification_review_create
 
 
@@ -50,11 +58,37 @@ class HasClarificationFilter(admin.SimpleListFilter):
         return queryset
 
 
+class EventKindFilter(admin.SimpleListFilter):
+    """The kinds of event by the names the lists show ("Data updated", not record.updated)."""
+
+    title = "event"
+    parameter_name = "kind"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return sorted(HEADLINES.items(), key=lambda kind: kind[1])
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        return queryset if self.value() is None else queryset.filter(kind=self.value())
+
+
+# Records whose title or alias matches a search term, at most this many: a search of "a" must
+# not turn into an IN list of every record.
+RECORD_MATCH_LIMIT = 500
+
+
+def with_titles(events: QuerySet[AuditEvent]) -> QuerySet[AuditEvent]:
+    """The record's title and the collection's name, as subqueries: a list of events then
+    names every record however the event says it, in the one query of the page."""
+    title = Record.objects.filter(pk=OuterRef("record_id")).values("title")[:1]
+    name = Collection.objects.filter(pk=OuterRef("collection_id")).values("name")[:1]
+    return events.annotate(record_title=Subquery(title), collection_name=Subquery(name))
+
+
 def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _subject(event: AuditEvent) -> str:
+def event_subject(event: AuditEvent) -> str:
     """What the event is about, linked: the record (a link event names its type and target),
     else the collection, else the bare entity."""
     state = event.after if isinstance(event.after, dict) else event.before
@@ -63,6 +97,10 @@ def _subject(event: AuditEvent) -> str:
         label = f"link {state.get('relationship_type', '')} → {state.get('target_title', '')}"
     else:
         label = str(state.get("title") or state.get("name") or "")
+    # An approval, a verdict or a link names its record only by ID: show the record's title.
+    label = label or str(getattr(event, "record_title", "") or "")
+    if not event.record_id:
+        label = label or str(getattr(event, "collection_name", "") or "")
     if event.record_id:
         url = reverse("admin:records_record_change", args=[event.record_id])
         return format_html('<a href="{}">{}</a>', url, label or event.record_id)
@@ -128,7 +166,7 @@ class AuditEventAdmin(ReadOnlyAdmin):
     list_display = ["created_at", "what", "actor", "subject", "reason", "clarification"]
     list_filter = [
         HasClarificationFilter,
-        "kind",
+        EventKindFilter,
         "actor_id",
         "entity_type",
         "created_at",
@@ -147,13 +185,20 @@ class AuditEventAdmin(ReadOnlyAdmin):
     list_per_page = 50
     actions = ["confirm_clarifications", "dispute_clarifications"]
     fieldsets = [
-        (None, {"fields": ["created_at", "kind", "actor", "subject", "workspace"]}),
+        (None, {"fields": ["created_at", "what", "actor", "subject", "workspace"]}),
+        ("What changed", {"fields": ["changes"]}),
         ("Why", {"fields": ["decision_reason", "clarification_detail", "evidence"]}),
-        ("What changed", {"fields": ["before_json", "after_json"]}),
+        (
+            "Stored states, as JSON",
+            {"classes": ["collapse"], "fields": ["before_json", "after_json"]},
+        ),
         (
             "Identifiers",
             {
                 "fields": [
+                    "record_named",
+                    "collection_named",
+                    "action_named",
                     "entity_type",
                     "entity_id",
                     "record_id",
@@ -167,10 +212,14 @@ class AuditEventAdmin(ReadOnlyAdmin):
     ]
     readonly_fields = [
         "created_at",
-        "kind",
+        "what",
         "actor",
         "subject",
         "workspace",
+        "changes",
+        "record_named",
+        "collection_named",
+        "action_named",
         "decision_reason",
         "clarification_detail",
         "evidence",
@@ -190,7 +239,29 @@ class AuditEventAdmin(ReadOnlyAdmin):
         latest = ClarificationReview.objects.filter(audit_event=OuterRef("pk")).order_by(
             "-created_at", "-id"
         )
-        return super().get_queryset(request).annotate(verdict=Subquery(latest.values("state")[:1]))
+        verdict = Subquery(latest.values("state")[:1])
+        events = super().get_queryset(request).annotate(verdict=verdict)
+        return with_titles(events)
+
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet[AuditEvent], search_term: str
+    ) -> tuple[QuerySet[AuditEvent], bool]:
+        """Also the events of every record whose title or alias holds the term ("Kirat" finds
+        what happened to Kirat, not only the events whose reason says Kirat)."""
+        found, duplicates = super().get_search_results(request, queryset, search_term)
+        term = search_term.strip()
+        if not term:
+            return found, duplicates
+        records = Record.objects.filter(
+            Q(title__icontains=term) | Q(aliases__alias__icontains=term)
+        )
+        workspaces = member_workspace_ids(request)
+        if workspaces is not None:
+            records = records.filter(workspace_id__in=workspaces)
+        ids = list(records.values_list("id", flat=True).distinct()[:RECORD_MATCH_LIMIT])
+        if not ids:
+            return found, duplicates
+        return found | queryset.filter(record_id__in=ids), duplicates
 
     def has_review_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("records.add_clarificationreview")
@@ -206,7 +277,7 @@ class AuditEventAdmin(ReadOnlyAdmin):
 
     @admin.display(description="about")
     def subject(self, obj: AuditEvent) -> str:
-        return _subject(obj)
+        return event_subject(obj)
 
     @admin.display(description="stated reason")
     def reason(self, obj: AuditEvent) -> str:
@@ -224,6 +295,63 @@ class AuditEventAdmin(ReadOnlyAdmin):
     @admin.display(description="review evidence")
     def evidence(self, obj: AuditEvent) -> str:
         return json_block(obj.review_evidence or None)
+
+    @admin.display(description="what changed")
+    def changes(self, obj: AuditEvent) -> str:
+        rows = event_changes(obj)
+        if not rows:
+            return "Nothing changed field by field (see the stored states below)."
+        body = format_html_join(
+            "",
+            '<tr class="change-{}"><td>{}{}</td><td{}>{}</td><td{}>{}</td></tr>',
+            (
+                (
+                    c.change,
+                    c.name,
+                    ""
+                    if c.change == "changed"
+                    else format_html(' <span class="anchor-muted">({})</span>', c.change),
+                    mark_safe(' class="old"') if c.before else "",
+                    c.before,
+                    mark_safe(' class="new"') if c.after else "",
+                    c.after,
+                )
+                for c in rows
+            ),
+        )
+        return format_html(
+            '<table class="anchor-diff" id="event-changes"><thead><tr><th>field</th>'
+            "<th>before</th><th>after</th></tr></thead><tbody>{}</tbody></table>",
+            body,
+        )
+
+    @admin.display(description="record")
+    def record_named(self, obj: AuditEvent) -> str:
+        if not obj.record_id:
+            return "—"
+        url = reverse("admin:records_record_change", args=[obj.record_id])
+        title = getattr(obj, "record_title", None) or "(no such record now)"
+        return format_html(
+            '<a href="{}">{}</a> <span class="anchor-muted">{}</span>', url, title, obj.record_id
+        )
+
+    @admin.display(description="collection")
+    def collection_named(self, obj: AuditEvent) -> str:
+        if not obj.collection_id:
+            return "—"
+        url = reverse("admin:records_collection_change", args=[obj.collection_id])
+        name = getattr(obj, "collection_name", None) or "(no such collection now)"
+        return format_html(
+            '<a href="{}">{}</a> <span class="anchor-muted">{}</span>', url, name, obj.collection_id
+        )
+
+    @admin.display(description="agent's write")
+    def action_named(self, obj: AuditEvent) -> str:
+        if not obj.action_id:
+            return "—"
+        # By URL name: the store does not import the workflow that owns prepared actions.
+        url = reverse("admin:workflow_preparedaction_change", args=[obj.action_id])
+        return format_html('<a href="{}">the prepared write this came from</a>', url)
 
     @admin.display(description="before")
     def before_json(self, obj: AuditEvent) -> str:
@@ -300,7 +428,7 @@ class AuditEventAdmin(ReadOnlyAdmin):
             "opts": self.opts,
             "title": "Review an agent-reported clarification",
             "event": event,
-            "subject": _subject(event),
+            "subject": event_subject(event),
             "form": form,
             "reviews": event.clarification_reviews.all(),
         }

@@ -8,19 +8,26 @@ events) are listed under "Diagnostics" so they do not read as work to do.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
+from django.utils.html import format_html, format_html_join
 
-from records.admin.audit import _subject
+from records.admin.audit import event_subject, with_titles
 from records.admin.panels import DASHBOARD_PANELS
-from records.admin.scoping import member_workspace_ids
+from records.admin.scoping import member_workspace_ids, sees_several_workspaces
 from records.admin.timeline import readable_kind
 from records.models import AuditEvent
 
+LIST_LIMIT = 10
 RECENT_LIMIT = 15
+# Events read to draw the recent lines: one import of 200 rows and links is one line, so a
+# few hundred events still leave room for the writes around it.
+RECENT_SCAN = 400
+NAMED_IN_LINE = 3
 DIAGNOSTICS = frozenset(
     {"RevisionCounter", "ReviewTicket", "RecordVersion", "AgendaEvent", "ClarificationReview"}
 )
@@ -33,15 +40,60 @@ def _events(workspaces: frozenset[str] | None) -> QuerySet[AuditEvent]:
     return events
 
 
-def _rows(events: QuerySet[AuditEvent]) -> list[dict[str, Any]]:
+def _row(event: AuditEvent) -> dict[str, Any]:
+    return {
+        "event": event,
+        "what": readable_kind(event.kind),
+        "about": event_subject(event),
+        "url": reverse("admin:records_auditevent_change", args=[event.pk]),
+    }
+
+
+def _rows(events: QuerySet[AuditEvent], limit: int) -> list[dict[str, Any]]:
+    return [_row(event) for event in with_titles(events)[:limit]]
+
+
+def _write_line(first: AuditEvent, kinds: Counter[str], named: list[AuditEvent]) -> dict[str, Any]:
+    """One line for every event one agent write made ("Created 47 · Linked 40")."""
+    total = sum(kinds.values())
+    what = " · ".join(f"{readable_kind(kind)} {n}" for kind, n in kinds.most_common())
+    about = format_html_join(", ", "{}", ((event_subject(e),) for e in named[:NAMED_IN_LINE]))
+    if total > NAMED_IN_LINE:
+        about = format_html("{} and {} more", about, total - min(len(named), NAMED_IN_LINE))
+    # By URL name: the store does not import the workflow that owns prepared actions.
+    url = reverse("admin:workflow_preparedaction_change", args=[first.action_id])
+    return {"event": first, "what": what, "about": about, "url": url, "grouped": total}
+
+
+def _recent(events: QuerySet[AuditEvent]) -> list[dict[str, Any]]:
+    """The newest agent changes, one line per event, except that the events of one write (an
+    import's rows and links, a batch's items) share one line that counts them."""
+    order: list[str] = []
+    firsts: dict[str, AuditEvent] = {}
+    named: dict[str, list[AuditEvent]] = {}
+    for event in with_titles(events)[:RECENT_SCAN]:
+        key = event.action_id or f"event:{event.pk}"
+        if key not in firsts:
+            if len(order) == RECENT_LIMIT:
+                break
+            order.append(key)
+            firsts[key] = event
+            named[key] = []
+        named[key].append(event)
+    writes = [key for key in order if not key.startswith("event:") and len(named[key]) > 1]
+    kinds: dict[str, Counter[str]] = {key: Counter() for key in writes}
+    if writes:  # counted in full: a write's events may run past the ones read above
+        counted = (
+            events.filter(action_id__in=writes)
+            .values_list("action_id", "kind")
+            .annotate(n=Count("id"))
+            .order_by()
+        )
+        for action_id, kind, n in counted:
+            kinds[action_id][kind] = n
     return [
-        {
-            "event": event,
-            "what": readable_kind(event.kind),
-            "about": _subject(event),
-            "url": reverse("admin:records_auditevent_change", args=[event.pk]),
-        }
-        for event in events[:RECENT_LIMIT]
+        _write_line(firsts[key], kinds[key], named[key]) if key in kinds else _row(firsts[key])
+        for key in order
     ]
 
 
@@ -51,6 +103,7 @@ def dashboard(request: HttpRequest, app_list: list[dict[str, Any]]) -> dict[str,
     unreviewed = events.exclude(agent_reported_clarification="").filter(
         clarification_reviews__isnull=True
     )
+    unreviewed_count = unreviewed.count()
     audit = reverse("admin:records_auditevent_changelist")
     main, diagnostics = [], []
     for app in app_list:
@@ -60,12 +113,16 @@ def dashboard(request: HttpRequest, app_list: list[dict[str, Any]]) -> dict[str,
             main.append({**app, "models": models})
         if internal:
             diagnostics.append({**app, "models": internal})
+    shown = _rows(unreviewed, LIST_LIMIT) if unreviewed_count else []
     return {
         "panels": [panel(request, workspaces) for panel in DASHBOARD_PANELS],
         "workspaces": sorted(workspaces) if workspaces is not None else None,
-        "unreviewed": _rows(unreviewed),
+        "several_workspaces": sees_several_workspaces(request),
+        "unreviewed": shown,
+        "unreviewed_count": unreviewed_count,
+        "unreviewed_more": unreviewed_count - len(shown),
         "unreviewed_url": f"{audit}?clarification=unreviewed",
-        "recent": _rows(events.exclude(actor_id__startswith="user:")),
+        "recent": _recent(events.exclude(actor_id__startswith="user:")),
         "audit_url": audit,
         "main_apps": main,
         "diagnostic_apps": diagnostics,

@@ -1,9 +1,9 @@
 """Panels other apps add to the store's admin pages, without the store importing them.
 
-The record page shows the agent writes pending on the record, its edit form which of them an
-edit would make stale, and the index shows the approval queue; all live in the workflow, which
-the store must not know about. The workflow registers a function here at import time; the
-store's pages call whatever is registered.
+The record page shows the agent writes pending on the record (its edit form, which of them a
+save would make stale), and the index shows the approval queue; both live in the workflow,
+which the store must not know about. The workflow registers a function here at import time;
+the store's pages call whatever is registered.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from django.utils.safestring import SafeString
 
 # (request, record) -> HTML drawn near the top of the record page
 RECORD_PANELS: list[Callable[[HttpRequest, Any], SafeString]] = []
-# (request, record) -> HTML drawn above the record's edit form
-EDIT_PANELS: list[Callable[[HttpRequest, Any], SafeString]] = []
+# (request, record) -> HTML drawn at the top of the record's edit form
+RECORD_EDIT_PANELS: list[Callable[[HttpRequest, Any], SafeString]] = []
 # (request, workspace ids or None for every workspace) -> HTML drawn on the admin index
 DASHBOARD_PANELS: list[Callable[[HttpRequest, frozenset[str] | None], SafeString]] = []
 
@@ -27,8 +27,8 @@ def record_panel(fn: Callable[[HttpRequest, Any], SafeString]) -> Callable[..., 
     return fn
 
 
-def edit_panel(fn: Callable[[HttpRequest, Any], SafeString]) -> Callable[..., SafeString]:
-    EDIT_PANELS.append(fn)
+def record_edit_panel(fn: Callable[[HttpRequest, Any], SafeString]) -> Callable[..., SafeString]:
+    RECORD_EDIT_PANELS.append(fn)
     return fn
 
 

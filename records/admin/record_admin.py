@@ -29,7 +29,7 @@ from records.admin.common import (
 )
 from records.admin.link_lists import LINK_LIMIT, ORDER, record_links
 from records.admin.neighbourhood import record_neighbourhood
-from records.admin.panels import EDIT_PANELS, RECORD_PANELS
+from records.admin.panels import RECORD_EDIT_PANELS, RECORD_PANELS
 from records.admin.record_form import OutgoingLinkForm, RecordAliasForm, RecordForm
 from records.admin.record_writes import (
     admit_person_write,
@@ -208,7 +208,7 @@ class RecordAdmin(ServiceWriteAdmin):
             return self.read_view(request, record)
         extra_context = {**(extra_context or {}), **self._page_context(record)}
         extra_context["read_url"] = reverse("admin:records_record_change", args=[record.pk])
-        extra_context["edit_panels"] = [panel(request, record) for panel in EDIT_PANELS]
+        extra_context["edit_panels"] = [panel(request, record) for panel in RECORD_EDIT_PANELS]
         return super().change_view(request, object_id, form_url, extra_context)
 
     def _page_context(self, record: Record) -> dict[str, Any]:

@@ -36,12 +36,13 @@ from django.db import models
 from django.db.models import Q, QuerySet
 from django.http import Http404, HttpRequest
 
-from records.models import WorkspaceMembership
+from records.models import Workspace, WorkspaceMembership
 
 # Never displayed, searched, filtered or ordered by, by anyone.
 SECRET_FIELDS = frozenset({"key_hash"})
 
 _CACHE_ATTR = "_anchor_member_workspaces"
+_SEVERAL_ATTR = "_anchor_sees_several_workspaces"
 
 
 def reaches_everything(request: HttpRequest) -> bool:
@@ -63,6 +64,16 @@ def member_workspace_ids(request: HttpRequest) -> frozenset[str] | None:
             members = WorkspaceMembership.objects.filter(user_id=request.user.pk)
             cached = frozenset(members.values_list("workspace_id", flat=True))
         setattr(request, _CACHE_ATTR, cached)
+    return cached
+
+
+def sees_several_workspaces(request: HttpRequest) -> bool:
+    """Whether the person reaches more than one workspace, so each item must say whose it is."""
+    cached: bool | None = getattr(request, _SEVERAL_ATTR, None)
+    if cached is None:
+        workspaces = member_workspace_ids(request)
+        cached = Workspace.objects.count() > 1 if workspaces is None else len(workspaces) > 1
+        setattr(request, _SEVERAL_ATTR, cached)
     return cached
 
 

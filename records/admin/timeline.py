@@ -27,6 +27,13 @@ HEADLINES = {
     "relationship.created": "Linked",
     "relationship.deleted": "Link removed",
     "relationship.already_linked": "Linked again (the link already existed; nothing changed)",
+    "record.self_unmapped": "“Me” mapping removed",
+    "collection.created": "Collection created",
+    "collection.reused": "Collection reused (one of that name already existed)",
+    "collection.updated": "Collection updated",
+    "collection.policy_changed": "Collection approval policy changed",
+    "collection.alias_added": "Collection alias added",
+    "collection.alias_removed": "Collection alias removed",
     "clarification.confirmed": "Clarification confirmed by a person",
     "clarification.disputed": "Clarification disputed by a person",
     # Written by the workflow when a person decides on an agent's held write.
@@ -108,6 +115,29 @@ def state_changes(before: dict[str, Any] | None, after: dict[str, Any] | None) -
             )
         )
     return changes
+
+
+def _top_level_changes(before: Any, after: Any) -> list[FieldChange]:
+    """Key by key, for states other than a record's (a collection's, a link's, a decision's)."""
+    before = before if isinstance(before, dict) else {}
+    after = after if isinstance(after, dict) else {}
+    changes: list[FieldChange] = []
+    for key in sorted(set(before) | set(after)):
+        if key not in before:
+            changes.append(FieldChange(key, "added", after=_show(after[key])))
+        elif key not in after:
+            changes.append(FieldChange(key, "removed", before=_show(before[key])))
+        elif change := _diff_values(key, before[key], after[key]):
+            changes.append(change)
+    return changes
+
+
+def event_changes(event: AuditEvent) -> list[FieldChange]:
+    """What one event changed, field by field: a record's title, data, aliases and archival;
+    any other state key by key."""
+    if event.entity_type == "record":
+        return state_changes(event.before, event.after)
+    return _top_level_changes(event.before, event.after)
 
 
 def _link_summary(event: AuditEvent) -> dict[str, str] | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from records.admin.timeline import state_changes
+from records.admin.timeline import readable_kind, state_changes
 from records.models import AuditEvent
 from workflow import imports
 from workflow.actions import BATCH
@@ -24,6 +24,7 @@ from workflow.admin.changes import (
     show,
 )
 from workflow.admin.lookup import Lookup, Ref
+from workflow.admin.overlaps import Overlap, overlapping, touched
 from workflow.models import OPEN_STATES, ActionState, PreparedAction, ReviewTicket
 
 FLAG_LABELS = {
@@ -36,7 +37,13 @@ DECISION_LABELS = {
     imports.USE_EXISTING: "use the existing record",
     imports.CREATE_ANYWAY: "create anyway",
 }
+OUTCOME_LABELS = {
+    "created": "created",
+    "used_existing": "used the existing record",
+    "skipped": "skipped",
+}
 ROW_DATA_LIMIT = 160
+APPLIED_LIMIT = 200
 
 
 @dataclass
@@ -64,15 +71,27 @@ class ImportRowView:
     candidates: list[Candidate]
     decision: str
     duplicate_of: str
+    made: Ref | None = None  # the record the row became, once applied
+    outcome: str = ""  # "created", "used the existing record", "skipped"
+    clarification: str = ""  # the agent's account of why a flagged row is created anyway
+
+
+@dataclass
+class ImportLinkView:
+    source: Ref
+    relationship_type: str
+    target: Ref
+    note: str = ""  # "not made: an endpoint row was skipped"
 
 
 @dataclass
 class ImportView:
     collection: Ref
     rows: list[ImportRowView]
-    links: list[tuple[str, str, str]]
+    links: list[ImportLinkView]
     flagged: int
     decided: bool
+    applied: bool = False
 
 
 @dataclass
@@ -92,6 +111,7 @@ class AppliedView:
     record: Ref
     headline: str
     changes: list[FieldChange]
+    link: tuple[Ref, str, Ref] | None = None  # a link made or removed
 
 
 @dataclass
@@ -102,6 +122,7 @@ class ActionReview:
     evidence: list[EvidenceView] = field(default_factory=list)
     applied: list[AppliedView] = field(default_factory=list)
     compared_with_now: bool = True
+    overlaps: list[Overlap] = field(default_factory=list)  # other open writes on its records
 
 
 def _operations(action: PreparedAction) -> list[tuple[int | None, str, dict[str, Any], str, str]]:
@@ -174,17 +195,38 @@ def _evidence(action: PreparedAction, lookup: Lookup) -> list[EvidenceView]:
     return views
 
 
-def _end_label(end: dict[str, Any], lookup: Lookup) -> str:
-    return f"row {end['key']}" if "key" in end else lookup.title(end.get("record_id"))
+def _outcomes(action: PreparedAction) -> dict[str, dict[str, Any]]:
+    """Each import row's outcome by key, once the import was applied (else empty)."""
+    result = action.result if isinstance(action.result, dict) else {}
+    rows = result.get("rows")
+    return rows if isinstance(rows, dict) else {}
+
+
+def _row_end(
+    end: dict[str, Any], titles: dict[str, str], made: dict[str, str], lookup: Lookup
+) -> Ref:
+    """A link end as the reviewer reads it: an existing record, or a row by its title (linked
+    to the record it became once applied)."""
+    if "row" not in end:
+        return lookup.record_ref(end.get("record_id"))
+    key = str(end["row"])
+    if key in made:
+        ref = lookup.record_ref(made[key])
+        return Ref(ref.id, ref.title, ref.url, f"row {key}")
+    return Ref("", titles.get(key, key), "", f"row {key}")
 
 
 def _import_view(action: PreparedAction, lookup: Lookup) -> ImportView:
     arguments = action.arguments
     decisions = arguments.get("decisions") or {}
     data_by_key = {row["key"]: row.get("data") for row in arguments.get("rows") or []}
+    titles = {str(row["key"]): str(row.get("title", "")) for row in arguments.get("rows") or []}
+    outcomes = _outcomes(action)
+    made = {k: str(o["record_id"]) for k, o in outcomes.items() if o.get("record_id")}
     rows = []
     for row in arguments.get("reviewed") or []:
         decision = decisions.get(row["key"]) or {}
+        outcome = outcomes.get(row["key"]) or {}
         label = DECISION_LABELS.get(decision.get("decision", ""), "")
         if decision.get("record_id"):
             label = f"{label}: {lookup.title(decision['record_id'])}"
@@ -206,15 +248,21 @@ def _import_view(action: PreparedAction, lookup: Lookup) -> ImportView:
                 ],
                 decision=label or ("decided when the agent commits" if flagged else "create"),
                 duplicate_of=str(row.get("duplicate_of") or ""),
+                made=lookup.record_ref(outcome["record_id"]) if outcome.get("record_id") else None,
+                outcome=OUTCOME_LABELS.get(str(outcome.get("outcome", "")), ""),
+                clarification=str(decision.get("clarification") or ""),
             )
         )
+    result = action.result if isinstance(action.result, dict) else {}
+    dropped = {d.get("link_index"): d.get("reason", "") for d in result.get("dropped_links") or []}
     links = [
-        (
-            _end_label(link.get("source", {}), lookup),
+        ImportLinkView(
+            _row_end(link.get("source", {}), titles, made, lookup),
             str(link.get("relationship_type", "")),
-            _end_label(link.get("target", {}), lookup),
+            _row_end(link.get("target", {}), titles, made, lookup),
+            f"not made: {dropped[index]}" if index in dropped else "",
         )
-        for link in arguments.get("links") or []
+        for index, link in enumerate(arguments.get("links") or [])
     ]
     return ImportView(
         collection=lookup.collection_ref(arguments.get("collection_id")),
@@ -222,24 +270,60 @@ def _import_view(action: PreparedAction, lookup: Lookup) -> ImportView:
         links=links,
         flagged=sum(r.flagged for r in rows),
         decided=arguments.get("decisions") is not None,
+        applied=bool(outcomes),
     )
 
 
-def _applied(action: PreparedAction, lookup: Lookup) -> list[AppliedView]:
-    events = AuditEvent.objects.filter(
-        workspace_id=action.workspace_id, action_id=action.pk, entity_type="record"
-    ).order_by("created_at", "id")[:200]
-    return [
-        AppliedView(
-            record=lookup.record_ref(event.record_id),
-            headline=event.kind.split(".", 1)[-1].replace("_", " "),
-            changes=[
-                FieldChange(c.name, c.change, c.before, c.after)
-                for c in state_changes(event.before, event.after)
-            ],
+def _applied_events(action: PreparedAction) -> list[AuditEvent]:
+    """What an applied write did, from its own audit events (records it made or changed, links
+    it made or removed); empty while it awaits a decision."""
+    if action.state != ActionState.COMMITTED or action.operation == imports.OPERATION:
+        return []  # an import's stored outcome names what each row became
+    return list(
+        AuditEvent.objects.filter(
+            workspace_id=action.workspace_id,
+            action_id=action.pk,
+            entity_type__in=("record", "relationship"),
+        ).order_by("created_at", "id")[:APPLIED_LIMIT]
+    )
+
+
+def _ids_made(action: PreparedAction, events: list[AuditEvent]) -> set[str]:
+    """Records an applied write made or touched: they did not exist when it was prepared, so
+    its arguments do not name them; its events and stored outcome do."""
+    ids = {e.record_id for e in events if e.record_id}
+    for event in events:
+        state = event.after if isinstance(event.after, dict) else event.before
+        if event.entity_type == "relationship" and isinstance(state, dict):
+            ids.update(str(state[k]) for k in ("source_id", "target_id") if state.get(k))
+    ids.update(str(o["record_id"]) for o in _outcomes(action).values() if o.get("record_id"))
+    return ids
+
+
+def _applied(events: list[AuditEvent], lookup: Lookup) -> list[AppliedView]:
+    views = []
+    for event in events:
+        state = event.after if isinstance(event.after, dict) else event.before
+        if event.entity_type == "relationship":
+            state = state if isinstance(state, dict) else {}
+            link = (
+                lookup.record_ref(state.get("source_id")),
+                str(state.get("relationship_type", "")),
+                lookup.record_ref(state.get("target_id")),
+            )
+            views.append(AppliedView(link[0], readable_kind(event.kind), [], link))
+            continue
+        views.append(
+            AppliedView(
+                record=lookup.record_ref(event.record_id),
+                headline=readable_kind(event.kind),
+                changes=[
+                    FieldChange(c.name, c.change, c.before, c.after)
+                    for c in state_changes(event.before, event.after)
+                ],
+            )
         )
-        for event in events
-    ]
+    return views
 
 
 def import_summary(action: PreparedAction, collection_title: str) -> str:
@@ -251,6 +335,8 @@ def import_summary(action: PreparedAction, collection_title: str) -> str:
 
 def action_review(action: PreparedAction) -> ActionReview:
     records, collections = _ids_named(action)
+    events = _applied_events(action)
+    records |= _ids_made(action, events)
     lookup = Lookup.load(action.workspace_id, records, collections)
     pending = action.state in OPEN_STATES
     review = ActionReview(summary="", compared_with_now=action.state != ActionState.COMMITTED)
@@ -267,6 +353,9 @@ def action_review(action: PreparedAction) -> ActionReview:
             lines[0] if len(lines) == 1 else f"{len(lines)} writes: " + "; ".join(lines)
         )
     review.evidence = _evidence(action, lookup)
-    if action.state == ActionState.COMMITTED:
-        review.applied = _applied(action, lookup)
+    review.overlaps = overlapping(action, touched(action, lookup), lookup)
+    if action.state == ActionState.COMMITTED and review.import_view is None:
+        # An import's rows table names the record each row became; one line per row and link
+        # again below it would only repeat it.
+        review.applied = _applied(events, lookup)
     return review

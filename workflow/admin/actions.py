@@ -7,6 +7,7 @@ which the agent reads by replaying commit_write. Review tickets are shown for co
 
 from __future__ import annotations
 
+from datetime import UTC
 from typing import Any
 
 from django import forms
@@ -16,6 +17,8 @@ from django.db.models import Case, IntegerField, QuerySet, Value, When
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from records.admin.common import ReadOnlyAdmin, actor_for, json_block
 from records.errors import AnchorError
@@ -27,6 +30,7 @@ from workflow.actions import (
 from workflow.admin.action_review import action_review
 from workflow.admin.queue import QueueChangeList
 from workflow.admin.states import state_badge
+from workflow.attention import dismiss_stale_action
 from workflow.models import ActionState, PreparedAction, ReviewTicket
 
 
@@ -37,11 +41,17 @@ class PendingFilter(admin.SimpleListFilter):
     parameter_name = "queue"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [("pending", "Awaiting a person"), ("decided", "Decided or closed")]
+        return [
+            ("pending", "Awaiting a person"),
+            ("attention", "Went stale, not yet dismissed"),
+            ("decided", "Decided or closed"),
+        ]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         if self.value() == "pending":
             return queryset.filter(state=ActionState.AWAITING_APPROVAL)
+        if self.value() == "attention":
+            return queryset.filter(state=ActionState.STALE, dismissed_at__isnull=True)
         if self.value() == "decided":
             return queryset.exclude(state=ActionState.AWAITING_APPROVAL)
         return queryset
@@ -79,7 +89,7 @@ class PreparedActionAdmin(ReadOnlyAdmin):
             "Decision",
             {"fields": ["state", "stale_reason", "decided_by", "decided_at", "decision_note"]},
         ),
-        ("Identifiers", {"fields": ["id", "operation", "workspace", "expires_at"]}),
+        ("Identifiers", {"fields": ["id", "operation", "workspace", "expiry"]}),
         (
             "Stored JSON (for diagnosis; the review above says the same in words)",
             {
@@ -97,7 +107,7 @@ class PreparedActionAdmin(ReadOnlyAdmin):
         "id",
         "operation",
         "workspace",
-        "expires_at",
+        "expiry",
         "arguments_json",
         "evidence_json",
         "preview_json",
@@ -135,6 +145,22 @@ class PreparedActionAdmin(ReadOnlyAdmin):
     @admin.display(description="why it can no longer apply")
     def stale_reason(self, obj: PreparedAction) -> str:
         return obj.stale_reason or "—"
+
+    @admin.display(description="expires")
+    def expiry(self, obj: PreparedAction) -> str:
+        """What expires, and when: only the agent's commit has a deadline. Once a write waits
+        for a person it does not expire; approving checks it against the records as they are."""
+        at = obj.expires_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+        if obj.state == ActionState.PREPARED:
+            if obj.expires_at <= timezone.now():
+                return f"Expired at {at}: the agent's commit is now refused; it must prepare again."
+            return f"The agent must commit it by {at}; after that a commit is refused."
+        if obj.state == ActionState.AWAITING_APPROVAL:
+            return (
+                f"Does not expire while it awaits a person (the agent's deadline to commit, "
+                f"{at}, was met). Approving re-checks it against the records as they are now."
+            )
+        return f"Nothing expires: the write is {obj.get_state_display().lower()}."
 
     @admin.display(description="cited reviews, as stored")
     def evidence_json(self, obj: PreparedAction) -> str:
@@ -190,6 +216,11 @@ class PreparedActionAdmin(ReadOnlyAdmin):
                 self.admin_site.admin_view(self.reject_view),
                 name="workflow_preparedaction_reject",
             ),
+            path(
+                "<path:object_id>/dismiss/",
+                self.admin_site.admin_view(self.dismiss_view),
+                name="workflow_preparedaction_dismiss",
+            ),
         ]
         return [*decide, *super().get_urls()]
 
@@ -225,6 +256,23 @@ class PreparedActionAdmin(ReadOnlyAdmin):
         return HttpResponseRedirect(
             reverse("admin:workflow_preparedaction_change", args=[action.pk])
         )
+
+    def dismiss_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """Set a stale write aside once a person has read why it did not happen."""
+        if request.method != "POST" or not self.has_approve_permission(request):
+            raise PermissionDenied
+        action = self.get_object(request, object_id)  # another workspace's action is a 404
+        try:
+            dismiss_stale_action(action_id=action.pk, reviewer=actor_for(request))
+        except AnchorError as exc:
+            self.message_user(request, f"Not dismissed: {exc.message}", messages.ERROR)
+        else:
+            summary = action_review(action).summary
+            self.message_user(request, f"Dismissed the stale write “{summary}”.", messages.SUCCESS)
+        back = request.POST.get("next", "")
+        if not url_has_allowed_host_and_scheme(back, {request.get_host()}):
+            back = reverse("admin:workflow_preparedaction_change", args=[action.pk])
+        return HttpResponseRedirect(back)
 
     def reject_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         if not self.has_approve_permission(request):

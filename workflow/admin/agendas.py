@@ -6,8 +6,10 @@ event chain), so people read here and never edit; the health check runs on each 
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
@@ -17,12 +19,36 @@ from workflow.agendas.health import check_health
 from workflow.agendas.picture import whole_picture
 from workflow.models.agendas import Agenda, AgendaConclusion, AgendaEvent
 
+OPEN_OR_UNSYNCED = Q(status__in=[Agenda.ACTIVE, Agenda.PAUSED]) | Q(sync_state=Agenda.SYNC_PENDING)
+
+
+class AgendaAttentionFilter(admin.SimpleListFilter):
+    """What the dashboard lists: agendas still open, or whose outcomes are not yet synced."""
+
+    title = "needs following up"
+    parameter_name = "attention"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [
+            ("open_or_unsynced", "Open, or outcomes not yet synced"),
+            ("open", "Open (active or paused)"),
+            ("unsynced", "Outcomes not yet synced to records"),
+        ]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        wanted = {
+            "open_or_unsynced": OPEN_OR_UNSYNCED,
+            "open": Q(status__in=[Agenda.ACTIVE, Agenda.PAUSED]),
+            "unsynced": Q(sync_state=Agenda.SYNC_PENDING),
+        }.get(self.value() or "")
+        return queryset if wanted is None else queryset.filter(wanted)
+
 
 @admin.register(Agenda)
 class AgendaAdmin(ReadOnlyAdmin):
     workspace_path = "workspace"
     list_display = ["title", "status", "revision", "actor_id", "sync_state", "updated_at"]
-    list_filter = ["status", "sync_state", "updated_at", "workspace"]
+    list_filter = [AgendaAttentionFilter, "status", "sync_state", "updated_at", "workspace"]
     search_fields = ["=id", "title", "actor_id"]
     show_full_result_count = False
     list_per_page = 50

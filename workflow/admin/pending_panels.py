@@ -9,21 +9,35 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
-from records.admin.panels import dashboard_panel, edit_panel, record_panel
+from records.admin.panels import dashboard_panel, record_edit_panel, record_panel
+from records.admin.scoping import sees_several_workspaces
 from workflow.actions import mark_stale_pending
+from workflow.admin.overlaps import names_any
 from workflow.admin.queue import queue_rows, summarise
 from workflow.admin.states import state_badge
+from workflow.attention import needing_attention
 from workflow.models import ActionState, PreparedAction
 
 DASHBOARD_LIMIT = 10
+ATTENTION_LIMIT = 10
 RECORD_LIMIT = 20
-NAMING_KEYS = ("record_id", "source_id", "target_id")
+
+
+def _listed(rows: QuerySet[PreparedAction], limit: int) -> list[Any]:
+    """Final writes, drawn like the queue's rows (nothing to re-check: they cannot move)."""
+    shown: list[Any] = list(queue_rows(rows).order_by("-decided_at", "-created_at")[:limit])
+    summarise(shown)
+    for action in shown:
+        action.badge = state_badge(action.state)
+        action.url = reverse("admin:workflow_preparedaction_change", args=[action.pk])
+        action.dismiss_url = reverse("admin:workflow_preparedaction_dismiss", args=[action.pk])
+    return shown
 
 
 def _refreshed(rows: QuerySet[PreparedAction], limit: int) -> list[Any]:
@@ -44,58 +58,74 @@ def _refreshed(rows: QuerySet[PreparedAction], limit: int) -> list[Any]:
     return shown
 
 
-def _waiting_on(record: Any) -> QuerySet[PreparedAction]:
-    names_it = Q(operation__in=["batch", "import"], arguments__icontains=record.pk)
-    for key in NAMING_KEYS:
-        names_it |= Q(**{f"arguments__{key}": record.pk})
-    return PreparedAction.objects.filter(
-        workspace_id=record.workspace_id, state=ActionState.AWAITING_APPROVAL
-    ).filter(names_it)
-
-
 @record_panel
 def pending_on_record(request: HttpRequest, record: Any) -> SafeString:
-    waiting = _waiting_on(record)
-    if not waiting.exists():
+    naming = PreparedAction.objects.filter(workspace_id=record.workspace_id).filter(
+        names_any([record.pk])
+    )
+    waiting = naming.filter(state=ActionState.AWAITING_APPROVAL)
+    unseen = naming.filter(state=ActionState.STALE, dismissed_at__isnull=True)
+    has_waiting, has_unseen = waiting.exists(), unseen.exists()
+    if not has_waiting and not has_unseen:
         return mark_safe("")
-    actions = _refreshed(waiting, RECORD_LIMIT)
+    actions = _refreshed(waiting, RECORD_LIMIT) if has_waiting else []
+    context = {
+        "actions": [a for a in actions if a.state == ActionState.AWAITING_APPROVAL],
+        # Found stale just now, or earlier and not yet seen by a person.
+        "attention": _listed(unseen, RECORD_LIMIT),
+        "here": request.get_full_path(),
+    }
     return mark_safe(
-        render_to_string("admin/workflow/pending_on_record.html", {"actions": actions})
+        render_to_string("admin/workflow/pending_on_record.html", context, request=request)
     )
 
 
-def edit_effect(action: PreparedAction, record_id: str) -> str:
-    """What editing the record would do to this pending write, in one plain sentence.
-
-    An update is re-checked on the keys it writes (update_record.rebase), so only those are
-    named; any other write pinned to the record's version goes stale on any edit of it.
-    """
-    args = action.arguments
-    if action.operation == "update_record" and args.get("record_id") == record_id:
-        keys = ", ".join(sorted((args.get("changes") or {}).keys()))
-        return (
-            f"It sets {keys}. Changing {'that field' if ',' not in keys else 'those fields'} "
-            "here makes it stale; changing anything else leaves it applicable."
+def _pins_version(operation: str, arguments: Any, record_id: str) -> bool:
+    """Whether a write was checked against this record's exact version (a rename, an alias, an
+    archival, an update inside a batch): any save of the record then makes it stale. A single
+    update is re-checked only on its own keys (`_keys_it_sets`)."""
+    if not isinstance(arguments, dict):
+        return False
+    if operation == "batch":
+        return any(
+            _pins_version("batch item", i.get("arguments"), record_id)
+            for i in arguments.get("items", [])
         )
-    if "expected_version" in args and args.get("record_id") == record_id:
-        return "It was prepared against this version: any edit here makes it stale."
-    return (
-        "It does not depend on this record's fields; changing the record's links or names may "
-        "make it stale."
-    )
+    return arguments.get("record_id") == record_id and "expected_version" in arguments
 
 
-@edit_panel
+def _keys_it_sets(operation: str, arguments: Any, record_id: str) -> list[str]:
+    """The data keys a single pending update of this record sets: approval re-checks only
+    those (update_record.rebase), so a save that leaves them alone leaves it applicable."""
+    if operation != "update_record" or not isinstance(arguments, dict):
+        return []
+    if arguments.get("record_id") != record_id:
+        return []
+    return sorted((arguments.get("changes") or {}).keys())
+
+
+@record_edit_panel
 def pending_on_edit(request: HttpRequest, record: Any) -> SafeString:
-    waiting = _waiting_on(record)
-    if not waiting.exists():
+    """On the edit form: the held writes on this record, and which a save would make stale."""
+    waiting = PreparedAction.objects.filter(
+        workspace_id=record.workspace_id, state=ActionState.AWAITING_APPROVAL
+    ).filter(names_any([record.pk]))
+    shown: list[Any] = list(queue_rows(waiting).order_by("-created_at")[:RECORD_LIMIT])
+    if not shown:
         return mark_safe("")
-    actions = [
-        a for a in _refreshed(waiting, RECORD_LIMIT) if a.state == ActionState.AWAITING_APPROVAL
-    ]
-    for action in actions:
-        action.edit_effect = edit_effect(action, record.pk)
-    return mark_safe(render_to_string("admin/workflow/pending_on_edit.html", {"actions": actions}))
+    summarise(shown)
+    arguments = dict(
+        PreparedAction.objects.filter(pk__in=[a.pk for a in shown]).values_list("pk", "arguments")
+    )
+    for action in shown:
+        action.url = reverse("admin:workflow_preparedaction_change", args=[action.pk])
+        args = arguments.get(action.pk)
+        action.sets_keys = _keys_it_sets(action.operation, args, record.pk)
+        action.goes_stale = not action.sets_keys and _pins_version(
+            action.operation, args, record.pk
+        )
+    context = {"actions": shown, "record": record}
+    return mark_safe(render_to_string("admin/workflow/pending_on_edit.html", context))
 
 
 @dashboard_panel
@@ -103,9 +133,36 @@ def queue_on_dashboard(request: HttpRequest, workspaces: frozenset[str] | None) 
     waiting = PreparedAction.objects.filter(state=ActionState.AWAITING_APPROVAL)
     if workspaces is not None:
         waiting = waiting.filter(workspace_id__in=workspaces)
-    total = waiting.count()
-    actions = _refreshed(waiting, DASHBOARD_LIMIT) if total else []
-    still = sum(a.state == ActionState.AWAITING_APPROVAL for a in actions)
+    refreshed = _refreshed(waiting, DASHBOARD_LIMIT) if waiting.exists() else []
+    # Counted after the refresh, so the heading, the list and "+N more" agree: a write found
+    # stale just now moves to the "needs attention" panel drawn after this one.
+    total = waiting.count() if refreshed else 0
+    actions = [a for a in refreshed if a.state == ActionState.AWAITING_APPROVAL]
     queue_url = reverse("admin:workflow_preparedaction_changelist") + "?queue=pending"
-    context = {"actions": actions, "total": total - (len(actions) - still), "queue_url": queue_url}
+    context = {
+        "actions": actions,
+        "total": total,
+        "more": total - len(actions),
+        "queue_url": queue_url,
+        "several_workspaces": sees_several_workspaces(request),
+    }
     return mark_safe(render_to_string("admin/workflow/queue_on_dashboard.html", context))
+
+
+@dashboard_panel
+def attention_on_dashboard(request: HttpRequest, workspaces: frozenset[str] | None) -> SafeString:
+    """Stale writes nobody has dismissed: what an agent meant to do and did not."""
+    unseen = needing_attention(workspaces)
+    total = unseen.count()
+    shown = _listed(unseen, ATTENTION_LIMIT) if total else []
+    context = {
+        "actions": shown,
+        "total": total,
+        "more": total - len(shown),
+        "list_url": reverse("admin:workflow_preparedaction_changelist") + "?queue=attention",
+        "several_workspaces": sees_several_workspaces(request),
+        "here": request.get_full_path(),
+    }
+    return mark_safe(
+        render_to_string("admin/workflow/attention_on_dashboard.html", context, request=request)
+    )

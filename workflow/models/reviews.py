@@ -114,6 +114,9 @@ class PreparedAction(models.Model):
     decision_note = models.TextField(blank=True, default="")
     # Why the write can no longer apply, in words a person and an agent both read.
     stale_reason = models.TextField(blank=True, default="")
+    # A person saw a stale write and set it aside; until then it is listed as needing attention.
+    dismissed_by = models.CharField(max_length=300, blank=True, default="")
+    dismissed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField()
     expires_at = models.DateTimeField()
     decided_at = models.DateTimeField(null=True, blank=True)
