@@ -135,14 +135,19 @@ def test_the_edit_form_says_which_pending_writes_a_save_makes_stale(
     part = form[start : form.index("</ul>", start)]
     update_url = reverse("admin:workflow_preparedaction_change", args=[update.pk])
     link_url = reverse("admin:workflow_preparedaction_change", args=[link["action_id"]])
-    assert "saving makes it stale" in part[part.index(update_url) :].split("</li>")[0]
+    assert "stale only if you change stage" in part[part.index(update_url) :].split("</li>")[0]
     assert "stays applicable" in part[part.index(link_url) :].split("</li>")[0]
-    # What it said holds: a data-only change of Kirat stales the update, not the link.
+    # What it said holds: an email change leaves both; a stage change stales the update only.
     services.record_update(
         ctx=ctx,
         record_id=hiring.kirat.pk,
         changes={"email": "k@new.example.com"},
         expected_version=1,
+    )
+    mark_stale_pending(update.workspace_id)
+    assert PreparedAction.objects.get(pk=update.pk).state == ActionState.AWAITING_APPROVAL
+    services.record_update(
+        ctx=ctx, record_id=hiring.kirat.pk, changes={"stage": "withdrawn"}, expected_version=2
     )
     mark_stale_pending(update.workspace_id)
     assert PreparedAction.objects.get(pk=update.pk).state == ActionState.STALE

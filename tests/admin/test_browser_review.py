@@ -169,8 +169,9 @@ def test_a_stale_write_stays_in_sight_until_dismissed_in_a_real_browser(
     record = reverse("admin:records_record_change", args=[hiring.kirat.pk])
     fits_both_sizes(page, f"{live_server.url}{record}?edit=1", shots, "record-edit-pending")
     warned = page.locator("#pending-on-edit").inner_text()
-    assert "update Kirat: stage" in warned and "saving makes it stale" in warned
-    page.fill("#id_title", "Kirat Singh")  # a person's edit makes the held write stale
+    assert "update Kirat: stage" in warned and "stale only if you change stage" in warned
+    # A person's rename makes the held write stale: its review of "Kirat" now answers otherwise.
+    page.fill("#id_title", "Kirat Singh")
     page.click("input[name=_continue]")
     page.wait_for_selector(".messagelist .success")
     page.goto(f"{live_server.url}{reverse('admin:index')}")

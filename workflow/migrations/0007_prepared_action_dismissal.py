@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('workflow', '0005_read_marks'),
+        ('workflow', '0006_review_ticket_client_confirmation'),
     ]
 
     operations = [
