@@ -7,6 +7,7 @@ and audits the verdict itself.
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from django import forms
@@ -16,7 +17,7 @@ from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import format_html, format_html_join
+from django.utils.html import format_html, format_html_join, strip_tags
 from django.utils.safestring import mark_safe
 
 from records.admin.common import ReadOnlyAdmin, admin_context, json_block, report_refusal
@@ -233,6 +234,23 @@ class AuditEventAdmin(ReadOnlyAdmin):
         "item_index",
         "id",
     ]
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        """Name the page in words: "Data updated: Kirat", not "record.updated record <id>"."""
+        event = self.get_object(request, object_id)
+        if event is not None:
+            subject = html.unescape(strip_tags(event_subject(event)))  # the template escapes
+            extra_context = {
+                **(extra_context or {}),
+                "subtitle": f"{readable_kind(event.kind)}: {subject}",
+            }
+        return super().change_view(request, object_id, form_url, extra_context)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[AuditEvent]:
         # The standing verdict rides along as a subquery so the list costs one query per page.

@@ -19,6 +19,9 @@ NODE_W, NODE_H, ROW = 220, 46, 60
 LEFT_X, CENTER_X, RIGHT_X = 10, 370, 730
 WIDTH = RIGHT_X + NODE_W + 10
 TITLE_CHARS = 30
+# A link's type is written at its neighbour's end, in the 140 px between the columns; a longer
+# one ran over the converging lines and the centre box, so it is cut (whole on hover).
+LABEL_CHARS = 22
 
 
 @dataclass
@@ -43,14 +46,18 @@ class Edge:
     y1: int
     x2: int
     y2: int
-    label: str
+    full_label: str
     label_x: int
     label_y: int
     anchor: str
 
+    @property
+    def label(self) -> str:
+        return _short(self.full_label, LABEL_CHARS)
 
-def _short(title: str) -> str:
-    return title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…"
+
+def _short(title: str, limit: int = TITLE_CHARS) -> str:
+    return title if len(title) <= limit else title[: limit - 1] + "…"
 
 
 def _node(record: Record, x: int, y: int, *, center: bool = False) -> Node:

@@ -246,6 +246,28 @@ class RecordAdmin(ServiceWriteAdmin):
 
     # --- writing -----------------------------------------------------------------------------
 
+    def response_change(self, request: HttpRequest, obj: Record) -> HttpResponse:
+        """Save lands on the record just saved, where the person sees the result; Django's
+        default is the list of every record."""
+        response = super().response_change(request, obj)
+        return self._to_the_record(request, obj, response)
+
+    def response_add(
+        self, request: HttpRequest, obj: Record, post_url_continue: str | None = None
+    ) -> HttpResponse:
+        response = super().response_add(request, obj, post_url_continue)
+        return self._to_the_record(request, obj, response)
+
+    def _to_the_record(
+        self, request: HttpRequest, obj: Record, response: HttpResponse
+    ) -> HttpResponse:
+        other_buttons = ("_continue", "_addanother", "_saveasnew", "_popup")
+        if any(button in request.POST for button in other_buttons) or obj.pk is None:
+            return response
+        if not isinstance(response, HttpResponseRedirect):
+            return response
+        return HttpResponseRedirect(reverse("admin:records_record_change", args=[obj.pk]))
+
     def save_model(self, request: HttpRequest, obj: Record, form: RecordForm, change: bool) -> None:
         cleaned = form.cleaned_data
         if not change:

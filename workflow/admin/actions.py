@@ -139,8 +139,8 @@ class PreparedActionAdmin(ReadOnlyAdmin):
 
     @admin.display(description="stated reason")
     def reason(self, obj: PreparedAction) -> str:
-        text = obj.decision_reason
-        return text if len(text) <= 90 else text[:89] + "…"
+        # Whole: the list wraps it (anchor_styles.html), and a cut reason hides its point.
+        return obj.decision_reason
 
     @admin.display(description="why it can no longer apply")
     def stale_reason(self, obj: PreparedAction) -> str:
@@ -181,6 +181,9 @@ class PreparedActionAdmin(ReadOnlyAdmin):
     # --- deciding ----------------------------------------------------------------------------
 
     def _approve(self, request: HttpRequest, action_id: str, note: str = "") -> bool:
+        """Approve one write; the message names it in words ("update Kirat: stage = offer")."""
+        action = PreparedAction.objects.filter(pk=action_id).first()
+        summary = f"“{action_review(action).summary}”" if action is not None else action_id
         try:
             approve_prepared_action(action_id=action_id, reviewer=actor_for(request), note=note)
         except AnchorError as exc:
@@ -188,9 +191,11 @@ class PreparedActionAdmin(ReadOnlyAdmin):
                 "stale_reason", flat=True
             )
             why = stale.first() or exc.message
-            self.message_user(request, f"Not applied, nothing was written: {why}", messages.ERROR)
+            self.message_user(
+                request, f"Not applied, nothing was written: {summary}: {why}", messages.ERROR
+            )
             return False
-        self.message_user(request, f"Approved and applied: {action_id}.", messages.SUCCESS)
+        self.message_user(request, f"Approved and applied: {summary}.", messages.SUCCESS)
         return True
 
     @admin.action(description="Approve and apply selected actions", permissions=["approve"])
@@ -290,7 +295,8 @@ class PreparedActionAdmin(ReadOnlyAdmin):
             except AnchorError as exc:
                 self.message_user(request, f"Not rejected: {exc.message}", messages.ERROR)
             else:
-                self.message_user(request, f"Rejected action {action.pk}.", messages.SUCCESS)
+                summary = action_review(action).summary
+                self.message_user(request, f"Rejected “{summary}”.", messages.SUCCESS)
             return HttpResponseRedirect(change_url)
         context = {
             **self.admin_site.each_context(request),
