@@ -65,6 +65,8 @@ def aggregate(
     condition = criteria_sql(workspace_id, criteria)
     matched = fetch_all(condition.wrap("SELECT COUNT(*) FROM records_record r WHERE {}"))[0][0]
     fields = _distinct_fields(metric_list)
+    if grouping is not None and grouping["kind"] == "linked":
+        grouping["through_matched"] = _links_through_matched(workspace_id, matched)
     rows = fetch_all(_grouped_sql(condition, grouping, fields, limit))
     groups = [_group(row, grouping, metric_list, fields) for row in rows[:limit]]
     result: dict[str, Any] = {"matched": matched, "notes": [SKIP_NOTE]}
@@ -251,7 +253,7 @@ def _grouped_sql(
         tuple(p for e in extracted for p in e.params) + condition.params,
     )
     read = {json.dumps(keys): Extracted(f"r.f_{i}") for i, keys in enumerate(wanted)}
-    key, label, kind, join = _group_columns(grouping, read)
+    key, label, kind, join = _group_columns(grouping, read, condition)
     columns = [key.wrap("{} AS group_key"), label.wrap("{} AS group_label")]
     if grouping is not None and grouping["kind"] == "field":
         columns.append(read[json.dumps(grouping["field"])].absent().wrap("{} AS group_absent"))
@@ -281,21 +283,31 @@ def _grouped_sql(
     outer = ["group_key", "group_label", f"{kind} AS group_kind", "COUNT(*) AS n"]
     for index in range(len(fields)):
         outer += [
-            f"SUM(CASE WHEN state_{index} = 'used' THEN 1 ELSE 0 END)",
-            f"SUM(CASE WHEN state_{index} = 'missing' THEN 1 ELSE 0 END)",
-            *(f"{function}(value_{index})" for function in SQL_FUNCTIONS.values()),
+            f"SUM(CASE WHEN state_{index} = 'used' THEN 1 ELSE 0 END) AS used_{index}",
+            f"SUM(CASE WHEN state_{index} = 'missing' THEN 1 ELSE 0 END) AS missing_{index}",
+            *(
+                f"{function}(value_{index}) AS {op}_{index}"
+                for op, function in SQL_FUNCTIONS.items()
+            ),
         ]
     outer.append("COUNT(*) OVER () AS group_total")
-    return Sql(
+    order = "ORDER BY n DESC, group_key IS NULL, group_key"
+    grouped = Sql(
         f"SELECT {', '.join(outer)} FROM ({inner.text}) grouped "
-        "GROUP BY group_key, group_label, group_kind "
-        "ORDER BY n DESC, group_key IS NULL, group_key LIMIT %s",
+        f"GROUP BY group_key, group_label, group_kind {order} LIMIT %s",
         inner.params + (limit + 1,),
     )
+    if grouping is None or grouping["kind"] != "linked":
+        return grouped
+    # A linked record's title is looked up for the groups returned only, not joined to every
+    # matched record's links (which read the whole records table to hash it).
+    names = [name.rsplit(" AS ", 1)[-1] for name in outer]
+    names[1] = "(SELECT t.title FROM records_record t WHERE t.id = g.group_key) AS group_label"
+    return grouped.wrap(f"SELECT {', '.join(names)} FROM ({{}}) g {order}")
 
 
 def _group_columns(
-    grouping: dict[str, Any] | None, read: dict[str, Extracted]
+    grouping: dict[str, Any] | None, read: dict[str, Extracted], condition: Sql
 ) -> tuple[Sql, Sql, str, Sql]:
     """(key, label, join) expressions for the middle query, and the kind for the outer one.
 
@@ -312,7 +324,7 @@ def _group_columns(
             Sql("JOIN records_collection c ON c.id = r.collection_id"),
         )
     if grouping["kind"] == "linked":
-        return _linked_columns(grouping)
+        return _linked_columns(grouping, condition)
     data = read[json.dumps(grouping["field"])]
     if grouping["bucket"] is None:
         kind = "CASE WHEN group_key IS NULL THEN 'missing' ELSE 'value' END"
@@ -335,12 +347,45 @@ def _group_columns(
     return key, Sql("NULL"), kind, Sql("")
 
 
-def _linked_columns(grouping: dict[str, Any]) -> tuple[Sql, Sql, str, Sql]:
+# Looking a record's links up costs two index probes, a few times what reading a link in a
+# scan costs: the matched records' links are looked up when the workspace has more than this
+# many links per matched record, and the workspace's links read in one pass otherwise.
+PROBE_COST = 2
+
+
+def _links_through_matched(workspace_id: str, matched: int) -> bool:
+    """Whether the workspace has more than PROBE_COST links per matched record; the count
+    stops there, so it costs no more than the grouping itself."""
+    cap = PROBE_COST * max(matched, 1)
+    counted = fetch_all(
+        Sql(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM records_relationship WHERE workspace_id = %s "
+            "LIMIT %s) links",
+            (workspace_id, cap + 1),
+        )
+    )[0][0]
+    return bool(counted > cap)
+
+
+def _linked_columns(grouping: dict[str, Any], condition: Sql) -> tuple[Sql, Sql, str, Sql]:
+    """Each matched record's linked records.
+
+    A few records among many links have their links looked up for them alone
+    (`source_id IN (matched)`, `target_id IN (matched)`: relationship_unique and
+    relationship_in), so the cost follows the matched records, not the workspace's links;
+    otherwise the workspace's links are read once. Links never cross workspaces (the services
+    refuse it), so either way the same links are found.
+    """
     types = Sql("")
     if grouping["relationship_types"]:
         types = placeholders(grouping["relationship_types"]).wrap(
             " AND rel.relationship_type IN ({})"
         )
+    if grouping.get("through_matched"):
+        scope = condition.wrap("SELECT r.id FROM records_record r WHERE {}")
+        test, test_params = f"rel.{{own}} IN ({scope.text})", scope.params
+    else:
+        test, test_params = "rel.workspace_id = %s", (grouping["workspace_id"],)
     branches = []
     # Direction is from the matched record's side: outgoing means it is the source.
     if grouping["direction"] in ("outgoing", "both"):
@@ -349,18 +394,14 @@ def _linked_columns(grouping: dict[str, Any]) -> tuple[Sql, Sql, str, Sql]:
         branches.append(("target_id", "source_id"))
     union = " UNION ".join(
         f"SELECT rel.{own} AS record_id, rel.{other} AS linked_id FROM records_relationship rel "
-        f"WHERE rel.workspace_id = %s{types.text}"
+        f"WHERE {test.format(own=own)}{types.text}"
         for own, other in branches
     )
-    params = tuple(p for _ in branches for p in (grouping["workspace_id"], *types.params))
-    join = Sql(
-        f"LEFT JOIN ({union}) links ON links.record_id = r.id "
-        "LEFT JOIN records_record linked ON linked.id = links.linked_id",
-        params,
-    )
+    params = tuple(p for _ in branches for p in (*test_params, *types.params))
+    join = Sql(f"LEFT JOIN ({union}) links ON links.record_id = r.id", params)
     return (
         Sql("links.linked_id"),
-        Sql("linked.title"),
+        Sql("NULL"),  # the title is looked up for the groups returned (_grouped_sql)
         "CASE WHEN group_key IS NULL THEN 'not_linked' ELSE 'linked' END",
         join,
     )
