@@ -65,8 +65,6 @@ def aggregate(
     condition = criteria_sql(workspace_id, criteria)
     matched = fetch_all(condition.wrap("SELECT COUNT(*) FROM records_record r WHERE {}"))[0][0]
     fields = _distinct_fields(metric_list)
-    if grouping is not None and grouping["kind"] == "linked":
-        grouping["through_matched"] = _links_through_matched(workspace_id, matched)
     rows = fetch_all(_grouped_sql(condition, grouping, fields, limit))
     groups = [_group(row, grouping, metric_list, fields) for row in rows[:limit]]
     result: dict[str, Any] = {"matched": matched, "notes": [SKIP_NOTE]}
@@ -253,7 +251,7 @@ def _grouped_sql(
         tuple(p for e in extracted for p in e.params) + condition.params,
     )
     read = {json.dumps(keys): Extracted(f"r.f_{i}") for i, keys in enumerate(wanted)}
-    key, label, kind, join = _group_columns(grouping, read, condition)
+    key, label, kind, join = _group_columns(grouping, read)
     columns = [key.wrap("{} AS group_key"), label.wrap("{} AS group_label")]
     if grouping is not None and grouping["kind"] == "field":
         columns.append(read[json.dumps(grouping["field"])].absent().wrap("{} AS group_absent"))
@@ -273,12 +271,15 @@ def _grouped_sql(
                 numeric.params + data.absent().params,
             )
         )
+    source = Sql(f"({extract.text}) r", extract.params)
+    if grouping is not None and grouping["kind"] == "linked":
+        source = _linked_source(extract, grouping)
     inner = Sql(
         "SELECT "
         + ", ".join(c.text for c in columns)
-        + f" FROM ({extract.text}) r {join.text} "
+        + f" FROM {source.text} {join.text} "
         + FENCE[vendor()],
-        tuple(p for c in columns for p in c.params) + extract.params + join.params,
+        tuple(p for c in columns for p in c.params) + source.params + join.params,
     )
     outer = ["group_key", "group_label", f"{kind} AS group_kind", "COUNT(*) AS n"]
     for index in range(len(fields)):
@@ -307,7 +308,7 @@ def _grouped_sql(
 
 
 def _group_columns(
-    grouping: dict[str, Any] | None, read: dict[str, Extracted], condition: Sql
+    grouping: dict[str, Any] | None, read: dict[str, Extracted]
 ) -> tuple[Sql, Sql, str, Sql]:
     """(key, label, join) expressions for the middle query, and the kind for the outer one.
 
@@ -324,7 +325,7 @@ def _group_columns(
             Sql("JOIN records_collection c ON c.id = r.collection_id"),
         )
     if grouping["kind"] == "linked":
-        return _linked_columns(grouping, condition)
+        return _linked_columns()
     data = read[json.dumps(grouping["field"])]
     if grouping["bucket"] is None:
         kind = "CASE WHEN group_key IS NULL THEN 'missing' ELSE 'value' END"
@@ -347,63 +348,58 @@ def _group_columns(
     return key, Sql("NULL"), kind, Sql("")
 
 
-# Looking a record's links up costs two index probes, a few times what reading a link in a
-# scan costs: the matched records' links are looked up when the workspace has more than this
-# many links per matched record, and the workspace's links read in one pass otherwise.
-PROBE_COST = 2
+def _linked_source(extract: Sql, grouping: dict[str, Any]) -> Sql:
+    """The matched records, one row per record and linked record (`linked_id`), or one row
+    with linked_id NULL for a record with no such link.
 
-
-def _links_through_matched(workspace_id: str, matched: int) -> bool:
-    """Whether the workspace has more than PROBE_COST links per matched record; the count
-    stops there, so it costs no more than the grouping itself."""
-    cap = PROBE_COST * max(matched, 1)
-    counted = fetch_all(
-        Sql(
-            "SELECT COUNT(*) FROM (SELECT 1 FROM records_relationship WHERE workspace_id = %s "
-            "LIMIT %s) links",
-            (workspace_id, cap + 1),
-        )
-    )[0][0]
-    return bool(counted > cap)
-
-
-def _linked_columns(grouping: dict[str, Any], condition: Sql) -> tuple[Sql, Sql, str, Sql]:
-    """Each matched record's linked records.
-
-    A few records among many links have their links looked up for them alone
-    (`source_id IN (matched)`, `target_id IN (matched)`: relationship_unique and
-    relationship_in), so the cost follows the matched records, not the workspace's links;
-    otherwise the workspace's links are read once. Links never cross workspaces (the services
-    refuse it), so either way the same links are found.
+    Each matched record looks its links up by source and by target (relationship_unique,
+    relationship_in), so the cost follows the matched records and their links, never the
+    workspace's. The records drive the lookups rather than a set of links being joined to
+    them: a join to a subquery of links has no index, and a planner without statistics runs
+    it as a nested scan (matched records times links). UNION keeps a record's link to the same
+    record, in both directions or by several types, once.
     """
     types = Sql("")
     if grouping["relationship_types"]:
         types = placeholders(grouping["relationship_types"]).wrap(
             " AND rel.relationship_type IN ({})"
         )
-    if grouping.get("through_matched"):
-        scope = condition.wrap("SELECT r.id FROM records_record r WHERE {}")
-        test, test_params = f"rel.{{own}} IN ({scope.text})", scope.params
-    else:
-        test, test_params = "rel.workspace_id = %s", (grouping["workspace_id"],)
     branches = []
     # Direction is from the matched record's side: outgoing means it is the source.
     if grouping["direction"] in ("outgoing", "both"):
         branches.append(("source_id", "target_id"))
     if grouping["direction"] in ("incoming", "both"):
         branches.append(("target_id", "source_id"))
-    union = " UNION ".join(
-        f"SELECT rel.{own} AS record_id, rel.{other} AS linked_id FROM records_relationship rel "
-        f"WHERE {test.format(own=own)}{types.text}"
+    parts = [
+        Sql(
+            f"SELECT m.*, rel.{other} AS linked_id FROM ({extract.text}) m "
+            f"JOIN records_relationship rel ON rel.{own} = m.id{types.text}",
+            extract.params + types.params,
+        )
         for own, other in branches
+    ]
+    unlinked = " AND ".join(
+        f"NOT EXISTS (SELECT 1 FROM records_relationship rel WHERE rel.{own} = m.id{types.text})"
+        for own, _ in branches
     )
-    params = tuple(p for _ in branches for p in (*test_params, *types.params))
-    join = Sql(f"LEFT JOIN ({union}) links ON links.record_id = r.id", params)
+    parts.append(
+        Sql(
+            f"SELECT m.*, NULL AS linked_id FROM ({extract.text}) m WHERE {unlinked}",
+            extract.params + types.params * len(branches),
+        )
+    )
+    return Sql(
+        "(" + " UNION ".join(part.text for part in parts) + ") r",
+        tuple(p for part in parts for p in part.params),
+    )
+
+
+def _linked_columns() -> tuple[Sql, Sql, str, Sql]:
     return (
-        Sql("links.linked_id"),
+        Sql("r.linked_id"),
         Sql("NULL"),  # the title is looked up for the groups returned (_grouped_sql)
         "CASE WHEN group_key IS NULL THEN 'not_linked' ELSE 'linked' END",
-        join,
+        Sql(""),
     )
 
 
