@@ -57,26 +57,48 @@ class Entries:
     is_alias: list[bool] = field(default_factory=list)
     exact: dict[str, list[int]] = field(default_factory=dict)
     words: dict[str, set[int]] = field(default_factory=dict)
-    by_record: dict[str, list[int]] = field(default_factory=dict)
+    title_of: dict[str, int] = field(default_factory=dict)  # record ID -> its newest title
+    aliases_of: dict[str, list[int]] = field(default_factory=dict)  # ... and its aliases
     died: dict[int, int] = field(default_factory=dict)  # entry index -> revision it died at
     versions: dict[str, int] = field(default_factory=dict)  # record ID -> version, at head
     head: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def append(self, entries: Iterable[tuple[str, str, bool]]) -> None:
-        for record_id, display, alias in entries:
-            index = len(self.names)
-            name = normalize_name(display)
+        # Locals and get-then-create rather than setdefault: a load appends 100,000 entries
+        # and this loop is most of its time.
+        exact, words, title_of = self.exact, self.words, self.title_of
+        index = len(self.names)
+        added = list(entries)
+        names = [normalize_name(display) for _, display, _ in added]
+        for (record_id, _, alias), name in zip(added, names, strict=True):
             # Indexes first, lists last: a reader bounds itself by its view's length, never
             # by the lists', so a half-appended entry is invisible either way.
-            self.exact.setdefault(name, []).append(index)
+            same = exact.get(name)
+            if same is None:
+                exact[name] = [index]
+            else:
+                same.append(index)
             for word in name.split():
-                self.words.setdefault(word, set()).add(index)
-            self.by_record.setdefault(record_id, []).append(index)
-            self.record_ids.append(record_id)
-            self.displays.append(display)
-            self.is_alias.append(alias)
-            self.names.append(name)
+                holders = words.get(word)
+                if holders is None:
+                    words[word] = {index}
+                else:
+                    holders.add(index)
+            if alias:
+                self.aliases_of.setdefault(record_id, []).append(index)
+            else:
+                title_of[record_id] = index
+            index += 1
+        self.record_ids.extend(e[0] for e in added)
+        self.displays.extend(e[1] for e in added)
+        self.is_alias.extend(e[2] for e in added)
+        self.names.extend(names)
+
+    def of_record(self, record_id: str) -> list[int]:
+        """The record's newest entries (older ones are dead already)."""
+        title = self.title_of.get(record_id)
+        return ([] if title is None else [title]) + self.aliases_of.get(record_id, [])
 
 
 @dataclass
@@ -172,9 +194,12 @@ class ScopeNames:
             stale = [
                 index
                 for rid in replaced
-                for index in store.by_record.get(rid, ())
+                for index in store.of_record(rid)
                 if store.died.get(index, NEVER) > self.revision
             ]
+            for rid in replaced:  # a record's entries die together: forget them
+                store.title_of.pop(rid, None)
+                store.aliases_of.pop(rid, None)
             for index in stale:
                 store.died[index] = revision
             for rid in replaced:
@@ -196,8 +221,8 @@ class ScopeNames:
 
     def would_pile_up(self, replaced: set[str]) -> bool:
         """Whether replacing these records leaves more dead entries than a rebuild costs."""
-        by_record = self.entries.by_record
-        stale = sum(1 for rid in replaced for i in by_record.get(rid, ()) if self.is_live(i))
+        of_record = self.entries.of_record
+        stale = sum(1 for rid in replaced for i in of_record(rid) if self.is_live(i))
         return self.dead_count + stale > max(PATCH_FLOOR, MAX_DEAD_SHARE * self.length)
 
 
