@@ -34,7 +34,7 @@ from records.errors import (
 )
 from records.ids import is_valid_id
 from records.names import normalize_name
-from records.services import WriteContext
+from records.services import WriteContext, written_records
 from workflow import imports
 from workflow.decision_audit import APPROVED, REJECTED, audit_decision
 from workflow.freshness import check_fresh, ensure_fresh, warm
@@ -484,9 +484,10 @@ def _commit(
                 action.save(update_fields=["state", "arguments", "collection_ids"])
                 return _outcome(action, replayed=False)
             own_write = follow_write(scope.workspace_id)
-            action.result = _apply(action)
+            with written_records() as written:
+                action.result = _apply(action)
             if own_write is not None:
-                own_write.written(action.pk)
+                own_write.written(written)
             action.state = ActionState.COMMITTED
             action.decided_at = timezone.now()
             action.save(

@@ -2,11 +2,14 @@
 
 The list for a scope (a collection, or the whole workspace) is cached per process and brought
 up to date only when that scope's `names:` counter has moved, so a repeated resolution does not
-reload it. A move is usually one write changing a few records: the records' current versions are
-read (one narrow query) and only the records whose version changed, or that left the scope, are
-replaced, rather than every name being read and indexed again. Every change to a record's title,
-aliases or collection gives it a new version, and a new or removed record shows in that read
-itself, so nothing can be missed; when much has changed, the list is rebuilt whole.
+reload it. A move is usually one write changing a few records: after this process's own commit
+the written record IDs are handed over (no read at all of what the write did); otherwise the
+records' current versions are read (one narrow query). Either way only the changed records'
+entries are touched: their old entries are marked dead as of the new revision and their new
+ones appended, in place, so a patch costs what the change costs, not what the list holds.
+Every change to a record's title, aliases or collection gives it a new version, and a new or
+removed record shows in that read itself, so nothing can be missed; when much has changed, the
+list is rebuilt whole.
 Similarity is the rule in `workflow.name_rule` (the Indel ratio, with differing words judged
 one run at a time): a ranking heuristic, never evidence of identity.
 """
@@ -16,14 +19,15 @@ from __future__ import annotations
 import gc
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from django.db import connection, transaction
 from django.db.models import QuerySet
 from rapidfuzz import fuzz, process
 
 from records.counters import counter_values, names_key
-from records.models import AuditEvent, Record, RecordAlias
+from records.models import Record, RecordAlias
 from records.names import normalize_name
 from workflow.name_rule import SIMILARITY_THRESHOLD, is_similar, ratio, what_differs
 
@@ -35,27 +39,117 @@ CACHED_SCOPES = 32
 MAX_CHANGED_SHARE = 0.05
 MAX_DEAD_SHARE = 0.2
 PATCH_FLOOR = 100  # ... though a small scope may always have this many
+NEVER = 1 << 62  # the revision at which a live entry dies
 
 
 @dataclass
-class ScopeNames:
-    """Parallel lists of names; index i is one title or alias of record_ids[i]."""
+class Entries:
+    """The append-only store behind one scope's views; index i is one title or alias.
 
-    revision: int
+    Lists and indexes only ever grow: an entry replaced at revision R is recorded in `died`
+    and stays in place, so a view taken before R (another thread may still be matching with
+    it) reads what it read before. Only the newest view (`head`) may be patched, under `lock`.
+    """
+
     record_ids: list[str] = field(default_factory=list)
     names: list[str] = field(default_factory=list)
     displays: list[str] = field(default_factory=list)
     is_alias: list[bool] = field(default_factory=list)
     exact: dict[str, list[int]] = field(default_factory=dict)
     words: dict[str, set[int]] = field(default_factory=dict)
+    title_of: dict[str, int] = field(default_factory=dict)  # record ID -> its newest title
+    aliases_of: dict[str, list[int]] = field(default_factory=dict)  # ... and its aliases
+    died: dict[int, int] = field(default_factory=dict)  # entry index -> revision it died at
+    versions: dict[str, int] = field(default_factory=dict)  # record ID -> version, at head
+    head: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def append(self, entries: Iterable[tuple[str, str, bool]]) -> None:
+        # Locals and get-then-create rather than setdefault: a load appends 100,000 entries
+        # and this loop is most of its time.
+        exact, words, title_of = self.exact, self.words, self.title_of
+        index = len(self.names)
+        added = list(entries)
+        names = [normalize_name(display) for _, display, _ in added]
+        for (record_id, _, alias), name in zip(added, names, strict=True):
+            # Indexes first, lists last: a reader bounds itself by its view's length, never
+            # by the lists', so a half-appended entry is invisible either way.
+            same = exact.get(name)
+            if same is None:
+                exact[name] = [index]
+            else:
+                same.append(index)
+            for word in name.split():
+                holders = words.get(word)
+                if holders is None:
+                    words[word] = {index}
+                else:
+                    holders.add(index)
+            if alias:
+                self.aliases_of.setdefault(record_id, []).append(index)
+            else:
+                title_of[record_id] = index
+            index += 1
+        self.record_ids.extend(e[0] for e in added)
+        self.displays.extend(e[1] for e in added)
+        self.is_alias.extend(e[2] for e in added)
+        self.names.extend(names)
+
+    def of_record(self, record_id: str) -> list[int]:
+        """The record's newest entries (older ones are dead already)."""
+        title = self.title_of.get(record_id)
+        return ([] if title is None else [title]) + self.aliases_of.get(record_id, [])
+
+
+@dataclass
+class ScopeNames:
+    """One revision's view of a scope's names: the first `length` entries, less those dead
+    by `revision`."""
+
+    revision: int
+    entries: Entries = field(default_factory=Entries)
+    length: int = 0
     record_count: int = 0
-    versions: dict[str, int] = field(default_factory=dict)  # record ID -> version loaded
-    dead: frozenset[int] = frozenset()  # entries of records since replaced or gone
+    dead_count: int = 0
+
+    @property
+    def record_ids(self) -> list[str]:
+        return self.entries.record_ids
+
+    @property
+    def displays(self) -> list[str]:
+        return self.entries.displays
+
+    @property
+    def is_alias(self) -> list[bool]:
+        return self.entries.is_alias
+
+    @property
+    def names(self) -> list[str]:
+        """Every entry of this view, dead ones included (see is_live)."""
+        names = self.entries.names
+        return names if len(names) == self.length else names[: self.length]
+
+    def is_live(self, index: int) -> bool:
+        return index < self.length and self.entries.died.get(index, NEVER) > self.revision
+
+    def live_indices(self) -> list[int]:
+        died, revision = self.entries.died, self.revision
+        return [i for i in range(self.length) if died.get(i, NEVER) > revision]
 
     def live_names(self) -> list[str]:
-        if not self.dead:
+        if not self.dead_count:
             return self.names
-        return [name for index, name in enumerate(self.names) if index not in self.dead]
+        names = self.entries.names
+        return [names[i] for i in self.live_indices()]
+
+    def exact_indices(self, name: str) -> list[int]:
+        return [i for i in self.entries.exact.get(name, ()) if self.is_live(i)]
+
+    def word_indices(self, word: str) -> set[int]:
+        # Copied first (one C call): another thread may be adding to the set.
+        indices = set(self.entries.words.get(word, ()))
+        return {i for i in indices if self.is_live(i)}
 
     @property
     def too_large(self) -> bool:
@@ -70,62 +164,66 @@ class ScopeNames:
         versions: dict[str, int] | None = None,
     ) -> ScopeNames:
         """From (record_id, title or alias, is_alias) triples, in bulk."""
-        scope = cls(revision=revision, record_count=record_count, versions=versions or {})
+        store = Entries(versions=versions or {}, head=revision)
         # Hundreds of thousands of small objects are about to be created and none is garbage;
         # the cyclic collector would walk them repeatedly for nothing (a quarter of the time).
         collecting = gc.isenabled()
         gc.disable()
         try:
-            scope.record_ids = [e[0] for e in entries]
-            scope.displays = [e[1] for e in entries]
-            scope.is_alias = [e[2] for e in entries]
-            scope.names = [normalize_name(d) for d in scope.displays]
-            for index, name in enumerate(scope.names):
-                scope.exact.setdefault(name, []).append(index)
-                for word in name.split():
-                    scope.words.setdefault(word, set()).add(index)
+            store.append(entries)
         finally:
             if collecting:
                 gc.enable()
-        return scope
+        return cls(revision, store, len(store.names), record_count)
 
     def patched(
         self,
         revision: int,
         *,
-        stale: list[int],
+        replaced: set[str],
         added: list[tuple[str, str, bool]],
         versions: dict[str, int],
-    ) -> ScopeNames:
-        """A new list (this one may be in use by another thread): entries `stale` dead, the
-        `added` (record_id, name, is_alias) entries appended, the indexes kept to match."""
-        scope = ScopeNames(
-            revision=revision,
-            record_ids=self.record_ids + [e[0] for e in added],
-            displays=self.displays + [e[1] for e in added],
-            is_alias=self.is_alias + [e[2] for e in added],
-            names=self.names + [normalize_name(e[1]) for e in added],
-            exact=dict(self.exact),
-            words=dict(self.words),
-            record_count=len(versions),
-            versions=versions,
-            dead=self.dead | frozenset(stale),
-        )
-        for index in stale:  # copied on write: the old list keeps its own
-            name = scope.names[index]
-            scope.exact[name] = [i for i in scope.exact[name] if i != index]
-            if not scope.exact[name]:
-                del scope.exact[name]
-            for word in set(name.split()):
-                scope.words[word] = scope.words[word] - {index}
-                if not scope.words[word]:
-                    del scope.words[word]
-        for index in range(len(self.names), len(scope.names)):
-            name = scope.names[index]
-            scope.exact[name] = [*scope.exact.get(name, []), index]
-            for word in set(name.split()):
-                scope.words[word] = scope.words.get(word, set()) | {index}
-        return scope
+    ) -> ScopeNames | None:
+        """The next view: the entries of the `replaced` records dead, the `added` (record_id,
+        name, is_alias) entries appended, `versions` (of the changed records; the others gone)
+        recorded. Touches only those entries. None when this is no longer the newest view."""
+        store = self.entries
+        with store.lock:
+            if store.head != self.revision or len(store.names) != self.length:
+                return None
+            stale = [
+                index
+                for rid in replaced
+                for index in store.of_record(rid)
+                if store.died.get(index, NEVER) > self.revision
+            ]
+            for rid in replaced:  # a record's entries die together: forget them
+                store.title_of.pop(rid, None)
+                store.aliases_of.pop(rid, None)
+            for index in stale:
+                store.died[index] = revision
+            for rid in replaced:
+                store.versions.pop(rid, None)
+            store.versions.update(versions)
+            store.append(added)
+            store.head = revision
+            return ScopeNames(
+                revision,
+                store,
+                len(store.names),
+                record_count=len(store.versions),
+                dead_count=self.dead_count + len(stale),
+            )
+
+    def with_revision(self, revision: int) -> ScopeNames | None:
+        """This view at a later revision that changed none of its names."""
+        return self.patched(revision, replaced=set(), added=[], versions={})
+
+    def would_pile_up(self, replaced: set[str]) -> bool:
+        """Whether replacing these records leaves more dead entries than a rebuild costs."""
+        of_record = self.entries.of_record
+        stale = sum(1 for rid in replaced for i in of_record(rid) if self.is_live(i))
+        return self.dead_count + stale > max(PATCH_FLOOR, MAX_DEAD_SHARE * self.length)
 
 
 @dataclass(frozen=True)
@@ -154,17 +252,32 @@ def _in_scope(workspace_id: str, collection_id: str | None) -> tuple[QuerySet, Q
 
 
 def _load(workspace_id: str, collection_id: str | None, revision: int) -> ScopeNames:
-    scope = ScopeNames(revision=revision)
     records, aliases = _in_scope(workspace_id, collection_id)
-    scope.record_count = records.count()
-    if scope.too_large:
-        return scope
+    record_count = records.count()
+    if record_count > MAX_SCOPE_RECORDS:
+        return ScopeNames(revision=revision, record_count=record_count)
     rows, versions = [], {}
     for record_id, title, version in records.values_list("id", "title", "version"):
         rows.append((record_id, title, False))
         versions[record_id] = version
     rows += [(r, a, True) for r, a in aliases.values_list("record_id", "alias")]
-    return ScopeNames.build(revision, rows, scope.record_count, versions)
+    return ScopeNames.build(revision, rows, record_count, versions)
+
+
+def _current_names(
+    workspace_id: str, collection_id: str | None, record_ids: set[str]
+) -> tuple[list[tuple[str, str, bool]], dict[str, int]]:
+    """These records' entries and versions as they are now; a record gone from the scope has
+    none."""
+    records, aliases = _in_scope(workspace_id, collection_id)
+    titles = list(records.filter(pk__in=record_ids).values_list("id", "title", "version"))
+    added = [(rid, title, False) for rid, title, _ in titles]
+    present = [rid for rid, _, _ in titles]
+    added += [
+        (rid, alias, True)
+        for rid, alias in aliases.filter(record_id__in=present).values_list("record_id", "alias")
+    ]
+    return added, {rid: version for rid, _, version in titles}
 
 
 def _update(
@@ -172,40 +285,22 @@ def _update(
 ) -> ScopeNames:
     """`cached` brought to `revision`: the records whose version moved, or that are new or
     gone, replaced; the whole list reloaded when that is most of the work anyway."""
-    records, aliases = _in_scope(workspace_id, collection_id)
+    records, _ = _in_scope(workspace_id, collection_id)
     current = dict(records.values_list("id", "version"))
     if len(current) > MAX_SCOPE_RECORDS:
         return ScopeNames(revision=revision, record_count=len(current))
-    changed = {rid for rid, version in current.items() if cached.versions.get(rid) != version}
-    gone = cached.versions.keys() - current.keys()
-    replaced = changed | gone
+    known = cached.entries.versions
+    changed = {rid for rid, version in current.items() if known.get(rid) != version}
+    replaced = changed | (known.keys() - current.keys())
     limit = max(PATCH_FLOOR, int(MAX_CHANGED_SHARE * len(current)))
-    if len(replaced) > limit or cached.too_large:
+    if len(replaced) > limit or cached.too_large or cached.would_pile_up(replaced):
         return _load(workspace_id, collection_id, revision)
     if not replaced:  # the counter moved for a write that left these names as they were
-        return replace(cached, revision=revision)
-    stale = [
-        index
-        for index, rid in enumerate(cached.record_ids)
-        if rid in replaced and index not in cached.dead
-    ]
-    if len(cached.dead) + len(stale) > max(PATCH_FLOOR, MAX_DEAD_SHARE * len(cached.names)):
-        return _load(workspace_id, collection_id, revision)
-    titles = list(records.filter(pk__in=changed).values_list("id", "title", "version"))
-    added = [(rid, title, False) for rid, title, _ in titles]
-    added += [
-        (rid, alias, True)
-        for rid, alias in aliases.filter(record_id__in=changed).values_list("record_id", "alias")
-    ]
-    return cached.patched(
-        revision,
-        stale=stale,
-        added=added,
-        versions={
-            **{rid: v for rid, v in cached.versions.items() if rid not in replaced},
-            **{rid: version for rid, _, version in titles},
-        },
-    )
+        followed = cached.with_revision(revision)
+    else:
+        added, versions = _current_names(workspace_id, collection_id, changed)
+        followed = cached.patched(revision, replaced=replaced, added=added, versions=versions)
+    return followed or _load(workspace_id, collection_id, revision)
 
 
 def scope_names(workspace_id: str, collection_id: str | None) -> ScopeNames:
@@ -248,16 +343,12 @@ class OwnWrite:
     workspace_id: str
     before: dict[str, int]
 
-    def written(self, action_id: str) -> None:
-        """Inside the transaction, after the write: follow it once it commits."""
+    def written(self, record_ids: set[str]) -> None:
+        """Inside the transaction, after the write, with the IDs of the records it audited
+        (`records.services.written_records`): follow it once it commits."""
         after = counter_values(self.workspace_id, self.before)
-        record_ids = set(
-            AuditEvent.objects.filter(workspace_id=self.workspace_id, action_id=action_id)
-            .exclude(record_id="")
-            .values_list("record_id", flat=True)
-        )
         if record_ids and after != self.before:
-            transaction.on_commit(lambda: _follow(self, after, record_ids))
+            transaction.on_commit(lambda: _follow(self, after, set(record_ids)))
 
 
 def follow_write(workspace_id: str) -> OwnWrite | None:
@@ -302,28 +393,13 @@ def _replace_records(
 ) -> ScopeNames | None:
     """`cached` with these records' names as they are now (in the scope or gone from it);
     None when a rebuild would serve better."""
-    if cached.too_large:
+    if cached.too_large or cached.would_pile_up(record_ids):
         return None
-    stale = [
-        index
-        for index, rid in enumerate(cached.record_ids)
-        if rid in record_ids and index not in cached.dead
-    ]
-    if len(cached.dead) + len(stale) > max(PATCH_FLOOR, MAX_DEAD_SHARE * len(cached.names)):
+    added, versions = _current_names(workspace_id, collection_id, record_ids)
+    grown = len(cached.entries.versions.keys() - record_ids) + len(versions)
+    if grown > MAX_SCOPE_RECORDS:
         return None
-    records, aliases = _in_scope(workspace_id, collection_id)
-    titles = list(records.filter(pk__in=record_ids).values_list("id", "title", "version"))
-    present = [rid for rid, _, _ in titles]
-    added = [(rid, title, False) for rid, title, _ in titles]
-    added += [
-        (rid, alias, True)
-        for rid, alias in aliases.filter(record_id__in=present).values_list("record_id", "alias")
-    ]
-    versions = {rid: v for rid, v in cached.versions.items() if rid not in record_ids}
-    versions |= {rid: version for rid, _, version in titles}
-    if len(versions) > MAX_SCOPE_RECORDS:
-        return None
-    return cached.patched(revision, stale=stale, added=added, versions=versions)
+    return cached.patched(revision, replaced=record_ids, added=added, versions=versions)
 
 
 def clear_cache() -> None:
@@ -354,20 +430,21 @@ def match_names(
                 differs,
             )
 
-    for index in names.exact.get(normalized_query, []):
+    for index in names.exact_indices(normalized_query):
         keep(index, 1.0, True, False)
     if len(normalized_query) >= MIN_FUZZY_LENGTH:
+        all_names = names.names
         for _, score, index in process.extract(
             normalized_query,
-            names.names,
+            all_names,
             scorer=fuzz.ratio,
             processor=None,
             score_cutoff=SIMILARITY_THRESHOLD * 100,
             limit=None,
         ):
-            name = names.names[index]
+            name = all_names[index]
             # The three-character rule holds for both sides: "Alx" does not suggest "Al".
-            if index in found or len(name) < MIN_FUZZY_LENGTH or index in names.dead:
+            if index in found or len(name) < MIN_FUZZY_LENGTH or not names.is_live(index):
                 continue
             # A template with another person or number in it is another name, not a typo.
             if not is_similar(normalized_query, name, score / 100.0):
@@ -378,9 +455,14 @@ def match_names(
             keep(index, score / 100.0, False, False, differs)
         # "Rahul" should surface "Rahul Sharma": every query word is a word of the name.
         words = normalized_query.split()
-        hits = set.intersection(*(names.words.get(w, set()) for w in words)) if words else set()
+        # One C call on the shared sets (nothing can add to them during it); the few hits are
+        # then checked against this view.
+        index_of = names.entries.words
+        hits = set.intersection(*(index_of.get(w, set()) for w in words)) if words else set()
         padded = f" {normalized_query} "
         for index in hits:
-            if index not in found and padded in f" {names.names[index]} ":
-                keep(index, ratio(normalized_query, names.names[index]), False, True)
+            if not names.is_live(index):
+                continue
+            if index not in found and padded in f" {all_names[index]} ":
+                keep(index, ratio(normalized_query, all_names[index]), False, True)
     return sorted(found.values(), key=lambda m: (not m.exact, -m.score, m.index))

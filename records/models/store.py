@@ -215,6 +215,8 @@ class AuditEvent(models.Model):
                 fields=["workspace", "collection_id", "created_at", "id"], name="audit_collection"
             ),
             models.Index(fields=["workspace", "created_at", "id"], name="audit_ws"),
+            # A person's approval lists what the applied action touched by its events.
+            models.Index(fields=["workspace", "action_id"], name="audit_action"),
         ]
 
     def __str__(self) -> str:

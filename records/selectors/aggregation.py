@@ -271,27 +271,40 @@ def _grouped_sql(
                 numeric.params + data.absent().params,
             )
         )
+    source = Sql(f"({extract.text}) r", extract.params)
+    if grouping is not None and grouping["kind"] == "linked":
+        source = _linked_source(extract, grouping)
     inner = Sql(
         "SELECT "
         + ", ".join(c.text for c in columns)
-        + f" FROM ({extract.text}) r {join.text} "
+        + f" FROM {source.text} {join.text} "
         + FENCE[vendor()],
-        tuple(p for c in columns for p in c.params) + extract.params + join.params,
+        tuple(p for c in columns for p in c.params) + source.params + join.params,
     )
     outer = ["group_key", "group_label", f"{kind} AS group_kind", "COUNT(*) AS n"]
     for index in range(len(fields)):
         outer += [
-            f"SUM(CASE WHEN state_{index} = 'used' THEN 1 ELSE 0 END)",
-            f"SUM(CASE WHEN state_{index} = 'missing' THEN 1 ELSE 0 END)",
-            *(f"{function}(value_{index})" for function in SQL_FUNCTIONS.values()),
+            f"SUM(CASE WHEN state_{index} = 'used' THEN 1 ELSE 0 END) AS used_{index}",
+            f"SUM(CASE WHEN state_{index} = 'missing' THEN 1 ELSE 0 END) AS missing_{index}",
+            *(
+                f"{function}(value_{index}) AS {op}_{index}"
+                for op, function in SQL_FUNCTIONS.items()
+            ),
         ]
     outer.append("COUNT(*) OVER () AS group_total")
-    return Sql(
+    order = "ORDER BY n DESC, group_key IS NULL, group_key"
+    grouped = Sql(
         f"SELECT {', '.join(outer)} FROM ({inner.text}) grouped "
-        "GROUP BY group_key, group_label, group_kind "
-        "ORDER BY n DESC, group_key IS NULL, group_key LIMIT %s",
+        f"GROUP BY group_key, group_label, group_kind {order} LIMIT %s",
         inner.params + (limit + 1,),
     )
+    if grouping is None or grouping["kind"] != "linked":
+        return grouped
+    # A linked record's title is looked up for the groups returned only, not joined to every
+    # matched record's links (which read the whole records table to hash it).
+    names = [name.rsplit(" AS ", 1)[-1] for name in outer]
+    names[1] = "(SELECT t.title FROM records_record t WHERE t.id = g.group_key) AS group_label"
+    return grouped.wrap(f"SELECT {', '.join(names)} FROM ({{}}) g {order}")
 
 
 def _group_columns(
@@ -312,7 +325,7 @@ def _group_columns(
             Sql("JOIN records_collection c ON c.id = r.collection_id"),
         )
     if grouping["kind"] == "linked":
-        return _linked_columns(grouping)
+        return _linked_columns()
     data = read[json.dumps(grouping["field"])]
     if grouping["bucket"] is None:
         kind = "CASE WHEN group_key IS NULL THEN 'missing' ELSE 'value' END"
@@ -335,7 +348,17 @@ def _group_columns(
     return key, Sql("NULL"), kind, Sql("")
 
 
-def _linked_columns(grouping: dict[str, Any]) -> tuple[Sql, Sql, str, Sql]:
+def _linked_source(extract: Sql, grouping: dict[str, Any]) -> Sql:
+    """The matched records, one row per record and linked record (`linked_id`), or one row
+    with linked_id NULL for a record with no such link.
+
+    Each matched record looks its links up by source and by target (relationship_unique,
+    relationship_in), so the cost follows the matched records and their links, never the
+    workspace's. The records drive the lookups rather than a set of links being joined to
+    them: a join to a subquery of links has no index, and a planner without statistics runs
+    it as a nested scan (matched records times links). UNION keeps a record's link to the same
+    record, in both directions or by several types, once.
+    """
     types = Sql("")
     if grouping["relationship_types"]:
         types = placeholders(grouping["relationship_types"]).wrap(
@@ -347,22 +370,36 @@ def _linked_columns(grouping: dict[str, Any]) -> tuple[Sql, Sql, str, Sql]:
         branches.append(("source_id", "target_id"))
     if grouping["direction"] in ("incoming", "both"):
         branches.append(("target_id", "source_id"))
-    union = " UNION ".join(
-        f"SELECT rel.{own} AS record_id, rel.{other} AS linked_id FROM records_relationship rel "
-        f"WHERE rel.workspace_id = %s{types.text}"
+    parts = [
+        Sql(
+            f"SELECT m.*, rel.{other} AS linked_id FROM ({extract.text}) m "
+            f"JOIN records_relationship rel ON rel.{own} = m.id{types.text}",
+            extract.params + types.params,
+        )
         for own, other in branches
+    ]
+    unlinked = " AND ".join(
+        f"NOT EXISTS (SELECT 1 FROM records_relationship rel WHERE rel.{own} = m.id{types.text})"
+        for own, _ in branches
     )
-    params = tuple(p for _ in branches for p in (grouping["workspace_id"], *types.params))
-    join = Sql(
-        f"LEFT JOIN ({union}) links ON links.record_id = r.id "
-        "LEFT JOIN records_record linked ON linked.id = links.linked_id",
-        params,
+    parts.append(
+        Sql(
+            f"SELECT m.*, NULL AS linked_id FROM ({extract.text}) m WHERE {unlinked}",
+            extract.params + types.params * len(branches),
+        )
     )
+    return Sql(
+        "(" + " UNION ".join(part.text for part in parts) + ") r",
+        tuple(p for part in parts for p in part.params),
+    )
+
+
+def _linked_columns() -> tuple[Sql, Sql, str, Sql]:
     return (
-        Sql("links.linked_id"),
-        Sql("linked.title"),
+        Sql("r.linked_id"),
+        Sql("NULL"),  # the title is looked up for the groups returned (_grouped_sql)
         "CASE WHEN group_key IS NULL THEN 'not_linked' ELSE 'linked' END",
-        join,
+        Sql(""),
     )
 
 

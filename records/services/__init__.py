@@ -10,7 +10,13 @@ Callers import this package, never its modules: the names below are the whole in
 person's decision on a prepared action, which has no service of its own here.
 """
 
-from records.services.audit_trail import WriteContext, audit, audit_unchanged, workspace_ensure
+from records.services.audit_trail import (
+    WriteContext,
+    audit,
+    audit_unchanged,
+    workspace_ensure,
+    written_records,
+)
 from records.services.clarification_reviews import clarification_review_create
 from records.services.collections import (
     CollectionFields,
@@ -75,6 +81,7 @@ __all__ = [
     "self_mapping_remove",
     "self_mapping_set",
     "workspace_ensure",
+    "written_records",
     "workspace_membership_add",
     "workspace_membership_remove",
 ]

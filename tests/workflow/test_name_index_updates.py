@@ -30,22 +30,20 @@ def fresh_cache():
 
 def live_entries(names: ScopeNames) -> list[tuple[str, str, bool]]:
     return sorted(
-        (names.record_ids[i], names.displays[i], names.is_alias[i])
-        for i in range(len(names.names))
-        if i not in names.dead
+        (names.record_ids[i], names.displays[i], names.is_alias[i]) for i in names.live_indices()
     )
 
 
 def assert_indexes_agree(names: ScopeNames) -> None:
-    live = {i for i in range(len(names.names)) if i not in names.dead}
-    exact = {i for indices in names.exact.values() for i in indices}
-    words = {i for indices in names.words.values() for i in indices}
+    live = set(names.live_indices())
+    exact = {i for name in names.entries.exact for i in names.exact_indices(name)}
+    words = {i for word in names.entries.words for i in names.word_indices(word)}
     assert exact == live, "the exact index must hold every live entry and no dead one"
     assert words <= live and all(
-        i in names.words[word] for i in live for word in names.names[i].split()
+        i in names.word_indices(word) for i in live for word in names.names[i].split()
     )
-    for name, indices in names.exact.items():
-        assert all(names.names[i] == name for i in indices)
+    for name in names.entries.exact:
+        assert all(names.names[i] == name for i in names.exact_indices(name))
 
 
 def title(rng: random.Random) -> str:
@@ -184,3 +182,81 @@ def test_a_committed_write_brings_the_lists_along_without_a_scan(
             "Kirat Singh"
         ]
         assert not [m for m in match_names(followed, "kirat") if m.exact]
+
+
+def test_a_commit_reads_no_audit_events(ctx, django_capture_on_commit_callbacks):
+    """The written record IDs are handed to the name cache: the audit log, which grows with
+    the workspace's whole history, is only ever appended to by a commit."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.workflow.helpers import ok
+
+    people = make_collection(ctx, "people")
+    for index in range(5):
+        make_record(ctx, people, f"Person {index}")
+    for scope in (people.pk, None):
+        scope_names(WORKSPACE, scope)
+    review = ok("resolve_record", {"query": "Nova Quill", "collection_id": people.pk})
+    prepared = ok(
+        "prepare_write",
+        {
+            "operation": "create_record",
+            "arguments": {"collection_id": people.pk, "title": "Nova Quill", "data": {}},
+            "review_ids": [review["resolution_id"]],
+            "decision_reason": "test",
+        },
+    )
+    with (
+        CaptureQueriesContext(connection) as queries,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        ok("commit_write", {"action_id": prepared["action_id"]})
+    reads = [
+        q["sql"]
+        for q in queries.captured_queries
+        if "records_auditevent" in q["sql"] and not q["sql"].lstrip().upper().startswith("INSERT")
+    ]
+    assert reads == [], "the commit read the audit log back"
+    followed = scope_names(WORKSPACE, people.pk)
+    assert [m.display for m in match_names(followed, "nova quill") if m.exact] == ["Nova Quill"]
+
+
+class Untouchable(list):
+    """A list that may be appended to and indexed, never walked or copied whole."""
+
+    def _refuse(self, *args, **kwargs):
+        raise AssertionError("the patch walked or copied the whole name list")
+
+    __iter__ = __add__ = __reversed__ = copy = index = count = _refuse  # type: ignore[assignment]
+
+    def __getitem__(self, key):
+        if isinstance(key, slice):
+            self._refuse()
+        return super().__getitem__(key)
+
+
+def test_a_patch_touches_only_the_changed_entries():
+    size = 50_000
+    first = ScopeNames.build(
+        1,
+        [(f"r{i}", f"Person {i}", False) for i in range(size)],
+        size,
+        {f"r{i}": 1 for i in range(size)},
+    )
+    store = first.entries
+    for name in ("record_ids", "names", "displays", "is_alias"):
+        setattr(store, name, Untouchable(getattr(store, name)))
+    store.versions = {**store.versions}
+    second = first.patched(
+        2, replaced={"r7", "r9"}, added=[("r7", "Kirat Singh", False)], versions={"r7": 2}
+    )
+    assert second is not None
+    assert second.record_count == size - 1 and second.dead_count == 2
+    assert [second.displays[i] for i in second.exact_indices("kirat singh")] == ["Kirat Singh"]
+    assert second.exact_indices("person 7") == [] and second.exact_indices("person 9") == []
+    assert first.exact_indices("person 7") == [7], "the older view reads what it read before"
+    assert first.exact_indices("kirat singh") == []
+    assert first.patched(3, replaced=set(), added=[], versions={}) is None, (
+        "only the newest view is patched"
+    )

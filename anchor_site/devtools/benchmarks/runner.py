@@ -234,6 +234,8 @@ def _amount(value: float | None, unit: str) -> str:
     if value is None:
         return "-"
     if unit == "ms":
+        if value < 1:  # a patch of microseconds still shows its figure
+            return f"{value:.3f} ms"
         return f"{value:.1f} ms" if value < 100 else f"{value:,.0f} ms"
     if unit == "s":
         return f"{value:.2f} s"

@@ -1,0 +1,83 @@
+"""aggregate grouped by linked record reads links through the relationship indexes.
+
+A few matched records in a workspace with many links must not cost what the workspace's links
+cost: their links are looked up by source and by target (relationship_unique, relationship_in),
+and the grouping is read from those alone. The plans are the backends' own EXPLAIN of the
+statement aggregate runs; on PostgreSQL sequential scans are priced out, so a plan that still
+reads the table whole (or by workspace) has no indexed path to take.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from records import selectors
+from tests.conftest import WORKSPACE, link, make_collection, make_record
+
+
+@pytest.fixture
+def team_in_a_linked_workspace(ctx):
+    """Three people, two linked to a project, beside a ledger with many links of its own."""
+    ledger = make_collection(ctx, "ledger")
+    entries = [make_record(ctx, ledger, f"Entry {i}") for i in range(12)]
+    for i, source in enumerate(entries):
+        for target in entries[i + 1 : i + 4]:
+            link(ctx, source, "related_to", target)
+    team = make_collection(ctx, "team")
+    people = [make_record(ctx, team, name) for name in ("Asha", "Ben", "Chen")]
+    link(ctx, people[0], "works_on", entries[0])
+    link(ctx, entries[0], "staffed_by", people[1])
+    return team
+
+
+def grouped_statement(team) -> tuple[dict, str]:
+    with CaptureQueriesContext(connection) as queries:
+        result = selectors.aggregate(
+            workspace_id=WORKSPACE, collection_id=team.pk, group_by={"linked": {}}
+        )
+    statement = next(q["sql"] for q in queries.captured_queries if "GROUP BY" in q["sql"])
+    return result, statement
+
+
+def plan(sql: str) -> list[str]:
+    """The plan of a statement already run (its parameters inlined by the capture)."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        if connection.vendor == "sqlite":
+            cursor.execute(f"EXPLAIN QUERY PLAN {sql}")
+            return [row[-1] for row in cursor.fetchall()]
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute(f"EXPLAIN {sql}")
+        return [row[0] for row in cursor.fetchall()]
+
+
+def relationship_reads(lines: list[str]) -> list[str]:
+    if connection.vendor == "sqlite":
+        return [line for line in lines if " rel " in f"{line} " or "rel USING" in line]
+    return [line for line in lines if "records_relationship" in line]
+
+
+def test_linked_groups_read_links_by_record_not_by_workspace(team_in_a_linked_workspace):
+    result, statement = grouped_statement(team_in_a_linked_workspace)
+    groups = {g.get("title"): g["count"] for g in result["groups"]}
+    assert groups == {"Entry 0": 2, None: 1}
+    lines = plan(statement)
+    # A join to a subquery has no index: without statistics SQLite scans it once per record.
+    assert not [line for line in lines if line.startswith("SCAN") and "LEFT-JOIN" in line]
+    reads = relationship_reads(lines)
+    assert reads, "the plan reads the relationships somewhere"
+    for line in reads:
+        assert "workspace" not in line, f"every link of the workspace read: {line}"
+        if connection.vendor == "sqlite":
+            assert "source_id=" in line or "target_id=" in line, f"links scanned: {line}"
+        else:
+            assert "Seq Scan" not in line, f"links scanned: {line}"
+
+
+def test_linked_titles_are_looked_up_for_the_groups_returned(team_in_a_linked_workspace):
+    """The linked record's title comes from one lookup per group returned, not a join of the
+    records table to every matched record's links."""
+    _, statement = grouped_statement(team_in_a_linked_workspace)
+    inner = statement[: statement.rindex("LIMIT")]
+    assert "records_record linked" not in inner and "t.id = g.group_key" in statement
