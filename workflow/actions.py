@@ -57,7 +57,6 @@ from workflow.tickets import (
 
 ACTION_LIFETIME = TICKET_LIFETIME
 BATCH = "batch"
-CREATE_RECORD, LINK_RECORDS = "create_record", "link_records"
 REFERENCE_KEYS = ("source_id", "target_id")  # the link ends that may name "actions[N]"
 MAX_BATCH_ITEMS = 10
 # Pending approvals re-tried after each agent commit (the rest when a person opens the queue).
@@ -103,7 +102,7 @@ def _batch_check(scope: Scope, action: PreparedAction, tickets: list[ReviewTicke
         item_tickets = [by_id[r] for r in item["review_ids"]]
         try:
             check = op.check(scope, item["arguments"], item_tickets, item["clarification"])
-            if item["operation"] == CREATE_RECORD:
+            if op.creates_a_record:
                 _one_creation_per_name(item, created)
         except AnchorError as exc:
             raise AnchorError(
@@ -143,7 +142,7 @@ def _with_created(args: dict[str, Any], made: dict[int, str]) -> dict[str, Any]:
 
 def _batch_apply(ctx: WriteContext, action: PreparedAction) -> dict[str, Any]:
     results = []
-    made: dict[int, str] = {}  # item index -> the record a create_record item made
+    made: dict[int, str] = {}  # item index -> the record a creating item made
     for item in action.arguments["items"]:
         item_ctx = WriteContext(
             workspace_id=ctx.workspace_id,
@@ -168,7 +167,7 @@ def _batch_apply(ctx: WriteContext, action: PreparedAction) -> dict[str, Any]:
                 item_index=item["index"],
                 **exc.details,
             ) from exc
-        if item["operation"] == CREATE_RECORD:
+        if operation_named(item["operation"]).creates_a_record:
             made[item["index"]] = result["record"]["record_id"]
         results.append({"item_index": item["index"], "operation": item["operation"], **result})
     return {"items": results}
@@ -605,7 +604,7 @@ def _batch_items(value: Any) -> list[dict[str, Any]]:
 
 
 def _check_references(op: Operation, args: dict[str, Any], earlier: list[dict[str, Any]]) -> bool:
-    """Refuse an "actions[N]" that is not a link end naming an earlier create_record item;
+    """Refuse an "actions[N]" that is not a link end naming an earlier item creating a record;
     True when every record the item names is such a reference (it needs no review_ids)."""
     references = {
         key: index
@@ -613,16 +612,20 @@ def _check_references(op: Operation, args: dict[str, Any], earlier: list[dict[st
         if names is Names.RECORD and (index := created_earlier(args[key])) is not None
     }
     for key, index in references.items():
-        if op.name != LINK_RECORDS:
+        if not op.may_name_created_records:
             raise invalid(
                 f"arguments.{key}",
-                "only link_records' source_id and target_id may name a record created "
-                "earlier in the batch; give a record ID here.",
+                "only a link's source_id and target_id may name a record created earlier in "
+                "the batch; give a record ID here.",
             )
-        if index >= len(earlier) or earlier[index]["operation"] != CREATE_RECORD:
+        if (
+            index >= len(earlier)
+            or not operation_named(earlier[index]["operation"]).creates_a_record
+        ):
             raise invalid(
                 f"arguments.{key}",
-                f'"actions[{index}]" must name an earlier create_record item of this batch.',
+                f'"actions[{index}]" must name an earlier item of this batch that creates a '
+                "record.",
             )
     named = [k for k, names in op.arguments.items() if names is Names.RECORD]
     return bool(named) and all(k in references for k in named)

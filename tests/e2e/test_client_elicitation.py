@@ -257,7 +257,9 @@ def test_the_user_decides_flagged_import_rows_in_the_client(server_database, tmp
             assert committed["status"] == "committed", committed
             outcome = committed["result"]["rows"]
             assert outcome["a"]["outcome"] == "created"
-            assert outcome["b"] == {"outcome": "used_existing", "record_id": ids["abhishek"]}
+            assert outcome["b"]["outcome"] == "used_existing"
+            assert outcome["b"]["record_id"] == ids["abhishek"]
+            assert outcome["b"]["resolution_id"], "a follow-up write cites it"
             assert outcome["c"]["outcome"] == "created"
             asked = committed["client_question"]
             assert asked["stored"] is True

@@ -23,6 +23,7 @@ from workflow.admin.queue import queue_rows, summarise
 from workflow.admin.states import state_badge
 from workflow.attention import needing_attention
 from workflow.models import ActionState, PreparedAction
+from workflow.operations import operation_named
 
 DASHBOARD_LIMIT = 10
 ATTENTION_LIMIT = 10
@@ -96,8 +97,10 @@ def _pins_version(operation: str, arguments: Any, record_id: str) -> bool:
 
 def _keys_it_sets(operation: str, arguments: Any, record_id: str) -> list[str]:
     """The data keys a single pending update of this record sets: approval re-checks only
-    those (update_record.rebase), so a save that leaves them alone leaves it applicable."""
-    if operation != "update_record" or not isinstance(arguments, dict):
+    those (its operation's `rebase`), so a save that leaves them alone leaves it applicable."""
+    if operation in ("batch", "import") or not isinstance(arguments, dict):
+        return []
+    if operation_named(operation).rebase is None:
         return []
     if arguments.get("record_id") != record_id:
         return []

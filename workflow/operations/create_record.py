@@ -68,4 +68,5 @@ OPERATION = Operation(
     rank=50,
     batchable=True,
     follow_up=follow_up,
+    creates_a_record=True,
 )

@@ -83,4 +83,5 @@ OPERATION = Operation(
     change=change,
     rank=120,
     batchable=True,
+    may_name_created_records=True,
 )

@@ -73,6 +73,10 @@ class Operation:
     # Only for a write a person approves: bring it to the record's current version when what
     # it writes is as the agent saw it. An agent's own commit keeps the exact version check.
     rebase: RebaseFn | None = None
+    # In a batch: this item creates a record that later items may name as "actions[N]"...
+    creates_a_record: bool = False
+    # ...and this one's record arguments may be such references.
+    may_name_created_records: bool = False
 
     @property
     def keys(self) -> tuple[str, ...]:

@@ -195,7 +195,7 @@ class ImportTools(MCPToolset):
         and with the other rows. Each row comes back `clean`, `possible_duplicate` (up to five
         candidates) or `batch_duplicate`; `needs_decision` lists the flagged keys. Nothing is
         written; call commit_import with a decision for each flagged row. New collections go
-        through discover_collections and prepare_write. Too many rows for the names stored is
+        through discover_collections and prepare_write. Past 2,000,000 comparisons it is
         refused with `rows_that_fit` per call (100 fit against 20,000 short names).
         """
         scope = scope_for_request(self.request)
