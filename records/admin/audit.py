@@ -161,6 +161,14 @@ def clarification_html(
     return mark_safe("<br>".join([*confirmed, reported]))  # each part escaped
 
 
+def _named_link(url_name: str, pk: str, label: str) -> str:
+    """The row's name linked to its page, with its ID beside it; a dash when there is none."""
+    if not pk:
+        return "—"
+    url = reverse(url_name, args=[pk])
+    return format_html('<a href="{}">{}</a> <span class="anchor-muted">{}</span>', url, label, pk)
+
+
 @admin.register(AuditEvent)
 class AuditEventAdmin(ReadOnlyAdmin):
     workspace_path = "workspace"
@@ -345,23 +353,13 @@ class AuditEventAdmin(ReadOnlyAdmin):
 
     @admin.display(description="record")
     def record_named(self, obj: AuditEvent) -> str:
-        if not obj.record_id:
-            return "—"
-        url = reverse("admin:records_record_change", args=[obj.record_id])
         title = getattr(obj, "record_title", None) or "(no such record now)"
-        return format_html(
-            '<a href="{}">{}</a> <span class="anchor-muted">{}</span>', url, title, obj.record_id
-        )
+        return _named_link("admin:records_record_change", obj.record_id, title)
 
     @admin.display(description="collection")
     def collection_named(self, obj: AuditEvent) -> str:
-        if not obj.collection_id:
-            return "—"
-        url = reverse("admin:records_collection_change", args=[obj.collection_id])
         name = getattr(obj, "collection_name", None) or "(no such collection now)"
-        return format_html(
-            '<a href="{}">{}</a> <span class="anchor-muted">{}</span>', url, name, obj.collection_id
-        )
+        return _named_link("admin:records_collection_change", obj.collection_id, name)
 
     @admin.display(description="agent's write")
     def action_named(self, obj: AuditEvent) -> str:

@@ -100,11 +100,10 @@ def _keys_it_sets(operation: str, arguments: Any, record_id: str) -> list[str]:
     those (its operation's `rebase`), so a save that leaves them alone leaves it applicable."""
     if operation in ("batch", "import") or not isinstance(arguments, dict):
         return []
-    if operation_named(operation).rebase is None:
+    op = operation_named(operation)
+    if op.written_keys is None or arguments.get("record_id") != record_id:
         return []
-    if arguments.get("record_id") != record_id:
-        return []
-    return sorted((arguments.get("changes") or {}).keys())
+    return op.written_keys(arguments)
 
 
 @record_edit_panel

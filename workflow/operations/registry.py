@@ -73,6 +73,8 @@ class Operation:
     # Only for a write a person approves: bring it to the record's current version when what
     # it writes is as the agent saw it. An agent's own commit keeps the exact version check.
     rebase: RebaseFn | None = None
+    # With rebase: the data keys it writes, which are all a person's edit is checked against.
+    written_keys: Callable[[Args], list[str]] | None = None
     # In a batch: this item creates a record that later items may name as "actions[N]"...
     creates_a_record: bool = False
     # ...and this one's record arguments may be such references.

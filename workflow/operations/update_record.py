@@ -58,7 +58,7 @@ def rebase(workspace_id: str, args: Args) -> Args:
     )
     if seen is None or (seen["archived_at"] is None) != (current["archived_at"] is None):
         return args
-    written = sorted((args.get("changes") or {}).keys())
+    written = written_keys(args)
     both = [key for key in written if _value(seen["data"], key) != _value(current["data"], key)]
     if both:
         raise AnchorError(
@@ -74,6 +74,12 @@ def rebase(workspace_id: str, args: Args) -> Args:
 
 
 _ABSENT = object()
+
+
+def written_keys(args: Args) -> list[str]:
+    """The top-level data keys this update replaces."""
+    changes = args.get("changes")
+    return sorted(changes) if isinstance(changes, dict) else []
 
 
 def _value(data: Any, key: str) -> Any:
@@ -103,4 +109,5 @@ OPERATION = Operation(
     rank=60,
     batchable=True,
     rebase=rebase,
+    written_keys=written_keys,
 )
