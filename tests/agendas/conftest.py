@@ -6,6 +6,7 @@ import pytest
 from django.db import connection
 
 from tests.e2e.server import postgres_url
+from tests.migrated_sqlite import migrated_copy
 from workflow import name_index
 
 
@@ -25,7 +26,7 @@ def shared_database(request: pytest.FixtureRequest, tmp_path) -> dict[str, str]:
     """
     if connection.vendor == "postgresql":
         return {"DATABASE_URL": postgres_url(connection.settings_dict)}
-    return {"ANCHOR_DB_PATH": str(tmp_path / "anchor.db")}
+    return {"ANCHOR_DB_PATH": migrated_copy(tmp_path / "anchor.db")}
 
 
 @pytest.fixture

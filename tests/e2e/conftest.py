@@ -6,6 +6,7 @@ import pytest
 from django.db import connection
 
 from tests.e2e.server import postgres_url
+from tests.migrated_sqlite import migrated_copy
 
 ON_POSTGRES = connection.vendor == "postgresql"
 
@@ -20,16 +21,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     if not ON_POSTGRES:
         return
     for item in items:
-        if "server_database" in getattr(item, "fixturenames", ()):
+        if {"server_database", "new_server_database"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.django_db(transaction=True))
 
 
 @pytest.fixture
 def server_database(tmp_path) -> dict[str, str]:
-    """Environment variables pointing a subprocess at a database this test owns."""
+    """Environment variables pointing a subprocess at a migrated database this test owns."""
     if ON_POSTGRES:
         return {"DATABASE_URL": postgres_url(connection.settings_dict)}
-    return {"ANCHOR_DB_PATH": str(tmp_path / "anchor.db")}
+    return {"ANCHOR_DB_PATH": migrated_copy(tmp_path / "anchor.db")}
+
+
+@pytest.fixture
+def new_server_database(tmp_path) -> dict[str, str]:
+    """As server_database, but on SQLite a file that does not exist yet: a first start."""
+    if ON_POSTGRES:
+        return {"DATABASE_URL": postgres_url(connection.settings_dict)}
+    return {"ANCHOR_DB_PATH": str(tmp_path / "new.db")}
 
 
 @pytest.fixture

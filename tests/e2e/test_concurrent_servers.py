@@ -51,8 +51,8 @@ async def create_record(session: ClientSession, collection_id: str, title: str) 
     pytest.fail(f"{title!r} still stale after {MAX_ATTEMPTS} attempts")
 
 
-def test_four_servers_writing_at_once_lose_nothing(server_database, tmp_path):
-    env = base_env(**server_database)
+def test_four_servers_writing_at_once_lose_nothing(new_server_database, tmp_path):
+    env = base_env(**new_server_database)
     names = [f"ledger {letter}" for letter in "wxyz"[:SERVERS]]
     logs = [tmp_path / f"server-{index}.log" for index in range(SERVERS)]
     written: dict[str, list[str]] = {}

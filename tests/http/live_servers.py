@@ -18,6 +18,7 @@ from django.db import connection
 
 from tests.e2e.server import REPO_ROOT, base_env, postgres_url
 from tests.http.test_live_server import GUNICORN, ON_POSTGRES, LiveServer, free_port
+from tests.migrated_sqlite import migrated_copy
 
 THROUGH_PROXY = {"X-Forwarded-Proto": "https"}
 READY = "/.well-known/oauth-protected-resource/mcp"
@@ -27,7 +28,7 @@ def start(tmp_path: Path, **extra_env: str) -> Iterator[LiveServer]:
     if ON_POSTGRES:
         database = {"DATABASE_URL": postgres_url(connection.settings_dict)}
     else:
-        database = {"ANCHOR_DB_PATH": str(tmp_path / "anchor.db")}
+        database = {"ANCHOR_DB_PATH": migrated_copy(tmp_path / "anchor.db")}
     port = free_port()
     env = base_env(
         **database,

@@ -26,6 +26,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.e2e.server import REPO_ROOT, base_env, call_ok, postgres_url
+from tests.migrated_sqlite import migrated_copy
 
 ON_POSTGRES = connection.vendor == "postgresql"
 # On PostgreSQL the server must see committed rows, and pytest-django picks rollback or flush
@@ -92,7 +93,7 @@ def serve(tmp_path: Path, workers: int, **extra_env: str) -> Iterator[LiveServer
     if ON_POSTGRES:
         database = {"DATABASE_URL": postgres_url(connection.settings_dict)}
     else:
-        database = {"ANCHOR_DB_PATH": str(tmp_path / "anchor.db")}
+        database = {"ANCHOR_DB_PATH": migrated_copy(tmp_path / "anchor.db")}
     port = free_port()
     env = base_env(
         **database,

@@ -15,6 +15,7 @@ import pytest
 from django.db import connection
 
 from tests.e2e.server import base_env, postgres_url
+from tests.migrated_sqlite import migrated_copy
 from tests.reliability.harness import Store
 
 ON_POSTGRES = connection.vendor == "postgresql"
@@ -48,7 +49,7 @@ def database(tmp_path) -> dict[str, str]:
                 "(SELECT 1 FROM records_record r WHERE r.id = s.record_id)"
             )
         return {"DATABASE_URL": postgres_url(connection.settings_dict)}
-    return {"ANCHOR_DB_PATH": str(tmp_path / "anchor.db")}
+    return {"ANCHOR_DB_PATH": migrated_copy(tmp_path / "anchor.db")}
 
 
 @pytest.fixture
