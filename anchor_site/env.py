@@ -13,8 +13,6 @@ from typing import TYPE_CHECKING
 
 from django.core.exceptions import ImproperlyConfigured
 
-from anchor_site.db_pool import DEFAULT_POOL_SIZE, DEFAULT_POOL_TIMEOUT_S, pool_options
-
 if TYPE_CHECKING:  # only the type: the parser itself is imported when a URL is set
     from dj_database_url import DBConfig
 
@@ -136,6 +134,10 @@ def database_from_env() -> DBConfig:
     url = os.environ.get("DATABASE_URL", "").strip()
     if url:
         import dj_database_url
+
+        # psycopg (through the pool module) only when PostgreSQL is the backend: on SQLite
+        # its import would be part of every stdio start-up for nothing.
+        from anchor_site.db_pool import DEFAULT_POOL_SIZE, DEFAULT_POOL_TIMEOUT_S, pool_options
 
         if not url.startswith(("postgres://", "postgresql://", "pgsql://")):
             raise ImproperlyConfigured(

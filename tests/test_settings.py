@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -192,3 +195,26 @@ def test_a_bad_query_timeout_stops_start_up_naming_the_variable(monkeypatch, val
     monkeypatch.setenv("ANCHOR_QUERY_TIMEOUT_S", value)
     with pytest.raises(ImproperlyConfigured, match="ANCHOR_QUERY_TIMEOUT_S"):
         env.query_timeout_from_env()
+
+
+def test_sqlite_configuration_does_not_import_psycopg(tmp_path):
+    """Reading the SQLite configuration leaves psycopg (and the pool module) unimported: its
+    import is start-up time a SQLite stdio server would pay for nothing."""
+    environment = {k: v for k, v in os.environ.items() if k not in ANCHOR_VARIABLES}
+    environment["ANCHOR_DB_PATH"] = str(tmp_path / "anchor.sqlite3")
+    probe = (
+        "import sys\n"
+        "from anchor_site.env import database_from_env\n"
+        "assert database_from_env()['ENGINE'] == 'django.db.backends.sqlite3'\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'psycopg'"
+        " or m == 'anchor_site.db_pool'))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    assert done.stdout.strip() == "[]", done.stdout

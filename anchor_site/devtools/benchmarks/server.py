@@ -69,10 +69,11 @@ async def call(session: ClientSession, name: str, arguments: dict[str, Any]) -> 
 class RawServer:
     """mcp_serve on a plain pipe, timed from spawn to the initialize result."""
 
-    def __init__(self, **env: str) -> None:
+    def __init__(self, argv: list[str] | None = None, **env: str) -> None:
+        """mcp_serve, or `argv` (another stdio MCP server) started the same way."""
         self.started = time.perf_counter()
         self.process = subprocess.Popen(
-            command(),
+            argv or command(),
             cwd=settings.BASE_DIR,
             env=server_env(**env),
             stdin=subprocess.PIPE,
