@@ -22,6 +22,7 @@ from records.models import (
     ClarificationReview,
     Collection,
     CollectionAlias,
+    NameChange,
     Record,
     RecordAlias,
     RecordVersion,
@@ -117,6 +118,9 @@ def _delete_workspace_rows(workspace_id: str) -> None:
         # QuerySet.delete() bypasses AuditEvent.delete(): this is the one sanctioned removal,
         # asked for explicitly with --replace.
         model._default_manager.filter(**{path: workspace_id})._raw_delete(using="default")
+    # Last, as deleting the records above appended to it: the names log of a replaced
+    # workspace is gone with it (a reader then sees a gap and reads the names whole).
+    NameChange.objects.filter(workspace_id=workspace_id)._raw_delete(using="default")
 
 
 def import_workspace(

@@ -1,34 +1,52 @@
 """Every title and alias in a scope, held in memory and matched with one rule on both backends.
 
-The list for a scope (a collection, or the whole workspace) is cached per process and brought
-up to date only when that scope's `names:` counter has moved, so a repeated resolution does not
-reload it. A move is usually one write changing a few records: after this process's own commit
-the written record IDs are handed over (no read at all of what the write did); otherwise the
-records' current versions are read (one narrow query). Either way only the changed records'
-entries are touched: their old entries are marked dead as of the new revision and their new
-ones appended, in place, so a patch costs what the change costs, not what the list holds.
-Every change to a record's title, aliases or collection gives it a new version, and a new or
-removed record shows in that read itself, so nothing can be missed; when much has changed, the
-list is rebuilt whole.
+A scope is a collection, or the whole workspace; its list is cached per process and checked
+against the scope's `names:` counter on every use.
+
+Invariants (tests/workflow/test_name_index_updates.py checks each):
+
+- A view never runs ahead of its counter: the counter is read before the names, so a write
+  racing a load leaves the view a revision behind (caught up on the next use), never ahead of
+  what a ticket records.
+- A view brought up to date holds exactly the live entries a fresh load at that revision holds,
+  and matches every query as that load would: same exact, similar and whole-word matches.
+- Catching up reads only what changed: the records named in the names log (records.name_log)
+  between the view's revision and the counter's, and only their current names. The log proves
+  its own completeness; when it cannot (a gap, or more than a patch is worth), the list is
+  read whole instead, never guessed.
+- Entries are append-only: a replaced record's entries are marked dead as of the new revision
+  and stay in place, so a view another thread is still matching with reads what it read
+  before. Only the newest view of a store is patched, under its lock, and a patch touches only
+  the changed records' entries.
+- A fresh process does not read every record: the list, once built from the records, is kept
+  in the database (workflow.models.StoredNameList, one row) and the next process reads that row
+  and the log since its revision. So the first resolution after a restart costs one row and
+  the changes since it was stored, which is kept at most a patch's worth behind (a load that
+  finds more rebuilds and stores it again).
+- Lookups by exact name or whole words scan the list's names joined in one string (C-speed
+  string search) for the stored part and use small indexes for entries appended since, so a
+  list read from the database is ready to match at once, with no per-entry index to build.
+
 Similarity is the rule in `workflow.name_rule` (the Indel ratio, with differing words judged
 one run at a time): a ranking heuristic, never evidence of identity.
 """
 
 from __future__ import annotations
 
-import gc
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import QuerySet
 from rapidfuzz import fuzz, process
 
 from records.counters import counter_values, names_key
 from records.models import Record, RecordAlias
+from records.name_log import names_written
 from records.names import normalize_name
+from workflow.models import StoredNameList
 from workflow.name_rule import SIMILARITY_THRESHOLD, is_similar, ratio, what_differs
 
 MIN_FUZZY_LENGTH = 3
@@ -40,65 +58,104 @@ MAX_CHANGED_SHARE = 0.05
 MAX_DEAD_SHARE = 0.2
 PATCH_FLOOR = 100  # ... though a small scope may always have this many
 NEVER = 1 << 62  # the revision at which a live entry dies
+# Below this many records a scope reads from the records about as fast as from a stored list.
+STORE_FROM_RECORDS = 2_000
+SEP = "\x1f"  # between entries in the joined names; normalized names never hold one (it is
+# whitespace to str.split), and a list whose titles or IDs hold one is not stored
+FEW_RECORDS = 16  # found by scanning the record IDs, before the store builds its owner map
 
 
 @dataclass
 class Entries:
     """The append-only store behind one scope's views; index i is one title or alias.
 
-    Lists and indexes only ever grow: an entry replaced at revision R is recorded in `died`
-    and stays in place, so a view taken before R (another thread may still be matching with
-    it) reads what it read before. Only the newest view (`head`) may be patched, under `lock`.
+    Lists only ever grow: an entry replaced at revision R is recorded in `died` and stays in
+    place, so a view taken before R (another thread may still be matching with it) reads what
+    it read before. Only the newest view (`head`) may be patched, under `lock`.
+
+    The first `base_count` names are also held joined in `base`, each between separators, and
+    are found by string search; the entries appended after them by patches are indexed in
+    `exact` and `words`.
     """
 
     record_ids: list[str] = field(default_factory=list)
     names: list[str] = field(default_factory=list)
     displays: list[str] = field(default_factory=list)
     is_alias: list[bool] = field(default_factory=list)
+    base: str = SEP
+    base_count: int = 0
     exact: dict[str, list[int]] = field(default_factory=dict)
     words: dict[str, set[int]] = field(default_factory=dict)
-    title_of: dict[str, int] = field(default_factory=dict)  # record ID -> its newest title
-    aliases_of: dict[str, list[int]] = field(default_factory=dict)  # ... and its aliases
+    # record ID -> its newest entries; built on the first patch that needs more than a scan
+    owners: dict[str, list[int]] | None = None
     died: dict[int, int] = field(default_factory=dict)  # entry index -> revision it died at
-    versions: dict[str, int] = field(default_factory=dict)  # record ID -> version, at head
     head: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def append(self, entries: Iterable[tuple[str, str, bool]]) -> None:
-        # Locals and get-then-create rather than setdefault: a load appends 100,000 entries
-        # and this loop is most of its time.
-        exact, words, title_of = self.exact, self.words, self.title_of
+        exact, words, owners = self.exact, self.words, self.owners
         index = len(self.names)
         added = list(entries)
         names = [normalize_name(display) for _, display, _ in added]
-        for (record_id, _, alias), name in zip(added, names, strict=True):
+        for (record_id, _, _), name in zip(added, names, strict=True):
             # Indexes first, lists last: a reader bounds itself by its view's length, never
             # by the lists', so a half-appended entry is invisible either way.
-            same = exact.get(name)
-            if same is None:
-                exact[name] = [index]
-            else:
-                same.append(index)
+            exact.setdefault(name, []).append(index)
             for word in name.split():
-                holders = words.get(word)
-                if holders is None:
-                    words[word] = {index}
-                else:
-                    holders.add(index)
-            if alias:
-                self.aliases_of.setdefault(record_id, []).append(index)
-            else:
-                title_of[record_id] = index
+                words.setdefault(word, set()).add(index)
+            if owners is not None:
+                owners.setdefault(record_id, []).append(index)
             index += 1
         self.record_ids.extend(e[0] for e in added)
         self.displays.extend(e[1] for e in added)
         self.is_alias.extend(e[2] for e in added)
         self.names.extend(names)
 
-    def of_record(self, record_id: str) -> list[int]:
-        """The record's newest entries (older ones are dead already)."""
-        title = self.title_of.get(record_id)
-        return ([] if title is None else [title]) + self.aliases_of.get(record_id, [])
+    def of_records(self, record_ids: set[str]) -> dict[str, list[int]]:
+        """Each record's newest entries (older ones are dead already); call under `lock`, or
+        on a store no other thread has yet."""
+        if self.owners is None and len(record_ids) > FEW_RECORDS:
+            owners: dict[str, list[int]] = {}
+            died = self.died
+            for index, record_id in enumerate(self.record_ids):
+                if index not in died:
+                    owners.setdefault(record_id, []).append(index)
+            self.owners = owners
+        if self.owners is not None:
+            return {rid: self.owners[rid] for rid in record_ids if rid in self.owners}
+        found: dict[str, list[int]] = {}
+        ids, died = self.record_ids, self.died
+        for rid in record_ids:  # list.index: the scan runs in C
+            start = 0
+            while True:
+                try:
+                    index = ids.index(rid, start)
+                except ValueError:
+                    break
+                if index not in died:
+                    found.setdefault(rid, []).append(index)
+                start = index + 1
+        return found
+
+    def in_base(self, needle: str, *, whole_name: bool) -> Iterator[int]:
+        """The stored part's entries equal to `needle` (whole_name) or holding it as whole
+        words, by string search over `base`; dead entries included."""
+        base = self.base
+        if not needle or SEP in needle:
+            return
+        if whole_name:
+            needle = f"{SEP}{needle}{SEP}"
+        bounds = f" {SEP}"
+        width = len(needle)
+        index, counted = 0, 0
+        position = base.find(needle)
+        while position != -1:
+            if whole_name or (base[position - 1] in bounds and base[position + width] in bounds):
+                # Entry i begins after the (i+1)th separator: count them up to here.
+                index += base.count(SEP, counted, position + (0 if whole_name else 1))
+                counted = position + (0 if whole_name else 1)
+                yield index if whole_name else index - 1
+            position = base.find(needle, position + 1)
 
 
 @dataclass
@@ -144,37 +201,91 @@ class ScopeNames:
         return [names[i] for i in self.live_indices()]
 
     def exact_indices(self, name: str) -> list[int]:
-        return [i for i in self.entries.exact.get(name, ()) if self.is_live(i)]
+        store = self.entries
+        found = list(store.in_base(name, whole_name=True))
+        found += store.exact.get(name, ())
+        return [i for i in found if self.is_live(i)]
 
-    def word_indices(self, word: str) -> set[int]:
-        # Copied first (one C call): another thread may be adding to the set.
-        indices = set(self.entries.words.get(word, ()))
-        return {i for i in indices if self.is_live(i)}
+    def word_hits(self, query: str) -> list[int]:
+        """Live entries holding every word of `query` as whole words, in its order
+        ("rahul" in "rahul sharma")."""
+        store = self.entries
+        found = set(store.in_base(query, whole_name=False))
+        words = query.split()
+        # Copied first (one C call each): another thread may be adding to the sets.
+        tail = set.intersection(*(set(store.words.get(w, ())) for w in words)) if words else set()
+        padded = f" {query} "
+        names = store.names
+        found |= {i for i in tail if padded in f" {names[i]} "}
+        return sorted(i for i in found if self.is_live(i))
 
     @property
     def too_large(self) -> bool:
         return self.record_count > MAX_SCOPE_RECORDS
 
     @classmethod
-    def build(
+    def build(cls, revision: int, entries: list[tuple[str, str, bool]]) -> ScopeNames:
+        """From (record_id, title or alias, is_alias) triples, in bulk."""
+        names = [normalize_name(display) for _, display, _ in entries]
+        return cls._of(
+            revision,
+            [e[0] for e in entries],
+            names,
+            [e[1] for e in entries],
+            [e[2] for e in entries],
+        )
+
+    @classmethod
+    def _of(
         cls,
         revision: int,
-        entries: list[tuple[str, str, bool]],
-        record_count: int = 0,
-        versions: dict[str, int] | None = None,
+        record_ids: list[str],
+        names: list[str],
+        displays: list[str],
+        is_alias: list[bool],
     ) -> ScopeNames:
-        """From (record_id, title or alias, is_alias) triples, in bulk."""
-        store = Entries(versions=versions or {}, head=revision)
-        # Hundreds of thousands of small objects are about to be created and none is garbage;
-        # the cyclic collector would walk them repeatedly for nothing (a quarter of the time).
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            store.append(entries)
-        finally:
-            if collecting:
-                gc.enable()
-        return cls(revision, store, len(store.names), record_count)
+        store = Entries(
+            record_ids,
+            names,
+            displays,
+            is_alias,
+            base=f"{SEP}{SEP.join(names)}{SEP}",
+            base_count=len(names),
+            head=revision,
+        )
+        return cls(revision, store, len(names), record_count=is_alias.count(False))
+
+    @classmethod
+    def from_stored(cls, stored: StoredNameList) -> ScopeNames:
+        """The list as `stored_form` kept it: four splits, no per-entry work in Python."""
+        count = len(stored.aliases)
+
+        def column(text: str) -> list[str]:
+            return text.split(SEP) if count else []
+
+        return cls._of(
+            stored.revision,
+            column(stored.record_ids),
+            column(stored.names),
+            column(stored.displays),
+            [flag == "1" for flag in stored.aliases],
+        )
+
+    def stored_form(self) -> dict[str, str] | None:
+        """The columns of a StoredNameList for this view, or None when one cannot hold it (a
+        view with dead entries, or a title or ID holding the separator)."""
+        if self.dead_count or self.length != len(self.entries.names):
+            return None
+        store = self.entries
+        columns = {
+            "record_ids": SEP.join(store.record_ids),
+            "names": SEP.join(store.names),
+            "displays": SEP.join(store.displays),
+        }
+        if any(text.count(SEP) != max(0, self.length - 1) for text in columns.values()):
+            return None
+        columns["aliases"] = "".join("1" if alias else "0" for alias in store.is_alias)
+        return columns
 
     def patched(
         self,
@@ -182,47 +293,45 @@ class ScopeNames:
         *,
         replaced: set[str],
         added: list[tuple[str, str, bool]],
-        versions: dict[str, int],
     ) -> ScopeNames | None:
         """The next view: the entries of the `replaced` records dead, the `added` (record_id,
-        name, is_alias) entries appended, `versions` (of the changed records; the others gone)
-        recorded. Touches only those entries. None when this is no longer the newest view."""
+        name, is_alias) entries (of replaced records, as they are now) appended. Touches only
+        those entries. None when this is no longer the newest view."""
         store = self.entries
         with store.lock:
             if store.head != self.revision or len(store.names) != self.length:
                 return None
-            stale = [
-                index
-                for rid in replaced
-                for index in store.of_record(rid)
-                if store.died.get(index, NEVER) > self.revision
-            ]
-            for rid in replaced:  # a record's entries die together: forget them
-                store.title_of.pop(rid, None)
-                store.aliases_of.pop(rid, None)
+            owned = store.of_records(replaced) if replaced else {}
+            stale = [i for indices in owned.values() for i in indices if self.is_live(i)]
+            present = sum(
+                1 for indices in owned.values() if not all(store.is_alias[i] for i in indices)
+            )
+            if store.owners is not None:
+                for rid in replaced:  # a record's entries die together: forget them
+                    store.owners.pop(rid, None)
             for index in stale:
                 store.died[index] = revision
-            for rid in replaced:
-                store.versions.pop(rid, None)
-            store.versions.update(versions)
             store.append(added)
             store.head = revision
+            titles = sum(1 for _, _, alias in added if not alias)
             return ScopeNames(
                 revision,
                 store,
                 len(store.names),
-                record_count=len(store.versions),
+                record_count=self.record_count - present + titles,
                 dead_count=self.dead_count + len(stale),
             )
 
     def with_revision(self, revision: int) -> ScopeNames | None:
         """This view at a later revision that changed none of its names."""
-        return self.patched(revision, replaced=set(), added=[], versions={})
+        return self.patched(revision, replaced=set(), added=[])
 
     def would_pile_up(self, replaced: set[str]) -> bool:
         """Whether replacing these records leaves more dead entries than a rebuild costs."""
-        of_record = self.entries.of_record
-        stale = sum(1 for rid in replaced for i in of_record(rid) if self.is_live(i))
+        store = self.entries
+        with store.lock:
+            owned = store.of_records(replaced) if replaced else {}
+        stale = sum(1 for indices in owned.values() for i in indices if self.is_live(i))
         return self.dead_count + stale > max(PATCH_FLOOR, MAX_DEAD_SHARE * self.length)
 
 
@@ -251,56 +360,86 @@ def _in_scope(workspace_id: str, collection_id: str | None) -> tuple[QuerySet, Q
     return records, aliases
 
 
+def _patch_limit(record_count: int) -> int:
+    return max(PATCH_FLOOR, int(MAX_CHANGED_SHARE * record_count))
+
+
 def _load(workspace_id: str, collection_id: str | None, revision: int) -> ScopeNames:
+    """Every name of the scope, read from the records."""
     records, aliases = _in_scope(workspace_id, collection_id)
     record_count = records.count()
     if record_count > MAX_SCOPE_RECORDS:
         return ScopeNames(revision=revision, record_count=record_count)
-    rows, versions = [], {}
-    for record_id, title, version in records.values_list("id", "title", "version"):
-        rows.append((record_id, title, False))
-        versions[record_id] = version
+    rows = [(record_id, title, False) for record_id, title in records.values_list("id", "title")]
     rows += [(r, a, True) for r, a in aliases.values_list("record_id", "alias")]
-    return ScopeNames.build(revision, rows, record_count, versions)
+    return ScopeNames.build(revision, rows)
+
+
+def _store(workspace_id: str, collection_id: str | None, names: ScopeNames) -> None:
+    """Keep the list for the next process to start; a rival writer's list serves as well."""
+    columns = names.stored_form()
+    if columns is None or names.too_large or names.record_count < STORE_FROM_RECORDS:
+        return
+    try:
+        with transaction.atomic():
+            StoredNameList.objects.update_or_create(
+                workspace_id=workspace_id,
+                scope_key=names_key(collection_id),
+                defaults={"revision": names.revision, **columns},
+            )
+    except IntegrityError:  # another process stored one at the same moment
+        pass
+
+
+def _fresh(workspace_id: str, collection_id: str | None, revision: int) -> ScopeNames:
+    """The scope at `revision` with nothing cached: the stored list and the changes since it
+    when there is one close enough, else every name read from the records (and stored)."""
+    key = names_key(collection_id)
+    stored = StoredNameList.objects.filter(workspace_id=workspace_id, scope_key=key).first()
+    if stored is not None:
+        view = ScopeNames.from_stored(stored)
+        if view.revision >= revision:  # stored after our counter read: newer is as good
+            return view
+        followed = _follow_log(view, workspace_id, collection_id, revision)
+        if followed is not None:
+            return followed
+    loaded = _load(workspace_id, collection_id, revision)
+    _store(workspace_id, collection_id, loaded)
+    return loaded
+
+
+def _follow_log(
+    cached: ScopeNames, workspace_id: str, collection_id: str | None, revision: int
+) -> ScopeNames | None:
+    """`cached` brought to `revision` from the names log; None when the log cannot say what
+    changed, or so much did that reading the list afresh serves better."""
+    if cached.too_large:
+        return None
+    limit = _patch_limit(cached.record_count)
+    # A rename moves a collection's counter twice (old and new collection), so twice the moves.
+    changed = names_written(
+        workspace_id, names_key(collection_id), cached.revision, revision, limit=2 * limit
+    )
+    if changed is None or len(changed) > limit:
+        return None
+    if not changed:
+        return cached.with_revision(revision)
+    return _replace_records(cached, workspace_id, collection_id, revision, changed)
 
 
 def _current_names(
     workspace_id: str, collection_id: str | None, record_ids: set[str]
-) -> tuple[list[tuple[str, str, bool]], dict[str, int]]:
-    """These records' entries and versions as they are now; a record gone from the scope has
-    none."""
+) -> list[tuple[str, str, bool]]:
+    """These records' entries as they are now; a record gone from the scope has none."""
     records, aliases = _in_scope(workspace_id, collection_id)
-    titles = list(records.filter(pk__in=record_ids).values_list("id", "title", "version"))
-    added = [(rid, title, False) for rid, title, _ in titles]
-    present = [rid for rid, _, _ in titles]
+    titles = list(records.filter(pk__in=record_ids).values_list("id", "title"))
+    added = [(rid, title, False) for rid, title in titles]
+    present = [rid for rid, _ in titles]
     added += [
         (rid, alias, True)
         for rid, alias in aliases.filter(record_id__in=present).values_list("record_id", "alias")
     ]
-    return added, {rid: version for rid, _, version in titles}
-
-
-def _update(
-    cached: ScopeNames, workspace_id: str, collection_id: str | None, revision: int
-) -> ScopeNames:
-    """`cached` brought to `revision`: the records whose version moved, or that are new or
-    gone, replaced; the whole list reloaded when that is most of the work anyway."""
-    records, _ = _in_scope(workspace_id, collection_id)
-    current = dict(records.values_list("id", "version"))
-    if len(current) > MAX_SCOPE_RECORDS:
-        return ScopeNames(revision=revision, record_count=len(current))
-    known = cached.entries.versions
-    changed = {rid for rid, version in current.items() if known.get(rid) != version}
-    replaced = changed | (known.keys() - current.keys())
-    limit = max(PATCH_FLOOR, int(MAX_CHANGED_SHARE * len(current)))
-    if len(replaced) > limit or cached.too_large or cached.would_pile_up(replaced):
-        return _load(workspace_id, collection_id, revision)
-    if not replaced:  # the counter moved for a write that left these names as they were
-        followed = cached.with_revision(revision)
-    else:
-        added, versions = _current_names(workspace_id, collection_id, changed)
-        followed = cached.patched(revision, replaced=replaced, added=added, versions=versions)
-    return followed or _load(workspace_id, collection_id, revision)
+    return added
 
 
 def scope_names(workspace_id: str, collection_id: str | None) -> ScopeNames:
@@ -314,19 +453,26 @@ def scope_names(workspace_id: str, collection_id: str | None) -> ScopeNames:
     revision = counter_values(workspace_id, [counter])[counter]
     with _lock:
         cached = _cache.get(key)
-        if cached is not None and cached.revision == revision:
+        if cached is not None and cached.revision >= revision:
             _cache.move_to_end(key)
             return cached
-    if cached is not None and cached.revision < revision:
-        loaded = _update(cached, workspace_id, collection_id, revision)
-    else:
-        loaded = _load(workspace_id, collection_id, revision)
+    loaded = None
+    if cached is not None:
+        loaded = _follow_log(cached, workspace_id, collection_id, revision)
+    if loaded is None:
+        loaded = _fresh(workspace_id, collection_id, revision)
     with _lock:
         _cache[key] = loaded
         _cache.move_to_end(key)
         while len(_cache) > CACHED_SCOPES:
             _cache.popitem(last=False)
     return loaded
+
+
+def names_of(workspace_id: str, collection_id: str | None, record_ids: set[str]) -> ScopeNames:
+    """A view of just these records' current names in the scope, to match a query against
+    what changed (workflow.freshness) without the scope's whole list."""
+    return ScopeNames.build(0, _current_names(workspace_id, collection_id, record_ids))
 
 
 @dataclass
@@ -336,8 +482,8 @@ class OwnWrite:
     Only on SQLite: there a write transaction excludes every other writer from its first
     statement (BEGIN IMMEDIATE), so the names counters read at its start and at its end differ
     by this write alone. After it commits, a list that stood at the start takes the written
-    records' new state and the end's revision: no scan. (On PostgreSQL another writer could
-    move a counter between those reads, and the lists follow by scanning, as for any write.)
+    records' new state and the end's revision: no read of the log. (On PostgreSQL another writer
+    could move a counter between those reads, and the lists follow the log, as for any write.)
     """
 
     workspace_id: str
@@ -395,11 +541,11 @@ def _replace_records(
     None when a rebuild would serve better."""
     if cached.too_large or cached.would_pile_up(record_ids):
         return None
-    added, versions = _current_names(workspace_id, collection_id, record_ids)
-    grown = len(cached.entries.versions.keys() - record_ids) + len(versions)
-    if grown > MAX_SCOPE_RECORDS:
+    added = _current_names(workspace_id, collection_id, record_ids)
+    followed = cached.patched(revision, replaced=record_ids, added=added)
+    if followed is None or followed.too_large:
         return None
-    return cached.patched(revision, replaced=record_ids, added=added, versions=versions)
+    return followed
 
 
 def clear_cache() -> None:
@@ -454,15 +600,7 @@ def match_names(
             )
             keep(index, score / 100.0, False, False, differs)
         # "Rahul" should surface "Rahul Sharma": every query word is a word of the name.
-        words = normalized_query.split()
-        # One C call on the shared sets (nothing can add to them during it); the few hits are
-        # then checked against this view.
-        index_of = names.entries.words
-        hits = set.intersection(*(index_of.get(w, set()) for w in words)) if words else set()
-        padded = f" {normalized_query} "
-        for index in hits:
-            if not names.is_live(index):
-                continue
-            if index not in found and padded in f" {all_names[index]} ":
+        for index in names.word_hits(normalized_query):
+            if index not in found:
                 keep(index, ratio(normalized_query, all_names[index]), False, True)
     return sorted(found.values(), key=lambda m: (not m.exact, -m.score, m.index))

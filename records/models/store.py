@@ -247,6 +247,35 @@ class RevisionCounter(models.Model):
         return f"{self.key}={self.value}"
 
 
+class NameChange(models.Model):
+    """One move of a names counter and the record whose names it was for; appended only by the
+    triggers that move the counter, in the same statement.
+
+    So "which records' names changed between revisions A and B of names:<collection>" is one
+    indexed read of the rows after A, whatever the history holds, and the rows prove their own
+    completeness: each move of a counter appends exactly one row at the value it moved to, so
+    B - A rows with distinct revisions are every change in between. (A load that moves a counter
+    without the triggers leaves a gap, and a reader seeing it reads the names whole.)
+
+    No foreign key to the workspace: rows are appended while a whole store is being cleared (a
+    test flush, a restore), in whatever order its tables go, and a key checked at commit would
+    then fail; an orphaned row is never read (counter keys are never reused).
+    """
+
+    workspace_id = models.CharField(max_length=64)
+    key = models.CharField(max_length=60)
+    revision = models.BigIntegerField()
+    record_id = models.CharField(max_length=36)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["workspace_id", "key", "revision"], name="name_change_revision")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key}@{self.revision}: {self.record_id}"
+
+
 class ClarificationReview(models.Model):
     """A person's verdict on what an agent reported the user said, for one audit event.
 

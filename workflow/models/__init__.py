@@ -1,6 +1,7 @@
 """The workflow's models: reviews and prepared actions (the guarded path), and agendas."""
 
 from workflow.models.agendas import Agenda, AgendaConclusion, AgendaEvent, AgendaItem, AgendaLayer
+from workflow.models.name_lists import StoredNameList
 from workflow.models.read_marks import ReadMark
 from workflow.models.reviews import OPEN_STATES, ActionState, PreparedAction, ReviewTicket
 
@@ -15,4 +16,5 @@ __all__ = [
     "PreparedAction",
     "ReadMark",
     "ReviewTicket",
+    "StoredNameList",
 ]

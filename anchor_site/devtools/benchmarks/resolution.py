@@ -124,11 +124,8 @@ def patch_row(workspace_id: str, collection_id: str, in_scope: int) -> Row:
         (cached.record_ids[i], cached.displays[i], cached.is_alias[i])
         for i in cached.live_indices()
     ]
-    versions = dict(cached.entries.versions)
-    builds = repeat(
-        lambda: name_index.ScopeNames.build(0, entries, len(versions), versions), 3, warmup=0
-    )
-    view = name_index.ScopeNames.build(0, entries, len(versions), dict(versions))
+    builds = repeat(lambda: name_index.ScopeNames.build(0, entries), 3, warmup=0)
+    view = name_index.ScopeNames.build(0, entries)
     record_id = entries[0][0]
     patches = []
     for revision in range(1, 51):
@@ -137,7 +134,6 @@ def patch_row(workspace_id: str, collection_id: str, in_scope: int) -> Row:
             revision,
             replaced={record_id},
             added=[(record_id, f"Renamed {revision}", False)],
-            versions={record_id: revision},
         )
         patches.append((time.perf_counter() - started) * 1000)
         assert patched is not None
