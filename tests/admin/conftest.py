@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 
 # The real-browser fixtures, for every browser test file in this folder.
-from tests.admin.test_browser import browser_page, shots, sync_api  # noqa: F401
+from tests.admin.test_browser import browser, browser_page, shots, sync_api  # noqa: F401
 
 
 @pytest.fixture

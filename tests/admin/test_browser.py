@@ -54,23 +54,33 @@ def sync_api():
     return sync_api
 
 
+@pytest.fixture(scope="module")
+def browser(sync_api):
+    """One Chromium for a test file: launching it costs a second or two, a fresh context none."""
+    # Playwright's sync API runs an event loop in this thread; the tests' own ORM calls are
+    # still plain synchronous code, so Django's async-safety guard is lifted while it runs.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        with sync_api.sync_playwright() as playwright:
+            launched = playwright.chromium.launch(
+                executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+            )
+            yield launched
+            launched.close()
+
+
 @pytest.fixture
-def browser_page(sync_api, monkeypatch):
-    # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are
-    # still plain synchronous code, so Django's async-safety guard is lifted for this test.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.set_default_timeout(15_000)
-        yield page
-        browser.close()
-        # ORM calls made while Playwright's loop is alive get their own connection (Django
-        # keys connections by context); close it here or PostgreSQL's test database stays in
-        # use and cannot be dropped at the end of the run.
-        connections.close_all()
+def browser_page(browser):
+    # A context of its own per test: no cookie, session or storage carries over.
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    yield page
+    context.close()
+    # ORM calls made while Playwright's loop is alive get their own connection (Django
+    # keys connections by context); close it here or PostgreSQL's test database stays in
+    # use and cannot be dropped at the end of the run.
+    connections.close_all()
 
 
 @pytest.fixture
