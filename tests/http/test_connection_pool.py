@@ -111,13 +111,17 @@ def test_the_server_holds_at_most_its_pool_and_queues_the_rest(pooled: LiveServe
     assert sorted(replies) == sorted(action_ids)
     assert all(reply["status"] == "committed" for reply in replies.values())
 
-    def back_in_the_pool() -> list[tuple[str, str]] | None:
+    def back_in_the_pool_untagged() -> list[tuple[str, str]] | None:
+        # A connection goes idle after the call's last statement and is untagged when the pool
+        # takes it back, a moment later: wait for both, and fail if the tag is never cleared.
         backends = server_backends(exclude=0)
-        return backends if backends and all_idle(backends) else None
+        untagged = all(name == "" for _, name in backends)
+        return backends if backends and all_idle(backends) and untagged else None
 
-    after = wait_until(back_in_the_pool, "the last connection to be back in the pool")
-    assert after is not None
-    assert all(name == "" for _, name in after), f"a pooled connection kept a call's tag: {after}"
+    wait_until(
+        back_in_the_pool_untagged,
+        "every connection back in the pool with its call's tag cleared",
+    )
 
 
 @pytest.fixture
