@@ -59,14 +59,8 @@ def test_updates_from_the_changes_match_a_fresh_load(ctx, monkeypatch, floor):
     scopes = [collections[0].pk, None]
     for scope in scopes:
         scope_names(WORKSPACE, scope)
-    loads = []
     real_load = name_index._load
-
-    def counted_load(*args):
-        loads.append(args)
-        return real_load(*args)
-
-    monkeypatch.setattr(name_index, "_load", counted_load)
+    loads = count_loads(monkeypatch)
 
     for step in range(60):
         record = Record.objects.get(pk=rng.choice(records).pk)
@@ -292,14 +286,7 @@ def test_a_gap_in_the_names_log_reads_the_records_instead(ctx, monkeypatch):
     scope_names(WORKSPACE, people.pk)
     make_record(ctx, people, "Abhishek")
     NameChange.objects.filter(key=f"names:{people.pk}").order_by("-revision")[:1].get().delete()
-    loads = []
-    real_load = name_index._load
-
-    def counted_load(*args):
-        loads.append(args)
-        return real_load(*args)
-
-    monkeypatch.setattr(name_index, "_load", counted_load)
+    loads = count_loads(monkeypatch)
     for restart in (False, True):  # the cached list, and a fresh process on the stored one
         if restart:
             name_index.clear_cache()
@@ -325,3 +312,16 @@ def test_the_names_log_holds_one_row_per_counter_move(ctx):
     assert names_written(WORKSPACE, key, 0, after, limit=1) is None, "more than the limit"
     NameChange.objects.filter(key=key, revision=after).delete()
     assert names_written(WORKSPACE, key, before, after, limit=10) is None, "a gap is no answer"
+
+
+def count_loads(monkeypatch) -> list[tuple]:
+    """The name list's whole reads from here on: one entry per `_load` call, with its arguments."""
+    loads: list[tuple] = []
+    real_load = name_index._load
+
+    def counted_load(*args):
+        loads.append(args)
+        return real_load(*args)
+
+    monkeypatch.setattr(name_index, "_load", counted_load)
+    return loads
