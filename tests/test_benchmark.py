@@ -26,6 +26,7 @@ ROWS = [
     "resident memory after caching",
     "resolve_record,",
     "first resolve_record after a rename",
+    "first resolve_record in a fresh mcp_serve",
     "import review, 100 rows against",
     "import review at the cap, 100 rows x",
     "stdio round trip, get_record_context (20 links, 10 events)",

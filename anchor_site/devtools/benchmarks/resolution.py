@@ -13,6 +13,7 @@ from django.db.models import F
 
 from anchor_site.devtools.benchmarks import data
 from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat, timed
+from anchor_site.devtools.benchmarks.server import RawServer
 from records.models import Record
 from records.names import normalize_name
 from workflow import name_index
@@ -24,6 +25,9 @@ from workflow.resolution import resolve_record
 from workflow.scope import Scope
 
 AREA = "resolution"
+RENAME_RATIO = 1.5  # the first resolve after a rename, against a warm one
+RESTART_RATIO = 3  # the first resolve in a freshly started server, against a warm one (issue 29)
+WARM_CALLS = 10
 
 
 def difflib_matches(query: str, names: list[str]) -> list[int]:
@@ -64,26 +68,21 @@ def run(sizes: Sizes, scope: Scope, names_collection: str, names: list[str]) -> 
     ]
 
     # A names change (a rename moves the names counter through the trigger): the cached list
-    # replaces the renamed record's names. The reference is the same resolve with the list
-    # built whole again, as every names change cost before.
+    # replaces the renamed record's names from the names log.
     target_id = Record.objects.filter(collection_id=names_collection).values_list("pk", flat=True)[
         0
     ]
     rebuilds = []
-    fetches = []
     for index in range(max(3, sizes.reference_repeat + 2)):
         Record.objects.filter(pk=target_id).update(
             title=f"{names[0]} {index}", version=F("version") + 1
         )
         elapsed, _ = timed(resolve)
         rebuilds.append(elapsed * 1000)
-        name_index.clear_cache()
-        elapsed, _ = timed(resolve)
-        fetches.append(elapsed * 1000)
     rebuilds.sort()
-    fetches.sort()
     rebuild = rebuilds[len(rebuilds) // 2]
-    fetch = fetches[len(fetches) // 2]
+    # The rename is measured against the warm resolve of the same scope: catching up on one
+    # changed record should cost about what the resolve itself costs, not a reload.
     rows.append(
         Row(
             AREA,
@@ -91,29 +90,52 @@ def run(sizes: Sizes, scope: Scope, names_collection: str, names: list[str]) -> 
             "(the list updated from the change)",
             rebuild,
             "ms",
-            target="< 500 ms",
-            passed=rebuild < 500,
-            reference=fetch,
-            reference_what="the same resolve with the list built whole again",
-        )
-    )
-    # A restart: the list is loaded from the database on the first resolve. Target from the
-    # issue: at most 3x a warm resolve of the same scope.
-    rows.append(
-        Row(
-            AREA,
-            f"first resolve_record after a restart, {len(normalized):,} names (list loaded)",
-            fetch,
-            "ms",
-            target="<= 3x a warm resolve",
-            passed=fetch <= 3 * samples.median_ms,
+            target=f"<= {RENAME_RATIO}x a warm resolve",
+            passed=rebuild <= RENAME_RATIO * samples.median_ms,
             reference=samples.median_ms,
-            reference_what="the same resolve, list warm",
+            reference_what="the same resolve, list warm, in the same run",
         )
     )
+    rows.append(restart_row(scope.workspace_id, names_collection, query, len(normalized)))
     rows.append(patch_row(scope.workspace_id, names_collection, len(normalized)))
     rows += reevaluation_rows(sizes, found["resolution_id"], target_id, names, len(normalized))
     return rows
+
+
+def restart_row(workspace_id: str, collection_id: str, query: str, in_scope: int) -> Row:
+    """The first resolve_record a freshly started mcp_serve answers, after another process
+    (this one) moved the scope's names, against the same call repeated on that server.
+
+    Both are round trips over stdio to the same process, so the ratio is what loading the list
+    (the stored row and the names log since it) costs over a warm resolve.
+    """
+    target_id = Record.objects.filter(collection_id=collection_id).values_list("pk", flat=True)[0]
+    Record.objects.filter(pk=target_id).update(title="Restart Rename Qz", version=F("version") + 1)
+    arguments = {"query": query, "collection_id": collection_id}
+    server = RawServer()
+    try:
+        server.initialize()
+        server.call("get_server_instructions", {})  # the session's own first call, no names
+        first, _ = timed(lambda: server.call("resolve_record", arguments))
+        warm = []
+        for _ in range(WARM_CALLS):
+            elapsed, _ = timed(lambda: server.call("resolve_record", arguments))
+            warm.append(elapsed * 1000)
+    finally:
+        server.close()
+    warm.sort()
+    warm_ms = warm[len(warm) // 2]
+    return Row(
+        AREA,
+        f"first resolve_record in a fresh mcp_serve, {in_scope:,} names "
+        "(stored list + names log, after another process's rename)",
+        first * 1000,
+        "ms",
+        target=f"<= {RESTART_RATIO}x a warm resolve",
+        passed=first * 1000 <= RESTART_RATIO * warm_ms,
+        reference=warm_ms,
+        reference_what=f"the same call repeated on that server (median of {WARM_CALLS})",
+    )
 
 
 def patch_row(workspace_id: str, collection_id: str, in_scope: int) -> Row:
