@@ -243,13 +243,17 @@ class ScopeNames:
         names: list[str],
         displays: list[str],
         is_alias: list[bool],
+        joined_names: str | None = None,
     ) -> ScopeNames:
+        """`joined_names`: `names` already joined by SEP (as stored), to copy instead of join."""
+        if joined_names is None:
+            joined_names = SEP.join(names)
         store = Entries(
             record_ids,
             names,
             displays,
             is_alias,
-            base=f"{SEP}{SEP.join(names)}{SEP}",
+            base=f"{SEP}{joined_names}{SEP}",
             base_count=len(names),
             head=revision,
         )
@@ -268,7 +272,8 @@ class ScopeNames:
             column(stored.record_ids),
             column(stored.names),
             column(stored.displays),
-            [flag == "1" for flag in stored.aliases],
+            list(map("1".__eq__, stored.aliases)),
+            joined_names=stored.names if count else "",
         )
 
     def stored_form(self) -> dict[str, str] | None:

@@ -325,3 +325,37 @@ def count_loads(monkeypatch) -> list[tuple]:
 
     monkeypatch.setattr(name_index, "_load", counted_load)
     return loads
+
+
+def test_a_list_read_from_its_stored_row_matches_as_the_list_it_was_stored_from():
+    """from_stored takes the joined names column as the lookup string (no join per entry): the
+    stored view must find the same exact and whole-word matches, aliases included."""
+    built = ScopeNames.build(
+        7,
+        [
+            ("r1", "Kirat Sharma", False),
+            ("r2", "Rahul Sharma", False),
+            ("r2", "Rahul S", True),
+            ("r3", "Priya", False),
+        ],
+    )
+    columns = built.stored_form()
+    assert columns is not None
+    stored = ScopeNames.from_stored(StoredNameList(revision=7, **columns))
+    assert stored.entries.base == built.entries.base
+    assert stored.is_alias == [False, False, True, False]
+    assert stored.record_count == built.record_count == 3
+    for query in ("rahul sharma", "rahul s", "sharma", "priya", "kirat"):
+        assert stored.exact_indices(query) == built.exact_indices(query), query
+        assert stored.word_hits(query) == built.word_hits(query), query
+    assert [m.record_id for m in match_names(stored, "rahul")] == [
+        m.record_id for m in match_names(built, "rahul")
+    ]
+
+
+def test_an_empty_stored_list_reads_as_an_empty_list():
+    empty = ScopeNames.from_stored(
+        StoredNameList(revision=3, record_ids="", names="", displays="", aliases="")
+    )
+    assert empty.names == [] and empty.record_ids == [] and empty.entries.base == "\x1f\x1f"
+    assert empty.exact_indices("") == [] and empty.word_hits("kirat") == []
