@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from difflib import SequenceMatcher
+from functools import partial
 
 from django.db.models import F
 
@@ -28,6 +29,7 @@ AREA = "resolution"
 RENAME_RATIO = 1.5  # the first resolve after a rename, against a warm one
 RESTART_RATIO = 3  # the first resolve in a freshly started server, against a warm one (issue 29)
 WARM_CALLS = 10
+RESTARTS = 3
 
 
 def difflib_matches(query: str, names: list[str]) -> list[int]:
@@ -96,13 +98,15 @@ def run(sizes: Sizes, scope: Scope, names_collection: str, names: list[str]) -> 
             reference_what="the same resolve, list warm, in the same run",
         )
     )
-    rows.append(restart_row(scope.workspace_id, names_collection, query, len(normalized)))
+    rows.append(restart_row(sizes, scope.workspace_id, names_collection, query, len(normalized)))
     rows.append(patch_row(scope.workspace_id, names_collection, len(normalized)))
     rows += reevaluation_rows(sizes, found["resolution_id"], target_id, names, len(normalized))
     return rows
 
 
-def restart_row(workspace_id: str, collection_id: str, query: str, in_scope: int) -> Row:
+def restart_row(
+    sizes: Sizes, workspace_id: str, collection_id: str, query: str, in_scope: int
+) -> Row:
     """The first resolve_record a freshly started mcp_serve answers, after another process
     (this one) moved the scope's names, against the same call repeated on that server.
 
@@ -110,31 +114,41 @@ def restart_row(workspace_id: str, collection_id: str, query: str, in_scope: int
     (the stored row and the names log since it) costs over a warm resolve.
     """
     target_id = Record.objects.filter(collection_id=collection_id).values_list("pk", flat=True)[0]
-    Record.objects.filter(pk=target_id).update(title="Restart Rename Qz", version=F("version") + 1)
     arguments = {"query": query, "collection_id": collection_id}
-    server = RawServer()
-    try:
-        server.initialize()
-        server.call("get_server_instructions", {})  # the session's own first call, no names
-        first, _ = timed(lambda: server.call("resolve_record", arguments))
-        warm = []
-        for _ in range(WARM_CALLS):
-            elapsed, _ = timed(lambda: server.call("resolve_record", arguments))
-            warm.append(elapsed * 1000)
-    finally:
-        server.close()
+    restarts = RESTARTS if sizes.repeat >= 5 else 1  # a smoke run starts one server
+    firsts: list[float] = []
+    warm: list[float] = []
+    for restart in range(restarts):  # one start is one sample: take the median of a few
+        Record.objects.filter(pk=target_id).update(
+            title=f"Restart Rename {restart} Qz", version=F("version") + 1
+        )
+        server = RawServer()
+        try:
+            server.initialize()
+            server.call("get_server_instructions", {})  # the session's own first call, no names
+            first, _ = timed(partial(server.call, "resolve_record", arguments))
+            firsts.append(first * 1000)
+            for _ in range(WARM_CALLS):
+                elapsed, _ = timed(partial(server.call, "resolve_record", arguments))
+                warm.append(elapsed * 1000)
+        finally:
+            server.close()
+    firsts.sort()
+    first_ms = firsts[len(firsts) // 2]
     warm.sort()
     warm_ms = warm[len(warm) // 2]
     return Row(
         AREA,
         f"first resolve_record in a fresh mcp_serve, {in_scope:,} names "
         "(stored list + names log, after another process's rename)",
-        first * 1000,
+        first_ms,
         "ms",
+        p95=firsts[-1],
         target=f"<= {RESTART_RATIO}x a warm resolve",
-        passed=first * 1000 <= RESTART_RATIO * warm_ms,
+        passed=first_ms <= RESTART_RATIO * warm_ms,
         reference=warm_ms,
-        reference_what=f"the same call repeated on that server (median of {WARM_CALLS})",
+        reference_what=f"the same call repeated on those servers ({WARM_CALLS} each)",
+        note=f"median of {restarts} fresh servers",
     )
 
 
