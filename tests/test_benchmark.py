@@ -30,7 +30,7 @@ ROWS = [
     "import review, 100 rows against",
     "import review at the cap, 100 rows x",
     "stdio round trip, get_record_context (20 links, 10 events)",
-    "seven reads: 1 batch_read call vs 7 single calls",
+    "seven reads: 1 batch_read call, against the single calls",
     "three updates: 3 calls",
     "prepare + commit update_record, one client",
     "guarded create (resolve, prepare, commit), 100-name collection",
