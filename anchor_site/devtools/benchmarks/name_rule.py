@@ -35,29 +35,36 @@ def run() -> list[Row]:
     distinct = sum(label == "distinct" for label, _, _ in pairs)
     old_found, typos, old_wrong = score(ratio_alone)
     new_found, _, new_wrong = score(is_similar)
-    rows = []
-    for name, found, wrong in (
-        ("character ratio alone (before)", old_found, old_wrong),
-        ("ratio + differing words judged (now)", new_found, new_wrong),
-    ):
-        recall = 100 * found / typos
-        precision = 100 * found / (found + wrong) if found + wrong else 100.0
-        rows += [
-            Row(
-                AREA,
-                f"{name}: typo recall, {typos} typo pairs",
-                recall,
-                "%",
-                target=f">= {100 * old_found / typos:.1f}% (the old rule's)",
-                passed=found >= old_found,
-                note=f"{found} of {typos} found",
-            ),
-            Row(
-                AREA,
-                f"{name}: precision, {distinct} look-alike distinct pairs",
-                precision,
-                "%",
-                note=f"{wrong} distinct pairs called similar",
-            ),
-        ]
+
+    # The old rule is the reference measured in the same run, never a row of its own: its
+    # figures are what the rule now must hold or beat, on both sides of the judgement.
+    def percent(found: int, wrong: int) -> float:
+        return 100 * found / (found + wrong) if found + wrong else 100.0
+
+    old_recall, new_recall = 100 * old_found / typos, 100 * new_found / typos
+    old_precision, new_precision = percent(old_found, old_wrong), percent(new_found, new_wrong)
+    rows = [
+        Row(
+            AREA,
+            f"ratio + differing words judged: typo recall, {typos} typo pairs",
+            new_recall,
+            "%",
+            target=">= the character ratio alone",
+            passed=new_found >= old_found,
+            reference=old_recall,
+            reference_what=f"the character ratio alone, same pairs ({old_found} found)",
+            note=f"{new_found} of {typos} found",
+        ),
+        Row(
+            AREA,
+            f"ratio + differing words judged: precision, {distinct} look-alike distinct pairs",
+            new_precision,
+            "%",
+            target=">= the character ratio alone",
+            passed=new_precision >= old_precision,
+            reference=old_precision,
+            reference_what=f"the character ratio alone, same pairs ({old_wrong} called similar)",
+            note=f"{new_wrong} distinct pairs called similar",
+        ),
+    ]
     return rows
