@@ -54,6 +54,20 @@ INSTALLED_APPS = [
     "anchor_site.http",
     # The developer tools (benchmarks, walkthrough) are installed by anchor_site.settings_dev.
 ]
+# `manage.py mcp_serve` claims stdio before settings load (workflow.mcp.stdio). That process
+# serves one agent over stdio: no HTTP endpoint and no admin pages. So it leaves out
+# django-mcp-server (whose import pulls in Django REST framework and, through it, psycopg even
+# on SQLite; the SDK's own FastMCP serves instead, see workflow.mcp.sdk) and the admin's
+# autodiscovery of every admin module. Neither changes the models or migrations: the admin app
+# keeps its label and tables, and django-mcp-server has none.
+_stdio = sys.modules.get("workflow.mcp.stdio")
+ANCHOR_STDIO_SERVER = _stdio is not None and _stdio.protocol_claimed()
+if ANCHOR_STDIO_SERVER:
+    INSTALLED_APPS = [
+        "django.contrib.admin.apps.SimpleAdminConfig" if app == "django.contrib.admin" else app
+        for app in INSTALLED_APPS
+        if app != "mcp_server"
+    ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
