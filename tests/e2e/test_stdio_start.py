@@ -90,3 +90,40 @@ def test_other_commands_still_load_django_mcp_server_and_the_admin(tmp_path):
     assert done.stdout.strip().splitlines()[-1] == "['mcp_server', 'rest_framework'] True", (
         done.stdout
     )
+
+
+def run_manage(tmp_path: Path, *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=REPO_ROOT,
+        env=base_env(ANCHOR_DB_PATH=str(tmp_path / "a.db")),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def unapplied(tmp_path: Path) -> list[str]:
+    """Every app's unapplied migrations, as a process with the whole app list sees them."""
+    plan = run_manage(tmp_path, "showmigrations", "--plan").splitlines()
+    return [line for line in plan if line.startswith("[ ]")]
+
+
+def test_a_new_database_gets_every_apps_migrations_from_a_stdio_server(tmp_path):
+    """The OAuth provider is left out of the stdio process, not out of the database: the admin
+    and team mode on the same file need its tables."""
+    run_manage(tmp_path, "mcp_serve")  # input already closed: migrate, serve nothing, exit
+    assert unapplied(tmp_path) == []
+
+
+def test_a_stdio_server_applies_a_left_out_apps_missing_migrations(tmp_path):
+    """Its own apps up to date, but the OAuth provider's migrations missing (as after that
+    package is upgraded): the stdio server still migrates it."""
+    run_manage(tmp_path, "migrate", "--no-input")
+    run_manage(tmp_path, "migrate", "--no-input", "oauth2_provider", "zero")
+    assert any("oauth2_provider" in line for line in unapplied(tmp_path))
+    run_manage(tmp_path, "mcp_serve")
+    assert unapplied(tmp_path) == []

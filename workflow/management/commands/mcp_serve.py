@@ -10,6 +10,8 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import importlib.util
+import subprocess
 import sys
 import tempfile
 import time
@@ -18,11 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError, connection, connections
 from django.db.migrations.executor import MigrationExecutor
+from django.db.migrations.recorder import MigrationRecorder
 
 from workflow.mcp.server import select_tools, serve_stdio_pipe
 from workflow.mcp.stdio import claim_stdio_for_protocol, exit_quietly_on_sigterm
@@ -73,14 +77,61 @@ def migrate_if_needed(*, verbosity: int) -> None:
         with _migration_lock():
             # Another process may have migrated while we waited for the lock.
             if _unapplied_migrations():
-                call_command("migrate", interactive=False, verbosity=verbosity, stdout=sys.stderr)
+                _migrate(verbosity)
     except DatabaseError as exc:
-        raise CommandError(_describe_database_failure(exc)) from exc
+        raise CommandError(_describe_database_failure(_reason(exc))) from exc
 
 
 def _unapplied_migrations() -> list[Any]:
+    """This process's plan, plus the migrations of apps a stdio server leaves out that the
+    database has not recorded (a new install, or an upgraded package)."""
     executor = MigrationExecutor(connection)
-    return executor.migration_plan(executor.loader.graph.leaf_nodes())
+    plan: list[Any] = executor.migration_plan(executor.loader.graph.leaf_nodes())
+    if settings.ANCHOR_STDIO_SERVER:
+        applied = MigrationRecorder(connection).applied_migrations()
+        plan += [key for key in _left_out_migrations() if key not in applied]
+    return plan
+
+
+def _left_out_migrations() -> list[tuple[str, str]]:
+    """(app label, migration name) on disk of each app left out of this process, found on disk
+    without importing the app (importing django-mcp-server is what leaving it out saves)."""
+    found = []
+    for module in settings.ANCHOR_APPS_LEFT_OUT_OF_STDIO:
+        spec = importlib.util.find_spec(module)  # a top-level package: found, not imported
+        for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+            found += [
+                (module, path.stem) for path in (Path(folder) / "migrations").glob("[0-9]*.py")
+            ]
+    return found
+
+
+def _migrate(verbosity: int) -> None:
+    if not settings.ANCHOR_STDIO_SERVER:
+        call_command("migrate", interactive=False, verbosity=verbosity, stdout=sys.stderr)
+        return
+    # This process leaves out apps a stdio server never uses (anchor_site.settings), but their
+    # tables belong in the database all the same: the admin and team mode read them. So
+    # `migrate` runs with every app, in a process that is not a stdio server. Its output goes
+    # to our stderr (fd 1 already points there); its last error line explains a failure.
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(Path(settings.BASE_DIR) / "manage.py"),
+            "migrate",
+            "--no-input",
+            f"--verbosity={verbosity}",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=sys.stderr,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        sys.stderr.write(done.stderr)
+        lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+        raise CommandError(_describe_database_failure(lines[-1] if lines else "migrate failed"))
 
 
 @contextlib.contextmanager
@@ -108,8 +159,11 @@ def _migration_lock() -> Iterator[None]:
             fcntl.flock(lock_file, fcntl.LOCK_UN)
 
 
-def _describe_database_failure(exc: DatabaseError) -> str:
-    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+def _reason(exc: DatabaseError) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def _describe_database_failure(reason: str) -> str:
     db = connection.settings_dict
     if connection.vendor == "sqlite":
         return f"ANCHOR_DB_PATH: cannot open or migrate the SQLite database {db['NAME']}: {reason}"
