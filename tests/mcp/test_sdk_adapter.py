@@ -70,6 +70,9 @@ def test_register_toolset_reads_name_docstring_signature_and_context_through_syn
     assert sdk.register_toolset(Probe, server) == ["plain", "with_context"]
     table = sdk.tool_table(server)
     assert table["plain"].description == "Say it."
+    # Built without an output model or schema (structured_output=False): none is published.
+    assert table["plain"].fn_metadata.output_model is None
+    assert table["plain"].output_schema is None
     assert list(table["plain"].parameters["properties"]) == ["text"]
     assert list(table["with_context"].parameters["properties"]) == ["count"]
     kwargs: dict = {}

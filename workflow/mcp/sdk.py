@@ -114,7 +114,9 @@ def register_toolset(toolset: type, server: Any | None = None) -> list[str]:
     for name, method in inspect.getmembers(toolset(), predicate=inspect.ismethod):
         if name.startswith("_"):
             continue
-        tool = manager.add_tool(sync_to_async(method))
+        # structured_output=False: no output model or schema is built; Anchor publishes none
+        # (workflow.mcp.tool_list) and makes its own structuredContent (workflow.mcp.calls).
+        tool = manager.add_tool(sync_to_async(method), structured_output=False)
         tool.fn = ToolsetCaller(toolset, name, tool.context_kwarg)
         names.append(tool.name)
     return names
