@@ -20,12 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from django.apps import apps
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError, connection, connections
 from django.db.migrations.executor import MigrationExecutor
+from django.db.migrations.loader import MigrationLoader
 from django.db.migrations.recorder import MigrationRecorder
 
 from workflow.mcp.server import select_tools, serve_stdio_pipe
@@ -84,25 +86,45 @@ def migrate_if_needed(*, verbosity: int) -> None:
 
 def _unapplied_migrations() -> list[Any]:
     """This process's plan, plus the migrations of apps a stdio server leaves out that the
-    database has not recorded (a new install, or an upgraded package)."""
+    database has not recorded (a new install, or an upgraded package).
+
+    When every migration file on disk is recorded as applied the plan is empty, which one query
+    shows; only otherwise is the migration graph built (it imports every migration module).
+    """
+    applied = MigrationRecorder(connection).applied_migrations()
+    left_out = _left_out_migrations() if settings.ANCHOR_STDIO_SERVER else []
+    if all(key in applied for key in [*_installed_migrations(), *left_out]):
+        return []
     executor = MigrationExecutor(connection)
     plan: list[Any] = executor.migration_plan(executor.loader.graph.leaf_nodes())
-    if settings.ANCHOR_STDIO_SERVER:
-        applied = MigrationRecorder(connection).applied_migrations()
-        plan += [key for key in _left_out_migrations() if key not in applied]
-    return plan
+    return plan + [key for key in left_out if key not in applied]
+
+
+def _migration_files(label: str, folders: list[Path]) -> list[tuple[str, str]]:
+    return [(label, path.stem) for folder in folders for path in folder.glob("[0-9]*.py")]
+
+
+def _installed_migrations() -> list[tuple[str, str]]:
+    """(label, name) of each installed app's migration files, found without importing them."""
+    found = []
+    for config in apps.get_app_configs():
+        package, _explicit = MigrationLoader.migrations_module(config.label)
+        spec = importlib.util.find_spec(package) if package else None
+        if spec is not None and spec.submodule_search_locations:
+            folders = [Path(folder) for folder in spec.submodule_search_locations]
+            found += _migration_files(config.label, folders)
+    return found
 
 
 def _left_out_migrations() -> list[tuple[str, str]]:
-    """(app label, migration name) on disk of each app left out of this process, found on disk
-    without importing the app (importing django-mcp-server is what leaving it out saves)."""
+    """Migration files of each app left out of this process, found on disk without importing
+    the app (importing django-mcp-server is what leaving it out saves)."""
     found = []
     for module in settings.ANCHOR_APPS_LEFT_OUT_OF_STDIO:
         spec = importlib.util.find_spec(module)  # a top-level package: found, not imported
-        for folder in (spec.submodule_search_locations or []) if spec is not None else []:
-            found += [
-                (module, path.stem) for path in (Path(folder) / "migrations").glob("[0-9]*.py")
-            ]
+        if spec is not None and spec.submodule_search_locations:
+            folders = [Path(folder) / "migrations" for folder in spec.submodule_search_locations]
+            found += _migration_files(module, folders)
     return found
 
 
