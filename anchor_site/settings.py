@@ -54,6 +54,22 @@ INSTALLED_APPS = [
     "anchor_site.http",
     # The developer tools (benchmarks, walkthrough) are installed by anchor_site.settings_dev.
 ]
+# `manage.py mcp_serve` claims stdio before settings load (workflow.mcp.stdio). That process
+# serves one agent over stdio: no HTTP endpoint, no OAuth and no admin pages. So it leaves out
+# django-mcp-server (whose import pulls in Django REST framework and, through it, psycopg even
+# on SQLite; the SDK's own FastMCP serves instead, see workflow.mcp.sdk), the OAuth provider
+# (oauthlib, jwcrypto and cryptography at import) and the admin's autodiscovery of every admin
+# module: together half of its start. The admin app keeps its label and tables; when the
+# database needs migrating, mcp_serve migrates it with every app (workflow mcp_serve command).
+ANCHOR_APPS_LEFT_OUT_OF_STDIO = ["mcp_server", "oauth2_provider"]
+_stdio = sys.modules.get("workflow.mcp.stdio")
+ANCHOR_STDIO_SERVER = _stdio is not None and _stdio.protocol_claimed()
+if ANCHOR_STDIO_SERVER:
+    INSTALLED_APPS = [
+        "django.contrib.admin.apps.SimpleAdminConfig" if app == "django.contrib.admin" else app
+        for app in INSTALLED_APPS
+        if app not in ANCHOR_APPS_LEFT_OUT_OF_STDIO
+    ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",

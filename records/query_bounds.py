@@ -15,11 +15,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import connection
 from django.db.backends.base.base import BaseDatabaseWrapper
-from psycopg.errors import QueryCanceled
+
+if TYPE_CHECKING:
+    from psycopg.errors import QueryCanceled
 
 # How many SQLite virtual-machine steps run between two looks at the clock: about 0.1 ms of
 # work, so a look costs nothing measurable and a runaway statement stops within a millisecond.
@@ -113,8 +115,11 @@ def _statement_guard(bound: QueryBound) -> Callable[..., Any]:
 
 
 def _postgres_cancel() -> QueryCanceled | None:
+    # Read from sys.modules, not imported: on SQLite psycopg is never loaded (it costs a tenth
+    # of a stdio server's start), and without it no psycopg error can have been raised.
+    errors = sys.modules.get("psycopg.errors")
     cause = getattr(sys.exc_info()[1], "__cause__", None)
-    return cause if isinstance(cause, QueryCanceled) else None
+    return cause if errors is not None and isinstance(cause, errors.QueryCanceled) else None
 
 
 def _is_postgres_timeout() -> bool:

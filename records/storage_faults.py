@@ -10,9 +10,13 @@ reopen their connection after a failure, so no restart is needed.
 from __future__ import annotations
 
 import sqlite3
+import sys
 from dataclasses import dataclass
+from types import ModuleType
+from typing import TYPE_CHECKING
 
-from psycopg import errors as pg_errors
+if TYPE_CHECKING:
+    from psycopg import errors as pg_errors
 
 # details["cause"] of a STORAGE_ERROR: stable names a client may branch on.
 READ_ONLY = "read_only"
@@ -54,13 +58,23 @@ def storage_fault(exc: BaseException) -> StorageFault:
     driver_error = exc if _is_driver_error(exc) else exc.__cause__
     if isinstance(driver_error, sqlite3.Error):
         return _sqlite_fault(getattr(driver_error, "sqlite_errorname", "") or "")
-    if isinstance(driver_error, pg_errors.Error):
+    postgres = _psycopg_errors()
+    if postgres is not None and isinstance(driver_error, postgres.Error):
         return _postgres_fault(driver_error)
     return _UNKNOWN_FAULT
 
 
+def _psycopg_errors() -> ModuleType | None:
+    """psycopg's errors if psycopg is loaded, read rather than imported: on SQLite it never
+    is (it costs a tenth of a stdio server's start), and then no psycopg error can exist."""
+    return sys.modules.get("psycopg.errors")
+
+
 def _is_driver_error(exc: BaseException) -> bool:
-    return isinstance(exc, (sqlite3.Error, pg_errors.Error))
+    postgres = _psycopg_errors()
+    return isinstance(exc, sqlite3.Error) or (
+        postgres is not None and isinstance(exc, postgres.Error)
+    )
 
 
 def _sqlite_fault(name: str) -> StorageFault:
@@ -104,6 +118,8 @@ def _sqlite_fault(name: str) -> StorageFault:
 
 
 def _postgres_fault(error: pg_errors.Error) -> StorageFault:
+    from psycopg import errors as pg_errors  # loaded: error is one of its classes
+
     text = str(error)
     # psycopg's connect() failures carry no SQLSTATE, only the server's words after this.
     if text.startswith("connection failed"):

@@ -4,6 +4,7 @@ installed versions: an upgrade that moves or renames any of them fails here, by 
 from __future__ import annotations
 
 import inspect
+import sys
 from contextvars import ContextVar
 from importlib.metadata import version
 from types import SimpleNamespace
@@ -11,12 +12,15 @@ from types import SimpleNamespace
 import pytest
 from asgiref.sync import async_to_sync
 from django.conf import settings
-from mcp.server.fastmcp import FastMCP
+from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.lowlevel import Server
 from mcp.shared.session import RequestResponder
+from mcp_server import djangomcp
 from rest_framework.views import APIView
 
 from workflow.mcp import jsonrpc, sdk, server
+from workflow.mcp.tools.base import Toolset
+from workflow.mcp.tools.reviews import ReviewTools
 
 
 def test_the_pins_the_adapter_was_written_against():
@@ -44,9 +48,66 @@ def test_the_tool_table_holds_fastmcp_tools_by_name():
     # What the argument checker reads (workflow.mcp.calls.checker_for).
     assert isinstance(tool.parameters, dict)
     assert tool.fn_metadata.arg_model is not None
-    # What toolset_method reads from django-mcp-server's caller.
-    for attribute in ("class_", "method_name", "context_kwarg", "forward_context_kwarg"):
-        assert hasattr(tool.fn, attribute), attribute
+    # What toolset_method reads: our caller in place of FastMCP's function.
+    assert tool.fn == sdk.ToolsetCaller(ReviewTools, "resolve_record", None)
+
+
+def test_register_toolset_reads_name_docstring_signature_and_context_through_sync_to_async():
+    """FastMCP's add_tool sees through asgiref's wrapper, and finds a Context parameter."""
+
+    class Probe(Toolset):
+        def plain(self, text: str) -> str:
+            """Say it."""
+            return text
+
+        def with_context(self, ctx: Context, count: int = 1) -> int:
+            return count
+
+        def _private(self) -> None:
+            pass
+
+    server = FastMCP("probe")
+    assert sdk.register_toolset(Probe, server) == ["plain", "with_context"]
+    table = sdk.tool_table(server)
+    assert table["plain"].description == "Say it."
+    # Built without an output model or schema (structured_output=False): none is published.
+    assert table["plain"].fn_metadata.output_model is None
+    assert table["plain"].output_schema is None
+    assert list(table["plain"].parameters["properties"]) == ["text"]
+    assert list(table["with_context"].parameters["properties"]) == ["count"]
+    kwargs: dict = {}
+    method = sdk.toolset_method(table["with_context"], "the context", None, kwargs)
+    assert kwargs == {"ctx": "the context"}
+    assert method(**kwargs) == 1
+    assert sdk.toolset_method(table["plain"], "the context", None, kwargs := {})("x") == "x"
+    assert kwargs == {}
+    with pytest.raises(RuntimeError, match="workflow.mcp.calls"):
+        table["plain"].fn("x")
+
+
+def test_without_the_django_mcp_server_app_the_sdks_own_fastmcp_is_served(monkeypatch):
+    monkeypatch.setattr(sdk, "django_mcp_server_installed", lambda: False)
+    monkeypatch.setattr(sdk, "_plain_server", None)
+    plain = sdk.global_server()
+    assert type(plain) is FastMCP
+    assert plain.name == settings.DJANGO_MCP_GLOBAL_SERVER_CONFIG["name"]
+    assert sdk.global_server() is plain  # built once
+    monkeypatch.undo()
+    assert sdk.global_server() is djangomcp.global_mcp_server
+
+
+def test_current_request_reads_django_mcp_servers_context_only_once_it_is_loaded(monkeypatch):
+    request = SimpleNamespace(headers={"x": "y"})
+    context = sdk.REQUEST_CONTEXT
+    token = context.set(request)
+    try:
+        assert sdk.current_request(None) is request
+        assert sdk.call_came_over_http()
+        monkeypatch.delitem(sys.modules, "mcp_server.djangomcp")
+        assert sdk.current_request("none") == "none"
+        assert not sdk.call_came_over_http()
+    finally:
+        context.reset(token)
 
 
 def test_serving_a_subset_is_what_tools_list_answers():
@@ -78,14 +139,17 @@ def test_the_cancel_hook_is_ours_and_the_responder_keeps_its_scope_and_flag():
 
 
 def test_the_http_handler_and_view():
-    assert inspect.iscoroutinefunction(sdk._call_starlette_handler)
-    assert list(inspect.signature(sdk._call_starlette_handler).parameters) == [
+    assert inspect.iscoroutinefunction(djangomcp._call_starlette_handler)
+    assert list(inspect.signature(djangomcp._call_starlette_handler).parameters) == [
         "django_request",
         "session_manager",
     ]
     assert issubclass(sdk.StreamableHttpView, APIView)
-    assert sdk.SESSION_ID_HEADER.lower() == "mcp-session-id"
+    assert sdk.SESSION_ID_HEADER == djangomcp.MCP_SESSION_ID_HDR
     assert isinstance(sdk.REQUEST_CONTEXT, ContextVar)
+    assert sdk.REQUEST_CONTEXT is djangomcp.django_request_ctx
+    with pytest.raises(AttributeError, match="no attribute 'Missing'"):
+        sdk.Missing  # noqa: B018
 
 
 @pytest.mark.parametrize(

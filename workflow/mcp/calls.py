@@ -108,7 +108,7 @@ async def call_tool(name: str, arguments: dict[str, Any] | None) -> types.CallTo
 
 async def _run(tool: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
     context = sdk.request_context()
-    request = sdk.REQUEST_CONTEXT.get(SimpleNamespace())
+    request = sdk.current_request(SimpleNamespace())
     method = sdk.toolset_method(tool, context, request, kwargs)
     tag = _http_call_tag(request, context.request_id)
     bound = QueryBound(timeout_s=settings.ANCHOR_QUERY_TIMEOUT_S, tag=tag)

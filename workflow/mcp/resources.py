@@ -49,7 +49,7 @@ TEMPLATES = [
 
 def request_scope() -> Scope:
     """The scope of the request being answered (resources and completions alike)."""
-    return scope_for_request(sdk.REQUEST_CONTEXT.get(SimpleNamespace()))
+    return scope_for_request(sdk.current_request(SimpleNamespace()))
 
 
 async def list_resources() -> list[types.Resource]:

@@ -1,11 +1,18 @@
 """The one adapter to the MCP SDK's and django-mcp-server's internals.
 
-Anchor leans on a few parts of its MCP libraries that are not public API: django-mcp-server
-0.5.7's global FastMCP server, its low-level server and tool table, the helper that runs the
-SDK's streamable-HTTP handler for a Django request, and the SDK's `RequestResponder.cancel`,
-which answers a cancelled request although the spec says not to. Each reliance is reached
-through a function here and nowhere else, and `tests/mcp/test_sdk_adapter.py` checks each one
-against the installed libraries, so an upgrade that moves any of them fails there, loudly.
+Anchor leans on a few parts of its MCP libraries that are not public API: FastMCP's low-level
+server and tool table, django-mcp-server 0.5.7's global server, its request context and the
+helper that runs the SDK's streamable-HTTP handler for a Django request, and the SDK's
+`RequestResponder.cancel`, which answers a cancelled request although the spec says not to.
+Each reliance is reached through a function here and nowhere else, and
+`tests/mcp/test_sdk_adapter.py` checks each one against the installed libraries, so an upgrade
+that moves any of them fails there, loudly.
+
+Which server is served depends on the installed apps: with `mcp_server` installed (HTTP, the
+admin, every command but a stdio `mcp_serve`) it is django-mcp-server's global one; without it
+(`mcp_serve` over stdio, see anchor_site.settings) it is the SDK's own FastMCP with the same
+name, tools, prompts and resources. django-mcp-server imports Django REST framework, and that
+imports psycopg even on SQLite: a third of a stdio server's start for nothing it uses.
 
 A switch to mcp 2.x (when django-mcp-server supports it) replaces this module's bodies: the
 low-level server and tool table, the HTTP handler and the cancellation hook are what 2.x
@@ -14,30 +21,105 @@ renames. Public SDK types (`mcp.types`, `McpError`, the client) are imported whe
 
 from __future__ import annotations
 
+import inspect
+import sys
 from collections.abc import Awaitable, Callable
-from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
+from asgiref.sync import sync_to_async
+from django.apps import apps
+from django.conf import settings
 from mcp import types
+from mcp.server.fastmcp import FastMCP
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import McpError
 from mcp.shared.session import RequestResponder
-from mcp_server import djangomcp
-from mcp_server.djangomcp import MCP_SESSION_ID_HDR as _SESSION_HEADER
-from mcp_server.djangomcp import _call_starlette_handler, django_request_ctx
-from mcp_server.views import MCPServerStreamableHttpView
 
-# The header carrying the MCP session id on streamable HTTP ("Mcp-Session-Id").
-SESSION_ID_HEADER: str = _SESSION_HEADER
-# django-mcp-server's streamable-HTTP view (a DRF APIView), which anchor_site.http subclasses.
-StreamableHttpView = MCPServerStreamableHttpView
-# The Django request a tool call is serving (set by django-mcp-server's view; empty on stdio).
-REQUEST_CONTEXT: ContextVar[Any] = django_request_ctx
+# The header carrying the MCP session id on streamable HTTP: django-mcp-server's
+# MCP_SESSION_ID_HDR, spelled here so a stdio server need not import that package.
+SESSION_ID_HEADER = "Mcp-Session-Id"
+_DJANGO_MCP = "mcp_server.djangomcp"
+
+_plain_server: FastMCP | None = None
+
+
+def __getattr__(name: str) -> Any:
+    """The HTTP side's names, imported on first use so a stdio server never loads them.
+
+    StreamableHttpView: django-mcp-server's streamable-HTTP view (a DRF APIView), which
+    anchor_site.http subclasses. REQUEST_CONTEXT: the ContextVar holding the Django request a
+    tool call serves, set by that view.
+    """
+    if name == "StreamableHttpView":
+        from mcp_server.views import MCPServerStreamableHttpView
+
+        return MCPServerStreamableHttpView
+    if name == "REQUEST_CONTEXT":
+        from mcp_server.djangomcp import django_request_ctx
+
+        return django_request_ctx
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def django_mcp_server_installed() -> bool:
+    return apps.is_installed("mcp_server")
 
 
 def global_server() -> Any:
-    """django-mcp-server's FastMCP instance, built when its module was imported."""
-    return djangomcp.global_mcp_server
+    """The FastMCP this process serves: django-mcp-server's global one when its app is
+    installed, otherwise the SDK's own, built once with the same name and instructions."""
+    global _plain_server
+    if django_mcp_server_installed():
+        from mcp_server import djangomcp
+
+        return djangomcp.global_mcp_server
+    if _plain_server is None:
+        config = getattr(settings, "DJANGO_MCP_GLOBAL_SERVER_CONFIG", {})
+        _plain_server = FastMCP(config.get("name"), config.get("instructions"))
+    return _plain_server
+
+
+def current_request(default: Any) -> Any:
+    """The Django request the tool call in progress serves, or `default` (stdio, tests).
+
+    Only django-mcp-server's HTTP view sets one, so while its module is not loaded there is
+    none to read, and reading must not load it.
+    """
+    djangomcp = sys.modules.get(_DJANGO_MCP)
+    if djangomcp is None:
+        return default
+    return djangomcp.django_request_ctx.get(default)
+
+
+@dataclass(frozen=True)
+class ToolsetCaller:
+    """What a registered tool's `fn` is: which toolset method it runs. Anchor answers
+    tools/call itself (workflow.mcp.calls), so FastMCP never calls it."""
+
+    class_: type
+    method_name: str
+    context_kwarg: str | None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("Anchor's tools are run by workflow.mcp.calls, not by FastMCP")
+
+
+def register_toolset(toolset: type, server: Any | None = None) -> list[str]:
+    """Register every public method of the toolset class as a tool, in name order, the way
+    django-mcp-server's MCPToolset does (a method of `toolset()` wrapped in sync_to_async, so
+    FastMCP reads the same name, docstring and signature); the names registered."""
+    manager = (server or global_server())._tool_manager
+    names = []
+    for name, method in inspect.getmembers(toolset(), predicate=inspect.ismethod):
+        if name.startswith("_"):
+            continue
+        # structured_output=False: no output model or schema is built; Anchor publishes none
+        # (workflow.mcp.tool_list) and makes its own structuredContent (workflow.mcp.calls).
+        tool = manager.add_tool(sync_to_async(method), structured_output=False)
+        tool.fn = ToolsetCaller(toolset, name, tool.context_kwarg)
+        names.append(tool.name)
+    return names
 
 
 def lowlevel_server() -> Server[Any, Any]:
@@ -68,15 +150,12 @@ def served_tool_names() -> list[str]:
 
 
 def toolset_method(tool: Any, context: Any, request: Any, kwargs: dict[str, Any]) -> Any:
-    """The toolset method a registered tool runs, on a new toolset instance for this request.
-
-    django-mcp-server wraps each method in a caller naming its class and method; we run the
-    method ourselves (on our bounded worker thread) rather than through that caller. When the
-    method takes the MCP context, it is added to `kwargs`.
-    """
-    caller = tool.fn
+    """The toolset method a registered tool runs, on a new toolset instance for this request,
+    run by us on our bounded worker thread. When the method takes the MCP context, it is added
+    to `kwargs`."""
+    caller: ToolsetCaller = tool.fn
     instance = caller.class_(context=context, request=request)
-    if caller.forward_context_kwarg:
+    if caller.context_kwarg is not None:
         kwargs[caller.context_kwarg] = context
     return getattr(instance, caller.method_name)
 
@@ -89,7 +168,7 @@ def request_context() -> Any:
 def call_came_over_http() -> bool:
     """Whether the call in progress is a streamable-HTTP POST (a Django request with headers),
     where django-mcp-server runs the SDK stateless and no request can go back to the client."""
-    return getattr(REQUEST_CONTEXT.get(None), "headers", None) is not None
+    return getattr(current_request(None), "headers", None) is not None
 
 
 def client_declares_form_elicitation(context: Any) -> bool:
@@ -170,4 +249,6 @@ def refuse_unknown_tools(message_for: Callable[[str], str]) -> None:
 
 async def run_http_handler(request: Any, session_manager: Any) -> Any:
     """Run the SDK's streamable-HTTP handler for one Django request; a Django response."""
+    from mcp_server.djangomcp import _call_starlette_handler
+
     return await _call_starlette_handler(request, session_manager)

@@ -1,4 +1,7 @@
-"""Fit django-mcp-server's global MCP server to Anchor, once, when the workflow app is ready.
+"""Fit the MCP server this process serves to Anchor, once, when the workflow app is ready.
+
+That is django-mcp-server's global server, or the SDK's own FastMCP for a stdio mcp_serve
+(`workflow.mcp.sdk.global_server`); both get the same tools, prompts and resources.
 
 Every adaptation of the SDK's server lives here: tool registration, the tool list, our own
 tools/call path, prompts and resources, the server's name and version, and silence for
@@ -33,19 +36,23 @@ def install() -> None:
     sdk.answer_cancellations_with(_cancel_without_reply)
 
 
-def register_toolsets() -> None:
-    """Register Anchor's toolsets with the global server, as django-mcp-server's own init does.
+_registered: set[type] = set()
+
+
+def register_toolsets(toolsets: tuple[type, ...] | None = None) -> None:
+    """Register Anchor's toolsets (or these) with the served server, each once.
 
     Explicit rather than autodiscovered: `workflow.mcp` must stay importable before Django is
     set up (manage.py claims stdio from it first), so the tool modules load here instead.
     """
-    from workflow.mcp.tools import TOOLSETS
+    if toolsets is None:
+        from workflow.mcp.tools import TOOLSETS
 
-    server = sdk.global_server()
-    for toolset in TOOLSETS:
-        if toolset.mcp_server is None:
-            toolset.mcp_server = server
-            server.register_mcptoolset(toolset())
+        toolsets = TOOLSETS
+    for toolset in toolsets:
+        if toolset not in _registered:
+            _registered.add(toolset)
+            sdk.register_toolset(toolset)
 
 
 def select_tools(selection: str) -> None:

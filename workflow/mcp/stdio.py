@@ -88,6 +88,11 @@ def claim_stdio_for_protocol() -> ProtocolPipe:
     return pipe
 
 
+def protocol_claimed() -> bool:
+    """Whether this process has claimed stdio for JSON-RPC (it is a stdio mcp_serve)."""
+    return _claimed is not None
+
+
 def exit_quietly_on_sigterm() -> None:
     """Until the event loop installs its own handler, SIGTERM still means a clean exit (0)."""
     signal.signal(signal.SIGTERM, _exit_quietly)

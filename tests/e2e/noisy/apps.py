@@ -10,3 +10,7 @@ class NoisyConfig(AppConfig):
     def ready(self) -> None:
         print("STRAY-READY from an app's ready()")  # noqa: T201 - the stray output under test
         sys.stdout.flush()
+        from tests.e2e.noisy.mcp import StrayOutputTools
+        from workflow.mcp.server import register_toolsets
+
+        register_toolsets((StrayOutputTools,))

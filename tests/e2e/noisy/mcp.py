@@ -4,16 +4,15 @@ import logging
 import os
 import sys
 
-from mcp_server import MCPToolset
-
 from workflow.mcp.envelope import ToolResult, run_tool
+from workflow.mcp.tools.base import Toolset
 
 stdout_logger = logging.getLogger("tests.e2e.noisy")
 stdout_logger.addHandler(logging.StreamHandler(sys.stdout))
 stdout_logger.propagate = False
 
 
-class StrayOutputTools(MCPToolset):
+class StrayOutputTools(Toolset):
     def emit_stray_output(self) -> ToolResult:
         """Write junk to stdout in every common way, then return normally."""
         return run_tool(write_everywhere)

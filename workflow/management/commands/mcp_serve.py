@@ -10,6 +10,8 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import importlib.util
+import subprocess
 import sys
 import tempfile
 import time
@@ -18,11 +20,15 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from django.apps import apps
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError, connection, connections
 from django.db.migrations.executor import MigrationExecutor
+from django.db.migrations.loader import MigrationLoader
+from django.db.migrations.recorder import MigrationRecorder
 
 from workflow.mcp.server import select_tools, serve_stdio_pipe
 from workflow.mcp.stdio import claim_stdio_for_protocol, exit_quietly_on_sigterm
@@ -73,14 +79,81 @@ def migrate_if_needed(*, verbosity: int) -> None:
         with _migration_lock():
             # Another process may have migrated while we waited for the lock.
             if _unapplied_migrations():
-                call_command("migrate", interactive=False, verbosity=verbosity, stdout=sys.stderr)
+                _migrate(verbosity)
     except DatabaseError as exc:
-        raise CommandError(_describe_database_failure(exc)) from exc
+        raise CommandError(_describe_database_failure(_reason(exc))) from exc
 
 
 def _unapplied_migrations() -> list[Any]:
+    """This process's plan, plus the migrations of apps a stdio server leaves out that the
+    database has not recorded (a new install, or an upgraded package).
+
+    When every migration file on disk is recorded as applied the plan is empty, which one query
+    shows; only otherwise is the migration graph built (it imports every migration module).
+    """
+    applied = MigrationRecorder(connection).applied_migrations()
+    left_out = _left_out_migrations() if settings.ANCHOR_STDIO_SERVER else []
+    if all(key in applied for key in [*_installed_migrations(), *left_out]):
+        return []
     executor = MigrationExecutor(connection)
-    return executor.migration_plan(executor.loader.graph.leaf_nodes())
+    plan: list[Any] = executor.migration_plan(executor.loader.graph.leaf_nodes())
+    return plan + [key for key in left_out if key not in applied]
+
+
+def _migration_files(label: str, folders: list[Path]) -> list[tuple[str, str]]:
+    return [(label, path.stem) for folder in folders for path in folder.glob("[0-9]*.py")]
+
+
+def _installed_migrations() -> list[tuple[str, str]]:
+    """(label, name) of each installed app's migration files, found without importing them."""
+    found = []
+    for config in apps.get_app_configs():
+        package, _explicit = MigrationLoader.migrations_module(config.label)
+        spec = importlib.util.find_spec(package) if package else None
+        if spec is not None and spec.submodule_search_locations:
+            folders = [Path(folder) for folder in spec.submodule_search_locations]
+            found += _migration_files(config.label, folders)
+    return found
+
+
+def _left_out_migrations() -> list[tuple[str, str]]:
+    """Migration files of each app left out of this process, found on disk without importing
+    the app (importing django-mcp-server is what leaving it out saves)."""
+    found = []
+    for module in settings.ANCHOR_APPS_LEFT_OUT_OF_STDIO:
+        spec = importlib.util.find_spec(module)  # a top-level package: found, not imported
+        if spec is not None and spec.submodule_search_locations:
+            folders = [Path(folder) / "migrations" for folder in spec.submodule_search_locations]
+            found += _migration_files(module, folders)
+    return found
+
+
+def _migrate(verbosity: int) -> None:
+    if not settings.ANCHOR_STDIO_SERVER:
+        call_command("migrate", interactive=False, verbosity=verbosity, stdout=sys.stderr)
+        return
+    # This process leaves out apps a stdio server never uses (anchor_site.settings), but their
+    # tables belong in the database all the same: the admin and team mode read them. So
+    # `migrate` runs with every app, in a process that is not a stdio server. Its output goes
+    # to our stderr (fd 1 already points there); its last error line explains a failure.
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(Path(settings.BASE_DIR) / "manage.py"),
+            "migrate",
+            "--no-input",
+            f"--verbosity={verbosity}",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=sys.stderr,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        sys.stderr.write(done.stderr)
+        lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+        raise CommandError(_describe_database_failure(lines[-1] if lines else "migrate failed"))
 
 
 @contextlib.contextmanager
@@ -108,8 +181,11 @@ def _migration_lock() -> Iterator[None]:
             fcntl.flock(lock_file, fcntl.LOCK_UN)
 
 
-def _describe_database_failure(exc: DatabaseError) -> str:
-    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+def _reason(exc: DatabaseError) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def _describe_database_failure(reason: str) -> str:
     db = connection.settings_dict
     if connection.vendor == "sqlite":
         return f"ANCHOR_DB_PATH: cannot open or migrate the SQLite database {db['NAME']}: {reason}"

@@ -2,11 +2,11 @@
 
 from typing import Annotated, Literal
 
-from mcp_server import MCPToolset
 from pydantic import Field
 
 from workflow.agendas import layers, lifecycle, reads, repair, start, steps, sync
 from workflow.mcp.envelope import ToolResult, run_tool
+from workflow.mcp.tools.base import Toolset
 from workflow.scope import scope_for_request
 
 # Shared parameter descriptions: short, because every tool repeats them in the tool list.
@@ -32,7 +32,7 @@ UnverifiedReason = Annotated[
 ]
 
 
-class AgendaTools(MCPToolset):
+class AgendaTools(Toolset):
     def agenda_start(
         self,
         title: Annotated[str, Field(description="What the agenda is about.")],

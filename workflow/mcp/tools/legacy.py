@@ -6,10 +6,9 @@ description and its refusal are built from the same STEPS entry, so they cannot 
 
 from collections.abc import Callable
 
-from mcp_server import MCPToolset
-
 from records.errors import REVIEW_REQUIRED
 from workflow.mcp.envelope import ToolResult
+from workflow.mcp.tools.base import Toolset
 
 NEVER_WRITES = "Retired; never writes: every call answers REVIEW_REQUIRED and changes nothing."
 STEPS = {
@@ -57,7 +56,7 @@ def _retired(method: Callable[..., ToolResult]) -> Callable[..., ToolResult]:
     return method
 
 
-class LegacyWriteTools(MCPToolset):
+class LegacyWriteTools(Toolset):
     @_retired
     def create_collection(self) -> ToolResult:
         return _refuse("create_collection")

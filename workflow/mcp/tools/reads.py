@@ -2,13 +2,13 @@
 
 from typing import Annotated, Any, Literal
 
-from mcp_server import MCPToolset
 from pydantic import Field
 
 from records import selectors
 from workflow import change_feed
 from workflow.mcp.envelope import ToolResult, run_tool
 from workflow.mcp.shapes import Conditions, GroupBy, LinkedTo, Metrics, OrderBy
+from workflow.mcp.tools.base import Toolset
 from workflow.scope import scope_for_request
 
 RecordId = Annotated[str, Field(description="Record ID (UUID).")]
@@ -20,7 +20,7 @@ Cursor = Annotated[
 SAME_AS_SEARCH = "As in search_records."
 
 
-class ReadTools(MCPToolset):
+class ReadTools(Toolset):
     def list_collections(self) -> ToolResult:
         """List this workspace's collections: IDs, descriptions, active record counts.
 

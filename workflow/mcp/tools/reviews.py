@@ -2,7 +2,6 @@
 
 from typing import Annotated
 
-from mcp_server import MCPToolset
 from pydantic import Field
 
 from workflow.batch_read import batch_read
@@ -10,13 +9,14 @@ from workflow.discovery import discover_collections as discover
 from workflow.mcp.calls import check_as_tool
 from workflow.mcp.envelope import ToolResult, run_tool
 from workflow.mcp.shapes import ReadRequest, ResolveRequest
+from workflow.mcp.tools.base import Toolset
 from workflow.next_steps import after_batch_resolution, after_discovery, after_resolution
 from workflow.resolution import batch_resolve
 from workflow.resolution import resolve_record as resolve
 from workflow.scope import scope_for_request
 
 
-class ReviewTools(MCPToolset):
+class ReviewTools(Toolset):
     def discover_collections(
         self,
         name: Annotated[
@@ -98,7 +98,7 @@ class ReviewTools(MCPToolset):
         )
 
 
-class BatchReviewTools(MCPToolset):
+class BatchReviewTools(Toolset):
     def batch_resolve_records(
         self,
         requests: Annotated[
@@ -121,7 +121,7 @@ class BatchReviewTools(MCPToolset):
         return run_tool(lambda: after_batch_resolution(batch_resolve(scope, requests=requests)))
 
 
-class BatchReadTools(MCPToolset):
+class BatchReadTools(Toolset):
     def batch_read(
         self,
         requests: Annotated[

@@ -2,16 +2,15 @@
 
 from typing import Any
 
-from mcp_server import MCPToolset
-
 from workflow.digest import workspace_digest
 from workflow.mcp import sdk
 from workflow.mcp.envelope import ToolResult, run_tool
 from workflow.mcp.instructions import current_instructions
+from workflow.mcp.tools.base import Toolset
 from workflow.scope import scope_for_request
 
 
-class SessionTools(MCPToolset):
+class SessionTools(Toolset):
     def workspace_digest(self) -> ToolResult:
         """Summarise this workspace: call it first in a new conversation.
 

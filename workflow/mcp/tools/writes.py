@@ -2,18 +2,18 @@
 
 from typing import Annotated, Any
 
-from mcp_server import MCPToolset
 from pydantic import Field
 
 from workflow import actions as write_actions
 from workflow.mcp.envelope import ToolResult, run_tool
 from workflow.mcp.shapes import BatchAction, Decision, ImportLink, ImportRow
+from workflow.mcp.tools.base import Toolset
 from workflow.next_steps import after_commit, after_prepare
 from workflow.operations import operation_names
 from workflow.scope import scope_for_request
 
 
-class WriteTools(MCPToolset):
+class WriteTools(Toolset):
     def prepare_write(
         self,
         operation: Annotated[
@@ -100,7 +100,7 @@ class WriteTools(MCPToolset):
         )
 
 
-class BatchWriteTools(MCPToolset):
+class BatchWriteTools(Toolset):
     def prepare_batch_write(
         self,
         actions: Annotated[
@@ -152,7 +152,7 @@ class BatchWriteTools(MCPToolset):
         )
 
 
-class ImportTools(MCPToolset):
+class ImportTools(Toolset):
     def prepare_import(
         self,
         collection_id: Annotated[str, Field(description="The existing collection to add to.")],

@@ -1,0 +1,129 @@
+"""What a stdio server loads: only what stdio and the configured backend need.
+
+The stdio mcp_serve serves the SDK's own FastMCP rather than django-mcp-server's (which
+imports Django REST framework and, through it, psycopg) and skips the admin's autodiscovery;
+what it serves must not change for that. Each check runs a real server process.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.e2e.server import REPO_ROOT, base_env, call_raw, initialize_raw, send
+
+SNAPSHOT = REPO_ROOT / "tests" / "mcp" / "tool_list.json"
+IMPORTED = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|\s*([\w.]+)$", re.MULTILINE)
+# Packages a SQLite stdio server has no use for: the HTTP stack, the PostgreSQL driver.
+HTTP_ONLY = ("rest_framework", "mcp_server", "psycopg", "psycopg_binary", "psycopg_pool")
+
+
+def modules_loaded_by_a_served_session(tmp_path: Path) -> tuple[set[str], list[dict]]:
+    """Every module a stdio server imports over a whole session (initialize, tools/list, a
+    tool call, end of input), read from `python -X importtime`, and the tools it listed."""
+    env = base_env(ANCHOR_DB_PATH=str(tmp_path / "a.db"), ANCHOR_LOG_LEVEL="WARNING")
+    log = tmp_path / "stderr.log"
+    with open(log, "w") as errors:
+        process = subprocess.Popen(
+            [sys.executable, "-X", "importtime", "manage.py", "mcp_serve"],
+            cwd=REPO_ROOT,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+        )
+        try:
+            initialize_raw(process)
+            send(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+            tools = read_result(process, 2)["tools"]
+            assert call_raw(process, 3, "list_collections", {})["structuredContent"]["ok"]
+            assert process.stdin is not None
+            process.stdin.close()
+            assert process.wait(timeout=30) == 0
+        finally:
+            process.kill()
+    return set(IMPORTED.findall(log.read_text())), tools
+
+
+def read_result(process: subprocess.Popen, request_id: int) -> dict:
+    assert process.stdout is not None
+    while True:
+        message = json.loads(process.stdout.readline())
+        if message.get("id") == request_id:
+            return message["result"]
+
+
+def test_a_sqlite_stdio_server_imports_no_http_stack_psycopg_or_admin_modules(tmp_path):
+    modules, _ = modules_loaded_by_a_served_session(tmp_path)
+    assert "workflow.mcp.server" in modules  # the profile is read: the server did import
+    loaded = sorted(m for m in modules if m.split(".")[0] in HTTP_ONLY)
+    assert loaded == [], loaded
+    admin_modules = sorted(m for m in modules if m.startswith(("records.admin", "workflow.admin")))
+    assert admin_modules == [], admin_modules
+
+
+def test_the_stdio_server_lists_exactly_the_snapshot_tool_list(tmp_path):
+    """The SDK's FastMCP serves the very tool list django-mcp-server's server does."""
+    _, tools = modules_loaded_by_a_served_session(tmp_path)
+    assert sorted(tools, key=lambda tool: tool["name"]) == json.loads(SNAPSHOT.read_text())
+
+
+def test_other_commands_still_load_django_mcp_server_and_the_admin(tmp_path):
+    """Only the stdio server leaves them out: HTTP, the admin and every other command keep the
+    whole app list (the /mcp view is django-mcp-server's, the admin autodiscovers)."""
+    probe = (
+        "import sys; from django.contrib import admin; from records.models import Workspace; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'mcp_server', 'rest_framework'}),"
+        " admin.site.is_registered(Workspace))"
+    )
+    done = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", probe],
+        cwd=REPO_ROOT,
+        env=base_env(ANCHOR_DB_PATH=str(tmp_path / "a.db")),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip().splitlines()[-1] == "['mcp_server', 'rest_framework'] True", (
+        done.stdout
+    )
+
+
+def run_manage(tmp_path: Path, *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=REPO_ROOT,
+        env=base_env(ANCHOR_DB_PATH=str(tmp_path / "a.db")),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def unapplied(tmp_path: Path) -> list[str]:
+    """Every app's unapplied migrations, as a process with the whole app list sees them."""
+    plan = run_manage(tmp_path, "showmigrations", "--plan").splitlines()
+    return [line for line in plan if line.startswith("[ ]")]
+
+
+def test_a_new_database_gets_every_apps_migrations_from_a_stdio_server(tmp_path):
+    """The OAuth provider is left out of the stdio process, not out of the database: the admin
+    and team mode on the same file need its tables."""
+    run_manage(tmp_path, "mcp_serve")  # input already closed: migrate, serve nothing, exit
+    assert unapplied(tmp_path) == []
+
+
+def test_a_stdio_server_applies_a_left_out_apps_missing_migrations(tmp_path):
+    """Its own apps up to date, but the OAuth provider's migrations missing (as after that
+    package is upgraded): the stdio server still migrates it."""
+    run_manage(tmp_path, "migrate", "--no-input")
+    run_manage(tmp_path, "migrate", "--no-input", "oauth2_provider", "zero")
+    assert any("oauth2_provider" in line for line in unapplied(tmp_path))
+    run_manage(tmp_path, "mcp_serve")
+    assert unapplied(tmp_path) == []
