@@ -474,6 +474,12 @@ def scope_names(workspace_id: str, collection_id: str | None) -> ScopeNames:
     return loaded
 
 
+def scope_record_count(workspace_id: str, collection_id: str | None) -> int:
+    """How many records the scope holds now, as a load counts them (see ScopeNames.too_large)."""
+    records, _ = _in_scope(workspace_id, collection_id)
+    return records.count()
+
+
 def names_of(workspace_id: str, collection_id: str | None, record_ids: set[str]) -> ScopeNames:
     """A view of just these records' current names in the scope, to match a query against
     what changed (workflow.freshness) without the scope's whole list."""
