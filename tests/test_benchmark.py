@@ -113,6 +113,9 @@ def test_http_load_drives_the_production_server_with_one_client():
     assert "calls/s" in table and " 0 errors" in table, table
     assert "resolve_record at 1 clients" in table and "commit_write at 1 clients" in table
     assert "p95 first passes" in table or "p95 stayed under" in table
+    assert "guarded writes into one collection, 1 clients" in table, table
+    assert "lost writes 0; false stale refusals 0" in table, table
+    assert "true duplicates refused 3 of 3 concurrent pairs" in table, table
     assert "ERROR" not in table and "Traceback" not in table, table
 
 
