@@ -9,9 +9,9 @@ records' current names). When neither holds, the answer stands without reading t
 
 This is a filter in front of the whole re-evaluation, never a replacement for it: whenever it
 cannot say (a lookup by ID or through the self mapping, a moved links counter, an incomplete
-answer, a gap in the log or more writes than it reads, a scope that may have grown past the
-scan limit) or a written record might matter, the caller re-runs the review whole, which alone
-decides whether it is stale and says how.
+answer, a gap in the log or more writes than it reads, a counter gone back, a scope that may
+have grown past the scan limit) or a written record might matter, the caller re-runs the
+review whole, which alone decides whether it is stale and says how.
 """
 
 from __future__ import annotations
@@ -46,6 +46,8 @@ def names_since_leave_standing(
     key = names_key(collection_id)
     if moved_counters(expected, current) != [key]:
         return False  # a context record's or a candidate's links moved
+    if current[key] < expected[key]:
+        return False  # a counter gone back (a restored store): the log says nothing of it
     written = names_written(
         ticket.workspace_id, key, expected[key], current[key], limit=MAX_WRITTEN
     )

@@ -14,7 +14,7 @@ import pytest
 from records import services
 from records.counters import names_key
 from records.errors import AnchorError
-from records.models import NameChange, Record
+from records.models import NameChange, Record, RevisionCounter
 from tests.conftest import make_collection, make_record
 from tests.workflow.helpers import ok, refused
 from tests.workflow.test_freshness import prepare, prepared_collection, prepared_create
@@ -134,6 +134,14 @@ def test_more_names_written_than_the_delta_reads_falls_back_to_the_full_re_run(
         make_record(ctx, hiring.people, title)
     assert commit(action_id)["status"] == "committed"
     assert "Charlie Brown" in full_runs
+
+
+def test_a_counter_gone_back_falls_back_to_the_full_re_run(hiring, ctx, full_runs):
+    review = ok("resolve_record", {"query": "Charlie Brown", "collection_id": hiring.people.pk})
+    key = names_key(hiring.people.pk)
+    RevisionCounter.objects.filter(workspace_id=ctx.workspace_id, key=key).update(value=0)
+    check_fresh(list(ReviewTicket.objects.filter(pk=review["resolution_id"])))
+    assert full_runs == ["Charlie Brown"]
 
 
 def test_a_candidate_renamed_away_makes_the_review_stale(hiring, ctx, full_runs):
