@@ -45,6 +45,7 @@ STOP_WORDS = frozenset(
     they this those through to too under until up us very was we were what when where which
     while who whom whose why will with would you your yours yourself yourselves one ones
     anybody someone somebody thing things tell show find remind know look looking need
+    s t d ll re ve m don doesn didn isn aren wasn weren couldn wouldn shouldn won haven hasn
     """.split()
 )
 
