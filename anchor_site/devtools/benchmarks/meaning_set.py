@@ -34,8 +34,7 @@ PREFIX_MIN = 4
 WORD = re.compile(r"[^\W_]+")
 
 # Function words and the filler of a question ("can you find..."): they carry no topic.
-STOP_WORDS = frozenset(
-    """
+_STOP_WORDS = """
     a about above after again against all am an and any anyone anything are as at be been
     before being below between both but by can could did do does doing done down during each
     else ever few for from further get got had has have having he her here hers herself him
@@ -46,8 +45,8 @@ STOP_WORDS = frozenset(
     while who whom whose why will with would you your yours yourself yourselves one ones
     anybody someone somebody thing things tell show find remind know look looking need
     s t d ll re ve m don doesn didn isn aren wasn weren couldn wouldn shouldn won haven hasn
-    """.split()
-)
+"""
+STOP_WORDS = frozenset(_STOP_WORDS.split())
 
 Kind = Literal["other_words", "same_words"]
 
@@ -73,9 +72,7 @@ def stem(word: str) -> str:
         word = word[:-3] + "y"
     elif len(word) > 5 and word.endswith("ing"):
         word = word[:-3]
-    elif len(word) > 4 and word.endswith("ed"):
-        word = word[:-2]
-    elif len(word) > 4 and word.endswith("es"):
+    elif len(word) > 4 and word.endswith(("ed", "es")):
         word = word[:-2]
     elif len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
         word = word[:-1]
@@ -118,9 +115,7 @@ def shared_words(query: str, record: StoreRecord) -> set[str]:
     """The query's content words that also appear in the record, by the rule above."""
     record_words = content_words(record_text(record))
     return {
-        word
-        for word in content_words(query)
-        if any(_same(word, other) for other in record_words)
+        word for word in content_words(query) if any(_same(word, other) for other in record_words)
     }
 
 
