@@ -137,6 +137,17 @@ def test_same_words_questions_share_a_word_with_every_expected_record():
     assert unshared == []
 
 
+def test_same_words_questions_are_found_by_a_search_that_needs_every_word():
+    titles = _by_title()
+    unmatched = [
+        (query.text, title)
+        for query in _of_kind("same_words")
+        for title in query.expected
+        if not meaning_set.matches_every_word(query.text, titles[title])
+    ]
+    assert unmatched == []
+
+
 RECORD = StoreRecord(
     "decisions",
     "OAuth design decision",
@@ -176,6 +187,14 @@ def test_shared_words_rule(query, shared):
 )
 def test_stem_folds_plurals_and_endings(words, same):
     assert (len({meaning_set.stem(word) for word in words}) == 1) is same
+
+
+@pytest.mark.parametrize(
+    ("query", "matches"),
+    [("oauth design", True), ("OAuth desi", True), ("oauth for design", False), ("", True)],
+)
+def test_matches_every_word(query, matches):
+    assert meaning_set.matches_every_word(query, RECORD) is matches
 
 
 def test_record_text_reads_nested_strings_and_numbers_not_keys_or_flags():

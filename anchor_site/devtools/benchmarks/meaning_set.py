@@ -10,9 +10,14 @@ Each target carries the questions that should find it. `other_words` questions a
 a person would ask an agent, in their own words: they share no content word with the target's
 title or values (see `shared_words`: lowercased, stop words dropped, plurals, -ing and -ed
 folded, and a word of four letters or more counts as shared when it begins the other, as a
-full-text prefix match would). `same_words` questions reuse the target's words, to show that
-a search by meaning does not harm a search by words. A question's expected titles are the
-records that should be on the first page (the top 10).
+full-text prefix match would). `same_words` questions are made of the target's own words
+(each begins a word of the record, as `matches_every_word` checks, so a full-text search that
+needs every word finds it), to show that a search by meaning does not harm a search by words.
+A question's expected titles are the records that should be on the first page (the top 10).
+
+A target file is a list of {collection, title, data, ask, same, also}: `ask` holds its
+other-words questions, `same` its same-words ones, and `also` names other targets that answer
+them as well (a decision and the ticket that carries it out).
 """
 
 from __future__ import annotations
@@ -117,6 +122,15 @@ def shared_words(query: str, record: StoreRecord) -> set[str]:
     return {
         word for word in content_words(query) if any(_same(word, other) for other in record_words)
     }
+
+
+def matches_every_word(query: str, record: StoreRecord) -> bool:
+    """Whether each word of the query begins a word of the record, as full-text search needs."""
+    record_words = WORD.findall(record_text(record).lower())
+    return all(
+        any(other.startswith(word) for other in record_words)
+        for word in WORD.findall(query.lower())
+    )
 
 
 def collections() -> dict[str, str]:
