@@ -94,6 +94,12 @@ def test_store_is_the_same_on_every_call_and_in_every_process():
         assert out.stdout.strip() == here
 
 
+def test_editing_a_returned_record_does_not_change_the_store():
+    first = meaning_set.store()
+    first[0].data["status"] = "edited"
+    assert meaning_set.store()[0].data.get("status") != "edited"
+
+
 def test_store_spans_the_described_collections():
     described = meaning_set.collections()
     assert len(described) >= 5

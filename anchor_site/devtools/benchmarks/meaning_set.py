@@ -22,10 +22,11 @@ them as well (a decision and the ticket that carries it out).
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from functools import cache
 from pathlib import Path
@@ -139,8 +140,12 @@ def collections() -> dict[str, str]:
 
 
 def store() -> list[StoreRecord]:
-    """Targets and filler, in a fixed order: the same list on every call."""
-    return list(_store())
+    """Targets and filler, in a fixed order: the same list on every call.
+
+    Each call gets its own copy of the data, so a caller that edits a record's values (as a
+    benchmark might, to test updates) cannot change what the next caller reads.
+    """
+    return [replace(record, data=copy.deepcopy(record.data)) for record in _store()]
 
 
 def queries() -> list[LabelledQuery]:
