@@ -107,8 +107,9 @@ def test_store_spans_the_described_collections():
     used = Counter(record.collection for record in meaning_set.store())
     assert set(used) == set(described)
     # Each collection holds targets and enough filler to hide them.
+    titles = _by_title()
     targets = Counter(
-        _by_title()[title].collection for query in meaning_set.queries() for title in query.expected
+        titles[title].collection for query in meaning_set.queries() for title in query.expected
     )
     assert set(targets) == set(described)
     assert all(count >= 200 for count in used.values()), used
