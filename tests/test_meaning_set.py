@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from anchor_site.devtools.benchmarks import meaning_set
+from anchor_site.devtools.benchmarks import data, meaning_set
 from anchor_site.devtools.benchmarks.meaning_set import LabelledQuery, StoreRecord
+from records.selectors import search_records
 
 ROOT = Path(__file__).resolve().parents[1]
 DIGEST = (
@@ -153,6 +154,34 @@ def test_same_words_questions_are_found_by_a_search_that_needs_every_word():
         if not meaning_set.matches_every_word(query.text, titles[title])
     ]
     assert unmatched == []
+
+
+@pytest.mark.slow  # loads the whole store, then runs every question
+@pytest.mark.django_db(transaction=True)
+def test_todays_full_text_search_finds_every_same_words_answer_and_no_other_words_one():
+    # The word rule stands in for the real search: on this backend's full-text index, a
+    # question in other words must find none of its answers, and one in the same words all.
+    ctx = data.context()
+    by_collection: dict[str, list[data.BulkRecord]] = {}
+    for record in meaning_set.store():
+        by_collection.setdefault(record.collection, []).append(
+            data.BulkRecord(record.title, record.data)
+        )
+    for name, rows in by_collection.items():
+        data.bulk_insert(data.collection(ctx, name).pk, iter(rows))
+
+    def first_page(text: str) -> set[str]:
+        page = search_records(workspace_id=data.WORKSPACE, text=text, limit=10)
+        return {record["title"] for record in page["records"]}
+
+    found_in_other_words = {
+        q.text: sorted(set(q.expected) & first_page(q.text)) for q in _of_kind("other_words")
+    }
+    missed_in_same_words = {
+        q.text: sorted(set(q.expected) - first_page(q.text)) for q in _of_kind("same_words")
+    }
+    assert {text: titles for text, titles in found_in_other_words.items() if titles} == {}
+    assert {text: titles for text, titles in missed_in_same_words.items() if titles} == {}
 
 
 RECORD = StoreRecord(
