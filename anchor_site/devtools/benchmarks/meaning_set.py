@@ -38,6 +38,7 @@ FIRST_DAY = date(2025, 1, 6)
 DAYS = 600
 PREFIX_MIN = 4
 WORD = re.compile(r"[^\W_]+")
+SLOT = re.compile(r"\{(\w+)\}")
 
 # Function words and the filler of a question ("can you find..."): they carry no topic.
 _STOP_WORDS = """
@@ -215,9 +216,6 @@ def _fill(
         assert isinstance(data, dict)
         made.append(StoreRecord(collection, title, data))
     return made
-
-
-SLOT = re.compile(r"\{(\w+)\}")
 
 
 def _render(template: object, chosen: dict[str, object]) -> object:
