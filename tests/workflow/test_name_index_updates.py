@@ -52,8 +52,11 @@ def title(rng: random.Random) -> str:
 
 
 @pytest.mark.parametrize("floor", [100, 4])  # 4: the dead entries pile up and force rebuilds
-def test_updates_from_the_changes_match_a_fresh_load(ctx, monkeypatch, floor):
+@pytest.mark.parametrize("restarts", [False, True])  # True: lists stored, and read back often
+def test_updates_from_the_changes_match_a_fresh_load(ctx, monkeypatch, floor, restarts):
     monkeypatch.setattr(name_index, "PATCH_FLOOR", floor)
+    if restarts:
+        monkeypatch.setattr(name_index, "STORE_FROM_RECORDS", 1)
     rng = random.Random(7)
     collections = [make_collection(ctx, "people"), make_collection(ctx, "openings")]
     records = [make_record(ctx, rng.choice(collections), title(rng)) for _ in range(30)]
@@ -92,6 +95,8 @@ def test_updates_from_the_changes_match_a_fresh_load(ctx, monkeypatch, floor):
             # No service deletes a record; a restore can. The list must notice it is gone.
             Record.objects.filter(pk=record.pk).delete()
             records = [r for r in records if r.pk != record.pk]
+        if restarts and step % 7 == 0:
+            name_index.clear_cache()  # the next use reads the stored list and the log since
         for scope in scopes:
             cached = scope_names(WORKSPACE, scope)
             fresh = real_load(WORKSPACE, scope, cached.revision)
