@@ -38,6 +38,7 @@ class Sizes:
     """How much data and how many calls; `--quick` and the size options pick these."""
 
     records: int = 1_000_000  # total records in the workspace for the search rows
+    events: int = 1_000_000  # audit events in the workspace the session rows run on
     names: int = 100_000  # titles in the scope resolve_record scans
     import_names: int = 10_000
     import_rows: int = 100
@@ -52,6 +53,7 @@ class Sizes:
     def quick(cls) -> Sizes:
         return cls(
             records=100_000,
+            events=100_000,
             names=20_000,
             calls=200,
             writes=50,

@@ -198,9 +198,14 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
 def _session_rows(
     sizes: Sizes, areas: list[str], linked: Any, vendor: str, people_id: str
 ) -> list[Row]:
-    from anchor_site.devtools.benchmarks import batches, guarded, stdio, writes
+    """The round-trip areas on the long history, in a server started after it was built, with
+    a second server writing into the measured collections between calls."""
+    from anchor_site.devtools.benchmarks import batches, data, guarded, history, stdio, writes
     from anchor_site.devtools.benchmarks.server import client_session
+    from anchor_site.devtools.benchmarks.writer import Writer
 
+    built = history.build(sizes, data.context())
+    events = history.events()
     scopes = guarded.setup(people_id) if "guarded" in areas else None
     timings = None
 
@@ -208,22 +213,24 @@ def _session_rows(
         nonlocal timings
         rows: list[Row] = []
         rate = None
-        async with client_session() as session:
+        async with client_session() as session, client_session() as second:
+            writer = Writer(second)
             if "stdio" in areas:
-                rows += await stdio.run(session, sizes, linked)
+                rows += await stdio.run(session, writer, sizes, linked, events)
             if "batches" in areas:
-                rows += await batches.run(session, sizes, linked)
+                rows += await batches.run(session, writer, sizes, linked, events)
             if "writes" in areas:
                 rate, _ = await writes.run(session, sizes, linked)
             if scopes is not None:
-                timings = await guarded.measure(session, sizes, scopes)
+                timings = await guarded.measure(session, writer, sizes, scopes)
         return rows, rate
 
     rows, rate = asyncio.run(over_stdio())
+    rows.insert(0, built)
     if rate is not None:
         rows.append(writes.row(rate, writes.commit_floor(sizes.writes), sizes, vendor))
     if scopes is not None and timings is not None:
-        rows += guarded.rows(timings, sizes, scopes)
+        rows += guarded.rows(timings, sizes, scopes, events)
     return rows
 
 

@@ -51,6 +51,14 @@ class Command(BaseCommand):
             ),
         )
         parser.add_argument(
+            "--events",
+            type=int,
+            help=(
+                "Audit events in the workspace the round-trip rows (stdio, batches, writes, "
+                "guarded) run on, built as bulk records (default 1,000,000; quick 100,000)."
+            ),
+        )
+        parser.add_argument(
             "--names",
             type=int,
             help="Names in the scope resolve_record scans (default 100,000; quick 20,000).",
@@ -195,12 +203,14 @@ class Command(BaseCommand):
 
     def _sizes(self, options: dict[str, Any]) -> Sizes:
         sizes = Sizes.quick() if options["quick"] else Sizes()
-        for name in ("records", "names", "calls", "repeat"):
+        for name in ("records", "events", "names", "calls", "repeat"):
             value = options[name]
             if value is not None and value < 1:
                 raise CommandError(f"--{name} must be at least 1.")
         if options["records"] is not None:
             sizes = replace(sizes, records=options["records"])
+        if options["events"] is not None:
+            sizes = replace(sizes, events=options["events"])
         if options["names"] is not None:
             sizes = replace(
                 sizes, names=options["names"], import_names=min(10_000, options["names"])
