@@ -24,6 +24,7 @@ class Row:
     reference_what: str = ""
     ratio: float | None = None
     note: str = ""
+    profile: list[str] = field(default_factory=list)  # lines explaining a miss, if profiled
 
     def __post_init__(self) -> None:
         if self.ratio is None and self.value and self.reference:
@@ -48,6 +49,7 @@ class Sizes:
     reference_repeat: int = 3  # repetitions of a slow reference
     startups: int = 5
     collections: int = 10  # the bulk records are spread over this many collections
+    profile: int = 1  # re-run a phase whose row missed under py-spy (0: never)
 
     @classmethod
     def quick(cls) -> Sizes:
@@ -60,6 +62,7 @@ class Sizes:
             repeat=7,
             reference_repeat=1,
             startups=3,
+            profile=0,
         )
 
     def to_dict(self) -> dict[str, int]:

@@ -14,7 +14,8 @@ import subprocess
 import sys
 import tempfile
 import traceback
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -199,8 +200,17 @@ def _session_rows(
     sizes: Sizes, areas: list[str], linked: Any, vendor: str, people_id: str
 ) -> list[Row]:
     """The round-trip areas on the long history, in a server started after it was built, with
-    a second server writing into the measured collections between calls."""
-    from anchor_site.devtools.benchmarks import batches, data, guarded, history, stdio, writes
+    a second server writing into the measured collections between calls. A phase with a missed
+    row runs again, shorter and untimed, under py-spy (profile.py) unless profiling is off."""
+    from anchor_site.devtools.benchmarks import (
+        batches,
+        data,
+        guarded,
+        history,
+        profile,
+        stdio,
+        writes,
+    )
     from anchor_site.devtools.benchmarks.server import client_session
     from anchor_site.devtools.benchmarks.writer import Writer
 
@@ -208,21 +218,49 @@ def _session_rows(
     events = history.events()
     scopes = guarded.setup(people_id) if "guarded" in areas else None
     timings = None
+    profiles: dict[str, list[str]] = {}  # the guarded rows' profiles, attached with the rows
+    again = replace(sizes, calls=min(sizes.calls, 100), repeat=min(sizes.repeat, 5))
 
     async def over_stdio() -> tuple[list[Row], float | None]:
         nonlocal timings
         rows: list[Row] = []
         rate = None
-        async with client_session() as session, client_session() as second:
-            writer = Writer(second)
-            if "stdio" in areas:
-                rows += await stdio.run(session, writer, sizes, linked, events)
-            if "batches" in areas:
-                rows += await batches.run(session, writer, sizes, linked, events)
-            if "writes" in areas:
-                rate, _ = await writes.run(session, sizes, linked)
-            if scopes is not None:
-                timings = await guarded.measure(session, writer, sizes, scopes)
+        async with client_session() as session:
+            started = profile.mcp_serve_children()  # before the second server starts
+            measured = started[0] if len(started) == 1 else None
+            async with client_session() as second:
+                writer = Writer(second)
+
+                async def phase(run: Callable[[Sizes], Awaitable[list[Row]]]) -> list[Row]:
+                    found = await run(sizes)
+                    if sizes.profile and any(row.passed is False for row in found):
+                        profile.attach(found, await profile.profiled(measured, lambda: run(again)))
+                    return found
+
+                if "stdio" in areas:
+                    rows += await phase(lambda s: stdio.run(session, writer, s, linked, events))
+                if "batches" in areas:
+                    rows += await phase(lambda s: batches.run(session, writer, s, linked, events))
+                if "writes" in areas:
+                    rate, _ = await writes.run(session, sizes, linked)
+                if scopes is not None:
+                    timings = guarded.Timings()
+                    await guarded.measure_creates(session, writer, sizes, scopes, timings)
+                    if sizes.profile and guarded.creates_missed(timings):
+                        profiles["creates"] = await profile.profiled(
+                            measured,
+                            lambda: guarded.measure_creates(
+                                session, writer, again, scopes, guarded.Timings()
+                            ),
+                        )
+                    await guarded.measure_imports(session, writer, sizes, scopes, timings)
+                    if sizes.profile and guarded.import_missed(timings):
+                        profiles["imports"] = await profile.profiled(
+                            measured,
+                            lambda: guarded.measure_imports(
+                                session, writer, again, scopes, guarded.Timings()
+                            ),
+                        )
         return rows, rate
 
     rows, rate = asyncio.run(over_stdio())
@@ -230,7 +268,10 @@ def _session_rows(
     if rate is not None:
         rows.append(writes.row(rate, writes.commit_floor(sizes.writes), sizes, vendor))
     if scopes is not None and timings is not None:
-        rows += guarded.rows(timings, sizes, scopes, events)
+        found = guarded.rows(timings, sizes, scopes, events)
+        profile.attach(found[:2], profiles.get("creates", []))
+        profile.attach(found[2:], profiles.get("imports", []))
+        rows += found
     return rows
 
 
@@ -305,4 +346,5 @@ def table(vendor: str, rows: list[dict[str, Any]]) -> list[str]:
             extra.insert(0, row["what"])
         if extra:
             out.append("    " + "; ".join(extra))
+        out.extend("  " + line for line in row.get("profile") or [])
     return out
