@@ -191,14 +191,12 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
     session_areas = [a for a in ("stdio", "batches", "writes", "guarded") if a in areas]
     if session_areas:  # one server and client session for these
         areas.append("+".join(session_areas))
-        area(areas[-1], lambda: _session_rows(sizes, session_areas, linked, vendor, people.pk))
+        area(areas[-1], lambda: _session_rows(sizes, session_areas, linked, vendor))
     area("search", lambda: search.run(sizes, ctx))
     area("graph", lambda: graph.run(sizes, ctx))
 
 
-def _session_rows(
-    sizes: Sizes, areas: list[str], linked: Any, vendor: str, people_id: str
-) -> list[Row]:
+def _session_rows(sizes: Sizes, areas: list[str], linked: Any, vendor: str) -> list[Row]:
     """The round-trip areas on the long history, in a server started after it was built, with
     a second server writing into the measured collections between calls. A phase with a missed
     row runs again, shorter and untimed, under py-spy (profile.py) unless profiling is off."""
@@ -216,7 +214,7 @@ def _session_rows(
 
     built = history.build(sizes, data.context())
     events = history.events()
-    scopes = guarded.setup(people_id) if "guarded" in areas else None
+    scopes = guarded.setup(sizes) if "guarded" in areas else None
     timings = None
     profiles: dict[str, list[str]] = {}  # the guarded rows' profiles, attached with the rows
     again = replace(sizes, calls=min(sizes.calls, 100), repeat=min(sizes.repeat, 5))
