@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from anchor_site.devtools.benchmarks.data import LinkedRecord
-from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes
+from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes, statements
 from anchor_site.devtools.benchmarks.server import call
 from anchor_site.devtools.benchmarks.writer import NOTE, Writer
 from workflow.mcp.client import ClientSession
@@ -79,8 +79,23 @@ def _update(record_id: str, version: int, review_id: str, round_: int) -> dict[s
     }
 
 
+def reporting_statements(linked: LinkedRecord) -> int:
+    """SQL statements of the reporting batch_read, run in this process."""
+    from anchor_site.devtools.benchmarks.data import ACTOR, WORKSPACE
+    from workflow.batch_read import batch_read
+    from workflow.scope import Scope
+
+    scope = Scope(WORKSPACE, ACTOR)
+    return statements(lambda: batch_read(scope, **reporting_shape(linked)))
+
+
 async def run(
-    session: ClientSession, writer: Writer, sizes: Sizes, linked: LinkedRecord, events: int
+    session: ClientSession,
+    writer: Writer,
+    sizes: Sizes,
+    linked: LinkedRecord,
+    events: int,
+    statements_per_call: int,
 ) -> list[Row]:
     reads = seven_reads(linked)
     batch = {"requests": [{"operation": name, **args} for name, args in reads]}
@@ -152,7 +167,7 @@ async def run(
             passed=reporting.median_ms < 50,
             reference=noop.median_ms,
             reference_what="get_server_instructions (no-op) on the same server",
-            note=NOTE,
+            note=f"{statements_per_call} SQL statements; {NOTE}",
         ),
         Row(
             AREA,

@@ -25,7 +25,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from anchor_site.devtools.benchmarks import data, writes
-from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes
+from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes, statements
 from anchor_site.devtools.benchmarks.server import call
 from anchor_site.devtools.benchmarks.writer import NOTE, Writer, guarded_create
 from workflow.mcp.client import ClientSession
@@ -164,9 +164,13 @@ def rows(timings: Timings, sizes: Sizes, scopes: Scopes, events: int) -> list[Ro
     in_small, in_big, imported = timings.in_small, timings.in_big, timings.imported
     commit_ms = 1000 / writes.commit_floor(max(20, sizes.writes))
     noop_ms = timings.noop.median_ms
-    statements, savepoints = _statements_per_import(scopes.applicants)
+    statements_, savepoints = _statements_per_import(scopes.applicants)
+    per_call = "/".join(str(n) for n in _statements_per_create(scopes.small))
     where = f"{events:,} audit events, fresh server"
-    floor = f"storage floor: 3 durable one-row commits = {3 * commit_ms:.1f} ms; {NOTE}"
+    floor = (
+        f"storage floor: 3 durable one-row commits = {3 * commit_ms:.1f} ms; SQL statements "
+        f"in resolve/prepare/commit: {per_call}; {NOTE}"
+    )
 
     def create_row(what: str, samples: Samples) -> Row:
         return Row(
@@ -203,10 +207,39 @@ def rows(timings: Timings, sizes: Sizes, scopes: Scopes, events: int) -> list[Ro
             passed=imported.median_ms < IMPORT_TARGET_MS,
             reference=timings.import_noop.median_ms,
             reference_what="2 no-op round trips, same rounds",
-            note=f"{statements:,} SQL statements per import, {savepoints} of them SAVEPOINT; "
+            note=f"{statements_:,} SQL statements per import, {savepoints} of them SAVEPOINT; "
             + NOTE,
         ),
     ]
+
+
+def _statements_per_create(collection_id: str) -> tuple[int, int, int]:
+    """SQL statements of one guarded create's three calls, run in this process."""
+    from workflow import actions
+    from workflow.resolution import resolve_record
+    from workflow.scope import Scope
+
+    scope = Scope(data.WORKSPACE, data.ACTOR)
+    title = f"Counted {next(FRESH)} Qz"
+    found: dict[str, Any] = {}
+    resolved = statements(
+        lambda: found.update(review=resolve_record(scope, query=title, collection_id=collection_id))
+    )
+    prepared = statements(
+        lambda: found.update(
+            action=actions.prepare_write(
+                scope,
+                operation="create_record",
+                arguments={"collection_id": collection_id, "title": title, "data": {}},
+                review_ids=[found["review"]["resolution_id"]],
+                decision_reason="benchmark: count statements",
+            )
+        )
+    )
+    committed = statements(
+        lambda: actions.commit_write(scope, action_id=found["action"]["action_id"])
+    )
+    return resolved, prepared, committed
 
 
 def _collection_named(name: str) -> str:

@@ -101,5 +101,16 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - started, result
 
 
+def statements(fn: Callable[[], Any]) -> int:
+    """SQL statements `fn` runs in this process (what a call costs in round trips to the
+    database, which a loaded machine makes dear)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as captured:
+        fn()
+    return len(captured.captured_queries)
+
+
 def under(limit: float) -> Callable[[float], bool]:
     return lambda value: value < limit

@@ -216,6 +216,9 @@ def _session_rows(sizes: Sizes, areas: list[str], linked: Any, vendor: str) -> l
     events = history.events()
     scopes = guarded.setup(sizes) if "guarded" in areas else None
     timings = None
+    # Counted before the servers start: the ORM cannot run inside the client's event loop.
+    context_statements = stdio.context_statements(linked) if "stdio" in areas else 0
+    reporting_statements = batches.reporting_statements(linked) if "batches" in areas else 0
     profiles: dict[str, list[str]] = {}  # the guarded rows' profiles, attached with the rows
     again = replace(sizes, calls=min(sizes.calls, 100), repeat=min(sizes.repeat, 5))
 
@@ -236,9 +239,15 @@ def _session_rows(sizes: Sizes, areas: list[str], linked: Any, vendor: str) -> l
                     return found
 
                 if "stdio" in areas:
-                    rows += await phase(lambda s: stdio.run(session, writer, s, linked, events))
+                    rows += await phase(
+                        lambda s: stdio.run(session, writer, s, linked, events, context_statements)
+                    )
                 if "batches" in areas:
-                    rows += await phase(lambda s: batches.run(session, writer, s, linked, events))
+                    rows += await phase(
+                        lambda s: batches.run(
+                            session, writer, s, linked, events, reporting_statements
+                        )
+                    )
                 if "writes" in areas:
                     rate, _ = await writes.run(session, sizes, linked)
                 if scopes is not None:

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 from anchor_site.devtools.benchmarks.data import LinkedRecord
-from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes
+from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes, statements
 from anchor_site.devtools.benchmarks.server import call
 from anchor_site.devtools.benchmarks.writer import NOTE, Writer
 from workflow.mcp.client import ClientSession
@@ -22,10 +23,27 @@ AREA = "stdio"
 WARMUP = 20
 
 
+def context_arguments(linked: LinkedRecord) -> dict[str, Any]:
+    return {"record_id": linked.record_id, "relationship_limit": 20, "event_limit": 10}
+
+
+def context_statements(linked: LinkedRecord) -> int:
+    """SQL statements of the measured call, run in this process."""
+    from anchor_site.devtools.benchmarks.data import WORKSPACE
+    from records.selectors import record_context
+
+    return statements(lambda: record_context(workspace_id=WORKSPACE, **context_arguments(linked)))
+
+
 async def run(
-    session: ClientSession, writer: Writer, sizes: Sizes, linked: LinkedRecord, events: int
+    session: ClientSession,
+    writer: Writer,
+    sizes: Sizes,
+    linked: LinkedRecord,
+    events: int,
+    statements_per_call: int,
 ) -> list[Row]:
-    context_args = {"record_id": linked.record_id, "relationship_limit": 20, "event_limit": 10}
+    context_args = context_arguments(linked)
     first = await call(session, "get_record_context", context_args)
     for _ in range(WARMUP):
         await call(session, "get_record_context", context_args)
@@ -54,6 +72,6 @@ async def run(
             passed=context.median_ms <= 1.5 * noop.median_ms,
             reference=noop.median_ms,
             reference_what="get_server_instructions (no-op) on the same server",
-            note=f"reply {size / 1024:.1f} KiB; {NOTE}",
+            note=f"reply {size / 1024:.1f} KiB, {statements_per_call} SQL statements; {NOTE}",
         )
     ]
