@@ -707,6 +707,13 @@ MARKERS = (
     ("  commit_write", "commit_write (workflow/actions.py)"),
     ("  search_records", "ReadTools.search_records (workflow/mcp/tools/reads.py)"),
     ("  get_record_context", "record_context (records/selectors/context.py)"),
+    ("  prepare_import", "prepare_import (workflow/actions.py)"),
+    ("  commit_import", "commit_import (workflow/actions.py)"),
+    ("  batch_read", "batch_read (workflow/batch_read.py)"),
+    (
+        "transaction commits (the durable write itself)",
+        "BaseDatabaseWrapper._commit (django/db/backends/base/base.py)",
+    ),
     ("event loops waiting for work", "EpollSelector.select (selectors.py)"),
     ("threads handing work over (Condition.wait)", "Condition.wait (threading.py)"),
 )
@@ -729,7 +736,7 @@ def _frame_name(frame: str) -> str:
     return f"{name} ({where.rstrip(')').rsplit(':', 1)[0]})"
 
 
-def summarize(raw: str, top: int = 20) -> list[str]:
+def summarize(raw: str, top: int = 20, *, whose: str = "the workers'") -> list[str]:
     """Shares of the samples inside each marker, top listed functions by inclusive samples
     (each counted once per stack) and top functions by own samples."""
     inclusive: Counter[str] = Counter()
@@ -757,8 +764,7 @@ def summarize(raw: str, top: int = 20) -> list[str]:
     if not total:
         return ["  py-spy recorded no samples"]
     lines = [
-        f"  py-spy: {total:,} samples of the workers' active threads (idle ones left out); "
-        "share inside:"
+        f"  py-spy: {total:,} samples of {whose} active threads (idle ones left out); share inside:"
     ]
     lines += [
         f"    {100 * marked[label] / total:5.1f}%  {label}" for label, _ in MARKERS if marked[label]
