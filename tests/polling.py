@@ -29,6 +29,20 @@ def wait_until(condition: Callable[[], T], what: str, timeout: float = WAIT_S) -
         time.sleep(0.02)
 
 
+def holds_throughout(condition: Callable[[], object], seconds: float) -> bool:
+    """Whether the condition stays truthy for `seconds`, checked as often as wait_until does.
+
+    Only for what must NOT happen and leaves no trace when it doesn't (a write that stays
+    unapplied): false as soon as it happens, so a failing run does not wait the window out.
+    """
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not condition():
+            return False
+        time.sleep(0.02)
+    return bool(condition())
+
+
 def lock_waiters(cursor, database: str | None = None) -> int:
     """PostgreSQL: statements of the database (default: the cursor's) waiting on a lock."""
     cursor.execute(
