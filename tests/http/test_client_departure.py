@@ -37,7 +37,11 @@ HEADERS = {"Accept": "application/json, text/event-stream"}
 # The SDK's line as a tools/call reaches its handler (root logger at INFO, to the server log).
 CALL_BEGAN = "Processing request of type CallToolRequest"
 
-live = module_server(workers=2)
+# A statement's own time limit (10 s by default) also ends a wait for a lock: far above the
+# polls here, so that only the server's answer to the departure can end it.
+UNBOUNDED = {"ANCHOR_QUERY_TIMEOUT_S": "600"}
+
+live = module_server(workers=2, **UNBOUNDED)
 
 
 class Client:

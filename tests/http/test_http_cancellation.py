@@ -18,13 +18,13 @@ import httpx
 import pytest
 
 from tests.http.shared_server import module_server
-from tests.http.test_client_departure import Client, commit_blocked, prepared_create
+from tests.http.test_client_departure import UNBOUNDED, Client, commit_blocked, prepared_create
 from tests.http.test_live_server import ON_POSTGRES, LiveServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=ON_POSTGRES)]
 
 # Several workers on PostgreSQL: the cancel may land on either, and must work from both.
-server = module_server(workers=2 if ON_POSTGRES else 1)
+server = module_server(workers=2 if ON_POSTGRES else 1, **UNBOUNDED)
 
 
 def cancel(client: Client, request_id: int) -> httpx.Response:
