@@ -95,5 +95,7 @@ def test_a_cancel_for_another_session_or_no_call_changes_nothing(server: LiveSer
         # call would be stopping now, and end unanswered or failed instead of committing below.
         assert waiting.is_alive(), "another session's cancel stopped the call"
     waiting.join(timeout=30)
-    done = answered["response"].json()["result"]["structuredContent"]
+    response = answered["response"]
+    assert response.status_code == 200 and response.content, "another session's cancel landed"
+    done = response.json()["result"]["structuredContent"]
     assert done["ok"] and done["result"]["status"] == "committed"
