@@ -104,7 +104,7 @@ def test_each_bad_line_gets_one_prompt_error_reply(server_env, tmp_path):
         sent = time.monotonic()
         reply = server.reply_to(request_id, timeout=5)
         timings["8 MiB argument"] = time.monotonic() - sent
-        assert timings["8 MiB argument"] < 1, timings
+        assert timings["8 MiB argument"] < PROMPT_REPLY_S, timings
         text = str(reply)
         assert len(text) < 2000 and "INVALID_INPUT" in text, text[:500]
         assert not still_serving(server)
