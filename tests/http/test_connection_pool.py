@@ -11,17 +11,18 @@ cancel of that call cannot stop whatever the connection serves next.
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
+from urllib.parse import urlsplit
 
 import psycopg
 import pytest
 from django.db import connection
 
 from tests.e2e.server import postgres_url
+from tests.http.shared_server import serve_shared
 from tests.http.test_client_departure import Client, create_people
-from tests.http.test_live_server import LiveServer, serve
-from tests.polling import lock_waiters, wait_until
+from tests.http.test_live_server import LiveServer
+from tests.polling import lock_waiters, server_has_read, wait_until
 
 pytestmark = [
     pytest.mark.slow,
@@ -34,7 +35,7 @@ COMMITS = 12
 
 @pytest.fixture
 def pooled(tmp_path):
-    yield from serve(tmp_path, workers=1, ANCHOR_DB_POOL_SIZE=str(POOL_SIZE))
+    yield from serve_shared(tmp_path, workers=1, ANCHOR_DB_POOL_SIZE=str(POOL_SIZE))
 
 
 def prepare_creates(client: Client, count: int) -> list[str]:
@@ -95,11 +96,13 @@ def test_the_server_holds_at_most_its_pool_and_queues_the_rest(pooled: LiveServe
         ]
         for thread in threads:
             thread.start()
-        # Every connection the server may hold is taken, waiting on the lock, and the other
-        # commits have had time to arrive (each would open a connection of its own if the pool
-        # let it, and be seen here waiting on the lock too).
+        # Every connection the server may hold is taken, waiting on the lock, and the server
+        # has read every commit (each would open a connection of its own if the pool let it,
+        # and be seen here waiting on the lock too).
         wait_until(lambda: waiting_on_the_lock() >= POOL_SIZE, "the pool's commits to wait")
-        time.sleep(1)  # the other ten are sent; nothing marks "queued for a connection"
+        port = urlsplit(pooled.url).port
+        assert port
+        wait_until(lambda: server_has_read(port, COMMITS), "the server to read every commit")
         during = server_backends(exclude=holder.info.backend_pid)
     finally:
         holder.rollback()
@@ -126,7 +129,9 @@ def test_the_server_holds_at_most_its_pool_and_queues_the_rest(pooled: LiveServe
 
 @pytest.fixture
 def one_connection(tmp_path):
-    yield from serve(tmp_path, workers=1, ANCHOR_DB_POOL_SIZE="1", ANCHOR_DB_POOL_TIMEOUT_S="1")
+    yield from serve_shared(
+        tmp_path, workers=1, ANCHOR_DB_POOL_SIZE="1", ANCHOR_DB_POOL_TIMEOUT_S="1"
+    )
 
 
 def test_a_request_finding_no_free_connection_is_told_to_retry(one_connection: LiveServer):

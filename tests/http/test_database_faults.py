@@ -22,8 +22,9 @@ import pytest
 from django.db import connection
 
 from tests.e2e.server import postgres_url
+from tests.http.shared_server import serve_shared
 from tests.http.test_client_departure import Client, create_people
-from tests.http.test_live_server import ON_POSTGRES, LiveServer, serve
+from tests.http.test_live_server import ON_POSTGRES, LiveServer
 
 pytestmark = [
     pytest.mark.slow,
@@ -64,7 +65,7 @@ def in_parallel(clients: list[Client], work: Any) -> None:
 
 @pytest.fixture
 def two_workers(tmp_path) -> Iterator[LiveServer]:
-    yield from serve(tmp_path, workers=2)
+    yield from serve_shared(tmp_path, workers=2)
 
 
 def test_terminated_backends_cost_at_most_one_call(two_workers: LiveServer):
@@ -116,7 +117,7 @@ def database_refusing_connections() -> Iterator[None]:
 
 @pytest.fixture
 def quick_timeout(tmp_path) -> Iterator[LiveServer]:
-    yield from serve(tmp_path, workers=1, ANCHOR_DB_POOL_TIMEOUT_S="2")
+    yield from serve_shared(tmp_path, workers=1, ANCHOR_DB_POOL_TIMEOUT_S="2")
 
 
 def test_a_database_refusing_connections_gets_its_own_503_then_the_next_call_is_served(

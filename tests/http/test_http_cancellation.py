@@ -12,32 +12,19 @@ stdio cancellation tests, and must not apply when the writer lets go.
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.http.test_client_departure import (
-    Client,
-    commit_blocked,
-    prepared_create,
-    until_the_commit_waits,
-)
-from tests.http.test_live_server import (  # noqa: F401
-    ON_POSTGRES,
-    LiveServer,
-    live,
-    live_one_worker,
-)
+from tests.http.shared_server import module_server
+from tests.http.test_client_departure import UNBOUNDED, Client, commit_blocked, prepared_create
+from tests.http.test_live_server import ON_POSTGRES, LiveServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=ON_POSTGRES)]
 
-
-@pytest.fixture
-def server(request) -> LiveServer:
-    # Several workers on PostgreSQL: the cancel may land on either, and must work from both.
-    return request.getfixturevalue("live" if ON_POSTGRES else "live_one_worker")
+# Several workers on PostgreSQL: the cancel may land on either, and must work from both.
+server = module_server(workers=2 if ON_POSTGRES else 1, **UNBOUNDED)
 
 
 def cancel(client: Client, request_id: int) -> httpx.Response:
@@ -65,10 +52,10 @@ def test_a_cancelled_commit_writes_nothing_and_gets_no_reply(server: LiveServer,
             "tools/call", {"name": "commit_write", "arguments": {"action_id": action_id}}
         )
 
-    with commit_blocked(server, action_id):
+    with commit_blocked(server, action_id) as blocked:
         waiting = threading.Thread(target=commit)
         waiting.start()
-        until_the_commit_waits()
+        blocked.until_the_commit_waits()
         assert cancel(client, commit_id).status_code == 202
         if ON_POSTGRES:
             # The lock wait is a statement, and the cancel stops it at once.
@@ -98,14 +85,17 @@ def test_a_cancel_for_another_session_or_no_call_changes_nothing(server: LiveSer
             "tools/call", {"name": "commit_write", "arguments": {"action_id": action_id}}
         )
 
-    with commit_blocked(server, action_id):
+    with commit_blocked(server, action_id) as blocked:
         waiting = threading.Thread(target=commit)
         waiting.start()
-        until_the_commit_waits()
+        blocked.until_the_commit_waits()
         # Bob's session has the same request ids; his cancel must not reach Alice's call.
         assert cancel(other, commit_id).status_code == 202
-        time.sleep(1)
+        # A cancel is handled before its 202 is sent: had this one reached Alice's call, that
+        # call would be stopping now, and end unanswered or failed instead of committing below.
         assert waiting.is_alive(), "another session's cancel stopped the call"
     waiting.join(timeout=30)
-    done = answered["response"].json()["result"]["structuredContent"]
+    response = answered["response"]
+    assert response.status_code == 200 and response.content, "another session's cancel landed"
+    done = response.json()["result"]["structuredContent"]
     assert done["ok"] and done["result"]["status"] == "committed"

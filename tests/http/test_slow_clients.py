@@ -15,11 +15,15 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from tests.http.test_live_server import ON_POSTGRES, LiveServer, live  # noqa: F401
+from tests.http.shared_server import module_server
+from tests.http.test_live_server import ON_POSTGRES, LiveServer
+from tests.polling import server_has_read, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=ON_POSTGRES)]
 STALLED = 50
 HEADERS = {"Accept": "application/json, text/event-stream"}
+
+live = module_server(workers=2)
 
 
 def stall(url: str, token: str) -> socket.socket:
@@ -47,7 +51,7 @@ def timed(call) -> tuple[float, httpx.Response]:
     return time.monotonic() - started, response
 
 
-def test_fifty_stalled_bodies_do_not_delay_a_healthy_client(live: LiveServer):  # noqa: F811
+def test_fifty_stalled_bodies_do_not_delay_a_healthy_client(live: LiveServer):
     token = live.token_for("alice", "team-a")
     auth = {**HEADERS, "Authorization": f"Bearer {token}"}
     initialize = {
@@ -66,7 +70,12 @@ def test_fifty_stalled_bodies_do_not_delay_a_healthy_client(live: LiveServer):  
 
     stalled = [stall(live.url, token) for _ in range(STALLED)]
     try:
-        time.sleep(0.5)  # every stalled request is accepted and waiting for its body
+        port = urlsplit(live.url).port
+        assert port
+        wait_until(
+            lambda: server_has_read(port, STALLED),
+            "every stalled request to be accepted and waiting for its body",
+        )
         took_open, opened = timed(
             lambda: httpx.post(f"{live.url}/mcp", headers=auth, json=initialize, timeout=10)
         )

@@ -26,6 +26,8 @@ from tests.envelope import expect_ok
 
 # Far above a healthy call here (most take milliseconds); only a hung server reaches it.
 CALL_TIMEOUT = 90.0
+# The SDK's log line (stderr) as a tools/call reaches its handler.
+CALL_BEGAN = b"Processing request of type CallToolRequest"
 
 
 class ServerGone(Exception):
@@ -243,6 +245,13 @@ class Store:
         finally:
             holder.rollback() if self.vendor == "postgresql" else holder.execute("ROLLBACK")
             holder.close()
+
+    def lock_waiters(self) -> int:
+        """PostgreSQL: statements of this database waiting on a lock."""
+        return self.value(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND wait_event_type = 'Lock' AND state = 'active'"
+        )
 
     def free_to_write(self, action_id: str, within: float = 1.0) -> bool:
         """Whether a new writer gets the locks a commit of action_id takes, within `within`s."""

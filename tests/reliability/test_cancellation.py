@@ -9,7 +9,6 @@ usually lands while the call waits for the database: another process holds SQLit
 from __future__ import annotations
 
 import sqlite3
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,8 +16,9 @@ from typing import Any
 
 import pytest
 
+from tests.polling import holds_throughout, wait_until
 from tests.reliability import flows
-from tests.reliability.harness import RawServer, Store, running
+from tests.reliability.harness import CALL_BEGAN, RawServer, Store, running
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -83,15 +83,37 @@ def replies_until_pong(server: RawServer) -> list[dict[str, Any]]:
 def test_a_commit_cancelled_while_waiting_for_the_lock_writes_nothing_and_gets_no_reply(
     server_env, store: Store, tmp_path
 ):
-    with running(server_env, tmp_path / "server.log") as server:
+    # A statement's own time limit also ends a lock wait: far above the polls here, so that
+    # only the cancel can end this one.
+    env = {**server_env, "ANCHOR_QUERY_TIMEOUT_S": "600"}
+    log = tmp_path / "server.log"
+    with running(env, log) as server:
         collection_id = flows.create_collection(server, f"cancel-{uuid.uuid4().hex[:6]}")
         action_id = prepared_create(server, collection_id, "never committed")
 
         with commit_blocked(store, action_id):
+            began = log.read_bytes().count(CALL_BEGAN)
             commit = server.send_call("commit_write", {"action_id": action_id})
-            time.sleep(1.0)  # the commit is now waiting on the lock
+            if store.vendor == "postgresql":
+                wait_until(lambda: store.lock_waiters() >= 1, "the commit to wait on the lock")
+            else:
+                # SQLite's busy wait shows nowhere: the call has reached its handler, and
+                # takes the write lock first thing, within milliseconds.
+                wait_until(lambda: log.read_bytes().count(CALL_BEGAN) > began, "the commit")
             cancel(server, commit)
-            time.sleep(0.5)
+            if store.vendor == "postgresql":
+                # The cancel stops the statement at once, while the lock is still held.
+                wait_until(lambda: store.lock_waiters() == 0, "the cancelled commit to stop")
+            else:
+                # Messages are read in order: once a later ping is answered, the cancel has
+                # been handled, and the call's bound is set before the lock is let go.
+                assert server.reply_to(server.request("ping"), timeout=30)["result"] == {}
+        if store.vendor == "sqlite":
+            # SQLite's wait for its write lock cannot be interrupted: the call takes the lock
+            # on its busy handler's next try (at most 100 ms apart) and must roll back rather
+            # than apply. A second is many such tries.
+            unapplied = holds_throughout(lambda: store.action_state(action_id) == "prepared", 1)
+            assert unapplied, "the cancelled commit was applied"
         # The lock is free: a call that ignored the cancel would commit now.
         replies = replies_until_pong(server)
         assert [m for m in replies if m.get("id") == commit] == [], replies

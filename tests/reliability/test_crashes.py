@@ -13,7 +13,7 @@ import os
 import random
 import time
 import uuid
-from collections import Counter
+from collections import Counter, deque
 from pathlib import Path
 from typing import Any
 
@@ -31,24 +31,33 @@ BEGAN = b"Processing request of type CallToolRequest"
 
 
 class Victims:
-    """Servers started one ahead, so the next one boots while the current one is killed."""
+    """Servers started ahead, so the next ones boot while the current one is killed.
+
+    Starting a server (Django, the MCP SDK) takes longer than a kill and its checks, so one
+    spare was still booting when it was needed: with a few in flight, the boots overlap the
+    commits, checks and replays of the kills before them.
+    """
+
+    AHEAD = 2
 
     def __init__(self, env: dict[str, str], directory: Path) -> None:
         self.env, self.directory, self.started = env, directory, 0
-        self._spare = self._start()
+        self._spares = deque(self._start() for _ in range(self.AHEAD))
 
     def _start(self) -> RawServer:
         self.started += 1
         return RawServer(self.env, self.directory / f"victim-{self.started}.log")
 
     def next(self) -> RawServer:
-        victim, self._spare = self._spare, self._start()
+        victim = self._spares.popleft()
+        self._spares.append(self._start())
         victim.initialize()
         victim.ok("list_collections", {})  # connected and warm, like a server mid-session
         return victim
 
     def close(self) -> None:
-        self._spare.kill()
+        for spare in self._spares:
+            spare.kill()
 
 
 def commit_then_kill(victim: RawServer, arguments: dict[str, Any], delay: float):
@@ -165,26 +174,31 @@ def test_acknowledged_commits_survive_a_crash(server_env, store, tmp_path):
     several times over; every record whose commit_write reply arrived is stored intact."""
     rng = random.Random(SEED)
     acknowledged: dict[str, dict[str, Any]] = {}
-    with running(server_env, tmp_path / "setup.log") as setup:
-        collection_id = flows.create_collection(setup, "ledger")
-    for round_number in range(3):
-        writer = RawServer(server_env, tmp_path / f"writer-{round_number}.log")
-        writer.initialize()
-        deadline = time.monotonic() + rng.uniform(0.3, 1.5)
-        index = 0
-        try:
-            while time.monotonic() < deadline:
-                index += 1
-                data = {"round": round_number, "index": index}
-                reply = flows.create_record(
-                    writer, collection_id, f"entry {uuid.uuid4().hex}", data
-                )
-                assert reply["ok"], reply
-                record = reply["result"]["result"]["record"]
-                acknowledged[record["record_id"]] = data
-        finally:
+    # All three writers boot while the collection is made: each is killed in its own turn.
+    writers = [RawServer(server_env, tmp_path / f"writer-{n}.log") for n in range(3)]
+    try:
+        with running(server_env, tmp_path / "setup.log") as setup:
+            collection_id = flows.create_collection(setup, "ledger")
+        for round_number, writer in enumerate(writers):
+            writer.initialize()
+            deadline = time.monotonic() + rng.uniform(0.3, 1.5)
+            index = 0
+            try:
+                while time.monotonic() < deadline:
+                    index += 1
+                    data = {"round": round_number, "index": index}
+                    reply = flows.create_record(
+                        writer, collection_id, f"entry {uuid.uuid4().hex}", data
+                    )
+                    assert reply["ok"], reply
+                    record = reply["result"]["result"]["record"]
+                    acknowledged[record["record_id"]] = data
+            finally:
+                writer.kill()
+            assert not store.integrity_problems()
+    finally:
+        for writer in writers:  # those a failure left unkilled
             writer.kill()
-        assert not store.integrity_problems()
     stored = dict(
         store.rows("SELECT id, data FROM records_record WHERE collection_id = ?", (collection_id,))
     )

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +20,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
+from tests.polling import wait_until
 from tests.reliability import flows
 from tests.reliability.harness import RawServer, Store
 
@@ -41,10 +41,8 @@ def cluster(action: str) -> None:
 def wait_until_ready(timeout: float = 60) -> None:
     host = connection.settings_dict.get("HOST") or "127.0.0.1"
     port = str(connection.settings_dict.get("PORT") or 5432)
-    deadline = time.monotonic() + timeout
-    while subprocess.run(["pg_isready", "-q", "-h", host, "-p", port]).returncode != 0:
-        assert time.monotonic() < deadline, "PostgreSQL did not come back"
-        time.sleep(0.5)
+    probe = ["pg_isready", "-q", "-h", host, "-p", port]
+    wait_until(lambda: subprocess.run(probe).returncode == 0, "PostgreSQL to come back", timeout)
 
 
 def restart_the_cluster() -> None:
