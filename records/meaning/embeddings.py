@@ -1,0 +1,122 @@
+"""Writing embeddings: one record's inside its write, and the catch-up of missing ones.
+
+A single-record write (create, update, rename) embeds that record in its own transaction, so
+a committed record is searchable by meaning at once and a commit never waits on more than one
+embedding. Bulk writes (imports of many rows, restores) embed nothing: the records they leave
+without a current embedding, like a crash between a write and its embedding or a change of
+model, are found by `missing_record_ids` and embedded by `catch_up`, which search by meaning
+runs before it trusts a workspace's vectors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from django.db import connection
+from django.utils import timezone
+
+from records.meaning import model
+from records.models import Record, RecordEmbedding
+
+CATCH_UP_BATCH = 500
+
+
+def record_text(title: str, data: Any) -> str:
+    """What is embedded: the title, then every string and number among the values (not keys)."""
+    return " ".join([title, *_values(data)])
+
+
+def _values(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _values(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _values(item)
+    elif isinstance(value, str):
+        yield value
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        yield str(value)
+
+
+def embedding_rows(records: list[Record]) -> list[RecordEmbedding]:
+    from records.meaning.vectors import quantise
+
+    vectors = model.embed_texts([record_text(record.title, record.data) for record in records])
+    now = timezone.now()
+    name, version = model.MODEL_NAME, model.model_version()
+    rows = []
+    for record, vector in zip(records, vectors, strict=True):
+        data, scale = quantise(vector)
+        rows.append(
+            RecordEmbedding(
+                record_id=record.pk,
+                workspace_id=record.workspace_id,
+                model_name=name,
+                model_version=version,
+                record_version=record.version,
+                vector=data,
+                scale=scale,
+                computed_at=now,
+            )
+        )
+    return rows
+
+
+def save_embeddings(rows: list[RecordEmbedding]) -> None:
+    RecordEmbedding.objects.bulk_create(
+        rows,
+        update_conflicts=True,
+        unique_fields=["record"],
+        update_fields=["model_name", "model_version", "record_version", "vector", "scale"]
+        + ["computed_at"],
+    )
+
+
+def embed_written(record: Record, *, content_changed: bool) -> None:
+    """Keep one record's embedding current, inside the transaction that wrote it.
+
+    A change that leaves title and values alone (archive, alias) moves the version only: the
+    embedding of the version before is still right and is carried forward, not recomputed.
+    """
+    if not model.enabled():
+        return
+    if not content_changed:
+        carried = RecordEmbedding.objects.filter(
+            record_id=record.pk,
+            record_version=record.version - 1,
+            model_name=model.MODEL_NAME,
+            model_version=model.model_version(),
+        ).update(record_version=record.version)
+        if carried:
+            return
+    save_embeddings(embedding_rows([record]))
+
+
+def missing_record_ids(workspace_id: str, limit: int | None = None) -> list[str]:
+    """Active records of the workspace whose embedding is missing or outdated."""
+    sql = (
+        "SELECT r.id FROM records_record r LEFT JOIN records_recordembedding e "
+        "ON e.record_id = r.id AND e.model_name = %s AND e.model_version = %s "
+        "AND e.record_version = r.version "
+        "WHERE r.workspace_id = %s AND r.archived_at IS NULL AND e.record_id IS NULL "
+        "ORDER BY r.id"
+    )
+    params: list[Any] = [model.MODEL_NAME, model.model_version(), workspace_id]
+    if limit is not None:
+        sql += " LIMIT %s"
+        params.append(limit)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [row[0] for row in cursor.fetchall()]
+
+
+def compute_for(record_ids: Iterable[str]) -> list[RecordEmbedding]:
+    """Fresh embedding rows for these records, in batches, not yet saved."""
+    ids = list(record_ids)
+    rows: list[RecordEmbedding] = []
+    for start in range(0, len(ids), CATCH_UP_BATCH):
+        batch = list(Record.objects.filter(pk__in=ids[start : start + CATCH_UP_BATCH]))
+        rows += embedding_rows(batch)
+    return rows
