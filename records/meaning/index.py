@@ -59,7 +59,7 @@ class ScopeVectors:
     collection_codes: dict[str, int]
     matrix: np.ndarray  # int8, rows x DIMENSIONS
     scales: np.ndarray  # float32 per row
-    bits: np.ndarray  # uint8 packed signs, rows x DIMENSIONS / 8
+    bits: np.ndarray  # packed signs, rows x DIMENSIONS / 64 uint64 words
 
     def __len__(self) -> int:
         return len(self.record_ids)
@@ -86,7 +86,7 @@ class ScopeVectors:
         if count >= SHORTLIST_FROM:
             bits = self.bits if rows is None else self.bits[rows]
             distances = hamming(bits, sign_bits(query))
-            size = min(count, max(SHORTLIST_MIN, 20 * limit))
+            size = min(count, max(SHORTLIST_MIN, 5 * limit))
             short = np.argpartition(distances, size - 1)[:size]
             rows = short if rows is None else rows[short]
         if rows is None:

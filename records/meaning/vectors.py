@@ -11,9 +11,6 @@ from typing import Any
 
 import numpy as np
 
-# How many set bits each byte value has, for Hamming distances over packed sign bits.
-POPCOUNT = np.array([bin(value).count("1") for value in range(256)], dtype=np.uint8)
-
 
 def quantise(vector: Any) -> tuple[bytes, float]:
     """A float vector as (int8 bytes, scale)."""
@@ -30,10 +27,11 @@ def dequantise(data: bytes, scale: float) -> np.ndarray:
 
 
 def sign_bits(matrix: np.ndarray) -> np.ndarray:
-    """Each row's signs packed into bytes (1 for positive)."""
-    return np.packbits(matrix > 0, axis=-1)
+    """Each row's signs packed into 64-bit words (1 for positive): 4 words for 256 dimensions."""
+    packed = np.packbits(np.atleast_2d(matrix) > 0, axis=-1)
+    return np.ascontiguousarray(packed).view(np.uint64)
 
 
 def hamming(bits: np.ndarray, query_bits: np.ndarray) -> np.ndarray:
-    """Differing sign bits between each row of `bits` and `query_bits`."""
-    return POPCOUNT[np.bitwise_xor(bits, query_bits)].sum(axis=1, dtype=np.uint16)
+    """Differing sign bits between each row of `bits` and the one row of `query_bits`."""
+    return np.bitwise_count(np.bitwise_xor(bits, query_bits)).sum(axis=1, dtype=np.uint16)

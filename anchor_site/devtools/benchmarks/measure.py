@@ -47,6 +47,7 @@ class Sizes:
     reference_repeat: int = 3  # repetitions of a slow reference
     startups: int = 5
     collections: int = 10  # the bulk records are spread over this many collections
+    meaning_records: int = 100_000  # active records in the workspace searched by meaning
 
     @classmethod
     def quick(cls) -> Sizes:
