@@ -10,10 +10,11 @@ runs before it trusts a workspace's vectors.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from records.meaning import model
@@ -90,8 +91,25 @@ def embed_written(record: Record, *, content_changed: bool) -> None:
             model_version=model.model_version(),
         ).update(record_version=record.version)
         if carried:
+            _patch_cache(record, None)
             return
-    save_embeddings(embedding_rows([record]))
+    rows = embedding_rows([record])
+    save_embeddings(rows)
+    _patch_cache(record, rows[0])
+
+
+def _patch_cache(record: Record, row: RecordEmbedding | None) -> None:
+    """Hand this process's cached vectors the one record just written, once it commits.
+
+    Only when a search by meaning has loaded the index (it imports numpy) and holds this
+    workspace: otherwise there is nothing to patch and the write pays nothing.
+    """
+    index = sys.modules.get("records.meaning.index")
+    if index is None or not index.holds(record.workspace_id):
+        return
+    after = index.current_key(record.workspace_id)  # inside the write: this write's counters
+    vector = None if row is None else (bytes(row.vector), row.scale)
+    transaction.on_commit(lambda: index.patch(record, vector, after))
 
 
 def missing_record_ids(workspace_id: str, limit: int | None = None) -> list[str]:

@@ -120,6 +120,82 @@ def _counters(workspace_id: str) -> Key:
     return found.get(RECORDS_KEY, (0, 0)), found.get(VECTORS_KEY, (0, 0))
 
 
+def holds(workspace_id: str) -> bool:
+    with _cache_lock:
+        return workspace_id in _cache
+
+
+def current_key(workspace_id: str) -> Key:
+    return _counters(workspace_id)
+
+
+def patch(record: Record, vector: tuple[bytes, float] | None, after: Key) -> None:
+    """Bring the cached vectors past one committed single-record write, or drop them.
+
+    `after` is the counters as that write left them; the cache can follow only if it is
+    exactly one write behind (each single-record write moves both counters by one). Anything
+    else (another process's writes, a bulk write in the same transaction) drops the cache and
+    the next search loads the workspace again. `vector` None: the embedding was carried
+    forward to the record's new version (archive, alias), so only its presence may change.
+    """
+    workspace_id = record.workspace_id
+    with _cache_lock:
+        cached = _cache.get(workspace_id)
+        if cached is None:
+            return
+        (records_row, records_at), (vectors_row, vectors_at) = cached.key
+        expected = (
+            (records_row or after[0][0], records_at + 1),
+            (vectors_row or after[1][0], vectors_at + 1),
+        )
+        if after != expected:
+            del _cache[workspace_id]
+            return
+        _cache[workspace_id] = _patched(cached, record, vector, after)
+
+
+def _patched(
+    cached: ScopeVectors, record: Record, vector: tuple[bytes, float] | None, after: Key
+) -> ScopeVectors:
+    ids = cached.record_ids
+    position = ids.index(record.pk) if record.pk in ids else None
+    keep = np.ones(len(ids), dtype=bool)
+    if position is not None:
+        if vector is None:
+            data, scale = cached.matrix[position].tobytes(), float(cached.scales[position])
+            vector = (data, scale)
+        keep[position] = False
+    if record.archived_at is not None or vector is None:
+        vector_rows: list[tuple[bytes, float]] = []
+    else:
+        vector_rows = [vector]
+    codes = dict(cached.collection_codes)
+    added = np.frombuffer(b"".join(v for v, _ in vector_rows), dtype=np.int8).reshape(
+        len(vector_rows), model.DIMENSIONS
+    )
+    matrix = np.concatenate([cached.matrix[keep], added])
+    return ScopeVectors(
+        key=after,
+        record_ids=[i for i, k in zip(ids, keep, strict=True) if k]
+        + [record.pk] * len(vector_rows),
+        collections=np.concatenate(
+            [
+                cached.collections[keep],
+                np.array(
+                    [codes.setdefault(record.collection_id, len(codes))] * len(vector_rows),
+                    np.int32,
+                ),
+            ]
+        ),
+        collection_codes=codes,
+        matrix=matrix,
+        scales=np.concatenate(
+            [cached.scales[keep], np.array([s for _, s in vector_rows], np.float32)]
+        ),
+        bits=np.concatenate([cached.bits[keep], sign_bits(added)]),
+    )
+
+
 def forget_cached() -> None:
     """Drop every cached workspace (tests that roll the database back between them)."""
     with _cache_lock:

@@ -206,3 +206,38 @@ def test_many_missing_are_caught_up_in_the_background_and_words_answer_meanwhile
     assert missing_record_ids(WORKSPACE) == []
     page = search(text="laptop", mode="meaning")
     assert page["mode"] == "meaning" and len(page["records"]) == 4
+
+
+# --- the cached vectors follow this process's single-record writes ------------------------------
+
+
+def test_a_committed_write_patches_the_cached_vectors_without_a_reload(
+    ctx, decisions, django_capture_on_commit_callbacks
+):
+    search(text="laptop", mode="meaning")  # loads the workspace's vectors
+    with django_capture_on_commit_callbacks(execute=True):
+        added = make_record(ctx, decisions["collection"], "Notebook computer refund for Ana")
+    cached = index._cache[WORKSPACE]
+    assert added.pk in cached.record_ids and cached.key == index.current_key(WORKSPACE)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.record_archive(ctx=ctx, record_id=decisions["laptop"].pk, expected_version=1)
+    cached = index._cache[WORKSPACE]
+    assert decisions["laptop"].pk not in cached.record_ids
+    assert cached.key == index.current_key(WORKSPACE)
+    page = search(text="laptop reimbursement", mode="meaning")
+    assert titles(page)[0] == "Notebook computer refund for Ana"
+    assert index._cache[WORKSPACE] is cached  # served from the patched vectors
+
+
+def test_a_write_the_cache_cannot_follow_drops_it(
+    ctx, decisions, django_capture_on_commit_callbacks
+):
+    search(text="laptop", mode="meaning")
+    services.record_create_many(
+        collection_id=decisions["collection"].pk,
+        rows=[NewRecord(ctx=ctx, title="Bulk laptop claim", data={})],
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        make_record(ctx, decisions["collection"], "Written after the bulk one")
+    assert not index.holds(WORKSPACE)
+    assert "Bulk laptop claim" in titles(search(text="laptop claim", mode="meaning"))
