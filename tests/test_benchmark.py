@@ -39,6 +39,7 @@ ROWS = [
     "embed ",
     "load a workspace's vectors after a change",
     "search by meaning (mode meaning), first page of 20",
+    "record_create, then search by meaning",
     "memory of the cached vectors",
     "recall@10",
     "generate ",
