@@ -301,12 +301,13 @@ def _catch_up_all(workspace_id: str) -> None:
     previous: list[str] = []
     try:
         while True:
-            ids = missing_record_ids(workspace_id, limit=CATCH_UP_BATCH)
+            ids = missing_record_ids(workspace_id)
             if not ids or ids == previous:
                 return
-            rows = compute_for(ids)
-            with transaction.atomic():
-                save_embeddings(rows)
+            for start in range(0, len(ids), CATCH_UP_BATCH):
+                rows = compute_for(ids[start : start + CATCH_UP_BATCH])
+                with transaction.atomic():
+                    save_embeddings(rows)
             previous = ids
     except Exception:
         # Nothing is lost: the records stay missing and the next search by meaning tries again.

@@ -46,11 +46,10 @@ def run(sizes: Sizes, ctx: WriteContext) -> list[Row]:
 
 def catch_up(workspace_id: str) -> int:
     """Embed every missing record of the workspace, as the background catch-up does."""
-    done = 0
-    while ids := missing_record_ids(workspace_id, limit=5000):
-        save_embeddings(compute_for(ids))
-        done += len(ids)
-    return done
+    ids = missing_record_ids(workspace_id)
+    for start in range(0, len(ids), 5000):
+        save_embeddings(compute_for(ids[start : start + 5000]))
+    return len(ids)
 
 
 def latency_rows(sizes: Sizes, ctx: WriteContext) -> list[Row]:
