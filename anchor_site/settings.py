@@ -141,6 +141,9 @@ ANCHOR_QUERY_TIMEOUT_S = query_timeout_from_env()
 # On PostgreSQL the change feed leaves out events younger than this many seconds, so a cursor
 # never passes a transaction that committed out of ID order (workflow.change_feed).
 ANCHOR_FEED_SETTLE_S = non_negative_int_from_env("ANCHOR_FEED_SETTLE_S", 5)
+# Search by meaning (search_records' mode "meaning", records/meaning): on by default. Off, no
+# embeddings are computed and mode "meaning" is refused (UNSUPPORTED, naming the variable).
+ANCHOR_MEANING = env_bool("ANCHOR_MEANING", True)
 
 # Team mode: the MCP endpoint at /mcp (anchor_site/http). "token" authenticates every request
 # with an AccessToken; "none" takes the stdio scope above and is only mounted with DEBUG on.

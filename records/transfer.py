@@ -25,6 +25,7 @@ from records.models import (
     NameChange,
     Record,
     RecordAlias,
+    RecordEmbedding,
     RecordVersion,
     Relationship,
     SelfMapping,
@@ -114,6 +115,9 @@ def read_header(lines: Iterator[str]) -> str:
 
 
 def _delete_workspace_rows(workspace_id: str) -> None:
+    # First, as they point at the records: embeddings are derived, never exported, and are
+    # computed again for the restored records on the next search by meaning.
+    RecordEmbedding.objects.filter(workspace_id=workspace_id)._raw_delete(using="default")
     for model, path in reversed(MODELS):
         # QuerySet.delete() bypasses AuditEvent.delete(): this is the one sanctioned removal,
         # asked for explicitly with --replace.

@@ -6,6 +6,7 @@ one it is skipped, with the reason and the way to run it. CI runs the suite on b
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -40,6 +41,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         for name, (vendor, reason) in BACKEND_MARKERS.items():
             if item.get_closest_marker(name) and connection.vendor != vendor:
                 item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture(autouse=True)
+def forget_meaning_vectors() -> Iterator[None]:
+    """Each test starts with no workspace's vectors cached: a rolled-back test's counters come
+    back to the values the next test's counters reach with other records."""
+    yield
+    index = sys.modules.get("records.meaning.index")
+    if index is not None:
+        index.forget_cached()
 
 
 @pytest.fixture

@@ -31,6 +31,7 @@ SEARCH_KEYS = {
     "where",
     "linked_to",
     "order_by",
+    "mode",
 }
 CONTEXT_KEYS = {"record_id", "relationship_limit", "event_limit", "as_of"}
 TRAVERSE_KEYS = {

@@ -1,5 +1,7 @@
-"""The store's models: the data itself (store) and who may reach it over HTTP (membership)."""
+"""The store's models: the data itself (store), its embeddings for search by meaning (meaning)
+and who may reach it over HTTP (membership)."""
 
+from records.models.meaning import RecordEmbedding
 from records.models.membership import AccessToken, WorkspaceMembership
 from records.models.store import (
     AuditEvent,
@@ -25,6 +27,7 @@ __all__ = [
     "NameChange",
     "Record",
     "RecordAlias",
+    "RecordEmbedding",
     "RecordVersion",
     "Relationship",
     "RevisionCounter",

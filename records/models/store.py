@@ -232,7 +232,8 @@ class AuditEvent(models.Model):
 
 
 class RevisionCounter(models.Model):
-    """names:<collection>, names:*, links:<record>, catalog; bumped only by triggers."""
+    """names:<collection>, names:*, links:<record>, catalog, meaning:records, meaning:vectors;
+    bumped only by triggers."""
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
     key = models.CharField(max_length=60)

@@ -2,7 +2,8 @@
 
 Three orders, each with its own cursor key: oldest first (created_at, id), best text match
 first (rank, id), or a data field (value, id). Two queries per page at most: the page itself
-and, for text searches, the snippets of that page.
+and, for text searches, the snippets of that page. Mode "meaning" ranks text by words and by
+meaning together (selectors/meaning_search.py).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 from django.db import connection
 
-from records.errors import invalid
+from records.errors import UNSUPPORTED, AnchorError, invalid
 from records.models import Record
 from records.selectors import arguments as args
 from records.selectors.conditions import Criteria, criteria_sql, parse_criteria
@@ -45,8 +46,10 @@ def search_records(
     where: Any = None,
     linked_to: Any = None,
     order_by: Any = None,
+    mode: Any = None,
 ) -> dict[str, Any]:
     limit = args.bounded_int(limit, "limit", low=1, high=MAX_LIMIT)
+    by_meaning = _parse_mode(mode)
     criteria = parse_criteria(
         workspace_id=workspace_id,
         collection_id=collection_id,
@@ -62,6 +65,8 @@ def search_records(
             "order_by",
             "cannot be combined with text, whose results are ordered by relevance; drop one.",
         )
+    if by_meaning:
+        return _meaning_search(workspace_id, criteria, cursor, limit)
     bound_to = fingerprint(
         "search", workspace_id, {**criteria.fingerprint_params(), "order_by": sort}
     )
@@ -73,39 +78,11 @@ def search_records(
         order = _FieldOrder(**sort)
     else:
         order = _CreatedOrder()
-    sql = _page_sql(workspace_id, criteria, order, key, limit)
-    prepare_connection()
-    rows = list(Record.objects.raw(sql.text, sql.params))
-    has_more = len(rows) > limit
-    rows = rows[:limit]
-    found_snippets = (
-        snippets(criteria.words, [row.pk for row in rows]) if criteria.words is not None else {}
+    page, last = words_page(workspace_id, criteria, order, key, limit)
+    page["next_cursor"] = (
+        encode_cursor(bound_to, order.cursor_key(last)) if last is not None else None
     )
-    results = []
-    for row in rows:
-        preview, truncated = data_preview(row.data)
-        item = {
-            "record_id": row.pk,
-            "collection_id": row.collection_id,
-            # A column of the raw SELECT (COLUMNS), which the stubs cannot know Record carries.
-            "collection_name": row.collection_name,  # type: ignore[attr-defined]
-            "title": row.title,
-            "version": row.version,
-            "created_at": iso(row.created_at),
-            "updated_at": iso(row.updated_at),
-            "data_preview": preview,
-            "data_truncated": truncated,
-        }
-        item |= order.extra_fields(row, found_snippets)
-        results.append(item)
-    page = {
-        "records": results,
-        "count": len(results),
-        "has_more": has_more,
-        "next_cursor": encode_cursor(bound_to, order.cursor_key(rows[-1])) if has_more else None,
-        "order": order.description,
-    }
-    if not results and key is None and criteria.where:
+    if not page["records"] and key is None and criteria.where:
         hints = []
         path_hint = data_prefix_hint(workspace_id, criteria)
         if path_hint:
@@ -116,6 +93,79 @@ def search_records(
         if hints:
             page["hint"] = " ".join(hints)
     return page
+
+
+def words_page(
+    workspace_id: str, criteria: Criteria, order: _Order, key: list[Any] | None, limit: int
+) -> tuple[dict[str, Any], Record | None]:
+    """One page in `order`, and the last row shown when there is more (for the cursor)."""
+    sql = _page_sql(workspace_id, criteria, order, key, limit)
+    prepare_connection()
+    rows = list(Record.objects.raw(sql.text, sql.params))
+    has_more = len(rows) > limit
+    rows = rows[:limit]
+    found_snippets = (
+        snippets(criteria.words, [row.pk for row in rows]) if criteria.words is not None else {}
+    )
+    results = [record_item(row) | order.extra_fields(row, found_snippets) for row in rows]
+    page = {
+        "records": results,
+        "count": len(results),
+        "has_more": has_more,
+        "next_cursor": None,
+        "order": order.description,
+    }
+    return page, rows[-1] if has_more else None
+
+
+def record_item(row: Record) -> dict[str, Any]:
+    """A search hit's preview, from a row of the raw SELECT of COLUMNS."""
+    preview, truncated = data_preview(row.data)
+    return {
+        "record_id": row.pk,
+        "collection_id": row.collection_id,
+        # A column of the raw SELECT (COLUMNS), which the stubs cannot know Record carries.
+        "collection_name": row.collection_name,  # type: ignore[attr-defined]
+        "title": row.title,
+        "version": row.version,
+        "created_at": iso(row.created_at),
+        "updated_at": iso(row.updated_at),
+        "data_preview": preview,
+        "data_truncated": truncated,
+    }
+
+
+def _parse_mode(value: Any) -> bool:
+    """Whether the search is by meaning; refused when this server has meaning turned off."""
+    if value is None or value == "words":
+        return False
+    if value != "meaning":
+        raise invalid("mode", f'must be "words" (the default) or "meaning", got {value!r}.')
+    from records.meaning.model import enabled
+
+    if not enabled():
+        raise AnchorError(
+            UNSUPPORTED,
+            "mode: search by meaning is turned off on this server (ANCHOR_MEANING=off); "
+            'search with mode "words" (the default), or ask its operator to turn it on.',
+            field="mode",
+        )
+    return True
+
+
+def _meaning_search(
+    workspace_id: str, criteria: Criteria, cursor: Any, limit: int
+) -> dict[str, Any]:
+    # Imported here: numpy and the model load on the first search by meaning, not at start-up.
+    from records.selectors.meaning_search import meaning_search
+
+    if criteria.words is None:
+        raise invalid(
+            "mode",
+            '"meaning" ranks records against text; give text (the question, in any words) '
+            'or search with mode "words".',
+        )
+    return meaning_search(workspace_id, criteria, cursor, limit)
 
 
 def _page_sql(

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from records import validation as v
 from records.errors import VERSION_CONFLICT, AnchorError, invalid
+from records.meaning.embeddings import embed_written
 from records.models import AuditEvent, Collection, Record, RecordAlias, RecordVersion
 from records.names import normalize_name
 from records.selectors.scoped import check_active, in_workspace
@@ -89,7 +90,8 @@ def record_change(
 ) -> Record:
     """The one sequence every change to a record goes through, in one transaction: lock it,
     check it (lock_current), let `change` decide, then save the next version with its
-    RecordVersion row and one audit event of `kind`, all stamped with one time."""
+    RecordVersion row and one audit event of `kind`, all stamped with one time, and keep the
+    record's embedding current in the same transaction."""
     with transaction.atomic():
         record = lock_current(ctx, record_id, expected_version, doing)
         now = timezone.now()
@@ -105,6 +107,7 @@ def record_change(
         _version_written(
             *version_rows(ctx, record, kind=kind, before=before, aliases=after, at=now)
         )
+        embed_written(record, content_changed=bool({"title", "data"} & planned.fields.keys()))
         return record
 
 
@@ -164,6 +167,7 @@ def record_create(*, ctx: WriteContext, collection_id: Any, title: Any, data: An
         record, version, event = new_record_rows(ctx, collection, title_text, data_obj)
         record.save(force_insert=True)
         _version_written(version, event)
+        embed_written(record, content_changed=True)
         return record
 
 

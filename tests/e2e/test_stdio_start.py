@@ -19,6 +19,8 @@ SNAPSHOT = REPO_ROOT / "tests" / "mcp" / "tool_list.json"
 IMPORTED = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|\s*([\w.]+)$", re.MULTILINE)
 # Packages a SQLite stdio server has no use for: the HTTP stack, the PostgreSQL driver.
 HTTP_ONLY = ("rest_framework", "mcp_server", "psycopg", "psycopg_binary", "psycopg_pool")
+# Loaded on the first search by meaning or the first record written, never to start.
+FIRST_USE = ("numpy", "wordllama", "tokenizers", "safetensors", "records.meaning.index")
 
 
 def modules_loaded_by_a_served_session(tmp_path: Path) -> tuple[set[str], list[dict]]:
@@ -63,6 +65,8 @@ def test_a_sqlite_stdio_server_imports_no_http_stack_psycopg_or_admin_modules(tm
     assert loaded == [], loaded
     admin_modules = sorted(m for m in modules if m.startswith(("records.admin", "workflow.admin")))
     assert admin_modules == [], admin_modules
+    model_modules = sorted(m for m in modules if m.startswith(FIRST_USE))
+    assert model_modules == [], model_modules
 
 
 def test_the_stdio_server_lists_exactly_the_snapshot_tool_list(tmp_path):

@@ -70,7 +70,8 @@ RULES: tuple[tuple[frozenset[str], str], ...] = (
     (
         frozenset({"get_record_context", "search_records"}),
         "In every new conversation, retrieve context (get_record_context, search_records) "
-        "before relying on memory. Zero search results do not prove a thing does not exist.",
+        "before relying on memory. Zero search results do not prove a thing does not exist. "
+        'When the user\'s words may not be the stored ones, search_records with mode "meaning".',
     ),
     (
         frozenset(),

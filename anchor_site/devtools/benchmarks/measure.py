@@ -50,6 +50,7 @@ class Sizes:
     startups: int = 5
     collections: int = 10  # the bulk records are spread over this many collections
     profile: int = 1  # re-run a phase whose row missed under py-spy (0: never)
+    meaning_records: int = 100_000  # active records in the workspace searched by meaning
 
     @classmethod
     def quick(cls) -> Sizes:

@@ -32,6 +32,7 @@ AREAS = (
     "memory",
     "resolution",
     "imports",
+    "meaning",
     "stdio",
     "batches",
     "writes",
@@ -174,6 +175,7 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
     from anchor_site.devtools.benchmarks import (
         graph,
         imports,
+        meaning,
         memory,
         name_rule,
         resolution,
@@ -188,6 +190,9 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
     area("memory", lambda: memory.run(people.pk, len(names), data.typo(names[1], seed=3)))
     area("resolution", lambda: resolution.run(sizes, scope, people.pk, names))
     area("imports", lambda: imports.run(sizes, data.WORKSPACE, applicants.pk, import_names))
+    # Before the search area fills the workspace to sizes.records: this one is timed at
+    # sizes.meaning_records.
+    area("meaning", lambda: meaning.run(sizes, ctx))
     session_areas = [a for a in ("stdio", "batches", "writes", "guarded") if a in areas]
     if session_areas:  # one server and client session for these
         areas.append("+".join(session_areas))

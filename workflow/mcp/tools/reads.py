@@ -187,8 +187,8 @@ class ReadTools(Toolset):
         text: Annotated[
             str | None,
             Field(
-                description="Words in titles or values (not keys); each a prefix, accents "
-                "and case ignored; first 16 words. Best match first, with match_snippet; not "
+                description="Words in titles or values (not keys): each a prefix, accents "
+                "and case ignored, first 16. Best match first, with match_snippet; not "
                 "with order_by."
             ),
         ] = None,
@@ -215,14 +215,21 @@ class ReadTools(Toolset):
                 "that type are left out."
             ),
         ] = None,
+        mode: Annotated[
+            Literal["words", "meaning"],
+            Field(
+                description='With text, "meaning" finds other wordings too; hits say how they '
+                "`matched`."
+            ),
+        ] = "words",
     ) -> ToolResult:
-        """Search active records by title, exact fields, typed conditions, links or full text.
+        """Search active records by title, fields, conditions, links, text or meaning.
 
         All given arguments must hold. Returns a page of previews (data cut at 500 chars),
         oldest first unless text or order_by; follow next_cursor. Archived records are never
         returned, so zero results do not prove absence: use resolve_record before writing and
-        get_record_context for full data. An empty first page caused by a `where` value of the
-        wrong JSON type carries a `hint` naming the type stored. Changes nothing.
+        get_record_context for full data. A first page emptied by a `where` value's type
+        has a `hint`. Changes nothing.
         """
         scope = scope_for_request(self.request)
         return run_tool(
@@ -237,6 +244,7 @@ class ReadTools(Toolset):
                 where=where,
                 linked_to=linked_to,
                 order_by=order_by,
+                mode=mode,
             )
         )
 

@@ -48,7 +48,8 @@ class Command(BaseCommand):
             type=int,
             help=(
                 "Records in the workspace for the search rows (default 1,000,000; quick "
-                "100,000); the graph rows use a ledger of this many, at most 100,000."
+                "100,000); the graph rows use a ledger of this many, and the meaning rows a "
+                "workspace of this many, each at most 100,000."
             ),
         )
         parser.add_argument(
@@ -214,7 +215,11 @@ class Command(BaseCommand):
             if value is not None and value < 1:
                 raise CommandError(f"--{name} must be at least 1.")
         if options["records"] is not None:
-            sizes = replace(sizes, records=options["records"])
+            sizes = replace(
+                sizes,
+                records=options["records"],
+                meaning_records=min(100_000, options["records"]),
+            )
         if options["events"] is not None:
             sizes = replace(sizes, events=options["events"])
         if options["no_profile"]:

@@ -1,0 +1,146 @@
+"""Writing embeddings: one record's inside its write, and the catch-up of missing ones.
+
+A single-record write (create, update, rename) embeds that record in its own transaction, so
+a committed record is searchable by meaning at once and a commit never waits on more than one
+embedding. Bulk writes (imports of many rows, restores) embed nothing: the records they leave
+without a current embedding, like a crash between a write and its embedding or a change of
+model, are found by `missing_record_ids` and embedded by `catch_up`, which search by meaning
+runs before it trusts a workspace's vectors.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from records.meaning import model
+from records.models import Record, RecordEmbedding
+
+CATCH_UP_BATCH = 500
+
+
+def record_text(title: str, data: Any) -> str:
+    """What is embedded: the title, then every string and number among the values (not keys)."""
+    return " ".join([title, *_values(data)])
+
+
+def _values(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _values(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _values(item)
+    elif isinstance(value, str):
+        yield value
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        yield str(value)
+
+
+def embedding_rows(records: list[Record]) -> list[RecordEmbedding]:
+    from records.meaning.vectors import quantise
+
+    vectors = model.embed_texts([record_text(record.title, record.data) for record in records])
+    now = timezone.now()
+    name, version = model.MODEL_NAME, model.model_version()
+    rows = []
+    for record, vector in zip(records, vectors, strict=True):
+        data, scale = quantise(vector)
+        rows.append(
+            RecordEmbedding(
+                record_id=record.pk,
+                workspace_id=record.workspace_id,
+                model_name=name,
+                model_version=version,
+                record_version=record.version,
+                vector=data,
+                scale=scale,
+                computed_at=now,
+            )
+        )
+    return rows
+
+
+def save_embeddings(rows: list[RecordEmbedding]) -> None:
+    RecordEmbedding.objects.bulk_create(
+        rows,
+        update_conflicts=True,
+        unique_fields=["record"],
+        update_fields=["model_name", "model_version", "record_version", "vector", "scale"]
+        + ["computed_at"],
+    )
+
+
+def embed_written(record: Record, *, content_changed: bool) -> None:
+    """Keep one record's embedding current, inside the transaction that wrote it.
+
+    A change that leaves title and values alone (archive, alias) moves the version only: the
+    embedding of the version before is still right and is carried forward, not recomputed.
+    """
+    if not model.enabled():
+        return
+    if not content_changed:
+        carried = RecordEmbedding.objects.filter(
+            record_id=record.pk,
+            record_version=record.version - 1,
+            model_name=model.MODEL_NAME,
+            model_version=model.model_version(),
+        ).update(record_version=record.version)
+        if carried:
+            _patch_cache(record, None)
+            return
+    rows = embedding_rows([record])
+    save_embeddings(rows)
+    _patch_cache(record, rows[0])
+
+
+def _patch_cache(record: Record, row: RecordEmbedding | None) -> None:
+    """Hand this process's cached vectors the one record just written, once it commits.
+
+    Only when a search by meaning has loaded the index (it imports numpy) and holds this
+    workspace: otherwise there is nothing to patch and the write pays nothing.
+    """
+    index = sys.modules.get("records.meaning.index")
+    if index is None or not index.holds(record.workspace_id):
+        return
+    after = index.current_key(record.workspace_id)  # inside the write: this write's counters
+    vector = None if row is None else (bytes(row.vector), row.scale)
+    transaction.on_commit(lambda: index.patch(record, vector, after))
+
+
+def missing_record_ids(workspace_id: str, limit: int | None = None) -> list[str]:
+    """Active records of the workspace whose embedding is missing or outdated, by record ID.
+
+    Two plain scans of the workspace compared here rather than an anti-join: right after a
+    bulk load PostgreSQL's statistics still call the embeddings table empty, and it then
+    planned the join as a nested loop over a scan of it (minutes at 100,000 records).
+    """
+    params: list[Any] = [workspace_id, model.MODEL_NAME, model.model_version()]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT record_id, record_version FROM records_recordembedding "
+            "WHERE workspace_id = %s AND model_name = %s AND model_version = %s",
+            params,
+        )
+        current = set(cursor.fetchall())
+        cursor.execute(
+            "SELECT id, version FROM records_record "
+            "WHERE workspace_id = %s AND archived_at IS NULL",
+            [workspace_id],
+        )
+        missing = sorted(pk for pk, version in cursor.fetchall() if (pk, version) not in current)
+    return missing if limit is None else missing[:limit]
+
+
+def compute_for(record_ids: Iterable[str]) -> list[RecordEmbedding]:
+    """Fresh embedding rows for these records, in batches, not yet saved."""
+    ids = list(record_ids)
+    rows: list[RecordEmbedding] = []
+    for start in range(0, len(ids), CATCH_UP_BATCH):
+        batch = list(Record.objects.filter(pk__in=ids[start : start + CATCH_UP_BATCH]))
+        rows += embedding_rows(batch)
+    return rows

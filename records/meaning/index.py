@@ -1,0 +1,318 @@
+"""A workspace's vectors in memory, current by two counters, and the nearest records to a query.
+
+The cache holds, per workspace, every active record's current embedding as an int8 matrix
+with one scale per row, the packed sign bits and the record and collection of each row. It is
+keyed by the counters meaning:records and meaning:vectors (moved by triggers, migration 0009),
+while both stand still the cached vectors are exactly the stored ones. When meaning:records
+moved, records written without an embedding (bulk writes, a crash, a new model) are looked
+for first: up to INLINE_CATCH_UP are embedded there and then; more are embedded by a
+background thread, and until it is done `scope_vectors` answers None so the caller searches
+by words and says so.
+
+Nearest: over SHORTLIST_FROM vectors or more, the rows nearest by sign bits (Hamming) are
+shortlisted first and only those are scored with the int8 vectors.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from django.db import DatabaseError, connection, transaction
+
+from records.meaning import model
+from records.meaning.embeddings import (
+    CATCH_UP_BATCH,
+    compute_for,
+    missing_record_ids,
+    save_embeddings,
+)
+from records.meaning.vectors import hamming, sign_bits
+from records.models import Record, RecordEmbedding, RevisionCounter
+
+logger = logging.getLogger(__name__)
+
+RECORDS_KEY = "meaning:records"
+VECTORS_KEY = "meaning:vectors"
+INLINE_CATCH_UP = 2000
+SHORTLIST_FROM = 4000
+SHORTLIST_MIN = 2000
+CACHED_WORKSPACES = 8
+
+Key = tuple[tuple[int, int], tuple[int, int]]
+
+_cache_lock = threading.Lock()
+_cache: OrderedDict[str, ScopeVectors] = OrderedDict()
+_running_lock = threading.Lock()
+_running: set[str] = set()
+
+
+@dataclass
+class ScopeVectors:
+    key: Key
+    record_ids: list[str]
+    collections: np.ndarray  # int32 code per row
+    collection_codes: dict[str, int]
+    matrix: np.ndarray  # int8, rows x DIMENSIONS
+    scales: np.ndarray  # float32 per row
+    bits: np.ndarray  # packed signs, rows x DIMENSIONS / 64 uint64 words
+
+    def __len__(self) -> int:
+        return len(self.record_ids)
+
+    def nbytes(self) -> int:
+        arrays = self.collections.nbytes + self.matrix.nbytes + self.scales.nbytes
+        return arrays + self.bits.nbytes + sum(len(i) + 49 for i in self.record_ids)
+
+    def nearest(
+        self, query: np.ndarray, *, collection_id: str | None, limit: int, min_similarity: float
+    ) -> list[tuple[str, float]]:
+        """Up to `limit` (record_id, cosine similarity) pairs, best first, at or above the floor."""
+        if collection_id is None:
+            rows: np.ndarray | None = None
+            count = len(self)
+        else:
+            code = self.collection_codes.get(collection_id)
+            if code is None:
+                return []
+            rows = np.flatnonzero(self.collections == code)
+            count = len(rows)
+        if count == 0:
+            return []
+        if count >= SHORTLIST_FROM:
+            bits = self.bits if rows is None else self.bits[rows]
+            distances = hamming(bits, sign_bits(query))
+            size = min(count, max(SHORTLIST_MIN, 5 * limit))
+            short = np.argpartition(distances, size - 1)[:size]
+            rows = short if rows is None else rows[short]
+        if rows is None:
+            rows = np.arange(count)
+        scores = (self.matrix[rows].astype(np.float32) @ query) * self.scales[rows]
+        take = min(limit, len(rows))
+        best = np.argpartition(-scores, take - 1)[:take]
+        ranked = sorted(
+            ((float(scores[i]), self.record_ids[rows[i]]) for i in best),
+            key=lambda pair: (-pair[0], pair[1]),
+        )
+        return [(record_id, score) for score, record_id in ranked if score >= min_similarity]
+
+
+def query_vector(text: str) -> np.ndarray:
+    return model.embed_texts([text])[0]
+
+
+def _counters(workspace_id: str) -> Key:
+    """(row id, value) of meaning:records and meaning:vectors; (0, 0) for a row not yet made.
+
+    The row id is part of the key because a workspace replaced by a restore starts its
+    counters again: the same value on a new row is another state.
+    """
+    found = {
+        key: (pk, value)
+        for key, pk, value in RevisionCounter.objects.filter(
+            workspace_id=workspace_id, key__in=[RECORDS_KEY, VECTORS_KEY]
+        ).values_list("key", "pk", "value")
+    }
+    return found.get(RECORDS_KEY, (0, 0)), found.get(VECTORS_KEY, (0, 0))
+
+
+def holds(workspace_id: str) -> bool:
+    with _cache_lock:
+        return workspace_id in _cache
+
+
+def current_key(workspace_id: str) -> Key:
+    return _counters(workspace_id)
+
+
+def patch(record: Record, vector: tuple[bytes, float] | None, after: Key) -> None:
+    """Bring the cached vectors past one committed single-record write, or drop them.
+
+    `after` is the counters as that write left them; the cache can follow only if it is
+    exactly one write behind (each single-record write moves both counters by one). Anything
+    else (another process's writes, a bulk write in the same transaction) drops the cache and
+    the next search loads the workspace again. `vector` None: the embedding was carried
+    forward to the record's new version (archive, alias), so only its presence may change.
+    """
+    workspace_id = record.workspace_id
+    with _cache_lock:
+        cached = _cache.get(workspace_id)
+        if cached is None:
+            return
+        (records_row, records_at), (vectors_row, vectors_at) = cached.key
+        expected = (
+            (records_row or after[0][0], records_at + 1),
+            (vectors_row or after[1][0], vectors_at + 1),
+        )
+        if after != expected:
+            del _cache[workspace_id]
+            return
+        _cache[workspace_id] = _patched(cached, record, vector, after)
+
+
+def _patched(
+    cached: ScopeVectors, record: Record, vector: tuple[bytes, float] | None, after: Key
+) -> ScopeVectors:
+    ids = cached.record_ids
+    position = ids.index(record.pk) if record.pk in ids else None
+    keep = np.ones(len(ids), dtype=bool)
+    if position is not None:
+        if vector is None:
+            data, scale = cached.matrix[position].tobytes(), float(cached.scales[position])
+            vector = (data, scale)
+        keep[position] = False
+    if record.archived_at is not None or vector is None:
+        vector_rows: list[tuple[bytes, float]] = []
+    else:
+        vector_rows = [vector]
+    codes = dict(cached.collection_codes)
+    added = np.frombuffer(b"".join(v for v, _ in vector_rows), dtype=np.int8).reshape(
+        len(vector_rows), model.DIMENSIONS
+    )
+    matrix = np.concatenate([cached.matrix[keep], added])
+    return ScopeVectors(
+        key=after,
+        record_ids=[i for i, k in zip(ids, keep, strict=True) if k]
+        + [record.pk] * len(vector_rows),
+        collections=np.concatenate(
+            [
+                cached.collections[keep],
+                np.array(
+                    [codes.setdefault(record.collection_id, len(codes))] * len(vector_rows),
+                    np.int32,
+                ),
+            ]
+        ),
+        collection_codes=codes,
+        matrix=matrix,
+        scales=np.concatenate(
+            [cached.scales[keep], np.array([s for _, s in vector_rows], np.float32)]
+        ),
+        bits=np.concatenate([cached.bits[keep], sign_bits(added)]),
+    )
+
+
+def forget_cached() -> None:
+    """Drop every cached workspace (tests that roll the database back between them)."""
+    with _cache_lock:
+        _cache.clear()
+
+
+def catching_up(workspace_id: str) -> bool:
+    with _running_lock:
+        return workspace_id in _running
+
+
+def scope_vectors(workspace_id: str) -> ScopeVectors | None:
+    """The workspace's current vectors, or None while a background catch-up runs."""
+    key = _counters(workspace_id)
+    with _cache_lock:
+        cached = _cache.get(workspace_id)
+        if cached is not None:
+            _cache.move_to_end(workspace_id)
+    if cached is not None and cached.key == key:
+        return cached
+    extra: list[RecordEmbedding] = []
+    if cached is None or cached.key[0] != key[0]:
+        missing = missing_record_ids(workspace_id, limit=INLINE_CATCH_UP + 1)
+        if len(missing) > INLINE_CATCH_UP or catching_up(workspace_id):
+            start_catch_up(workspace_id)
+            return None
+        if missing:
+            extra = compute_for(missing)
+            if _persist(extra):
+                key, extra = _counters(workspace_id), []
+            else:
+                # A read-only snapshot (batch_read on PostgreSQL) cannot write: the vectors
+                # serve this search from memory and a thread of its own stores them.
+                start_catch_up(workspace_id)
+    vectors = _load(workspace_id, key, extra)
+    with _cache_lock:
+        _cache[workspace_id] = vectors
+        _cache.move_to_end(workspace_id)
+        while len(_cache) > CACHED_WORKSPACES:
+            _cache.popitem(last=False)
+    return vectors
+
+
+def _persist(rows: list[RecordEmbedding]) -> bool:
+    try:
+        with transaction.atomic():
+            save_embeddings(rows)
+    except DatabaseError:
+        return False
+    return True
+
+
+def _load(workspace_id: str, key: Key, extra: list[RecordEmbedding]) -> ScopeVectors:
+    sql = (
+        "SELECT e.record_id, r.collection_id, e.vector, e.scale "
+        "FROM records_recordembedding e JOIN records_record r ON r.id = e.record_id "
+        "WHERE e.workspace_id = %s AND r.archived_at IS NULL AND e.model_name = %s "
+        "AND e.model_version = %s AND e.record_version = r.version"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [workspace_id, model.MODEL_NAME, model.model_version()])
+        rows: list[tuple[Any, ...]] = list(cursor.fetchall())
+    if extra:
+        computed = {row.record_id for row in extra}
+        collections = dict(
+            Record.objects.filter(pk__in=computed, archived_at__isnull=True).values_list(
+                "pk", "collection_id"
+            )
+        )
+        rows = [row for row in rows if row[0] not in computed] + [
+            (row.record_id, collections[row.record_id], row.vector, row.scale)
+            for row in extra
+            if row.record_id in collections
+        ]
+    codes: dict[str, int] = {}
+    matrix = np.frombuffer(b"".join(bytes(row[2]) for row in rows), dtype=np.int8).reshape(
+        len(rows), model.DIMENSIONS
+    )
+    scales = np.array([row[3] for row in rows], dtype=np.float32)
+    return ScopeVectors(
+        key=key,
+        record_ids=[row[0] for row in rows],
+        collections=np.array([codes.setdefault(row[1], len(codes)) for row in rows], np.int32),
+        collection_codes=codes,
+        matrix=matrix,
+        scales=scales,
+        bits=sign_bits(matrix),
+    )
+
+
+def start_catch_up(workspace_id: str) -> None:
+    """Embed every missing or outdated record of the workspace in a thread (one per workspace)."""
+    with _running_lock:
+        if workspace_id in _running:
+            return
+        _running.add(workspace_id)
+    threading.Thread(
+        target=_catch_up_all, args=(workspace_id,), name="anchor-meaning", daemon=True
+    ).start()
+
+
+def _catch_up_all(workspace_id: str) -> None:
+    previous: list[str] = []
+    try:
+        while True:
+            ids = missing_record_ids(workspace_id)
+            if not ids or ids == previous:
+                return
+            for start in range(0, len(ids), CATCH_UP_BATCH):
+                rows = compute_for(ids[start : start + CATCH_UP_BATCH])
+                with transaction.atomic():
+                    save_embeddings(rows)
+            previous = ids
+    except Exception:
+        # Nothing is lost: the records stay missing and the next search by meaning tries again.
+        logger.exception("Catching up embeddings for workspace %s failed", workspace_id)
+    finally:
+        connection.close()
+        with _running_lock:
+            _running.discard(workspace_id)

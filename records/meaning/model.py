@@ -1,0 +1,75 @@
+"""The embedding model: wordllama's packaged static embeddings, loaded on first use.
+
+The weights and the tokenizer ship inside the wordllama wheel; loading from the package's own
+directory with downloads disabled means nothing is ever fetched at run time. numpy and
+wordllama are imported only here and only when a vector is first needed, so starting the
+server (stdio start-up is measured) does not pay for them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import threading
+from importlib.metadata import version
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+
+if TYPE_CHECKING:
+    import numpy as np
+
+MODEL_NAME = "wordllama-l2_supercat-256"
+DIMENSIONS = 256
+# Characters of a record's text that are embedded: static embeddings average their tokens, so
+# a long tail of values only blurs the title's meaning.
+MAX_TEXT_CHARS = 2000
+
+_lock = threading.Lock()
+_model: Any = None
+
+
+def enabled() -> bool:
+    return bool(getattr(settings, "ANCHOR_MEANING", True))
+
+
+def model_version() -> str:
+    """The installed wordllama release: a new one may change every vector."""
+    return version("wordllama")
+
+
+def _load() -> Any:
+    global _model
+    with _lock:
+        if _model is None:
+            # wordllama's inference module calls logging.basicConfig() on import; with a handler
+            # on the root logger for the duration that call leaves the process's logging alone.
+            root = logging.getLogger()
+            guard = logging.NullHandler()
+            root.addHandler(guard)
+            try:
+                from wordllama import WordLlama
+            finally:
+                root.removeHandler(guard)
+            spec = importlib.util.find_spec("wordllama")
+            assert spec is not None and spec.origin is not None
+            _model = WordLlama.load(
+                config="l2_supercat",
+                dim=DIMENSIONS,
+                cache_dir=Path(spec.origin).parent,
+                disable_download=True,
+            )
+        return _model
+
+
+def embed_texts(texts: list[str]) -> np.ndarray:
+    """Unit vectors (float32, one row per text); an empty text gives a zero row."""
+    import numpy as np
+
+    model = _load()
+    if not texts:
+        return np.zeros((0, DIMENSIONS), dtype=np.float32)
+    vectors = np.asarray(model.embed([text[:MAX_TEXT_CHARS] for text in texts]), np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)

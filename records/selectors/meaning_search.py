@@ -1,0 +1,197 @@
+"""search_records in mode "meaning": full-text rank and embedding similarity, fused.
+
+Two rankings of the records that meet every other criterion: by words (the full-text rank,
+as mode "words" orders them) and by meaning (cosine similarity of the record's embedding to
+the text's, at least MIN_SIMILARITY). Each keeps its best DEPTH; reciprocal rank fusion
+(1 / (RRF_K + rank), summed) orders their union, and every hit says which ranking found it.
+A hit found by meaning is related to the question, never evidence of which record a name
+means: resolve_record, the one source of identity, does not use meaning at all.
+
+While a workspace's embeddings are being caught up in the background (a bulk write of more
+than records.meaning.index.INLINE_CATCH_UP records), the page is ranked by words alone and
+says so in `note`; its cursor keeps paging by words, so one listing never changes ranking.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from records.errors import invalid
+from records.meaning.index import query_vector, scope_vectors
+from records.models import Record
+from records.selectors.conditions import Criteria, criteria_sql
+from records.selectors.cursors import decode_cursor, encode_cursor, fingerprint
+from records.selectors.fulltext import ranked_source, snippets
+from records.selectors.search import COLUMNS, _RelevanceOrder, record_item, words_page
+from records.selectors.sql import Sql, all_of, fetch_all, prepare_connection
+
+DEPTH = 100
+# Scanned by meaning before the other criteria are applied, at most; enough for DEPTH hits
+# unless the criteria keep fewer than one nearest record in four.
+SCANNED = 400
+CHECK_BATCH = 500
+# Cosine similarity below which a record is not offered as related: measured on the labelled
+# set (anchor_site/devtools/benchmarks/meaning_set.py), unrelated records score under 0.1.
+MIN_SIMILARITY = 0.1
+RRF_K = 60
+MEANING_EVIDENCE = "related, not identity evidence"
+ORDER = (
+    "best combined rank first: text match and meaning, fused by reciprocal rank; `matched` "
+    "says which found each record"
+)
+CATCHING_UP_NOTE = (
+    "Search by meaning is catching up on records written in bulk; these results matched by "
+    "words only (and so does every page of this listing). Search again without a cursor "
+    "shortly to include meaning."
+)
+
+
+def meaning_search(
+    workspace_id: str, criteria: Criteria, cursor: Any, limit: int
+) -> dict[str, Any]:
+    assert criteria.words is not None
+    bound_to = fingerprint(
+        "search", workspace_id, {**criteria.fingerprint_params(), "mode": "meaning"}
+    )
+    key = decode_cursor(cursor, bound_to, key_length=3)
+    if key is not None and key[0] not in ("meaning", "words"):
+        raise invalid("cursor", "is malformed; pass next_cursor unchanged.")
+    vectors = scope_vectors(workspace_id) if key is None or key[0] == "meaning" else None
+    if vectors is None:
+        order = _RelevanceOrder(criteria.words)
+        page, last = words_page(
+            workspace_id, criteria, order, None if key is None else key[1:], limit
+        )
+        for item in page["records"]:
+            item["matched"] = "words"
+        if last is not None:
+            page["next_cursor"] = encode_cursor(bound_to, ["words", *order.cursor_key(last)])
+        return page | {"mode": "words", "note": CATCHING_UP_NOTE}
+    by_words = _words_ranking(workspace_id, criteria)
+    nearest = vectors.nearest(
+        query_vector(" ".join(criteria.words)),
+        collection_id=criteria.collection_id,
+        limit=SCANNED,
+        min_similarity=MIN_SIMILARITY,
+    )
+    by_meaning = _meeting_criteria(workspace_id, criteria, nearest)
+    fused = _fuse(by_words, [record_id for record_id, _ in by_meaning])
+    if key is not None:
+        fused = [hit for hit in fused if _after(hit, key)]
+    shown, has_more = fused[:limit], len(fused) > limit
+    similarity = dict(by_meaning)
+    page = {
+        "records": _items(workspace_id, criteria.words, shown, set(by_words), similarity),
+        "count": len(shown),
+        "has_more": has_more,
+        "next_cursor": encode_cursor(bound_to, ["meaning", shown[-1][0], shown[-1][1]])
+        if has_more
+        else None,
+        "order": ORDER,
+        "mode": "meaning",
+    }
+    return page
+
+
+def _words_ranking(workspace_id: str, criteria: Criteria) -> list[str]:
+    """The DEPTH best records by full-text rank, as mode "words" orders them."""
+    assert criteria.words is not None
+    source, join, rank = ranked_source(criteria.words)
+    where = criteria_sql(workspace_id, criteria, rank_joined=True)
+    sql = Sql(
+        f"SELECT r.id FROM {source.text} {join.text} WHERE {where.text} "
+        f"ORDER BY {rank}, r.id LIMIT %s",
+        source.params + join.params + where.params + (DEPTH,),
+    )
+    prepare_connection()
+    return [row[0] for row in fetch_all(sql)]
+
+
+def _meeting_criteria(
+    workspace_id: str, criteria: Criteria, nearest: list[tuple[str, float]]
+) -> list[tuple[str, float]]:
+    """The nearest records that meet every criterion but the words, best first, up to DEPTH.
+
+    The cached vectors are the workspace's active records and nearest() kept the collection,
+    so without other criteria there is nothing left to check in the database.
+    """
+    if not (criteria.query or criteria.filters or criteria.where or criteria.linked_to):
+        return nearest[:DEPTH]
+    others = criteria_sql(workspace_id, replace(criteria, words=None))
+    kept: list[tuple[str, float]] = []
+    for start in range(0, len(nearest), CHECK_BATCH):
+        batch = nearest[start : start + CHECK_BATCH]
+        marks = ", ".join(["%s"] * len(batch))
+        condition = all_of([others, Sql(f"r.id IN ({marks})", tuple(i for i, _ in batch))])
+        found = {
+            row[0]
+            for row in fetch_all(
+                Sql(f"SELECT r.id FROM records_record r WHERE {condition.text}", condition.params)
+            )
+        }
+        kept += [hit for hit in batch if hit[0] in found]
+        if len(kept) >= DEPTH:
+            break
+    return kept[:DEPTH]
+
+
+def _fuse(by_words: list[str], by_meaning: list[str]) -> list[tuple[float, str]]:
+    """(fused score, record_id), best first, ties by record_id."""
+    scores: dict[str, float] = {}
+    for ranking in (by_words, by_meaning):
+        for rank, record_id in enumerate(ranking, start=1):
+            scores[record_id] = scores.get(record_id, 0.0) + 1.0 / (RRF_K + rank)
+    return sorted(
+        ((score, record_id) for record_id, score in scores.items()),
+        key=lambda hit: (-hit[0], hit[1]),
+    )
+
+
+def _after(hit: tuple[float, str], key: list[Any]) -> bool:
+    score, record_id = key[1], key[2]
+    if isinstance(score, bool) or not isinstance(score, (int, float)):
+        raise invalid("cursor", "is malformed; pass next_cursor unchanged.")
+    if not isinstance(record_id, str):
+        raise invalid("cursor", "is malformed; pass next_cursor unchanged.")
+    return hit[0] < score or (hit[0] == score and hit[1] > record_id)
+
+
+def _items(
+    workspace_id: str,
+    words: list[str],
+    shown: list[tuple[float, str]],
+    by_words: set[str],
+    similarity: dict[str, float],
+) -> list[dict[str, Any]]:
+    ids = [record_id for _, record_id in shown]
+    if not ids:
+        return []
+    marks = ", ".join(["%s"] * len(ids))
+    # By primary key alone, the workspace checked on each row: with the workspace in the WHERE
+    # clause SQLite walks the workspace's index instead of looking the page's rows up.
+    rows = {
+        row.pk: row
+        for row in Record.objects.raw(
+            f"SELECT {COLUMNS}, r.workspace_id FROM records_record r "
+            "JOIN records_collection c ON c.id = r.collection_id "
+            f"WHERE r.id IN ({marks})",
+            ids,
+        )
+        if row.workspace_id == workspace_id
+    }
+    found_snippets = snippets(words, [i for i in ids if i in by_words])
+    items = []
+    for record_id in ids:
+        if record_id not in rows:
+            continue  # deleted since it was ranked
+        item = record_item(rows[record_id])
+        in_words, in_meaning = record_id in by_words, record_id in similarity
+        item["matched"] = "both" if in_words and in_meaning else "words" if in_words else "meaning"
+        if in_words:
+            item["match_snippet"] = found_snippets.get(record_id, "")
+        if in_meaning:
+            item["similarity"] = round(similarity[record_id], 3)
+            item["evidence"] = MEANING_EVIDENCE
+        items.append(item)
+    return items

@@ -1,0 +1,243 @@
+"""Search by meaning in the store: embeddings kept with each write, caught up, and searched."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import override_settings
+
+from records import selectors, services
+from records.meaning import index, model
+from records.meaning.embeddings import missing_record_ids
+from records.models import RecordEmbedding
+from records.services import NewRecord, WriteContext
+from tests.conftest import OTHER_WORKSPACE, WORKSPACE, make_collection, make_record
+from tests.polling import wait_until
+from tests.records.helpers import refused
+
+
+def search(workspace_id: str = WORKSPACE, **kwargs):
+    return selectors.search_records(workspace_id=workspace_id, **kwargs)
+
+
+def titles(page) -> list[str]:
+    return [item["title"] for item in page["records"]]
+
+
+@pytest.fixture
+def decisions(ctx):
+    notes = make_collection(ctx, "decisions", "Decisions we made and why")
+    return {
+        "oauth": make_record(
+            ctx, notes, "OAuth design decision", body="Use PKCE for the web app login flow"
+        ),
+        "laptop": make_record(ctx, notes, "Expense: MacBook for Priya", amount=2400),
+        "db": make_record(ctx, notes, "Database migration to PostgreSQL 16"),
+        "offsite": make_record(ctx, notes, "Quarterly roadmap planning offsite"),
+        "collection": notes,
+    }
+
+
+# --- embeddings kept with the data --------------------------------------------------------------
+
+
+def test_create_stores_the_embedding_with_model_name_and_versions(decisions):
+    stored = RecordEmbedding.objects.get(record=decisions["oauth"])
+    assert stored.model_name == model.MODEL_NAME
+    assert stored.model_version == model.model_version() == "0.4.0.post1"
+    assert stored.record_version == 1
+    assert len(bytes(stored.vector)) == model.DIMENSIONS and stored.scale > 0
+    assert stored.workspace_id == WORKSPACE
+
+
+def test_update_and_rename_recompute_the_embedding_and_archive_carries_it(ctx, decisions):
+    record = decisions["laptop"]
+    before = bytes(RecordEmbedding.objects.get(record=record).vector)
+    services.record_update(
+        ctx=ctx, record_id=record.pk, changes={"note": "a new laptop"}, expected_version=1
+    )
+    updated = RecordEmbedding.objects.get(record=record)
+    assert updated.record_version == 2 and bytes(updated.vector) != before
+    services.record_rename(ctx=ctx, record_id=record.pk, title="Laptop", expected_version=2)
+    renamed = RecordEmbedding.objects.get(record=record)
+    assert renamed.record_version == 3 and bytes(renamed.vector) != bytes(updated.vector)
+    services.record_archive(ctx=ctx, record_id=record.pk, expected_version=3)
+    archived = RecordEmbedding.objects.get(record=record)
+    assert archived.record_version == 4 and bytes(archived.vector) == bytes(renamed.vector)
+
+
+def test_bulk_writes_embed_nothing_and_a_search_by_meaning_catches_them_up(ctx, decisions):
+    rows = [NewRecord(ctx=ctx, title=f"Bulk {n}", data={"n": n}) for n in range(3)]
+    written = services.record_create_many(collection_id=decisions["collection"].pk, rows=rows)
+    assert not RecordEmbedding.objects.filter(record__in=written).exists()
+    assert sorted(missing_record_ids(WORKSPACE)) == sorted(r.pk for r in written)
+    search(text="bulk", mode="meaning")
+    assert RecordEmbedding.objects.filter(record__in=written).count() == 3
+    assert missing_record_ids(WORKSPACE) == []
+
+
+def test_outdated_embeddings_are_recomputed(decisions):
+    oauth = decisions["oauth"]
+    RecordEmbedding.objects.filter(record=oauth).update(model_version="0.0.1")
+    RecordEmbedding.objects.filter(record=decisions["db"]).delete()
+    assert sorted(missing_record_ids(WORKSPACE)) == sorted([oauth.pk, decisions["db"].pk])
+    page = search(text="what did we decide about sign-in", mode="meaning")
+    assert titles(page)[0] == "OAuth design decision"
+    assert missing_record_ids(WORKSPACE) == []
+    assert RecordEmbedding.objects.get(record=oauth).model_version == model.model_version()
+
+
+# --- the search -----------------------------------------------------------------------------------
+
+
+def test_meaning_finds_a_paraphrase_words_miss(decisions):
+    assert titles(search(text="laptop reimbursement")) == []
+    page = search(text="laptop reimbursement", mode="meaning")
+    assert page["mode"] == "meaning"
+    first = page["records"][0]
+    assert first["title"] == "Expense: MacBook for Priya"
+    assert first["matched"] == "meaning"
+    assert first["evidence"] == "related, not identity evidence"
+    assert 0 < first["similarity"] <= 1
+    assert "match_snippet" not in first
+
+
+def test_matched_says_words_meaning_or_both(ctx, decisions):
+    make_record(ctx, decisions["collection"], "Sign-in page colours", body="blue")
+    page = search(text="sign-in decision", mode="meaning")
+    matched = {item["title"]: item["matched"] for item in page["records"]}
+    assert matched["OAuth design decision"] in ("meaning", "both")
+    words_only = search(text="colours", mode="meaning")
+    labels = {item["title"]: item for item in words_only["records"]}
+    hit = labels["Sign-in page colours"]
+    assert hit["matched"] in ("words", "both") and "[" in hit["match_snippet"]
+    if hit["matched"] == "words":
+        assert "evidence" not in hit
+
+
+def test_words_mode_is_unchanged_by_default(decisions):
+    default = search(text="decision")
+    explicit = search(text="decision", mode="words")
+    assert default == explicit
+    assert "matched" not in default["records"][0] and "mode" not in default
+
+
+def test_meaning_mode_pages_with_cursors_without_repeats(ctx, decisions):
+    for n in range(12):
+        make_record(ctx, decisions["collection"], f"Laptop purchase {n}", price=1000 + n)
+    everything = search(text="laptop reimbursement", mode="meaning", limit=100)
+    seen, cursor = [], None
+    while True:
+        page = search(text="laptop reimbursement", mode="meaning", limit=5, cursor=cursor)
+        seen += [item["record_id"] for item in page["records"]]
+        if not page["has_more"]:
+            break
+        cursor = page["next_cursor"]
+    assert seen == [item["record_id"] for item in everything["records"]]
+    assert len(seen) == len(set(seen)) >= 13
+    refused("INVALID_INPUT", "cursor", search, text="laptop", mode="meaning", cursor=cursor)
+
+
+def test_filters_where_and_collection_hold_in_meaning_mode(ctx, decisions):
+    other = make_collection(ctx, "purchases")
+    make_record(ctx, other, "Laptop bought for Sam", amount=900)
+    scoped = search(text="laptop reimbursement", mode="meaning", collection_id=other.pk)
+    assert titles(scoped) == ["Laptop bought for Sam"]
+    cheap = search(
+        text="laptop reimbursement",
+        mode="meaning",
+        where=[{"field": ["amount"], "op": "gt", "value": 2000}],
+    )
+    assert titles(cheap) == ["Expense: MacBook for Priya"]
+
+
+def test_another_workspace_sees_nothing(ctx, other_ctx, decisions):
+    theirs = make_collection(other_ctx, "expenses")
+    make_record(other_ctx, theirs, "Laptop reimbursement claim", amount=1500)
+    mine = search(text="laptop reimbursement", mode="meaning")
+    assert "Laptop reimbursement claim" not in titles(mine)
+    other = search(OTHER_WORKSPACE, text="laptop reimbursement", mode="meaning")
+    assert titles(other) == ["Laptop reimbursement claim"]
+
+
+def test_archived_records_are_not_found_by_meaning(ctx, decisions):
+    services.record_archive(ctx=ctx, record_id=decisions["laptop"].pk, expected_version=1)
+    page = search(text="laptop reimbursement", mode="meaning")
+    assert "Expense: MacBook for Priya" not in titles(page)
+
+
+def test_bad_mode_and_meaning_without_text_are_refused(decisions):
+    error = refused("INVALID_INPUT", "mode", search, text="laptop", mode="semantic")
+    assert '"meaning"' in error.message
+    refused("INVALID_INPUT", "mode", search, query="Expense", mode="meaning")
+    refused(
+        "INVALID_INPUT",
+        "order_by",
+        search,
+        text="x",
+        mode="meaning",
+        order_by={"field": ["amount"], "type": "number"},
+    )
+
+
+@override_settings(ANCHOR_MEANING=False)
+def test_meaning_off_refuses_the_mode_and_embeds_nothing(ctx, decisions):
+    error = refused("UNSUPPORTED", "mode", search, text="laptop", mode="meaning")
+    assert "ANCHOR_MEANING" in error.message
+    record = make_record(ctx, decisions["collection"], "Written while off")
+    assert not RecordEmbedding.objects.filter(record=record).exists()
+    assert titles(search(text="written")) == ["Written while off"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_many_missing_are_caught_up_in_the_background_and_words_answer_meanwhile(monkeypatch):
+    services.workspace_ensure(WORKSPACE)
+    ctx = WriteContext(workspace_id=WORKSPACE, actor_id="a", decision_reason="bulk")
+    claims = make_collection(ctx, "claims")
+    monkeypatch.setattr(index, "INLINE_CATCH_UP", 2)
+    rows = [NewRecord(ctx=ctx, title=f"Laptop claim {n}", data={}) for n in range(4)]
+    services.record_create_many(collection_id=claims.pk, rows=rows)
+    page = search(text="laptop", mode="meaning", limit=2)
+    assert page["mode"] == "words" and "catching up" in page["note"]
+    assert {item["matched"] for item in page["records"]} == {"words"}
+    wait_until(lambda: not index.catching_up(WORKSPACE), "the background catch-up")
+    # The listing begun by words pages on by words; a new search ranks by meaning as well.
+    rest = search(text="laptop", mode="meaning", limit=2, cursor=page["next_cursor"])
+    assert rest["mode"] == "words" and len(rest["records"]) == 2
+    assert missing_record_ids(WORKSPACE) == []
+    page = search(text="laptop", mode="meaning")
+    assert page["mode"] == "meaning" and len(page["records"]) == 4
+
+
+# --- the cached vectors follow this process's single-record writes ------------------------------
+
+
+def test_a_committed_write_patches_the_cached_vectors_without_a_reload(
+    ctx, decisions, django_capture_on_commit_callbacks
+):
+    search(text="laptop", mode="meaning")  # loads the workspace's vectors
+    with django_capture_on_commit_callbacks(execute=True):
+        added = make_record(ctx, decisions["collection"], "Notebook computer refund for Ana")
+    cached = index._cache[WORKSPACE]
+    assert added.pk in cached.record_ids and cached.key == index.current_key(WORKSPACE)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.record_archive(ctx=ctx, record_id=decisions["laptop"].pk, expected_version=1)
+    cached = index._cache[WORKSPACE]
+    assert decisions["laptop"].pk not in cached.record_ids
+    assert cached.key == index.current_key(WORKSPACE)
+    page = search(text="laptop reimbursement", mode="meaning")
+    assert titles(page)[0] == "Notebook computer refund for Ana"
+    assert index._cache[WORKSPACE] is cached  # served from the patched vectors
+
+
+def test_a_write_the_cache_cannot_follow_drops_it(
+    ctx, decisions, django_capture_on_commit_callbacks
+):
+    search(text="laptop", mode="meaning")
+    services.record_create_many(
+        collection_id=decisions["collection"].pk,
+        rows=[NewRecord(ctx=ctx, title="Bulk laptop claim", data={})],
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        make_record(ctx, decisions["collection"], "Written after the bulk one")
+    assert not index.holds(WORKSPACE)
+    assert "Bulk laptop claim" in titles(search(text="laptop claim", mode="meaning"))
