@@ -43,14 +43,25 @@ _builders: dict[str, Callable[[], Any]] = {}
 
 
 def register(name: str, build: Callable[[], Any]) -> None:
-    """Share the demo the fixture `name` returns; `build` makes it (the database is open)."""
+    """Share the demo the fixture `name` returns; `build` makes it (the database is open).
+
+    The fixture must take `shared_demos`: a fixture of the same name elsewhere that does not
+    is left alone.
+    """
     _builders[name] = build
+
+
+def _asks_for_a_shared_demo(item: pytest.Item, name: str) -> bool:
+    """Whether the fixture `name` this test gets is a shared demo's, not another of that name."""
+    info: Any = getattr(item, "_fixtureinfo", None)
+    definitions: Any = info.name2fixturedefs.get(name) if info is not None else None
+    return bool(definitions) and "shared_demos" in definitions[-1].argnames
 
 
 def shared_by(item: pytest.Item) -> str | None:
     """The demo this test shares, or None when it builds what it uses itself."""
     names = set(getattr(item, "fixturenames", ()))
-    wanted = names & _builders.keys()
+    wanted = {name for name in names & _builders.keys() if _asks_for_a_shared_demo(item, name)}
     if len(wanted) != 1 or TRANSACTIONAL_FIXTURES & names:
         return None
     marker = item.get_closest_marker("django_db")

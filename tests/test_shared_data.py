@@ -26,12 +26,12 @@ def _build_notes() -> Collection:
     return make_collection(ctx, "notes")
 
 
-shared_data.register("notes", _build_notes)
+shared_data.register("notes_demo", _build_notes)
 
 
 @pytest.fixture
-def notes(db, shared_demos: SharedDemos) -> Collection:
-    return shared_demos.for_this_test("notes") or _build_notes()
+def notes_demo(db, shared_demos: SharedDemos) -> Collection:
+    return shared_demos.for_this_test("notes_demo") or _build_notes()
 
 
 def test_a_test_without_the_demo_never_sees_it(db):
@@ -45,10 +45,10 @@ def test_a_committing_test_builds_its_own_demo(hiring):
     assert Record.objects.count() == DEMO_RECORDS
 
 
-def test_a_test_of_two_demos_builds_both_itself(hiring, notes):
+def test_a_test_of_two_demos_builds_both_itself(hiring, notes_demo):
     assert len(connection.atomic_blocks) == 1, "only the test's own transaction is open"
     assert Record.objects.count() == DEMO_RECORDS
-    assert Collection.objects.filter(pk=notes.pk).exists()
+    assert Collection.objects.filter(pk=notes_demo.pk).exists()
 
 
 def test_a_sharing_test_may_write_and_change_its_objects(hiring, ctx):
@@ -70,7 +70,7 @@ def test_the_next_sharing_test_sees_the_demo_as_built(hiring):
     assert not AuditEvent.objects.filter(record_id=hiring.kirat.pk, kind="record.updated").exists()
 
 
-def test_a_sharer_of_another_demo_finds_the_first_rolled_back(notes):
+def test_a_sharer_of_another_demo_finds_the_first_rolled_back(notes_demo):
     assert len(connection.atomic_blocks) == 2, "the notes demo's transaction, then the test's"
     assert list(Collection.objects.values_list("name", flat=True)) == ["notes"]
     assert Record.objects.count() == 0
