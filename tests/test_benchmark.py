@@ -29,6 +29,7 @@ ROWS = [
     "first resolve_record in a fresh mcp_serve",
     "import review, 100 rows against",
     "import review at the cap, 100 rows x",
+    "long history: ",
     "stdio round trip, get_record_context (20 links, 10 events)",
     "seven reads: 1 batch_read call, against the single calls",
     "three updates: 3 calls",
@@ -53,6 +54,7 @@ def test_quick_run_prints_every_row():
         "--quick",
         "--backend=sqlite",
         "--records=1500",
+        "--events=1200",
         "--names=300",
         "--calls=5",
         "--repeat=2",
@@ -113,6 +115,9 @@ def test_http_load_drives_the_production_server_with_one_client():
     assert "calls/s" in table and " 0 errors" in table, table
     assert "resolve_record at 1 clients" in table and "commit_write at 1 clients" in table
     assert "p95 first passes" in table or "p95 stayed under" in table
+    assert "guarded writes into one collection, 1 clients" in table, table
+    assert "lost writes 0; false stale refusals 0" in table, table
+    assert "true duplicates refused 3 of 3 concurrent pairs" in table, table
     assert "ERROR" not in table and "Traceback" not in table, table
 
 

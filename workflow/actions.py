@@ -22,6 +22,7 @@ from records import approval
 from records import validation as v
 from records.approval import Touched
 from records.counters import lock_counters, moved_counters
+from records.dry_run import counters_left_alone
 from records.errors import (
     ARCHIVED,
     AWAITING_APPROVAL,
@@ -236,7 +237,7 @@ def _prepare(
     v.json_object("arguments", {"a": action.arguments}, max_bytes=2_000_000)
     action.evidence = [ticket_evidence(t) for t in tickets]
     try:
-        with transaction.atomic():
+        with transaction.atomic(), counters_left_alone():
             raise _Rollback(kind.apply(_ctx(action), action))
     except _Rollback as dry_run:
         action.preview = dry_run.preview

@@ -1,7 +1,9 @@
 """Is a review still true? Counters are the fast path; a moved one means re-evaluate and compare.
 
 A ticket records the revision counters its answer depended on. While none has moved the answer
-stands. When one has, the review is evaluated again with the same request and the same rules
+stands. When only a resolution's names counter moved, the names written since are matched
+against its query alone (workflow.name_delta): none a candidate and none matching, it stands.
+Otherwise the review is evaluated again with the same request and the same rules
 (resolution.evaluate_resolution, discovery.evaluate_discovery) and the two answers compared: a
 resolution stays valid when no candidate appeared, vanished, or changed its standing (title,
 active or archived, exact or similar); a discovery stays valid when no collection would now be
@@ -24,6 +26,7 @@ from records.counters import counter_values, moved_counters
 from records.errors import STALE_REVIEW, AnchorError
 from workflow.discovery import evaluate_discovery
 from workflow.models import ReviewTicket
+from workflow.name_delta import names_since_leave_standing
 from workflow.resolution import evaluate_resolution
 from workflow.scope import Scope
 
@@ -174,6 +177,8 @@ def ensure_fresh(
         moved = moved_counters(expected, current)
         if not moved:
             continue  # the fast path: nothing the answer depends on was written
+        if names_since_leave_standing(ticket, expected, current):
+            continue  # the next: only names were written, and none of them can matter
         changes = reevaluate(ticket)
         if changes:
             raise stale_error(ticket, changes, moved)
@@ -210,6 +215,8 @@ def warm(tickets: list[ReviewTicket], baseline: dict[str, int]) -> None:
     current = counter_values(tickets[0].workspace_id, keys)
     for ticket in tickets:
         expected = {key: baseline.get(key, value) for key, value in ticket.counters.items()}
-        if moved_counters(expected, current):
+        if moved_counters(expected, current) and not names_since_leave_standing(
+            ticket, expected, current
+        ):
             with contextlib.suppress(AnchorError):  # the commit's own check reports it
                 reevaluate(ticket)

@@ -22,7 +22,10 @@ Invariants (tests/workflow/test_name_index_updates.py checks each):
   in the database (workflow.models.StoredNameList, one row) and the next process reads that row
   and the log since its revision. So the first resolution after a restart costs one row and
   the changes since it was stored, which is kept at most a patch's worth behind (a load that
-  finds more rebuilds and stores it again).
+  finds more rebuilds and stores it again). Only the names are split on reading (the matcher
+  scans them all); the record IDs, displays and alias flags stay in their stored form and an
+  entry is decoded when asked for (workflow.name_columns). A row that does not read back whole
+  (another layout, or columns that disagree) is no row: the list is built and stored again.
 - Lookups by exact name or whole words scan the list's names joined in one string (C-speed
   string search) for the stored part and use small indexes for entries appended since, so a
   list read from the database is ready to match at once, with no per-entry index to build.
@@ -37,6 +40,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import QuerySet
@@ -47,7 +51,10 @@ from records.models import Record, RecordAlias
 from records.name_log import names_written
 from records.names import normalize_name
 from workflow.models import StoredNameList
+from workflow.models.name_lists import NAME_LIST_LAYOUT
+from workflow.name_columns import SEP, Flags, JoinedTexts, PackedIds
 from workflow.name_rule import SIMILARITY_THRESHOLD, is_similar, ratio, what_differs
+from workflow.stored_name_rows import read_stored
 
 MIN_FUZZY_LENGTH = 3
 MAX_SCOPE_RECORDS = 100_000
@@ -60,8 +67,8 @@ PATCH_FLOOR = 100  # ... though a small scope may always have this many
 NEVER = 1 << 62  # the revision at which a live entry dies
 # Below this many records a scope reads from the records about as fast as from a stored list.
 STORE_FROM_RECORDS = 2_000
-SEP = "\x1f"  # between entries in the joined names; normalized names never hold one (it is
-# whitespace to str.split), and a list whose titles or IDs hold one is not stored
+# SEP (workflow.name_columns) is between entries in the joined names; normalized names never
+# hold one (it is whitespace to str.split), and a list whose titles hold one is not stored.
 FEW_RECORDS = 16  # found by scanning the record IDs, before the store builds its owner map
 
 
@@ -78,15 +85,16 @@ class Entries:
     `exact` and `words`.
     """
 
-    record_ids: list[str] = field(default_factory=list)
+    record_ids: PackedIds = field(default_factory=PackedIds)
     names: list[str] = field(default_factory=list)
-    displays: list[str] = field(default_factory=list)
-    is_alias: list[bool] = field(default_factory=list)
+    displays: JoinedTexts = field(default_factory=JoinedTexts)
+    is_alias: Flags = field(default_factory=Flags)
     base: str = SEP
     base_count: int = 0
     exact: dict[str, list[int]] = field(default_factory=dict)
     words: dict[str, set[int]] = field(default_factory=dict)
-    # record ID -> its newest entries; built on the first patch that needs more than a scan
+    # record ID (as record_ids.key gives it) -> its newest entries; built on the first patch
+    # that needs more than a scan
     owners: dict[str, list[int]] | None = None
     died: dict[int, int] = field(default_factory=dict)  # entry index -> revision it died at
     head: int = 0
@@ -104,7 +112,7 @@ class Entries:
             for word in name.split():
                 words.setdefault(word, set()).add(index)
             if owners is not None:
-                owners.setdefault(record_id, []).append(index)
+                owners.setdefault(self.record_ids.key(record_id), []).append(index)
             index += 1
         self.record_ids.extend(e[0] for e in added)
         self.displays.extend(e[1] for e in added)
@@ -114,27 +122,24 @@ class Entries:
     def of_records(self, record_ids: set[str]) -> dict[str, list[int]]:
         """Each record's newest entries (older ones are dead already); call under `lock`, or
         on a store no other thread has yet."""
+        ids, died = self.record_ids, self.died
         if self.owners is None and len(record_ids) > FEW_RECORDS:
             owners: dict[str, list[int]] = {}
-            died = self.died
-            for index, record_id in enumerate(self.record_ids):
+            for index, key in enumerate(ids.keys()):
                 if index not in died:
-                    owners.setdefault(record_id, []).append(index)
+                    owners.setdefault(key, []).append(index)
             self.owners = owners
-        if self.owners is not None:
-            return {rid: self.owners[rid] for rid in record_ids if rid in self.owners}
         found: dict[str, list[int]] = {}
-        ids, died = self.record_ids, self.died
-        for rid in record_ids:  # list.index: the scan runs in C
-            start = 0
-            while True:
-                try:
-                    index = ids.index(rid, start)
-                except ValueError:
-                    break
+        if self.owners is not None:
+            for rid in record_ids:
+                indices = self.owners.get(ids.key(rid))
+                if indices is not None:
+                    found[rid] = indices
+            return found
+        for rid in record_ids:  # a string search of the IDs: the scan runs in C
+            for index in ids.positions(rid):
                 if index not in died:
                     found.setdefault(rid, []).append(index)
-                start = index + 1
         return found
 
     def in_base(self, needle: str, *, whole_name: bool) -> Iterator[int]:
@@ -170,15 +175,15 @@ class ScopeNames:
     dead_count: int = 0
 
     @property
-    def record_ids(self) -> list[str]:
+    def record_ids(self) -> PackedIds:
         return self.entries.record_ids
 
     @property
-    def displays(self) -> list[str]:
+    def displays(self) -> JoinedTexts:
         return self.entries.displays
 
     @property
-    def is_alias(self) -> list[bool]:
+    def is_alias(self) -> Flags:
         return self.entries.is_alias
 
     @property
@@ -229,20 +234,20 @@ class ScopeNames:
         names = [normalize_name(display) for _, display, _ in entries]
         return cls._of(
             revision,
-            [e[0] for e in entries],
+            PackedIds(tail=[e[0] for e in entries]),
             names,
-            [e[1] for e in entries],
-            [e[2] for e in entries],
+            JoinedTexts(tail=[e[1] for e in entries]),
+            Flags(tail=[e[2] for e in entries]),
         )
 
     @classmethod
     def _of(
         cls,
         revision: int,
-        record_ids: list[str],
+        record_ids: PackedIds,
         names: list[str],
-        displays: list[str],
-        is_alias: list[bool],
+        displays: JoinedTexts,
+        is_alias: Flags,
         joined_names: str | None = None,
     ) -> ScopeNames:
         """`joined_names`: `names` already joined by SEP (as stored), to copy instead of join."""
@@ -260,37 +265,57 @@ class ScopeNames:
         return cls(revision, store, len(names), record_count=is_alias.count(False))
 
     @classmethod
-    def from_stored(cls, stored: StoredNameList) -> ScopeNames:
-        """The list as `stored_form` kept it: four splits, no per-entry work in Python."""
+    def from_stored(cls, stored: StoredNameList) -> ScopeNames | None:
+        """The list as `stored_form` kept it: one split (the names), the other columns read as
+        they are; None when the row does not read back whole (another layout, or columns that
+        disagree on the number of entries), so that the caller builds the list again."""
+        if stored.layout != NAME_LIST_LAYOUT:
+            return None
         count = len(stored.aliases)
-
-        def column(text: str) -> list[str]:
-            return text.split(SEP) if count else []
-
+        names = stored.names.split(SEP) if count else []
+        displays = JoinedTexts.read(stored.displays, count, bytes(stored.display_marks))
+        try:
+            record_ids = PackedIds(bytes(stored.record_ids))
+        except ValueError:
+            return None
+        if (
+            len(names) != count
+            or len(record_ids) != count
+            or displays is None
+            or stored.aliases.strip("01")
+        ):
+            return None
         return cls._of(
             stored.revision,
-            column(stored.record_ids),
-            column(stored.names),
-            column(stored.displays),
-            list(map("1".__eq__, stored.aliases)),
+            record_ids,
+            names,
+            displays,
+            Flags(stored.aliases),
             joined_names=stored.names if count else "",
         )
 
-    def stored_form(self) -> dict[str, str] | None:
+    def stored_form(self) -> dict[str, Any] | None:
         """The columns of a StoredNameList for this view, or None when one cannot hold it (a
-        view with dead entries, or a title or ID holding the separator)."""
+        view with dead entries, a name or display holding the separator, or a record ID that
+        is not a canonical UUID)."""
         if self.dead_count or self.length != len(self.entries.names):
             return None
         store = self.entries
-        columns = {
-            "record_ids": SEP.join(store.record_ids),
-            "names": SEP.join(store.names),
-            "displays": SEP.join(store.displays),
-        }
-        if any(text.count(SEP) != max(0, self.length - 1) for text in columns.values()):
+        names = SEP.join(store.names)
+        if names.count(SEP) != max(0, self.length - 1):
             return None
-        columns["aliases"] = "".join("1" if alias else "0" for alias in store.is_alias)
-        return columns
+        record_ids = store.record_ids.pack()
+        displays = store.displays.joined_form()
+        if record_ids is None or displays is None:
+            return None
+        return {
+            "layout": NAME_LIST_LAYOUT,
+            "record_ids": record_ids,
+            "names": names,
+            "displays": displays[0],
+            "display_marks": displays[1],
+            "aliases": store.is_alias.stored_form(),
+        }
 
     def patched(
         self,
@@ -313,7 +338,7 @@ class ScopeNames:
             )
             if store.owners is not None:
                 for rid in replaced:  # a record's entries die together: forget them
-                    store.owners.pop(rid, None)
+                    store.owners.pop(store.record_ids.key(rid), None)
             for index in stale:
                 store.died[index] = revision
             store.append(added)
@@ -400,9 +425,9 @@ def _fresh(workspace_id: str, collection_id: str | None, revision: int) -> Scope
     """The scope at `revision` with nothing cached: the stored list and the changes since it
     when there is one close enough, else every name read from the records (and stored)."""
     key = names_key(collection_id)
-    stored = StoredNameList.objects.filter(workspace_id=workspace_id, scope_key=key).first()
-    if stored is not None:
-        view = ScopeNames.from_stored(stored)
+    stored = read_stored(workspace_id, key)
+    view = None if stored is None else ScopeNames.from_stored(stored)
+    if view is not None:
         if view.revision >= revision:  # stored after our counter read: newer is as good
             return view
         followed = _follow_log(view, workspace_id, collection_id, revision)
@@ -472,6 +497,12 @@ def scope_names(workspace_id: str, collection_id: str | None) -> ScopeNames:
         while len(_cache) > CACHED_SCOPES:
             _cache.popitem(last=False)
     return loaded
+
+
+def scope_record_count(workspace_id: str, collection_id: str | None) -> int:
+    """How many records the scope holds now, as a load counts them (see ScopeNames.too_large)."""
+    records, _ = _in_scope(workspace_id, collection_id)
+    return records.count()
 
 
 def names_of(workspace_id: str, collection_id: str | None, record_ids: set[str]) -> ScopeNames:

@@ -198,6 +198,10 @@ def test_unmoved_counters_are_the_fast_path_and_moved_ones_re_evaluate(hiring, c
     second = prepared_create(hiring.people.pk, "Delphine Arnaud")
     make_record(ctx, hiring.people, "Edmund Ferreira")
     assert ok("commit_write", {"action_id": second})["status"] == "committed"
+    assert calls == [], "only an unrelated name was written: the names since decide it"
+    third = prepared_create(hiring.people.pk, "Farida Haddad")
+    make_record(ctx, hiring.people, "Farida Hadad")
+    refused("commit_write", {"action_id": third}, "STALE_REVIEW")
     # Once before the write lock (to load the names), once under it (the one that decides).
     assert len(calls) == 2 and len(set(calls)) == 1
 

@@ -2,7 +2,8 @@
 
 Written whole when a process builds the list from the records; read in one row by the next
 process to start, which brings it up to date from the names log (records.name_log) rather than
-reading every record again. See workflow.name_index.
+reading every record again. See workflow.name_index; the columns are read as they are stored,
+an entry decoded only when asked for (workflow.name_columns).
 """
 
 from __future__ import annotations
@@ -11,17 +12,23 @@ from django.db import models
 
 from records.models import Workspace
 
+# The stored form's version: a row of another is read as no row (the list is built again).
+NAME_LIST_LAYOUT = 2
+
 
 class StoredNameList(models.Model):
-    """One scope's entries at `revision` of its names counter, each column its values joined
-    by the unit separator (no stored value holds one), in entry order."""
+    """One scope's entries at `revision` of its names counter, in entry order: the names and
+    displays joined by the unit separator (no stored value holds one), the record IDs packed."""
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
     scope_key = models.CharField(max_length=60)  # the names counter: names:<collection>
     revision = models.BigIntegerField()
-    record_ids = models.TextField()
+    layout = models.PositiveSmallIntegerField(default=NAME_LIST_LAYOUT)
+    record_ids = models.BinaryField()  # each ID's 16 UUID bytes
     names = models.TextField()  # normalized
     displays = models.TextField()
+    # Where every 64th display begins in `displays`: unsigned 32-bit, little-endian.
+    display_marks = models.BinaryField()
     aliases = models.TextField()  # "1" for an alias, "0" for a title, one character an entry
 
     class Meta:

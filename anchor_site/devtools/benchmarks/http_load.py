@@ -42,7 +42,7 @@ import time
 import traceback
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, field
 from io import StringIO
@@ -204,6 +204,11 @@ def measure(
         save()
     if last is not None:
         rows.extend(tool_rows(last))
+    save()
+    say(f"[http] guarded writes only, {max(plan.clients)} clients, {plan.seconds:g} s ...")
+    from anchor_site.devtools.benchmarks import http_writes  # it builds on this module
+
+    rows.extend(http_writes.measure(server.url, seeded, max(plan.clients), plan.seconds))
     lines.append(
         f"p95 first passes {TARGET_MS:g} ms at N={crossing}"
         if crossing is not None
@@ -349,6 +354,7 @@ class Load:
     samples: dict[str, list[float]] = field(default_factory=dict)  # tool -> seconds
     errors: Counter[str] = field(default_factory=Counter)
     load_average: str = ""
+    committed_titles: list[str] = field(default_factory=list)
 
     def timed(self) -> list[float]:
         return [s for tool, found in self.samples.items() if tool != NOOP for s in found]
@@ -427,14 +433,23 @@ class Client:
         return found
 
 
-async def iteration(client: Client, load: Load, seeded: Seeded, tag: str, index: int) -> None:
-    title = f"{uuid.uuid4().hex[:10]} {uuid.uuid4().hex[:10]}"  # unlike every stored name
+def new_title() -> str:
+    return f"{uuid.uuid4().hex[:10]} {uuid.uuid4().hex[:10]}"  # unlike every stored name
+
+
+async def guarded_create(
+    client: Client, load: Load, seeded: Seeded, tag: str, title: str | None = None
+) -> bool:
+    """The guarded write of a new record (resolve, prepare, commit); False when the review
+    did not find the name new (nothing was prepared). A commit is kept in
+    load.committed_titles so the run can check afterwards that it was stored."""
+    title = title or new_title()
     review = await client.call(
         load, "resolve_record", {"query": title, "collection_id": seeded.collection_id}
     )
     if review.get("status") != "no_match":
         load.errors[f"resolve_record: status {review.get('status')}"] += 1
-        return
+        return False
     prepared = await client.call(
         load,
         "prepare_write",
@@ -452,6 +467,14 @@ async def iteration(client: Client, load: Load, seeded: Seeded, tag: str, index:
     committed = await client.call(load, "commit_write", {"action_id": prepared["action_id"]})
     if committed.get("status") != "committed":
         load.errors[f"commit_write: status {committed.get('status')}"] += 1
+    else:
+        load.committed_titles.append(title)
+    return True
+
+
+async def iteration(client: Client, load: Load, seeded: Seeded, tag: str, index: int) -> None:
+    if not await guarded_create(client, load, seeded, tag):
+        return
     word = seeded.words[index % len(seeded.words)]
     await client.call(
         load,
@@ -466,8 +489,19 @@ async def iteration(client: Client, load: Load, seeded: Seeded, tag: str, index:
     await client.call(load, NOOP, {})
 
 
-async def drive(url: str, seeded: Seeded, count: int, seconds: float) -> Load:
-    """`count` clients looping for `seconds` of wall time, each on its own token and session."""
+Step = Callable[[Client, Load, Seeded, str, int], Awaitable[None]]
+
+
+async def drive(
+    url: str,
+    seeded: Seeded,
+    count: int,
+    seconds: float,
+    step: Step = iteration,
+    beside: Callable[[], Awaitable[Any]] | None = None,
+) -> Load:
+    """`count` clients looping `step` for `seconds` of wall time, each on its own token and
+    session; `beside`, when given, runs alongside them (started once they all are)."""
     import httpx
 
     load = Load(count, 0.0)
@@ -484,10 +518,11 @@ async def drive(url: str, seeded: Seeded, count: int, seconds: float) -> Load:
             index = 0
             while time.perf_counter() < deadline:
                 with suppress(CallFailed):  # counted; go on with the next iteration
-                    await iteration(client, load, seeded, f"c{number}", number * 100_000 + index)
+                    await step(client, load, seeded, f"c{number}", number * 100_000 + index)
                 index += 1
 
-        await asyncio.gather(*(loop(i, c) for i, c in enumerate(clients)))
+        extra = [beside()] if beside is not None else []
+        await asyncio.gather(*(loop(i, c) for i, c in enumerate(clients)), *extra)
         load.seconds = time.perf_counter() - started
         load.load_average = load_average()
         await asyncio.gather(*(client.close() for client in clients), return_exceptions=True)
@@ -499,18 +534,18 @@ async def drive(url: str, seeded: Seeded, count: int, seconds: float) -> Load:
 # --- rows ---------------------------------------------------------------------------------------
 
 
-def _p50(values: list[float]) -> float | None:
+def median_ms(values: list[float]) -> float | None:
     return statistics.median(values) * 1000 if values else None
 
 
-def _p95(values: list[float]) -> float | None:
+def p95_ms(values: list[float]) -> float | None:
     if not values:
         return None
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))] * 1000
 
 
-def _errors(load: Load) -> str:
+def errors_text(load: Load) -> str:
     total = sum(load.errors.values())
     if not total:
         return "0 errors"
@@ -520,7 +555,7 @@ def _errors(load: Load) -> str:
 
 def load_row(load: Load) -> Row:
     timed = load.timed()
-    p95 = _p95(timed)
+    p95 = p95_ms(timed)
     noop = load.samples.get(NOOP, [])
     rate = len(timed) / load.seconds if load.seconds else 0.0
     writes = len(load.samples.get("commit_write", [])) / load.seconds if load.seconds else 0.0
@@ -528,16 +563,16 @@ def load_row(load: Load) -> Row:
         AREA,
         f"HTTP load, {load.clients} client{'s' if load.clients > 1 else ''}: tools/call "
         "(resolve, prepare, commit, search, context)",
-        _p50(timed),
+        median_ms(timed),
         "ms",
         p95=p95,
         target=f"p95 < {TARGET_MS:g} ms",
         passed=None if p95 is None else p95 < TARGET_MS and not load.errors,
-        reference=_p50(noop),
+        reference=median_ms(noop),
         reference_what=f"{NOOP} (no-op) in the same loop",
         note=(
             f"{rate:,.0f} calls/s ({writes:,.1f} guarded writes/s), {len(timed):,} calls in "
-            f"{load.seconds:.1f} s, {_errors(load)}; load average {load.load_average}"
+            f"{load.seconds:.1f} s, {errors_text(load)}; load average {load.load_average}"
         ),
     )
 
@@ -550,9 +585,9 @@ def tool_rows(load: Load) -> list[Row]:
             Row(
                 AREA,
                 f"  {tool} at {load.clients} clients",
-                _p50(found),
+                median_ms(found),
                 "ms",
-                p95=_p95(found),
+                p95=p95_ms(found),
                 note=f"{len(found):,} calls",
             )
         )
@@ -636,7 +671,7 @@ def profile(
     calls = len(load.timed()) + len(load.samples.get(NOOP, []))
     lines = [
         f"profile: {count} clients, {seconds:g} s under py-spy: "
-        f"{calls / load.seconds:,.0f} calls/s (all tools, no-op included), {_errors(load)}"
+        f"{calls / load.seconds:,.0f} calls/s (all tools, no-op included), {errors_text(load)}"
     ]
     sessions, active, commits = (a - b for a, b in zip(after, before, strict=True))
     if calls:
@@ -672,6 +707,13 @@ MARKERS = (
     ("  commit_write", "commit_write (workflow/actions.py)"),
     ("  search_records", "ReadTools.search_records (workflow/mcp/tools/reads.py)"),
     ("  get_record_context", "record_context (records/selectors/context.py)"),
+    ("  prepare_import", "prepare_import (workflow/actions.py)"),
+    ("  commit_import", "commit_import (workflow/actions.py)"),
+    ("  batch_read", "batch_read (workflow/batch_read.py)"),
+    (
+        "transaction commits (the durable write itself)",
+        "BaseDatabaseWrapper._commit (django/db/backends/base/base.py)",
+    ),
     ("event loops waiting for work", "EpollSelector.select (selectors.py)"),
     ("threads handing work over (Condition.wait)", "Condition.wait (threading.py)"),
 )
@@ -694,7 +736,7 @@ def _frame_name(frame: str) -> str:
     return f"{name} ({where.rstrip(')').rsplit(':', 1)[0]})"
 
 
-def summarize(raw: str, top: int = 20) -> list[str]:
+def summarize(raw: str, top: int = 20, *, whose: str = "the workers'") -> list[str]:
     """Shares of the samples inside each marker, top listed functions by inclusive samples
     (each counted once per stack) and top functions by own samples."""
     inclusive: Counter[str] = Counter()
@@ -722,8 +764,7 @@ def summarize(raw: str, top: int = 20) -> list[str]:
     if not total:
         return ["  py-spy recorded no samples"]
     lines = [
-        f"  py-spy: {total:,} samples of the workers' active threads (idle ones left out); "
-        "share inside:"
+        f"  py-spy: {total:,} samples of {whose} active threads (idle ones left out); share inside:"
     ]
     lines += [
         f"    {100 * marked[label] / total:5.1f}%  {label}" for label, _ in MARKERS if marked[label]

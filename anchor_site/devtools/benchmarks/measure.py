@@ -24,6 +24,7 @@ class Row:
     reference_what: str = ""
     ratio: float | None = None
     note: str = ""
+    profile: list[str] = field(default_factory=list)  # lines explaining a miss, if profiled
 
     def __post_init__(self) -> None:
         if self.ratio is None and self.value and self.reference:
@@ -38,6 +39,7 @@ class Sizes:
     """How much data and how many calls; `--quick` and the size options pick these."""
 
     records: int = 1_000_000  # total records in the workspace for the search rows
+    events: int = 1_000_000  # audit events in the workspace the session rows run on
     names: int = 100_000  # titles in the scope resolve_record scans
     import_names: int = 10_000
     import_rows: int = 100
@@ -47,17 +49,20 @@ class Sizes:
     reference_repeat: int = 3  # repetitions of a slow reference
     startups: int = 5
     collections: int = 10  # the bulk records are spread over this many collections
+    profile: int = 1  # re-run a phase whose row missed under py-spy (0: never)
 
     @classmethod
     def quick(cls) -> Sizes:
         return cls(
             records=100_000,
+            events=100_000,
             names=20_000,
             calls=200,
             writes=50,
             repeat=7,
             reference_repeat=1,
             startups=3,
+            profile=0,
         )
 
     def to_dict(self) -> dict[str, int]:
@@ -94,6 +99,17 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     started = time.perf_counter()
     result = fn()
     return time.perf_counter() - started, result
+
+
+def statements(fn: Callable[[], Any]) -> int:
+    """SQL statements `fn` runs in this process (what a call costs in round trips to the
+    database, which a loaded machine makes dear)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as captured:
+        fn()
+    return len(captured.captured_queries)
 
 
 def under(limit: float) -> Callable[[float], bool]:

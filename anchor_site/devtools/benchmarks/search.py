@@ -1,8 +1,14 @@
-"""Search at scale: bulk-generate the workspace up to `records` records, then time a full-text
-search and a filtered page sorted by a data field through search_records.
+"""Search at scale: the workspace topped up to `records` records by the bulk path, then a
+full-text search and a filtered page sorted by a data field through search_records.
 
-The reference is the query the store would need without its indexes, timed in the same run:
-a scan of every title for the same word (LIKE '%word%').
+Each row's reference is the same question asked without the store's query layer, timed in the
+same run, so the ratio is what the layer and its indexes buy (or cost):
+
+- full-text: the same word, matched at a word's start (case folded) in the same fields (the
+  title and the data's text) by a plain scan of the workspace's records, ranked title match
+  first as the index ranks it, and cut to the same page of 20 (plus one, for has_more);
+- the sorted page: the same filter, order and limit written as one plain SQL statement over
+  the collection's rows.
 """
 
 from __future__ import annotations
@@ -11,43 +17,78 @@ import time
 
 from django.db import connection
 
-from anchor_site.devtools.benchmarks import data
+from anchor_site.devtools.benchmarks import data, history
 from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat
 from records.models import Record
 from records.selectors import search_records
 
 AREA = "search"
+LIMIT = 20
+TARGET_MS = 100
 
 
-def generate(sizes: Sizes, ctx) -> tuple[list[str], list[str], Row]:
-    """Fill the workspace up to sizes.records; returns (collection IDs, vocabulary, row)."""
-    vocabulary = data.words(5000, seed=11)
+def generate(sizes: Sizes, ctx) -> tuple[list[str], Row]:
+    """Top the workspace up to sizes.records; returns (task collection IDs, row)."""
     existing = Record.objects.filter(workspace_id=data.WORKSPACE).count()
     missing = max(0, sizes.records - existing)
-    collections = [data.collection(ctx, f"bench tasks {i}").pk for i in range(sizes.collections)]
     started = time.perf_counter()
-    per = missing // len(collections)
-    for index, collection_id in enumerate(collections):
-        count = per if index else missing - per * (len(collections) - 1)
-        data.bulk_insert(collection_id, data.tasks(count, vocabulary, seed=index))
+    history.add_tasks(ctx, sizes, missing)
     elapsed = time.perf_counter() - started
     row = Row(
         AREA,
         f"generate {missing:,} records (bulk SQL, as record_create leaves them)",
         elapsed,
         "s",
-        note=f"{missing / elapsed:,.0f} records/s" if elapsed else "",
+        note=f"{existing:,} stored before (the long history's among them)"
+        + (f"; {missing / elapsed:,.0f} records/s" if missing and elapsed else ""),
     )
-    return collections, vocabulary, row
+    return history.task_collections(ctx, sizes.collections), row
+
+
+def scan_sql(word: str) -> tuple[str, list[str | int]]:
+    """The full-text question as a plain scan: word start, title or data text, same page."""
+    # The index matches words that start with the query word (a prefix query), so does this.
+    pattern = rf"(?i)\b{word}" if connection.vendor == "sqlite" else rf"\m{word}"
+    if connection.vendor == "sqlite":  # REGEXP is the Python function Django registers
+        title, body = "r.title REGEXP %s", "r.data REGEXP %s"
+    else:
+        title, body = "r.title ~* %s", "r.data::text ~* %s"
+    sql = (
+        f"SELECT r.id FROM records_record r WHERE r.workspace_id = %s "
+        f"AND r.archived_at IS NULL AND ({title} OR {body}) "
+        f"ORDER BY CASE WHEN {title} THEN 0 ELSE 1 END, r.id LIMIT %s"
+    )
+    return sql, [data.WORKSPACE, pattern, pattern, pattern, LIMIT + 1]
+
+
+def sorted_sql(collection_id: str) -> tuple[str, list]:
+    """The sorted page as one plain statement: status = 'open', amount descending, 20 + 1."""
+    if connection.vendor == "sqlite":
+        status = "json_extract(r.data, '$.status')"
+        amount = "CAST(json_extract(r.data, '$.amount') AS REAL)"
+    else:
+        status, amount = "r.data ->> 'status'", "(r.data ->> 'amount')::numeric"
+    sql = (
+        f"SELECT r.id, r.title, r.data FROM records_record r WHERE r.collection_id = %s "
+        f"AND r.archived_at IS NULL AND {status} = 'open' ORDER BY {amount} DESC, r.id LIMIT %s"
+    )
+    return sql, [collection_id, LIMIT + 1]
+
+
+def _fetch(sql: str, params: list) -> list[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
 
 
 def run(sizes: Sizes, ctx) -> list[Row]:
-    collections, vocabulary, generated = generate(sizes, ctx)
+    collections, generated = generate(sizes, ctx)
     total = Record.objects.filter(workspace_id=data.WORKSPACE).count()
-    word = vocabulary[len(vocabulary) // 2]
+    words = history.vocabulary()
+    word = words[len(words) // 2]
 
     def text_search():
-        return search_records(workspace_id=data.WORKSPACE, text=word, limit=20)
+        return search_records(workspace_id=data.WORKSPACE, text=word, limit=LIMIT)
 
     def sorted_page():
         return search_records(
@@ -55,36 +96,38 @@ def run(sizes: Sizes, ctx) -> list[Row]:
             collection_id=collections[0],
             where=[{"field": ["status"], "op": "eq", "value": "open"}],
             order_by={"field": ["amount"], "type": "number", "direction": "desc"},
-            limit=20,
+            limit=LIMIT,
         )
 
-    def scan():
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT count(*) FROM records_record WHERE workspace_id = %s AND title LIKE %s",
-                [data.WORKSPACE, f"%{word}%"],
-            )
-            return cursor.fetchone()
-
+    scan = scan_sql(word)
+    plain = sorted_sql(collections[0])
     first = text_search()
     found = sorted_page()
+    scanned_ids = [row[0] for row in _fetch(*scan)]
+    plain_ids = [row[0] for row in _fetch(*plain)]
     searched = repeat(text_search, sizes.repeat)
     paged = repeat(sorted_page, sizes.repeat)
-    scanned = repeat(scan, max(3, sizes.reference_repeat))
+    scanned = repeat(lambda: _fetch(*scan), max(3, sizes.reference_repeat))
+    plained = repeat(lambda: _fetch(*plain), max(3, sizes.repeat))
     per_collection = Record.objects.filter(collection_id=collections[0]).count()
+    on_page = {r["record_id"] for r in first["records"]}
+    sorted_same = [r["record_id"] for r in found["records"]] == plain_ids[:LIMIT]
     return [
         generated,
         Row(
             AREA,
-            f"full-text search, one word, first page of 20, {total:,} records",
+            f"full-text search, one word, first page of {LIMIT}, {total:,} records",
             searched.median_ms,
             "ms",
             p95=searched.p95_ms,
-            target="< 100 ms",
-            passed=searched.median_ms < 100,
+            target=f"< {TARGET_MS} ms",
+            passed=searched.median_ms < TARGET_MS,
             reference=scanned.median_ms,
-            reference_what="title scan LIKE '%word%' (no index)",
-            note=f"{first['count']} results, has_more={first['has_more']}",
+            reference_what=f"the same word, page and fields by a plain scan (word-start match "
+            f"in title or data text, title matches first, LIMIT {LIMIT + 1})",
+            note=f"{first['count']} results, has_more={first['has_more']}; the scan's page "
+            f"holds {len(scanned_ids[:LIMIT])}, {len(on_page & set(scanned_ids))} of them the "
+            "index's",
         ),
         Row(
             AREA,
@@ -93,10 +136,11 @@ def run(sizes: Sizes, ctx) -> list[Row]:
             paged.median_ms,
             "ms",
             p95=paged.p95_ms,
-            target="< 100 ms",
-            passed=paged.median_ms < 100,
-            reference=scanned.median_ms,
-            reference_what="title scan LIKE '%word%' (no index)",
-            note=f"{found['count']} results",
+            target=f"< {TARGET_MS} ms",
+            passed=paged.median_ms < TARGET_MS,
+            reference=plained.median_ms,
+            reference_what="the same filter, order and limit as one plain SQL statement",
+            note=f"{found['count']} results; "
+            + ("the same page as the plain statement" if sorted_same else "pages differ"),
         ),
     ]

@@ -1,6 +1,7 @@
 """Benchmark Anchor where an agent waits: resolution, imports, stdio round trips, start-up,
 guarded writes, search at scale, traversal and aggregation at scale, tool list size, memory and
-batches.
+batches. The round-trip rows run on a long history (`--events` audit events) in a server
+started after it was built, with a second server writing into the measured collections.
 
 Data is generated in a temporary SQLite file (never the configured database) and, when
 DATABASE_URL is set, in a scratch PostgreSQL database created and dropped by the run. Each row
@@ -51,6 +52,14 @@ class Command(BaseCommand):
             ),
         )
         parser.add_argument(
+            "--events",
+            type=int,
+            help=(
+                "Audit events in the workspace the round-trip rows (stdio, batches, writes, "
+                "guarded) run on, built as bulk records (default 1,000,000; quick 100,000)."
+            ),
+        )
+        parser.add_argument(
             "--names",
             type=int,
             help="Names in the scope resolve_record scans (default 100,000; quick 20,000).",
@@ -90,7 +99,12 @@ class Command(BaseCommand):
             help="With --http: wall time per number of clients (default 20; quick 5).",
         )
         parser.add_argument(
-            "--no-profile", action="store_true", help="With --http: skip the py-spy run."
+            "--no-profile",
+            action="store_true",
+            help=(
+                "Skip py-spy: the untimed re-run of a round-trip phase whose row missed (off "
+                "with --quick anyway), and with --http the profiled run at the highest N."
+            ),
         )
         parser.add_argument(
             "--profile-out",
@@ -195,12 +209,16 @@ class Command(BaseCommand):
 
     def _sizes(self, options: dict[str, Any]) -> Sizes:
         sizes = Sizes.quick() if options["quick"] else Sizes()
-        for name in ("records", "names", "calls", "repeat"):
+        for name in ("records", "events", "names", "calls", "repeat"):
             value = options[name]
             if value is not None and value < 1:
                 raise CommandError(f"--{name} must be at least 1.")
         if options["records"] is not None:
             sizes = replace(sizes, records=options["records"])
+        if options["events"] is not None:
+            sizes = replace(sizes, events=options["events"])
+        if options["no_profile"]:
+            sizes = replace(sizes, profile=0)
         if options["names"] is not None:
             sizes = replace(
                 sizes, names=options["names"], import_names=min(10_000, options["names"])

@@ -1,0 +1,121 @@
+"""The benchmark's parts that decide what a row compares: the long history it runs on, the
+plain-scan references of the search rows, and where a miss's profile is printed.
+
+A reference is only worth printing if it asks the same question: the scans here must find what
+search_records finds on the same records. Nothing is timed.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from anchor_site.devtools.benchmarks import data, history, profile, search
+from anchor_site.devtools.benchmarks.measure import Row, Sizes
+from records import services
+from records.models import AuditEvent
+from records.selectors import search_records
+
+
+def _fetch_ids(sql_and_params: tuple[str, list]) -> list[str]:
+    return [row[0] for row in search._fetch(*sql_and_params)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_full_text_scan_finds_the_records_the_index_finds():
+    ctx = data.context()
+    notes = data.collection(ctx, "notes")
+    kept = [
+        services.record_create(ctx=ctx, collection_id=notes.pk, title="Kirat lunch", data={}),
+        services.record_create(
+            ctx=ctx, collection_id=notes.pk, title="Plan", data={"notes": "call KIRAT today"}
+        ),
+        # The index matches a word's start (a prefix query), not the middle of one.
+        services.record_create(ctx=ctx, collection_id=notes.pk, title="Kiratsu", data={}),
+    ]
+    for title, values in (("Akirat", {}), ("Other", {"notes": "nothing here"})):
+        services.record_create(ctx=ctx, collection_id=notes.pk, title=title, data=values)
+
+    found = search_records(workspace_id=data.WORKSPACE, text="kirat", limit=20)
+    scanned = _fetch_ids(search.scan_sql("kirat"))
+
+    assert {r["record_id"] for r in found["records"]} == {r.pk for r in kept}
+    assert set(scanned) == {r.pk for r in kept}
+    assert scanned[-1] == kept[1].pk  # title matches first, as the index ranks them
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_plain_sorted_statement_returns_the_page_search_records_returns():
+    ctx = data.context()
+    tasks = data.collection(ctx, "tasks")
+    for index, (status, amount) in enumerate(
+        [("open", 5), ("done", 900), ("open", 70), ("open", 70), ("open", 1000), ("blocked", 3)]
+    ):
+        services.record_create(
+            ctx=ctx,
+            collection_id=tasks.pk,
+            title=f"Task {index}",
+            data={"status": status, "amount": amount},
+        )
+    page = search_records(
+        workspace_id=data.WORKSPACE,
+        collection_id=tasks.pk,
+        where=[{"field": ["status"], "op": "eq", "value": "open"}],
+        order_by={"field": ["amount"], "type": "number", "direction": "desc"},
+        limit=20,
+    )
+
+    plain = _fetch_ids(search.sorted_sql(tasks.pk))
+
+    assert plain == [r["record_id"] for r in page["records"]]
+    assert len(plain) == 4
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_long_history_is_filled_up_to_the_events_asked_for_and_no_further():
+    ctx = data.context()
+    sizes = Sizes(events=60, collections=3)
+    data.collection(ctx, "already here")  # an event the build counts
+    before = AuditEvent.objects.filter(workspace_id=data.WORKSPACE).count()
+
+    first = history.build(sizes, ctx)
+    again = history.build(sizes, ctx)
+
+    assert history.events() == 60
+    assert f"{60 - before - 3:,} added" in first.what  # after the three task collections
+    assert "0 added" in again.what
+    assert len(history.task_collections(ctx, 3)) == 3  # the same three, not new ones
+
+
+def test_a_profile_is_printed_under_the_first_missed_row_naming_the_others():
+    rows = [
+        Row("a", "passed, 1", 1.0, "ms", passed=True),
+        Row("a", "missed first, 2", 2.0, "ms", passed=False),
+        Row("a", "missed second, 3", 3.0, "ms", passed=False),
+    ]
+
+    profile.attach(rows, ["  py-spy: 10 samples"])
+    profile.attach(rows[:1], ["  never shown: nothing missed"])
+
+    assert rows[0].profile == []
+    assert rows[1].profile[0] == "  profile of the re-run phase (also covers: missed second)"
+    assert rows[1].profile[1:] == ["  py-spy: 10 samples"]
+    assert rows[2].profile == []
+
+
+def test_only_the_mcp_serve_children_of_this_process_are_found_for_profiling():
+    wait = "import sys; sys.stdin.read()"
+    server = subprocess.Popen([sys.executable, "-c", wait, "mcp_serve"], stdin=subprocess.PIPE)
+    other = subprocess.Popen([sys.executable, "-c", wait], stdin=subprocess.PIPE)
+    try:
+        found = profile.mcp_serve_children()
+    finally:
+        for child in (server, other):
+            assert child.stdin is not None
+            child.stdin.close()
+            child.wait()
+
+    assert server.pid in found
+    assert other.pid not in found
