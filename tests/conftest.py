@@ -1,4 +1,4 @@
-"""Shared fixtures (write contexts, the small hiring demo) and the backend markers.
+"""Shared fixtures (write contexts, the small hiring demo), the backend markers, fast passwords.
 
 `@pytest.mark.postgres` and `@pytest.mark.sqlite` say which database a test needs; on the other
 one it is skipped, with the reason and the way to run it. CI runs the suite on both.
@@ -16,8 +16,9 @@ from django.db import connection
 from records import services
 from records.models import Collection, Record
 from records.services import CollectionFields, WriteContext
-from tests import shared_hiring as shared_demo
-from tests.shared_hiring import SharedDemo
+from tests import shared_data
+from tests.fast_passwords import use_one_round_hashing
+from tests.shared_data import SharedDemos
 
 WORKSPACE = "local"
 OTHER_WORKSPACE = "elsewhere"
@@ -33,10 +34,14 @@ BACKEND_MARKERS = {
 }
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    use_one_round_hashing()  # before any test makes a person with a password
+
+
 @pytest.hookimpl(trylast=True)  # after the areas' conftests have added their markers
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Skip every test marked for the backend this run is not on; group the demo's sharers."""
-    shared_demo.grouped(items)
+    shared_data.grouped(items)
     for item in items:
         for name, (vendor, reason) in BACKEND_MARKERS.items():
             if item.get_closest_marker(name) and connection.vendor != vendor:
@@ -109,35 +114,39 @@ class Hiring:
 
 
 @pytest.fixture
-def hiring(ctx: WriteContext, shared_hiring_demo: SharedDemo) -> Hiring:
+def hiring(ctx: WriteContext, shared_demos: SharedDemos) -> Hiring:
     """Kirat, Abhishek and two Rahuls; two openings; applications; one coding interview.
 
-    Built once and shared when the test rolls back (tests/shared_hiring.py), else built here.
+    Built once and shared when the test rolls back (tests/shared_data.py), else built here.
     """
-    return shared_hiring_demo.for_this_test() or build_hiring(ctx)
+    return shared_demos.for_this_test("hiring") or build_hiring(ctx)
+
+
+def _build_shared_hiring() -> Hiring:
+    services.workspace_ensure(WORKSPACE)
+    return build_hiring(
+        WriteContext(workspace_id=WORKSPACE, actor_id=ACTOR, decision_reason="test setup")
+    )
+
+
+shared_data.register("hiring", _build_shared_hiring)
 
 
 @pytest.fixture(scope="session")
-def shared_hiring_demo(django_db_setup, django_db_blocker) -> Iterator[SharedDemo]:
-    def build() -> Hiring:
-        services.workspace_ensure(WORKSPACE)
-        return build_hiring(
-            WriteContext(workspace_id=WORKSPACE, actor_id=ACTOR, decision_reason="test setup")
-        )
-
-    yield shared_demo.start(django_db_blocker, build)
-    shared_demo.stop()
+def shared_demos(django_db_setup, django_db_blocker) -> Iterator[SharedDemos]:
+    yield shared_data.start(django_db_blocker)
+    shared_data.stop()
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    shared_demo.before_test(item)
+    shared_data.before_test(item)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     yield
-    shared_demo.after_test(nextitem)
+    shared_data.after_test(nextitem)
 
 
 def build_hiring(ctx: WriteContext) -> Hiring:

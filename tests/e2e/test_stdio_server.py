@@ -29,6 +29,7 @@ from tests.e2e.server import (
     start_raw,
 )
 from tests.liveness import PROMPT_EXIT_S
+from tests.migrated_sqlite import migrated_copy
 from workflow.mcp.instructions import SERVER_INSTRUCTIONS
 
 pytestmark = pytest.mark.slow
@@ -229,7 +230,8 @@ def test_stray_stdout_writes_never_reach_the_protocol_stream(tmp_path):
 
 @pytest.mark.parametrize("stop", ["end of input", "SIGTERM"])
 def test_exits_cleanly_and_promptly(stop, tmp_path):
-    process = start_raw(base_env(ANCHOR_DB_PATH=str(tmp_path / "a.db")))
+    # A migrated copy: the first start's migration is the stray-output test's (a new file).
+    process = start_raw(base_env(ANCHOR_DB_PATH=migrated_copy(tmp_path / "a.db")))
     try:
         initialize_raw(process)
         call_raw(process, 2, "list_collections", {})
