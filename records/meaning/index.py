@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, OperationalError, connection, transaction
 
 from records.meaning import model
 from records.meaning.embeddings import (
@@ -297,6 +298,24 @@ def start_catch_up(workspace_id: str) -> None:
     ).start()
 
 
+# A writer holding the database (SQLite's one write lock, a long transaction) makes the store
+# fail at once rather than wait; the batch is retried a few times, then left to the next search.
+SAVE_ATTEMPTS = 6
+SAVE_BACKOFF_S = 0.05
+
+
+def _save_when_free(rows: list[RecordEmbedding]) -> None:
+    for attempt in range(SAVE_ATTEMPTS):
+        try:
+            with transaction.atomic():
+                save_embeddings(rows)
+            return
+        except OperationalError:
+            if attempt == SAVE_ATTEMPTS - 1:
+                raise
+            time.sleep(SAVE_BACKOFF_S * 2**attempt)
+
+
 def _catch_up_all(workspace_id: str) -> None:
     previous: list[str] = []
     try:
@@ -305,9 +324,7 @@ def _catch_up_all(workspace_id: str) -> None:
             if not ids or ids == previous:
                 return
             for start in range(0, len(ids), CATCH_UP_BATCH):
-                rows = compute_for(ids[start : start + CATCH_UP_BATCH])
-                with transaction.atomic():
-                    save_embeddings(rows)
+                _save_when_free(compute_for(ids[start : start + CATCH_UP_BATCH]))
             previous = ids
     except Exception:
         # Nothing is lost: the records stay missing and the next search by meaning tries again.
