@@ -9,6 +9,8 @@ still answers by names alone.
 
 from __future__ import annotations
 
+from typing import Any
+
 import anyio
 import pytest
 
@@ -17,7 +19,7 @@ from tests.e2e.test_change_feed import create
 
 pytestmark = pytest.mark.slow
 
-RECORDS = {
+RECORDS: dict[str, dict[str, Any]] = {
     "Expense: MacBook for Priya": {"amount": 2400, "status": "approved"},
     "Team lunch at the offsite": {"amount": 180},
     "Conference ticket for Sam": {"amount": 650},
