@@ -18,6 +18,7 @@ from anchor_site.devtools.benchmarks import data
 from records import services
 from records.counters import ALL_NAMES, counter_values, names_key
 from records.models import AuditEvent, Record, RecordVersion
+from records.selectors.active_counts import active_counts
 
 ROWS = [
     data.BulkRecord("Kirat Singh", {"status": "open", "amount": 120, "notes": "Café résumé"}),
@@ -96,6 +97,10 @@ def test_bulk_records_are_what_record_create_leaves():
 
     assert _records(by_bulk.pk) == _records(by_service.pk)
     assert _counters(by_bulk.pk) == _counters(by_service.pk) == len(ROWS)
+    assert active_counts(data.WORKSPACE, [by_bulk.pk, by_service.pk]) == {
+        by_bulk.pk: len(ROWS),
+        by_service.pk: len(ROWS),
+    }
     assert _all_names() - after_services == after_services - before == len(ROWS)
     assert _versions(by_bulk.pk) == _versions(by_service.pk)
     assert len(_versions(by_bulk.pk)) == len(ROWS)
@@ -114,6 +119,7 @@ def test_the_triggers_work_again_after_a_bulk_load():
     services.record_create(ctx=ctx, collection_id=loaded.pk, title="Later One", data={"x": 1})
 
     assert _counters(loaded.pk) == len(ROWS) + 1
+    assert active_counts(data.WORKSPACE, [loaded.pk]) == {loaded.pk: len(ROWS) + 1}
     assert [row[0] for row in _search_rows(loaded.pk)].count("Later One") == 1
 
 
@@ -125,5 +131,6 @@ def test_a_second_load_into_the_same_collection_adds_only_its_own_rows():
     data.bulk_insert(loaded.pk, iter(ROWS[:1]))
 
     assert _counters(loaded.pk) == len(ROWS) + 1
+    assert active_counts(data.WORKSPACE, [loaded.pk]) == {loaded.pk: len(ROWS) + 1}
     assert len(_versions(loaded.pk)) == len(_events(loaded.pk)) == len(ROWS) + 1
     assert len(_search_rows(loaded.pk)) == len(ROWS) + 1

@@ -9,13 +9,15 @@ number of queries whatever the size.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC
 from typing import Any
 
-from django.db.models import Count, Q
+from django.db.models import Count
 from django.utils import timezone
 
 from records.models import AuditEvent, Collection, Record, Relationship, SelfMapping
+from records.selectors.active_counts import active_counts
 from workflow import change_feed
 from workflow.agendas.reads import open_agendas, unsynced_agendas
 from workflow.models import ActionState, PreparedAction
@@ -33,12 +35,12 @@ def workspace_digest(scope: Scope) -> dict[str, Any]:
     ws = scope.workspace_id
     collections = list(
         Collection.objects.filter(workspace_id=ws)
-        .annotate(active=Count("records", filter=Q(records__archived_at__isnull=True)))
         .order_by("name")
-        .values("id", "name", "purpose", "typical_fields", "active", "requires_approval")[
+        .values("id", "name", "purpose", "typical_fields", "requires_approval")[
             : MAX_COLLECTIONS + 1
         ]
     )
+    counts = active_counts(ws, (c["id"] for c in collections[:MAX_COLLECTIONS]))
     mapping = (
         SelfMapping.objects.filter(workspace_id=ws, actor_id=scope.actor_id)
         .select_related("record")
@@ -67,7 +69,8 @@ def workspace_digest(scope: Scope) -> dict[str, Any]:
         "open_agendas_truncated": agendas["truncated"],
         **sync_part,
         "collections": [
-            _collection_entry(c, link_types.get(c["id"], [])) for c in collections[:MAX_COLLECTIONS]
+            _collection_entry(c, counts[c["id"]], link_types.get(c["id"], []))
+            for c in collections[:MAX_COLLECTIONS]
         ],
         "collections_truncated": len(collections) > MAX_COLLECTIONS,
         "self_mapping": (
@@ -92,12 +95,12 @@ def workspace_digest(scope: Scope) -> dict[str, Any]:
     }
 
 
-def _collection_entry(row: dict[str, Any], link_types: list[str]) -> dict[str, Any]:
+def _collection_entry(row: Mapping[str, Any], active: int, link_types: list[str]) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "collection_id": row["id"],
         "name": row["name"],
         "purpose": row["purpose"],
-        "active_record_count": row["active"],
+        "active_record_count": active,
         "typical_fields": row["typical_fields"],
         "link_types": link_types,
     }

@@ -12,12 +12,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from django.db.models import Count, Q
-
 from records import validation as v
 from records.counters import CATALOG
 from records.models import Collection, Record
 from records.names import normalize_name
+from records.selectors.active_counts import active_counts
 from records.selectors.serialize import collection_dict
 from records.validation import canonical_json
 from workflow.models import ReviewTicket
@@ -154,12 +153,12 @@ def catalog(workspace_id: str) -> tuple[list[dict[str, Any]], bool]:
     """Up to MAX_CATALOG collections with aliases, active counts and sample records."""
     rows = list(
         Collection.objects.filter(workspace_id=workspace_id)
-        .annotate(active=Count("records", filter=Q(records__archived_at__isnull=True)))
         .prefetch_related("aliases")
         .order_by("name", "id")[: MAX_CATALOG + 1]
     )
     truncated = len(rows) > MAX_CATALOG
     rows = rows[:MAX_CATALOG]
+    counts = active_counts(workspace_id, (c.pk for c in rows))
     samples: dict[str, list[dict[str, str]]] = defaultdict(list)
     # One small query per collection, bounded by MAX_CATALOG and served by the record_page index.
     for collection in rows:
@@ -171,7 +170,7 @@ def catalog(workspace_id: str) -> tuple[list[dict[str, Any]], bool]:
             samples[collection.pk].append({"record_id": record_id, "title": title})
     entries = [
         collection_dict(c, aliases=[a.alias for a in c.aliases.all()])
-        | {"active_record_count": c.active, "sample_records": samples[c.pk]}
+        | {"active_record_count": counts[c.pk], "sample_records": samples[c.pk]}
         for c in rows
     ]
     return entries, truncated

@@ -1,8 +1,8 @@
 """The store: workspaces, collections, records with every version, links, aliases, audit, counters.
 
 Every row carries its workspace so that no query can reach across partitions by accident.
-Revision counters and the full-text index are maintained by database triggers (see the
-migrations), so they move inside the writing transaction whatever writes the row.
+Revision counters, active record counts and the full-text index are maintained by database
+triggers (see the migrations), so they move inside the writing transaction whatever writes the row.
 """
 
 from __future__ import annotations
@@ -246,6 +246,40 @@ class RevisionCounter(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key}={self.value}"
+
+
+class CollectionCount(models.Model):
+    """How many active (not archived) records a collection holds; kept only by triggers.
+
+    Reading a catalog then costs one row per collection however many records there are. The
+    record triggers (migration 0010) move it on insert, delete, archive, unarchive and move, in
+    the writing statement, so every write path keeps it (services, bulk imports, a restore).
+    No row means no active record. The row goes with its collection.
+    """
+
+    collection_id = models.CharField(primary_key=True, max_length=36)
+    workspace_id = models.CharField(max_length=64)
+    active = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.collection_id}: {self.active} active"
+
+
+class CollectionCountChange(models.Model):
+    """A move of a collection's active count made during a dry run (PostgreSQL), appended.
+
+    A dry run must not lock the collection's CollectionCount row (prepares would queue behind
+    commits, and could deadlock with one across two collections), so its triggers append here
+    instead. A dry run is rolled back and its rows with it; should a caller keep its writes, the
+    rows stay and are still counted: the active count is CollectionCount plus these.
+    """
+
+    collection_id = models.CharField(max_length=36, db_index=True)
+    workspace_id = models.CharField(max_length=64)
+    delta = models.IntegerField()
+
+    def __str__(self) -> str:
+        return f"{self.collection_id}: {self.delta:+d}"
 
 
 class NameChange(models.Model):

@@ -1,4 +1,4 @@
-"""A prepare's dry run holds no revision counter: it never queues behind a commit's lock.
+"""A prepare's dry run holds no counter row: it never queues behind a commit's lock.
 
 PostgreSQL only: SQLite runs one write transaction at a time whatever is locked.
 """
@@ -13,7 +13,8 @@ from django.db import connection, transaction
 from records import services
 from records.counters import counter_values, lock_counters, names_key
 from records.dry_run import counters_left_alone
-from records.models import NameChange, Record
+from records.models import CollectionCountChange, NameChange, Record
+from records.selectors.active_counts import active_counts
 from tests.conftest import make_collection
 from tests.mcp_client import call_tool
 from tests.polling import wait_until
@@ -100,3 +101,44 @@ def test_a_dry_run_inside_a_transaction_leaves_the_transactions_own_writes_count
             pass
         services.record_create(ctx=ctx, collection_id=people.pk, title="C", data={})
         assert counter_values("local", [key])[key] == start + 1
+
+
+def test_a_prepare_completes_while_a_writer_holds_the_collections_active_count():
+    services.workspace_ensure("local")
+    ctx = services.WriteContext(workspace_id="local", actor_id="local-agent")
+    people = make_collection(ctx, "people")
+    services.record_create(ctx=ctx, collection_id=people.pk, title="Ann Lee", data={})
+    held, release = threading.Event(), threading.Event()
+
+    def writer() -> None:  # a record written, not yet committed: the count row is locked
+        try:
+            with transaction.atomic():
+                services.record_create(ctx=ctx, collection_id=people.pk, title="Bo Chen", data={})
+                held.set()
+                release.wait(60)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        wait_until(held.is_set, "the writer to lock the count row")
+        done: list[dict] = []
+
+        def preparer() -> None:
+            try:
+                done.append(_prepare_create(people.pk, "Charlie Brown"))
+            finally:
+                connection.close()
+
+        preparing = threading.Thread(target=preparer)
+        preparing.start()
+        wait_until(lambda: done, "the prepare to finish while the count row is locked")
+        assert done[0]["ok"], done[0]
+    finally:
+        release.set()
+        thread.join()
+    assert active_counts("local", [people.pk]) == {people.pk: 2}
+    ok("commit_write", {"action_id": done[0]["result"]["action_id"]})
+    assert active_counts("local", [people.pk]) == {people.pk: 3}
+    assert not CollectionCountChange.objects.exists()
