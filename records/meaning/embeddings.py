@@ -42,9 +42,15 @@ def _values(value: Any) -> Iterator[str]:
 
 
 def embedding_rows(records: list[Record]) -> list[RecordEmbedding]:
+    import numpy as np
+
     from records.meaning.vectors import quantise
 
-    vectors = model.embed_texts([record_text(record.title, record.data) for record in records])
+    texts = [record.title for record in records]
+    texts += [record_text(record.title, record.data) for record in records]
+    embedded = model.embed_texts(texts)
+    # Title then whole text, quantised together: one scale for the row.
+    vectors = np.concatenate([embedded[: len(records)], embedded[len(records) :]], axis=1)
     now = timezone.now()
     name, version = model.MODEL_NAME, model.model_version()
     rows = []

@@ -1,9 +1,10 @@
 """Each record's embedding: what search by meaning compares a question against.
 
-One row per record, kept beside the data rather than in it: the vector of the record's title
-and values as int8 bytes (one per dimension) with the scale that turns them back into floats,
-the model and model version that computed it, and the record version it was computed from. A
-row whose model or record version is behind is outdated and is recomputed (records.meaning).
+One row per record, kept beside the data rather than in it: the vectors of the record's title
+and of its title and values, side by side as int8 bytes (one per dimension) with the scale
+that turns them back into floats, the model and model version (which names that layout) that
+computed them, and the record version they were computed from. A row whose model or record
+version is behind is outdated and is recomputed (records.meaning).
 """
 
 from __future__ import annotations

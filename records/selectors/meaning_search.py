@@ -1,8 +1,9 @@
 """search_records in mode "meaning": full-text rank and embedding similarity, fused.
 
 Two rankings of the records that meet every other criterion: by words (the full-text rank,
-as mode "words" orders them) and by meaning (cosine similarity of the record's embedding to
-the text's, at least MIN_SIMILARITY). Each keeps its best DEPTH; reciprocal rank fusion
+as mode "words" orders them) and by meaning (cosine similarity of the text's embedding to the
+nearer of the record's title and whole-text embeddings, centred as records.meaning.index says,
+at least MIN_SIMILARITY). Each keeps its best DEPTH; reciprocal rank fusion
 (1 / (RRF_K + rank), summed) orders their union, and every hit says which ranking found it.
 A hit found by meaning is related to the question, never evidence of which record a name
 means: resolve_record, the one source of identity, does not use meaning at all.
