@@ -64,7 +64,8 @@ POSTGRES_STATEMENTS = [
         IF TG_OP = 'INSERT' THEN
             PERFORM anchor_bump(NEW.workspace_id, 'meaning:records');
         ELSIF TG_OP = 'DELETE' THEN
-            PERFORM anchor_bump(OLD.workspace_id, 'meaning:records');
+            -- Only a counter that exists: see sqlite_bump.
+            PERFORM anchor_bump_existing(OLD.workspace_id, 'meaning:records');
         ELSIF OLD.version IS DISTINCT FROM NEW.version
               OR OLD.title IS DISTINCT FROM NEW.title
               OR OLD.archived_at IS DISTINCT FROM NEW.archived_at
@@ -78,7 +79,7 @@ POSTGRES_STATEMENTS = [
     """CREATE OR REPLACE FUNCTION anchor_embedding_meaning() RETURNS trigger AS $$
     BEGIN
         IF TG_OP = 'DELETE' THEN
-            PERFORM anchor_bump(OLD.workspace_id, 'meaning:vectors');
+            PERFORM anchor_bump_existing(OLD.workspace_id, 'meaning:vectors');
         ELSE
             PERFORM anchor_bump(NEW.workspace_id, 'meaning:vectors');
         END IF;
