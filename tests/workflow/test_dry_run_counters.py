@@ -6,6 +6,7 @@ PostgreSQL only: SQLite runs one write transaction at a time whatever is locked.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import pytest
 from django.db import connection, transaction
@@ -36,17 +37,15 @@ def _prepare_create(collection_id: str, title: str) -> dict:
     )
 
 
-def test_a_prepare_completes_while_a_writer_holds_the_collections_names_counter():
-    services.workspace_ensure("local")
-    ctx = services.WriteContext(workspace_id="local", actor_id="local-agent")
-    people = make_collection(ctx, "people")
-    keys = [names_key(people.pk), names_key(None)]
+def _prepare_while_held(collection_id: str, hold: Callable[[], object], what: str) -> dict:
+    """Prepare "Charlie Brown" in the collection while another thread's open transaction has run
+    `hold` (and so holds its locks); the prepare must finish before that transaction ends."""
     held, release = threading.Event(), threading.Event()
 
-    def writer() -> None:  # a commit in progress: the counters locked until it ends
+    def writer() -> None:
         try:
             with transaction.atomic():
-                lock_counters("local", keys)
+                hold()
                 held.set()
                 release.wait(60)
         finally:
@@ -55,26 +54,35 @@ def test_a_prepare_completes_while_a_writer_holds_the_collections_names_counter(
     thread = threading.Thread(target=writer)
     thread.start()
     try:
-        wait_until(held.is_set, "the writer to lock the counters")
+        wait_until(held.is_set, f"the writer to lock {what}")
         done: list[dict] = []
 
         def preparer() -> None:
             try:
-                done.append(_prepare_create(people.pk, "Charlie Brown"))
+                done.append(_prepare_create(collection_id, "Charlie Brown"))
             finally:
                 connection.close()
 
-        preparing = threading.Thread(target=preparer)
-        preparing.start()
-        wait_until(lambda: done, "the prepare to finish while the counters are locked")
-        assert done[0]["ok"], done[0]
-        assert "Charlie Brown" in str(done[0]["result"]["preview"])
+        threading.Thread(target=preparer).start()
+        wait_until(lambda: done, f"the prepare to finish while {what} is locked")
+        return done[0]
     finally:
         release.set()
         thread.join()
+
+
+def test_a_prepare_completes_while_a_writer_holds_the_collections_names_counter():
+    services.workspace_ensure("local")
+    ctx = services.WriteContext(workspace_id="local", actor_id="local-agent")
+    people = make_collection(ctx, "people")
+    keys = [names_key(people.pk), names_key(None)]
+    # A commit in progress: the counters locked until it ends.
+    prepared = _prepare_while_held(people.pk, lambda: lock_counters("local", keys), "the counters")
+    assert prepared["ok"], prepared
+    assert "Charlie Brown" in str(prepared["result"]["preview"])
     before = counter_values("local", keys)
     assert not Record.objects.filter(title="Charlie Brown").exists()
-    committed = ok("commit_write", {"action_id": done[0]["result"]["action_id"]})
+    committed = ok("commit_write", {"action_id": prepared["result"]["action_id"]})
     assert committed["status"] == "committed"
     after = counter_values("local", keys)  # the real write still moves both, and logs them
     assert all(after[key] == before[key] + 1 for key in keys), (before, after)
@@ -108,37 +116,14 @@ def test_a_prepare_completes_while_a_writer_holds_the_collections_active_count()
     ctx = services.WriteContext(workspace_id="local", actor_id="local-agent")
     people = make_collection(ctx, "people")
     services.record_create(ctx=ctx, collection_id=people.pk, title="Ann Lee", data={})
-    held, release = threading.Event(), threading.Event()
-
-    def writer() -> None:  # a record written, not yet committed: the count row is locked
-        try:
-            with transaction.atomic():
-                services.record_create(ctx=ctx, collection_id=people.pk, title="Bo Chen", data={})
-                held.set()
-                release.wait(60)
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=writer)
-    thread.start()
-    try:
-        wait_until(held.is_set, "the writer to lock the count row")
-        done: list[dict] = []
-
-        def preparer() -> None:
-            try:
-                done.append(_prepare_create(people.pk, "Charlie Brown"))
-            finally:
-                connection.close()
-
-        preparing = threading.Thread(target=preparer)
-        preparing.start()
-        wait_until(lambda: done, "the prepare to finish while the count row is locked")
-        assert done[0]["ok"], done[0]
-    finally:
-        release.set()
-        thread.join()
+    # A record written, not yet committed: the count row is locked.
+    prepared = _prepare_while_held(
+        people.pk,
+        lambda: services.record_create(ctx=ctx, collection_id=people.pk, title="Bo Chen", data={}),
+        "the count row",
+    )
+    assert prepared["ok"], prepared
     assert active_counts("local", [people.pk]) == {people.pk: 2}
-    ok("commit_write", {"action_id": done[0]["result"]["action_id"]})
+    ok("commit_write", {"action_id": prepared["result"]["action_id"]})
     assert active_counts("local", [people.pk]) == {people.pk: 3}
     assert not CollectionCountChange.objects.exists()
