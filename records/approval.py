@@ -73,8 +73,10 @@ def collections_touched(workspace_id: str, touched: Touched) -> list[str]:
     return sorted(ids)
 
 
-def hold_gates_steady(workspace_id: str, collection_ids: Iterable[str]) -> None:
-    """Share-lock these collections' rows until the transaction ends.
+def hold_gates_steady(workspace_id: str, collection_ids: Iterable[str]) -> dict[str, bool]:
+    """Share-lock these collections' rows until the transaction ends; returns each locked
+    collection's gate (requires_approval), read under the lock, so `decide` need not read it
+    again. Empty when nothing was locked.
 
     A person gating a collection takes its row lock, so once a commit has decided, the gate
     cannot change under it before its write lands; commits do not block each other. Callers
@@ -84,13 +86,15 @@ def hold_gates_steady(workspace_id: str, collection_ids: Iterable[str]) -> None:
     """
     ids = sorted(set(collection_ids))
     if not ids or connection.vendor != "postgresql" or not connection.in_atomic_block:
-        return  # outside a transaction a lock would end with the statement
+        return {}  # outside a transaction a lock would end with the statement
     table = connection.ops.quote_name(Collection._meta.db_table)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT 1 FROM {table} WHERE workspace_id = %s AND id = ANY(%s) ORDER BY id FOR SHARE",
+            f"SELECT id, requires_approval FROM {table} WHERE workspace_id = %s AND id = ANY(%s) "
+            "ORDER BY id FOR SHARE",
             [workspace_id, ids],
         )
+        return {str(pk): bool(gated) for pk, gated in cursor.fetchall()}
 
 
 def approval_required(workspace_id: str, collection_ids: Iterable[str]) -> list[str]:
@@ -112,14 +116,26 @@ class Decision:
         return self.verdict == HOLD
 
 
-def decide(workspace_id: str, collection_ids: Iterable[str], *, actor: str) -> Decision:
+def decide(
+    workspace_id: str,
+    collection_ids: Iterable[str],
+    *,
+    actor: str,
+    held: dict[str, bool] | None = None,
+) -> Decision:
     """Apply or hold a write by `actor` (AGENT or PERSON) touching these collections.
 
     Inside a transaction the answer stands until it ends: the gates read are share-locked.
+    `held`: what `hold_gates_steady` returned earlier in this transaction; those rows are
+    locked already and their gates known, so only the others are locked and read.
     """
     if actor not in (AGENT, PERSON):
         raise ValueError(f"actor must be {AGENT!r} or {PERSON!r}, not {actor!r}")
     collection_ids = sorted(set(collection_ids))
-    hold_gates_steady(workspace_id, collection_ids)  # a no-op for rows already locked
-    gated = approval_required(workspace_id, collection_ids)
+    gates = dict(held or {})
+    gates |= hold_gates_steady(workspace_id, [c for c in collection_ids if c not in gates])
+    if all(c in gates for c in collection_ids):
+        gated = [c for c in collection_ids if gates[c]]
+    else:
+        gated = approval_required(workspace_id, collection_ids)
     return Decision(HOLD if gated and actor == AGENT else APPLY, gated)

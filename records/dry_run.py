@@ -6,14 +6,25 @@ write that never lands. On PostgreSQL `counters_left_alone` sets the transaction
 `anchor.dry_run`, which the counter functions read (migration 0009); rolling the dry run back
 (its savepoint, or its transaction) undoes the setting with everything else. SQLite runs one
 writer at a time whatever is locked, and its triggers keep moving the counters there.
+
+Inside it `in_dry_run()` is true, so work whose only product is a row the rollback throws away
+(a record's embedding: a model call of several milliseconds) is skipped on either backend.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 from django.db import connection
+
+_previewing: ContextVar[bool] = ContextVar("anchor_dry_run", default=False)
+
+
+def in_dry_run() -> bool:
+    """True inside `counters_left_alone`: whatever is written now will be rolled back."""
+    return _previewing.get()
 
 
 @contextmanager
@@ -23,11 +34,15 @@ def counters_left_alone() -> Iterator[None]:
     Left normally (a dry run that did not raise), the setting is switched off again, so the
     enclosing transaction's own writes still move theirs.
     """
-    if connection.vendor != "postgresql":
+    token = _previewing.set(True)
+    try:
+        if connection.vendor != "postgresql":
+            yield
+            return
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT set_config('anchor.dry_run', 'on', true)")
         yield
-        return
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT set_config('anchor.dry_run', 'on', true)")
-    yield
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT set_config('anchor.dry_run', 'off', true)")
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT set_config('anchor.dry_run', 'off', true)")
+    finally:
+        _previewing.reset(token)

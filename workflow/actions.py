@@ -325,13 +325,13 @@ def _parse_action_id(action_id: Any) -> str:
 
 def _recheck(
     action: PreparedAction, scope: Scope, *, check_expiry: bool = True
-) -> list[ReviewTicket]:
+) -> tuple[list[ReviewTicket], dict[str, int]]:
     """Lock the counters the action relies on and refuse it if any review's answer changed.
 
     A moved counter is not enough: each review that depends on one is re-evaluated, under the
     locks, and refused only if its answer differs (freshness.ensure_fresh); so is an import's
     own duplicate review. Runs inside the caller's transaction; returns the cited tickets for
-    the evidence checks.
+    the evidence checks and the counters' locked values.
     """
     current = lock_counters(action.workspace_id, action.counters)
     tickets = load_tickets(scope, action.review_ids)
@@ -353,7 +353,7 @@ def _recheck(
             changed=moved,
             changes=changes,
         )
-    return tickets
+    return tickets, current
 
 
 def _collections_touched(
@@ -364,18 +364,22 @@ def _collections_touched(
     return approval.collections_touched(action.workspace_id, touched)
 
 
-def _decide(action: PreparedAction, scope: Scope, *, actor: str) -> approval.Decision:
+def _decide(
+    action: PreparedAction, scope: Scope, *, actor: str
+) -> tuple[approval.Decision, dict[str, int]]:
     """Every commit-time check, then the approval policy on what the write touches now.
 
     Runs inside the caller's transaction. Records, links and gates may have changed since
     prepare, so the touched collections are recomputed and stored with the action, and their
     gates stay as read until the write lands. A person's review may take longer than a ticket
-    lives; what it depends on must still be unchanged.
+    lives; what it depends on must still be unchanged. Returns the decision and the locked
+    counters' values.
     """
-    approval.hold_gates_steady(action.workspace_id, action.collection_ids)  # before counters
-    tickets = _recheck(action, scope, check_expiry=actor == approval.AGENT)
+    held = approval.hold_gates_steady(action.workspace_id, action.collection_ids)  # first
+    tickets, locked = _recheck(action, scope, check_expiry=actor == approval.AGENT)
     action.collection_ids = _collections_touched(scope, action, tickets)
-    return approval.decide(action.workspace_id, action.collection_ids, actor=actor)
+    decision = approval.decide(action.workspace_id, action.collection_ids, actor=actor, held=held)
+    return decision, locked
 
 
 def _apply(action: PreparedAction, *, approved_by: str = "") -> dict[str, Any]:
@@ -479,11 +483,12 @@ def _commit(
                 before_apply(action)
             # Checked in full before holding, so a stale action is refused at once, not after
             # a person's wait.
-            if _decide(action, scope, actor=approval.AGENT).hold:
+            decision, locked = _decide(action, scope, actor=approval.AGENT)
+            if decision.hold:
                 action.state = ActionState.AWAITING_APPROVAL
                 action.save(update_fields=["state", "arguments", "collection_ids"])
                 return _outcome(action, replayed=False)
-            own_write = follow_write(scope.workspace_id)
+            own_write = follow_write(scope.workspace_id, locked)
             with written_records() as written:
                 action.result = _apply(action)
             if own_write is not None:

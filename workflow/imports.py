@@ -23,7 +23,7 @@ from records.selectors.serialize import relationship_dict
 from records.services import WriteContext
 from workflow import evidence
 from workflow.models import ReviewTicket
-from workflow.name_index import MIN_FUZZY_LENGTH, match_names, scope_names
+from workflow.name_index import MIN_FUZZY_LENGTH, match_names_many, scope_names
 from workflow.name_rule import is_similar
 from workflow.scope import Scope
 
@@ -156,10 +156,13 @@ def review_rows(
         )
     record_ids: set[str] = set()
     reviewed: list[dict[str, Any]] = []
-    for row in rows:
-        normalized = normalize_name(row["title"])
+    normalized_titles = [normalize_name(row["title"]) for row in rows]
+    every_match = match_names_many(
+        names, [(n, row["title"]) for n, row in zip(normalized_titles, rows, strict=True)]
+    )
+    for row, normalized, found in zip(rows, normalized_titles, every_match, strict=True):
         matches: dict[str, dict[str, Any]] = {}
-        for match in match_names(names, normalized, row["title"]):
+        for match in found:
             entry = matches.setdefault(
                 match.record_id, {"record_id": match.record_id, "score": 0.0, "reasons": []}
             )
@@ -193,15 +196,32 @@ def review_rows(
                 status="archived" if record.archived_at else "active",
                 created_at=record.created_at.isoformat(),
             )
+    import numpy as np  # here: only an import needs it, not the server's start
+    from rapidfuzz import process
+    from rapidfuzz.distance import Indel
+
+    # Every pair of rows' ratio in one vectorised call; the word-run rule runs only on pairs
+    # that reach the threshold (is_similar with the score already known).
+    pair_scores = process.cdist(
+        normalized_titles,
+        normalized_titles,
+        scorer=Indel.normalized_similarity,
+        processor=None,
+        dtype=np.float64,
+    )
     for index, item in enumerate(reviewed):
         earlier = next(
             (
                 other
-                for other in reviewed[:index]
+                for other_index, other in enumerate(reviewed[:index])
                 if other["normalized"] == item["normalized"]
                 or (
                     min(len(item["normalized"]), len(other["normalized"])) >= MIN_FUZZY_LENGTH
-                    and is_similar(other["normalized"], item["normalized"])
+                    and is_similar(
+                        other["normalized"],
+                        item["normalized"],
+                        float(pair_scores[other_index, index]),
+                    )
                 )
             ),
             None,

@@ -533,15 +533,20 @@ class OwnWrite:
             transaction.on_commit(lambda: _follow(self, after, set(record_ids)))
 
 
-def follow_write(workspace_id: str) -> OwnWrite | None:
-    """Call inside a write transaction, before it writes; see OwnWrite."""
+def follow_write(workspace_id: str, locked: dict[str, int] | None = None) -> OwnWrite | None:
+    """Call inside a write transaction, before it writes; see OwnWrite. `locked`: counters
+    this transaction has already read (locked), whose values need no second read."""
     if connection.vendor != "sqlite":
         return None
     with _lock:
         scopes = [collection for ws, collection in _cache if ws == workspace_id]
     if not scopes:
         return None
-    return OwnWrite(workspace_id, counter_values(workspace_id, map(names_key, scopes)))
+    keys = [names_key(collection) for collection in scopes]
+    known = {key: (locked or {})[key] for key in keys if key in (locked or {})}
+    unread = [key for key in keys if key not in known]
+    before = {**(counter_values(workspace_id, unread) if unread else {}), **known}
+    return OwnWrite(workspace_id, before)
 
 
 def _follow(write: OwnWrite, after: dict[str, int], record_ids: set[str]) -> None:
@@ -589,12 +594,67 @@ def clear_cache() -> None:
         _cache.clear()
 
 
+# Scores held at once by match_names_many (float64): about 8 MB, whatever the scope's size.
+MANY_SCORES_AT_ONCE = 1_000_000
+
+
+def _similar_spellings(names: ScopeNames, normalized_query: str) -> Iterator[tuple[float, int]]:
+    """(score 0-100, index) of every entry whose character ratio reaches the threshold."""
+    for _, score, index in process.extract(
+        normalized_query,
+        names.names,
+        scorer=fuzz.ratio,
+        processor=None,
+        score_cutoff=SIMILARITY_THRESHOLD * 100,
+        limit=None,
+    ):
+        yield score, index
+
+
+def match_names_many(names: ScopeNames, queries: list[tuple[str, str]]) -> list[list[NameMatch]]:
+    """match_names of each (normalized, shown) query against one view.
+
+    The similar-spelling scan of all the queries is one rapidfuzz cdist call per block of
+    queries (its vectorised ratio is several times faster than one extract per query), with
+    the same scorer, cutoff and float64 scores, so each answer is exactly match_names's.
+    """
+    import numpy as np
+
+    all_names = names.names
+    fuzzy = [i for i, (normalized, _) in enumerate(queries) if len(normalized) >= MIN_FUZZY_LENGTH]
+    similar: dict[int, list[tuple[float, int]]] = {i: [] for i in fuzzy}
+    block = max(1, MANY_SCORES_AT_ONCE // max(1, len(all_names)))
+    for start in range(0, len(fuzzy) if all_names else 0, block):
+        rows = fuzzy[start : start + block]
+        scores = process.cdist(
+            [queries[i][0] for i in rows],
+            all_names,
+            scorer=fuzz.ratio,
+            processor=None,
+            score_cutoff=SIMILARITY_THRESHOLD * 100,
+            dtype=np.float64,
+        )
+        for row, query_index in zip(scores, rows, strict=True):
+            hits = np.flatnonzero(row)
+            similar[query_index] = list(zip(row[hits].tolist(), hits.tolist(), strict=True))
+    return [
+        match_names(names, normalized, shown, similar=similar.get(i, []))
+        for i, (normalized, shown) in enumerate(queries)
+    ]
+
+
 def match_names(
-    names: ScopeNames, normalized_query: str, shown_query: str | None = None
+    names: ScopeNames,
+    normalized_query: str,
+    shown_query: str | None = None,
+    *,
+    similar: Iterable[tuple[float, int]] | None = None,
 ) -> list[NameMatch]:
     """Exact matches, then similar spellings and whole-word matches (names of 3+ chars).
 
     `shown_query` is the query as typed, for the "differs:" note of a similar spelling.
+    `similar`: the entries reaching the character-ratio threshold, when the caller scanned
+    for them already (match_names_many).
     """
     found: dict[int, NameMatch] = {}
 
@@ -616,14 +676,8 @@ def match_names(
         keep(index, 1.0, True, False)
     if len(normalized_query) >= MIN_FUZZY_LENGTH:
         all_names = names.names
-        for _, score, index in process.extract(
-            normalized_query,
-            all_names,
-            scorer=fuzz.ratio,
-            processor=None,
-            score_cutoff=SIMILARITY_THRESHOLD * 100,
-            limit=None,
-        ):
+        spellings = _similar_spellings(names, normalized_query) if similar is None else similar
+        for score, index in spellings:
             name = all_names[index]
             # The three-character rule holds for both sides: "Alx" does not suggest "Al".
             if index in found or len(name) < MIN_FUZZY_LENGTH or not names.is_live(index):

@@ -9,7 +9,7 @@ suggestions and are never selected.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
 from django.db.models import Q
@@ -168,6 +168,9 @@ class Resolution:
     message: str
     candidates: list[dict[str, Any]]
     counter_keys: list[str]
+    # Counters whose value the answer was computed at (the names list's revision): a ticket
+    # records that value, so a name written since the list was read moves it.
+    known_counters: dict[str, int] = field(default_factory=dict)
 
     @property
     def answer(self) -> dict[str, Any]:
@@ -191,6 +194,7 @@ class _Search:
     names_scope: str | None  # the collection whose names counter the answer depends on
     incomplete_reason: str
     self_message: str
+    names_revision: int | None = None  # the revision of the names list matched, if one was
 
     @property
     def record_ids(self) -> list[str]:
@@ -251,8 +255,10 @@ def _search(
             names_scope = found_collection
 
     incomplete_reason = ""
+    names_revision = None
     if not self_lookup and not by_id:
         names = scope_names(scope.workspace_id, collection_id)
+        names_revision = names.revision
         if names.too_large:
             incomplete_reason = (
                 "The scope holds more records than one resolution scans; pass collection_id "
@@ -268,7 +274,9 @@ def _search(
             f"More than {MAX_CANDIDATES} records match; add words to the query, pass "
             "collection_id, or pass context_record_ids to narrow it."
         )
-    return _Search(ranked[:MAX_CANDIDATES], names_scope, incomplete_reason, self_message)
+    return _Search(
+        ranked[:MAX_CANDIDATES], names_scope, incomplete_reason, self_message, names_revision
+    )
 
 
 def _collections_of(scope: Scope, record_ids: list[str]) -> dict[str, str]:
@@ -378,7 +386,12 @@ def _answer(
         *(links_key(c["record_id"]) for c in candidates),
     ]
     counter_keys += [links_key(record_id) for record_id in context]
-    return Resolution(status, selected, message, candidates, counter_keys)
+    known = (
+        {names_key(search.names_scope): search.names_revision}
+        if search.names_revision is not None
+        else {}
+    )
+    return Resolution(status, selected, message, candidates, counter_keys, known)
 
 
 def resolve_record(
@@ -401,6 +414,9 @@ def resolve_record(
         request=_ticket_request(request),
         answer=resolution.answer,
         counter_keys=resolution.counter_keys,
+        known=resolution.known_counters,
+        # _parse has just read the collection, so its workspace exists.
+        workspace_exists=request.collection_id is not None,
     )
     return _reply(ticket, request, resolution)
 

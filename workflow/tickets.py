@@ -48,16 +48,27 @@ def issue_ticket(
     request: dict[str, Any],
     answer: dict[str, Any],
     counter_keys: list[str],
+    known: dict[str, int] | None = None,
+    workspace_exists: bool = False,
 ) -> ReviewTicket:
-    counters = counter_values(scope.workspace_id, counter_keys)
+    """`known`: counters whose value the answer was computed at (the names list's revision),
+    kept as they are instead of read again; `workspace_exists`: the caller has just read a
+    row of the workspace (its collection), so the workspace need not be ensured."""
+    known = {key: value for key, value in (known or {}).items() if key in counter_keys}
+    unread = [key for key in counter_keys if key not in known]
+    counters = {**(counter_values(scope.workspace_id, unread) if unread else {}), **known}
+    counters = dict(sorted(counters.items()))
     ticket = new_ticket(scope, kind=kind, request=request, answer=answer, counters=counters)
-    return issue_tickets(scope, [ticket])[0]
+    return issue_tickets(scope, [ticket], workspace_exists=workspace_exists)[0]
 
 
-def issue_tickets(scope: Scope, tickets: list[ReviewTicket]) -> list[ReviewTicket]:
+def issue_tickets(
+    scope: Scope, tickets: list[ReviewTicket], *, workspace_exists: bool = False
+) -> list[ReviewTicket]:
     if not tickets:
         return []
-    workspace_ensure(scope.workspace_id)
+    if not workspace_exists:
+        workspace_ensure(scope.workspace_id)
     return ReviewTicket.objects.bulk_create(tickets)
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 
+from records.dry_run import in_dry_run
 from records.meaning import model
 from records.models import Record, RecordEmbedding
 
@@ -87,8 +88,8 @@ def embed_written(record: Record, *, content_changed: bool) -> None:
     A change that leaves title and values alone (archive, alias) moves the version only: the
     embedding of the version before is still right and is carried forward, not recomputed.
     """
-    if not model.enabled():
-        return
+    if not model.enabled() or in_dry_run():
+        return  # a preview's rows are rolled back: its vector would be computed for nothing
     if not content_changed:
         carried = RecordEmbedding.objects.filter(
             record_id=record.pk,

@@ -32,7 +32,7 @@ def apply(ctx: WriteContext, args: Args) -> dict[str, Any]:
     record = services.record_create(
         ctx=ctx, collection_id=args["collection_id"], title=args["title"], data=args["data"]
     )
-    return {"record": record_dict(record, view="write")}
+    return {"record": record_dict(record, view="write", aliases=[])}  # a new record has none
 
 
 def change(args: Args, current: CurrentRecords) -> Change:
