@@ -7,8 +7,8 @@ write that never lands. On PostgreSQL `counters_left_alone` sets the transaction
 (its savepoint, or its transaction) undoes the setting with everything else. SQLite runs one
 writer at a time whatever is locked, and its triggers keep moving the counters there.
 
-Inside it `in_dry_run()` is true, so work whose only product is a row the rollback throws away
-(a record's embedding: a model call of several milliseconds) is skipped on either backend.
+Inside it `in_dry_run()` is true, so a row the rollback would throw away (a record's embedding)
+is not written on either backend.
 """
 
 from __future__ import annotations

@@ -505,11 +505,20 @@ def _resolve_many(scope: Scope, parsed: dict[int, _Request]) -> dict[int, dict[s
             )
             for index, resolution in resolutions.items()
         ],
+        # A record of the workspace was just read (an ID query's), so the workspace exists.
+        workspace_exists=bool(records),
     )
     return {
         index: _reply(ticket, parsed[index], resolutions[index])
         for index, ticket in zip(resolutions, tickets, strict=True)
     }
+
+
+def resolve_written(scope: Scope, record_id: str, collection_id: str) -> dict[str, Any]:
+    """resolve_record by ID of a record just written, in its collection: the same answer,
+    reading what a batch item reads (the record once, no separate check of the collection,
+    which the record's own row vouches for)."""
+    return _resolve_many(scope, {0: _Request(record_id, collection_id, [])})[0]
 
 
 def resolve_by_ids(scope: Scope, record_ids: list[str]) -> dict[str, str]:

@@ -88,8 +88,14 @@ def embed_written(record: Record, *, content_changed: bool) -> None:
     A change that leaves title and values alone (archive, alias) moves the version only: the
     embedding of the version before is still right and is carried forward, not recomputed.
     """
-    if not model.enabled() or in_dry_run():
-        return  # a preview's rows are rolled back: its vector would be computed for nothing
+    if not model.enabled():
+        return
+    if in_dry_run():
+        # A preview's rows are rolled back: write nothing, but embed now, outside any write
+        # lock, so the commit of the same write finds its vectors computed (model.embed_texts).
+        if content_changed:
+            embedding_rows([record])
+        return
     if not content_changed:
         carried = RecordEmbedding.objects.filter(
             record_id=record.pk,

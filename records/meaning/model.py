@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import threading
+from collections import OrderedDict
 from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -71,6 +72,16 @@ def _load() -> Any:
         return _model
 
 
+# The last few small batches embedded, by their exact texts: a write's preview (prepare's dry
+# run) embeds the record it would write, so its commit finds the vectors here instead of
+# calling the model while it holds the write's locks. Keyed by the whole batch, so a hit is
+# exactly what the model returned for the same call.
+RECENT_BATCHES = 64
+RECENT_BATCH_TEXTS = 8
+_recent: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()
+_recent_lock = threading.Lock()
+
+
 def embed_texts(texts: list[str]) -> np.ndarray:
     """Unit vectors (float32, one row per text); an empty text gives a zero row."""
     import numpy as np
@@ -78,6 +89,19 @@ def embed_texts(texts: list[str]) -> np.ndarray:
     model = _load()
     if not texts:
         return np.zeros((0, DIMENSIONS), dtype=np.float32)
-    vectors = np.asarray(model.embed([text[:MAX_TEXT_CHARS] for text in texts]), np.float32)
+    key = tuple(text[:MAX_TEXT_CHARS] for text in texts)
+    if len(key) <= RECENT_BATCH_TEXTS:
+        with _recent_lock:
+            kept = _recent.get(key)
+            if kept is not None:
+                _recent.move_to_end(key)
+                return kept.copy()
+    vectors = np.asarray(model.embed(list(key)), np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+    unit = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+    if len(key) <= RECENT_BATCH_TEXTS:
+        with _recent_lock:
+            _recent[key] = unit.copy()
+            while len(_recent) > RECENT_BATCHES:
+                _recent.popitem(last=False)
+    return unit

@@ -14,7 +14,7 @@ from workflow.models import ReviewTicket
 from workflow.operations.change import Change, CurrentRecords, FieldChange, added_fields
 from workflow.operations.checks import collection_named
 from workflow.operations.registry import Args, Names, Operation
-from workflow.resolution import resolve_record
+from workflow.resolution import resolve_written
 from workflow.scope import Scope
 
 
@@ -47,9 +47,7 @@ def change(args: Args, current: CurrentRecords) -> Change:
 def follow_up(scope: Scope, result: dict[str, Any]) -> dict[str, Any] | None:
     """A resolution of the new record by ID, so the next write (a link) can cite it at once."""
     record = result["record"]
-    resolution = resolve_record(
-        scope, query=record["record_id"], collection_id=record["collection_id"]
-    )
+    resolution = resolve_written(scope, record["record_id"], record["collection_id"])
     return {
         "resolution_id": resolution["resolution_id"],
         "status": resolution["status"],
