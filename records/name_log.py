@@ -1,7 +1,9 @@
 """Which records' names were written between two revisions of a names counter.
 
 Read from records_namechange, which the counter triggers append to (see NameChange): one indexed
-read of the changes themselves, never of the scope or of its history.
+read of the changes themselves, never of the scope or of its history. Rows at or below a stored
+name list's revision are pruned when the list is stored: a reader behind that point meets a
+gap, which makes it read the names whole (the stored list and the rows after it), never guess.
 """
 
 from __future__ import annotations
@@ -32,3 +34,11 @@ def names_written(
     if len(revisions) != until - since:
         return None
     return record_ids
+
+
+def prune_names_log(workspace_id: str, key: str, through: int) -> int:
+    """Delete counter `key`'s rows at or below revision `through`; how many went."""
+    deleted, _ = NameChange.objects.filter(
+        workspace_id=workspace_id, key=key, revision__lte=through
+    ).delete()
+    return deleted

@@ -7,7 +7,9 @@ its stored form and decodes an entry when it is asked for:
 
 - record IDs packed 16 bytes each (the UUID's bytes), found by a C-speed search of the bytes;
 - displays joined by the separator, with the offset of every STEP-th entry so that one entry is
-  a short split away;
+  a short split away; a display that is its name title-cased ("Rahul Sharma" for "rahul sharma",
+  what most person and company names are) is stored empty and derived from the name when asked
+  for, so the row a fresh process reads carries mostly the names once, not twice;
 - alias flags as the stored "0"/"1" string.
 
 Entries appended after the read (a patch) are held as plain values in each column's `tail`; a
@@ -27,6 +29,7 @@ from itertools import accumulate, chain, islice, pairwise
 SEP = "\x1f"  # between joined entries; see workflow.name_index
 ID_WIDTH = 16
 STEP = 64  # entries between two display marks: an entry costs a split of at most this many
+DERIVED = ""  # a stored display that is its name title-cased (see derived_display)
 _CANONICAL = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _LITTLE = sys.byteorder == "little"
 
@@ -131,11 +134,18 @@ class PackedIds(Sequence[str]):
         return self.packed + tail
 
 
+def derived_display(name: str) -> str:
+    """What a display stored as DERIVED reads as: its normalized name, title-cased. A display
+    is stored so only when this gives it back exactly (an empty display has an empty name)."""
+    return name.title()
+
+
 class JoinedTexts(Sequence[str]):
     """Displays: the `joined` part's entries between separators, then the `tail`.
 
     `marks[k]` is where entry k*STEP begins in `joined`, so entry i is found by splitting at
-    most STEP entries, never the whole string.
+    most STEP entries, never the whole string. With `names` (the entries' normalized names, in
+    the same order), a joined entry stored as DERIVED reads as derived_display of its name.
     """
 
     def __init__(
@@ -144,16 +154,22 @@ class JoinedTexts(Sequence[str]):
         count: int = 0,
         marks: Sequence[int] = (),
         tail: list[str] | None = None,
+        names: Sequence[str] = (),
     ) -> None:
         if count and len(marks) != (count + STEP - 1) // STEP:
             raise ValueError("a mark is due every STEP entries")
+        if names and len(names) < count:
+            raise ValueError("a derived display needs its entry's name")
         self.joined = joined
         self.joined_count = count
         self.marks = marks
+        self.names = names
         self.tail: list[str] = [] if tail is None else tail
 
     @classmethod
-    def read(cls, joined: str, count: int, marks: bytes) -> JoinedTexts | None:
+    def read(
+        cls, joined: str, count: int, marks: bytes, names: Sequence[str] = ()
+    ) -> JoinedTexts | None:
         """The stored column, or None when it does not hold `count` entries as marked."""
         if len(marks) % 4 or len(marks) // 4 != (count + STEP - 1) // STEP:
             return None
@@ -162,11 +178,14 @@ class JoinedTexts(Sequence[str]):
             return None
         if offsets and offsets[0] != 0:
             return None
-        # Each later mark must begin an entry: just past a separator, in order.
+        # Each later mark must begin the entry STEP on from the one before: just past a
+        # separator, with STEP separators since (empty entries are separators side by side).
         for before, after in pairwise(offsets):
             if not before < after <= len(joined) or joined[after - 1] != SEP:
                 return None
-        return cls(joined, count, offsets)
+            if joined.count(SEP, before, after) != STEP:
+                return None
+        return cls(joined, count, offsets, names=names)
 
     def __len__(self) -> int:
         return self.joined_count + len(self.tail)
@@ -182,19 +201,33 @@ class JoinedTexts(Sequence[str]):
         start = self.marks[block]
         # The block ends where the next begins (less its separator), or with the string.
         end = self.marks[block + 1] - 1 if block + 1 < len(self.marks) else len(self.joined)
-        return self.joined[start:end].split(SEP, within + 1)[within]
+        text = self.joined[start:end].split(SEP, within + 1)[within]
+        return derived_display(self.names[index]) if self.names and text == DERIVED else text
 
     def __iter__(self) -> Iterator[str]:
         if self.joined_count:
-            yield from self.joined.split(SEP)
+            texts = self.joined.split(SEP)
+            if self.names:
+                yield from (
+                    derived_display(name) if text == DERIVED else text
+                    for text, name in zip(texts, self.names, strict=False)
+                )
+            else:
+                yield from texts
         yield from self.tail
 
     def extend(self, texts: Iterable[str]) -> None:
         self.tail.extend(texts)
 
-    def joined_form(self) -> tuple[str, bytes] | None:
-        """Every entry joined, and the marks; None when an entry holds the separator."""
+    def joined_form(self, names: Sequence[str] | None = None) -> tuple[str, bytes] | None:
+        """Every entry joined, and the marks; None when an entry holds the separator. With
+        `names` (each entry's normalized name), a display its name derives is stored DERIVED."""
         texts = list(self) if self.joined_count else self.tail
+        if names is not None:
+            texts = [
+                DERIVED if text == derived_display(name) else text
+                for text, name in zip(texts, names, strict=True)
+            ]
         joined = SEP.join(texts)
         if joined.count(SEP) != max(0, len(texts) - 1):
             return None

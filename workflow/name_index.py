@@ -22,10 +22,13 @@ Invariants (tests/workflow/test_name_index_updates.py checks each):
   in the database (workflow.models.StoredNameList, one row) and the next process reads that row
   and the log since its revision. So the first resolution after a restart costs one row and
   the changes since it was stored, which is kept at most a patch's worth behind (a load that
-  finds more rebuilds and stores it again). Only the names are split on reading (the matcher
-  scans them all); the record IDs, displays and alias flags stay in their stored form and an
-  entry is decoded when asked for (workflow.name_columns). A row that does not read back whole
-  (another layout, or columns that disagree) is no row: the list is built and stored again.
+  finds more rebuilds and stores it again). Storing a list prunes the names log up to its
+  revision: a view behind that point finds a gap and reads the stored list instead. Only the
+  names are split on reading (the matcher scans them all); the record IDs, displays and alias
+  flags stay in their stored form and an entry is decoded when asked for, a display that is
+  its name title-cased being stored empty (workflow.name_columns). A row that does not read
+  back whole (another layout, or columns that disagree) is no row: the list is built and
+  stored again.
 - Lookups by exact name or whole words scan the list's names joined in one string (C-speed
   string search) for the stored part and use small indexes for entries appended since, so a
   list read from the database is ready to match at once, with no per-entry index to build.
@@ -48,7 +51,7 @@ from rapidfuzz import fuzz, process
 
 from records.counters import counter_values, names_key
 from records.models import Record, RecordAlias
-from records.name_log import names_written
+from records.name_log import names_written, prune_names_log
 from records.names import normalize_name
 from workflow.models import StoredNameList
 from workflow.models.name_lists import NAME_LIST_LAYOUT
@@ -273,17 +276,14 @@ class ScopeNames:
             return None
         count = len(stored.aliases)
         names = stored.names.split(SEP) if count else []
-        displays = JoinedTexts.read(stored.displays, count, bytes(stored.display_marks))
+        if len(names) != count:
+            return None
+        displays = JoinedTexts.read(stored.displays, count, bytes(stored.display_marks), names)
         try:
             record_ids = PackedIds(bytes(stored.record_ids))
         except ValueError:
             return None
-        if (
-            len(names) != count
-            or len(record_ids) != count
-            or displays is None
-            or stored.aliases.strip("01")
-        ):
+        if len(record_ids) != count or displays is None or stored.aliases.strip("01"):
             return None
         return cls._of(
             stored.revision,
@@ -305,7 +305,7 @@ class ScopeNames:
         if names.count(SEP) != max(0, self.length - 1):
             return None
         record_ids = store.record_ids.pack()
-        displays = store.displays.joined_form()
+        displays = store.displays.joined_form(store.names)
         if record_ids is None or displays is None:
             return None
         return {
@@ -406,17 +406,24 @@ def _load(workspace_id: str, collection_id: str | None, revision: int) -> ScopeN
 
 
 def _store(workspace_id: str, collection_id: str | None, names: ScopeNames) -> None:
-    """Keep the list for the next process to start; a rival writer's list serves as well."""
+    """Keep the list for the next process to start; a rival writer's list serves as well.
+
+    The names log up to the list's revision is pruned with it: no reader needs those rows (one
+    behind the list finds a gap and reads the stored list), so the log stays as long as the
+    changes since the last store, not the scope's whole history.
+    """
     columns = names.stored_form()
     if columns is None or names.too_large or names.record_count < STORE_FROM_RECORDS:
         return
+    key = names_key(collection_id)
     try:
         with transaction.atomic():
             StoredNameList.objects.update_or_create(
                 workspace_id=workspace_id,
-                scope_key=names_key(collection_id),
+                scope_key=key,
                 defaults={"revision": names.revision, **columns},
             )
+            prune_names_log(workspace_id, key, names.revision)
     except IntegrityError:  # another process stored one at the same moment
         pass
 

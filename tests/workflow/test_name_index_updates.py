@@ -302,6 +302,40 @@ def test_a_gap_in_the_names_log_reads_the_records_instead(ctx, monkeypatch):
     assert len(loads) == 1, "the gap is read whole once; the list stored then serves the restart"
 
 
+def test_a_stored_list_prunes_the_log_and_a_view_behind_it_reads_the_list(ctx, monkeypatch):
+    """The log up to a stored list's revision is deleted when the list is stored; a view still
+    behind that point (another process's, say) meets the gap and reads the stored list and the
+    log after it, and answers as a fresh load does."""
+    from records.counters import counter_values, names_key
+
+    monkeypatch.setattr(name_index, "STORE_FROM_RECORDS", 1)
+    people = make_collection(ctx, "people")
+    kirat = make_record(ctx, people, "Kirat")
+    rahul = make_record(ctx, people, "Rahul Sharma")
+    make_record(ctx, people, "Expenses")
+    key = names_key(people.pk)
+    behind = scope_names(WORKSPACE, people.pk)  # built from the records, and stored
+    assert not NameChange.objects.filter(key=key, revision__lte=behind.revision).exists()
+    services.record_rename(ctx=ctx, record_id=kirat.pk, title="Kirat Singh", expected_version=1)
+    # Another process builds the list at this revision and stores it: the rename's row goes.
+    stored_at = counter_values(WORKSPACE, [key])[key]
+    assert NameChange.objects.filter(key=key, revision=stored_at).exists()
+    name_index._store(WORKSPACE, people.pk, name_index._load(WORKSPACE, people.pk, stored_at))
+    assert not NameChange.objects.filter(key=key, revision__lte=stored_at).exists()
+    services.record_rename(ctx=ctx, record_id=rahul.pk, title="Rahul Verma", expected_version=1)
+    name_index._cache[(WORKSPACE, people.pk)] = behind  # this process's view, from before
+    loads = count_loads(monkeypatch)
+    caught_up = scope_names(WORKSPACE, people.pk)
+    assert loads == [], "the stored list and the log after it, not the records"
+    fresh = name_index._load(WORKSPACE, people.pk, caught_up.revision)
+    assert live_entries(caught_up) == live_entries(fresh)
+    for query in ("kirat singh", "kirat", "rahul verma", "rahul sharma"):
+        found = [(m.record_id, m.display, m.exact) for m in match_names(caught_up, query)]
+        assert found == [(m.record_id, m.display, m.exact) for m in match_names(fresh, query)]
+    assert [m.display for m in match_names(caught_up, "kirat singh") if m.exact] == ["Kirat Singh"]
+    assert not [m for m in match_names(caught_up, "rahul sharma") if m.exact]
+
+
 def test_the_names_log_holds_one_row_per_counter_move(ctx):
     from records.counters import counter_values, names_key
     from records.name_log import names_written

@@ -21,7 +21,7 @@ from tests.workflow.test_name_index_updates import count_loads
 from workflow import name_index
 from workflow.models import StoredNameList
 from workflow.models.name_lists import NAME_LIST_LAYOUT
-from workflow.name_columns import STEP, JoinedTexts, PackedIds
+from workflow.name_columns import SEP, STEP, JoinedTexts, PackedIds
 from workflow.name_index import FEW_RECORDS, ScopeNames, match_names, scope_names
 
 SIZE = 5 * STEP + 7  # several display marks, and a last block cut short
@@ -139,6 +139,39 @@ def test_a_list_with_appended_entries_stores_and_reads_back_whole():
     again = stored_copy(grown)
     assert every_entry(again) == every_entry(grown)
     assert again.displays[SIZE] == "Priya Nair" and again.record_count == read.record_count + 1
+
+
+DISPLAYS = ["Rahul Sharma", "McDonald", "ACME Ltd", "iPhone", "Zoë Müller", "o'brien", "O'Brien"]
+DISPLAYS += ["  Kirat   Singh ", "", "ǅemal"]
+
+
+@pytest.mark.usefixtures("ctx")
+def test_a_display_its_name_gives_back_is_stored_empty_and_read_back_as_it_was():
+    """Only displays that are not their name title-cased are stored (most person and company
+    names are), so the row carries the names once; every display still reads back exactly."""
+    rows = [(new_id(), display, n % 7 == 6) for n in range(STEP * 2) for display in DISPLAYS]
+    built = ScopeNames.build(1, rows)
+    columns = built.stored_form()
+    assert columns is not None
+    stored = columns["displays"].split(SEP)
+    assert stored[: len(DISPLAYS)] == [
+        "",
+        "McDonald",
+        "ACME Ltd",
+        "iPhone",
+        "",
+        "o'brien",
+        "",
+        "  Kirat   Singh ",
+        "",
+        "ǅemal",
+    ]
+    read = stored_copy(built)
+    assert every_entry(read) == every_entry(built)
+    assert list(read.displays) == [display for _, display, _ in rows]
+    assert [read.displays[i] for i in range(len(rows))] == [display for _, display, _ in rows]
+    assert [m.display for m in match_names(read, "mcdonald") if m.exact][:1] == ["McDonald"]
+    assert every_entry(stored_copy(read)) == every_entry(built), "stored again as read"
 
 
 def test_a_list_that_cannot_be_packed_is_not_stored():

@@ -13,7 +13,8 @@ from django.db import models
 from records.models import Workspace
 
 # The stored form's version: a row of another is read as no row (the list is built again).
-NAME_LIST_LAYOUT = 2
+# 3: a display that its name title-cased gives back is stored empty (workflow.name_columns).
+NAME_LIST_LAYOUT = 3
 
 
 class StoredNameList(models.Model):
@@ -26,7 +27,7 @@ class StoredNameList(models.Model):
     layout = models.PositiveSmallIntegerField(default=NAME_LIST_LAYOUT)
     record_ids = models.BinaryField()  # each ID's 16 UUID bytes
     names = models.TextField()  # normalized
-    displays = models.TextField()
+    displays = models.TextField()  # empty where the name, title-cased, is the display
     # Where every 64th display begins in `displays`: unsigned 32-bit, little-endian.
     display_marks = models.BinaryField()
     aliases = models.TextField()  # "1" for an alias, "0" for a title, one character an entry
