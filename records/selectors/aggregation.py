@@ -67,16 +67,24 @@ def aggregate(
     )
     condition = criteria_sql(workspace_id, criteria)
     fields = _distinct_fields(metric_list)
+    extremes = [
+        any(m["op"] in ("min", "max") and m["field"] == keys for m in metric_list)
+        for keys in fields
+    ]
     if grouping is not None and grouping["kind"] == "linked":
         # A record linked to several records is in several groups: the matched total is
         # counted on its own, and says which way round the links are cheaper to read.
         matched = fetch_all(condition.wrap("SELECT COUNT(*) FROM records_record r WHERE {}"))[0][0]
         per_key = _linked_per_key(
-            condition, grouping, fields, by_workspace=_links_are_few(workspace_id, matched)
+            condition,
+            grouping,
+            fields,
+            extremes,
+            by_workspace=_links_are_few(workspace_id, matched),
         )
-        rows = fetch_all(_grouped_sql(condition, grouping, fields, limit, per_key))
+        rows = fetch_all(_grouped_sql(condition, grouping, fields, extremes, limit, per_key))
     else:
-        rows = fetch_all(_grouped_sql(condition, grouping, fields, limit))
+        rows = fetch_all(_grouped_sql(condition, grouping, fields, extremes, limit))
         matched = int(rows[0][-1] or 0) if rows else 0
     groups = [_group(row, grouping, metric_list, fields) for row in rows[:limit]]
     result: dict[str, Any] = {"matched": matched, "notes": [SKIP_NOTE]}
@@ -302,17 +310,19 @@ def _inputs(fields: list[list[str]], column: str = "r.data") -> Sql:
     return Sql("".join(f", {p.text}" for p in parts), tuple(x for p in parts for x in p.params))
 
 
-def _per_key(rows: Sql, fields: list[list[str]], *, grouped: bool) -> Sql:
+def _per_key(rows: Sql, extremes: list[bool], *, grouped: bool) -> Sql:
     """One row per distinct raw key k of the per-record rows: its count and each field's
-    used, missing, sum, min and max. Small values only: nothing here reads a record."""
+    used, missing, sum, and min and max where a metric asks for them (extremes, per field:
+    numeric MIN and MAX are dear on PostgreSQL). Small values only: nothing here reads a
+    record."""
     columns = ["k", "COUNT(*) AS cnt"]
-    for index in range(len(fields)):
+    for index, wanted in enumerate(extremes):
         columns += [
             f"COUNT(v_{index}) AS u_{index}",
             f"SUM(a_{index}) AS m_{index}",
             f"SUM(v_{index}) AS s_{index}",
-            f"MIN(v_{index}) AS lo_{index}",
-            f"MAX(v_{index}) AS hi_{index}",
+            f"MIN(v_{index}) AS lo_{index}" if wanted else f"NULL AS lo_{index}",
+            f"MAX(v_{index}) AS hi_{index}" if wanted else f"NULL AS hi_{index}",
         ]
     if not grouped:  # one row even when nothing matched: the totals of nothing
         columns[0] = "NULL AS k"
@@ -324,6 +334,7 @@ def _grouped_sql(
     condition: Sql,
     grouping: dict[str, Any] | None,
     fields: list[list[str]],
+    extremes: list[bool],
     limit: int,
     per_key: Sql | None = None,
 ) -> Sql:
@@ -344,7 +355,7 @@ def _grouped_sql(
             f"WHERE {condition.text} {FENCE[vendor()]}",
             key.params + inputs.params + condition.params,
         )
-        per_key = _per_key(source, fields, grouped=grouping is not None)
+        per_key = _per_key(source, extremes, grouped=grouping is not None)
     group_key, label, kind, join = _group_columns(grouping)
     # Only a field's raw keys can mean the same key (an escaped and a plain string, say):
     # every other kind of raw key is its group already, and needs no second grouping.
@@ -451,7 +462,12 @@ def _branches(grouping: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _linked_per_key(
-    condition: Sql, grouping: dict[str, Any], fields: list[list[str]], *, by_workspace: bool
+    condition: Sql,
+    grouping: dict[str, Any],
+    fields: list[list[str]],
+    extremes: list[bool],
+    *,
+    by_workspace: bool,
 ) -> Sql:
     """The per-key rows of a linked grouping: one per linked record (k), over the matched
     records linked to it, and one with k NULL over those with no such link. UNION over the
@@ -532,8 +548,8 @@ def _linked_per_key(
     # Per part, not over their union: the records with no link are one group, summed
     # without sorting them by a key they all share.
     fence = FENCE[vendor()]
-    by_linked = _per_key(linked.wrap(f"{{}} {fence}"), fields, grouped=True)
-    not_linked = _per_key(unlinked.wrap(f"{{}} {fence}"), fields, grouped=False)
+    by_linked = _per_key(linked.wrap(f"{{}} {fence}"), extremes, grouped=True)
+    not_linked = _per_key(unlinked.wrap(f"{{}} {fence}"), extremes, grouped=False)
     return Sql(
         f"{by_linked.text} UNION ALL SELECT * FROM ({not_linked.text}) not_linked WHERE cnt > 0",
         by_linked.params + not_linked.params,

@@ -193,6 +193,14 @@ def test_totals_and_where_match_python(ledger):
         if numeric(r["data"].get("amount")) and r["data"]["amount"] >= 0
     ]
     assert got_group(filtered["totals"]) == pytest.approx(expected_group(rows))
+    sums = selectors.aggregate(
+        workspace_id=WORKSPACE,
+        collection_id=ledger["collection"].pk,
+        metrics=[{"op": "sum", "field": ["amount"]}, {"op": "avg", "field": ["amount"]}],
+    )["totals"]["metrics"]
+    expected = expected_group(ledger["matched"])
+    assert [m["value"] for m in sums] == pytest.approx([expected["sum"], expected["avg"]])
+    assert sums[0]["skipped_non_numeric"] == expected["skipped_non_numeric"]
     nothing = run(ledger, where=[{"field": ["amount"], "op": "gte", "value": 10**6}])
     assert nothing["matched"] == 0 and nothing["totals"]["count"] == 0
 

@@ -3,9 +3,10 @@
 A few matched records in a workspace with many links must not cost what the workspace's links
 cost: their links are looked up by source and by target (relationship_unique, relationship_in),
 and the grouping is read from those alone. Many matched records beside few links must not cost
-two index probes per record: the workspace's links are read once instead. The plans are the backends' own EXPLAIN of the
-statement aggregate runs; on PostgreSQL sequential scans are priced out, so a plan that still
-reads the table whole (or by workspace) has no indexed path to take.
+two index probes per record: the workspace's links are read once instead. The plans are the
+backends' own EXPLAIN of the statement aggregate runs; on PostgreSQL sequential scans are
+priced out, so a plan that still reads the table whole (or by workspace) has no indexed path
+to take.
 """
 
 from __future__ import annotations
