@@ -242,9 +242,11 @@ class Extracted(DataField):
         )
 
 
-# An optimisation fence: without it both planners inline the per-record layer and read the
-# field out of the record again for every aggregate that uses it.
-FENCE = {"sqlite": "LIMIT -1 OFFSET 0", "postgresql": "OFFSET 0"}
+# An optimisation fence: without it SQLite inlines the per-record layer and reads the field
+# out of the record again for every aggregate that uses it. PostgreSQL's -> is a lookup in
+# binary jsonb, cheaper than the subquery boundary (100,000 records summed: 190 ms unfenced,
+# 270 ms fenced), and without the fence the planner may aggregate in parallel.
+FENCE = {"sqlite": "LIMIT -1 OFFSET 0", "postgresql": ""}
 # Links are read by workspace, not per matched record, when there are at most this many per
 # matched record: reading one link costs about what probing the link indexes for one record
 # does, in both directions.
