@@ -531,11 +531,12 @@ def _linked_per_key(
             " UNION ".join(p.text for p in per_record),
             tuple(x for p in per_record for x in p.params),
         )
-        # The pairs' records are matched already: joined back by primary key for their data.
+        # The pairs' records are matched already; the condition again lets PostgreSQL hash
+        # the matched records for their data rather than the whole records table.
         linked = Sql(
             f"SELECT l.other AS k{inputs.text} FROM ({pairs.text}) l "
-            "JOIN records_record r ON r.id = l.own",
-            inputs.params + pairs.params,
+            f"JOIN records_record r ON r.id = l.own WHERE {condition.text}",
+            inputs.params + pairs.params + condition.params,
         )
         none = " AND ".join(
             f"NOT EXISTS (SELECT 1 FROM records_relationship rel WHERE rel.{own} = r.id"
