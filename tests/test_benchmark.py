@@ -48,7 +48,12 @@ ROWS = [
     "filtered page sorted by a number field",
     "generate 1,500 ledger records",
     "3-hop traversal from a hub of 1,000 links",
+    "aggregate count grouped by a field",
     "aggregate sum + avg grouped by month",
+    "aggregate sum + avg, no group_by",
+    "aggregate count by a field with a where filter",
+    "aggregate grouped by linked record, team collection",
+    "aggregate grouped by linked record, whole ledger",
 ]
 
 

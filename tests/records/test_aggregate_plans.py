@@ -1,10 +1,12 @@
-"""aggregate grouped by linked record reads links through the relationship indexes.
+"""aggregate grouped by linked record reads links from the smaller side.
 
 A few matched records in a workspace with many links must not cost what the workspace's links
 cost: their links are looked up by source and by target (relationship_unique, relationship_in),
-and the grouping is read from those alone. The plans are the backends' own EXPLAIN of the
-statement aggregate runs; on PostgreSQL sequential scans are priced out, so a plan that still
-reads the table whole (or by workspace) has no indexed path to take.
+and the grouping is read from those alone. Many matched records beside few links must not cost
+two index probes per record: the workspace's links are read once instead. The plans are the
+backends' own EXPLAIN of the statement aggregate runs; on PostgreSQL sequential scans are
+priced out, so a plan that still reads the table whole (or by workspace) has no indexed path
+to take.
 """
 
 from __future__ import annotations
@@ -81,3 +83,21 @@ def test_linked_titles_are_looked_up_for_the_groups_returned(team_in_a_linked_wo
     _, statement = grouped_statement(team_in_a_linked_workspace)
     inner = statement[: statement.rindex("LIMIT")]
     assert "records_record linked" not in inner and "t.id = g.group_key" in statement
+
+
+def test_links_few_beside_the_matched_records_are_read_once_not_per_record(ctx):
+    """Twelve records and two links: probing both link indexes for every record costs more
+    than reading the workspace's links once, so the plan reads them by workspace."""
+    ledger = make_collection(ctx, "ledger")
+    entries = [make_record(ctx, ledger, f"Entry {i}") for i in range(12)]
+    link(ctx, entries[0], "related_to", entries[1])
+    link(ctx, entries[2], "related_to", entries[1])
+    result, statement = grouped_statement(ledger)
+    counts = {g.get("title"): g["count"] for g in result["groups"]}
+    assert counts == {"Entry 1": 2, "Entry 0": 1, "Entry 2": 1, None: 9}
+    reads = relationship_reads(plan(statement))
+    assert reads, "the plan reads the relationships somewhere"
+    text = "\n".join(plan(statement))
+    for column in ("source_id", "target_id"):
+        per_record = f"{column}=?" if connection.vendor == "sqlite" else f"({column})::text = "
+        assert per_record not in text, f"links looked up per record:\n{text}"
