@@ -40,12 +40,34 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(trylast=True)  # after the areas' conftests have added their markers
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Skip every test marked for the backend this run is not on; group the demo's sharers."""
+    """Skip every test marked for the backend this run is not on; group the demo's sharers;
+    put the files with the most slow tests first."""
     shared_data.grouped(items)
     for item in items:
         for name, (vendor, reason) in BACKEND_MARKERS.items():
             if item.get_closest_marker(name) and connection.vendor != vendor:
                 item.add_marker(pytest.mark.skip(reason=reason))
+    slow_files_first(items)
+
+
+def slow_files_first(items: list[pytest.Item]) -> None:
+    """Reorder in place: whole files, those with more slow tests that will run first, then
+    those with more tests; each file's own order is kept.
+
+    pytest-xdist hands out files in this order (`--no-loadscope-reorder` in pyproject.toml; its
+    own order is by test count alone). A file of a few slow tests (servers, subprocesses) then
+    starts while there is other work, instead of last, leaving the other core idle while it
+    runs. The `slow` marker is the only duration the suite records; a skipped test costs nothing.
+    """
+    files: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+
+    def slow_runs(item: pytest.Item) -> bool:
+        return bool(item.get_closest_marker("slow")) and not item.get_closest_marker("skip")
+
+    ordered = sorted(files.values(), key=lambda tests: (-sum(map(slow_runs, tests)), -len(tests)))
+    items[:] = [item for tests in ordered for item in tests]
 
 
 @pytest.fixture(autouse=True)

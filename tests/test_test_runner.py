@@ -36,10 +36,29 @@ def node_ids(command: list[str], cwd: Path = REPO_ROOT) -> list[str]:
 # --- both commands collect the same tests --------------------------------------------------
 
 
+# Options that leave out some of what the testpaths hold (by deselecting or not collecting).
+NARROWING_OPTIONS = ("keyword", "markexpr", "deselect", "ignore", "ignore_glob", "lf", "stepwise")
+
+
+def collected_whole_suite(config: pytest.Config) -> bool:
+    """Whether this run collected what a bare `pytest` does: the testpaths, nothing left out."""
+    return config.args_source is pytest.Config.ArgsSource.TESTPATHS and not any(
+        getattr(config.option, name, None) for name in NARROWING_OPTIONS
+    )
+
+
 @pytest.fixture(scope="module")
-def suite_by_pytest() -> list[str]:
-    """What `pytest --collect-only` lists for the whole suite (one subprocess per module)."""
-    nodes = node_ids([*PYTEST, "--collect-only", "-q"])
+def suite_by_pytest(request: pytest.FixtureRequest) -> list[str]:
+    """What `pytest --collect-only` lists for the whole suite.
+
+    When this run is itself a bare `pytest` (the README's command, CI), its session holds that
+    list already, in the same order: collecting the whole suite again in a subprocess would
+    add only its cost. Run on a part of the suite, it asks a subprocess.
+    """
+    if collected_whole_suite(request.config):
+        nodes = [item.nodeid for item in request.session.items]
+    else:
+        nodes = node_ids([*PYTEST, "--collect-only", "-q"])
     assert any(node.startswith("tests/test_test_runner.py::") for node in nodes)
     return nodes
 

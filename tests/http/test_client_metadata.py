@@ -242,13 +242,16 @@ def clients_on(live: LiveServer) -> str:
 
 
 def person(live: LiveServer) -> Browser:
-    live.manage("anchor_member", "add", "alice", "team-a", "--create-user")
+    """Alice in team-a with a password, made in one `manage.py shell` run by the services
+    `anchor_member add --create-user` calls (the command itself is test_commands'): a second
+    Django start-up would add only its cost."""
     live.manage(
         "shell",
         "-c",
         "from django.contrib.auth import get_user_model; "
-        f"u = get_user_model().objects.get(username='alice'); u.set_password({PASSWORD!r}); "
-        "u.save()",
+        "from records.services import workspace_membership_add; "
+        f"u = get_user_model().objects.create_user(username='alice', password={PASSWORD!r}); "
+        "workspace_membership_add(user=u, workspace_id='team-a')",
     )
     return Browser(live.url, "alice", PASSWORD)
 
