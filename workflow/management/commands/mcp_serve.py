@@ -31,7 +31,11 @@ from django.db.migrations.loader import MigrationLoader
 from django.db.migrations.recorder import MigrationRecorder
 
 from workflow.mcp.server import select_tools, serve_stdio_pipe
-from workflow.mcp.stdio import claim_stdio_for_protocol, exit_quietly_on_sigterm
+from workflow.mcp.stdio import (
+    claim_stdio_for_protocol,
+    exit_quietly_on_sigterm,
+    resume_garbage_collection,
+)
 
 # Any constant works as long as every Anchor process uses the same one; "anchor" in ASCII.
 POSTGRES_MIGRATION_LOCK = 0x616E63686F72
@@ -65,6 +69,7 @@ class Command(BaseCommand):
                 raise CommandError(str(exc)) from exc
         migrate_if_needed(verbosity=options["verbosity"])
         connections.close_all()  # tool calls run in another thread with their own connection
+        resume_garbage_collection()
 
         if options["verbosity"] >= 2:
             sys.stderr.write(f"anchor: ready in {time.monotonic() - started:.2f}s\n")
