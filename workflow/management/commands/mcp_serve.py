@@ -126,10 +126,11 @@ def _left_out_migrations() -> list[tuple[str, str]]:
     the app (importing django-mcp-server is what leaving it out saves)."""
     found = []
     for module in settings.ANCHOR_APPS_LEFT_OUT_OF_STDIO:
-        spec = importlib.util.find_spec(module)  # a top-level package: found, not imported
+        spec = importlib.util.find_spec(module)  # found, not imported (its parents are)
         if spec is not None and spec.submodule_search_locations:
             folders = [Path(folder) / "migrations" for folder in spec.submodule_search_locations]
-            found += _migration_files(module, folders)
+            # Each one's label is its module's last part (django.contrib.admin: "admin").
+            found += _migration_files(module.rpartition(".")[2], folders)
     return found
 
 
