@@ -58,18 +58,15 @@ INSTALLED_APPS = [
 # serves one agent over stdio: no HTTP endpoint, no OAuth and no admin pages. So it leaves out
 # django-mcp-server (whose import pulls in Django REST framework and, through it, psycopg even
 # on SQLite; the SDK's own FastMCP serves instead, see workflow.mcp.sdk), the OAuth provider
-# (oauthlib, jwcrypto and cryptography at import) and the admin's autodiscovery of every admin
-# module: together half of its start. The admin app keeps its label and tables; when the
-# database needs migrating, mcp_serve migrates it with every app (workflow mcp_serve command).
-ANCHOR_APPS_LEFT_OUT_OF_STDIO = ["mcp_server", "oauth2_provider"]
+# (oauthlib, jwcrypto and cryptography at import) and the admin (its package imports its
+# forms, options and site machinery, and its app config discovers every admin module):
+# together more than half of its start. Their tables stay in the database all the same: when
+# it needs migrating, mcp_serve migrates it with every app (workflow mcp_serve command).
+ANCHOR_APPS_LEFT_OUT_OF_STDIO = ["django.contrib.admin", "mcp_server", "oauth2_provider"]
 _stdio = sys.modules.get("workflow.mcp.stdio")
 ANCHOR_STDIO_SERVER = _stdio is not None and _stdio.protocol_claimed()
 if ANCHOR_STDIO_SERVER:
-    INSTALLED_APPS = [
-        "django.contrib.admin.apps.SimpleAdminConfig" if app == "django.contrib.admin" else app
-        for app in INSTALLED_APPS
-        if app not in ANCHOR_APPS_LEFT_OUT_OF_STDIO
-    ]
+    INSTALLED_APPS = [app for app in INSTALLED_APPS if app not in ANCHOR_APPS_LEFT_OUT_OF_STDIO]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",

@@ -1,8 +1,8 @@
 """What a stdio server loads: only what stdio and the configured backend need.
 
 The stdio mcp_serve serves the SDK's own FastMCP rather than django-mcp-server's (which
-imports Django REST framework and, through it, psycopg) and skips the admin's autodiscovery;
-what it serves must not change for that. Each check runs a real server process.
+imports Django REST framework and, through it, psycopg) and leaves the admin app out; what it
+serves must not change for that. Each check runs a real server process.
 """
 
 from __future__ import annotations
@@ -75,7 +75,11 @@ def test_a_sqlite_stdio_server_imports_no_http_stack_psycopg_or_admin_modules(se
     assert "workflow.mcp.server" in modules  # the profile is read: the server did import
     loaded = sorted(m for m in modules if m.split(".")[0] in HTTP_ONLY)
     assert loaded == [], loaded
-    admin_modules = sorted(m for m in modules if m.startswith(("records.admin", "workflow.admin")))
+    admin_modules = sorted(
+        m
+        for m in modules
+        if m.startswith(("records.admin", "workflow.admin", "django.contrib.admin"))
+    )
     assert admin_modules == [], admin_modules
     model_modules = sorted(m for m in modules if m.startswith(FIRST_USE))
     assert model_modules == [], model_modules
@@ -135,13 +139,51 @@ def test_a_new_database_gets_every_apps_migrations_from_a_stdio_server(tmp_path)
     assert unapplied(tmp_path) == []
 
 
-def test_a_stdio_server_applies_a_left_out_apps_missing_migrations(tmp_path):
-    """Its own apps up to date, but the OAuth provider's migrations missing (as after that
-    package is upgraded): the stdio server still migrates it."""
+@pytest.mark.parametrize("label", ["oauth2_provider", "admin"])  # admin: django.contrib.admin
+def test_a_stdio_server_applies_a_left_out_apps_missing_migrations(tmp_path, label):
+    """Its own apps up to date, but a left-out app's migrations missing (as after that package
+    is upgraded): the stdio server still migrates it, found by its label, which for the admin
+    is not its module's name."""
     migrated_copy(tmp_path / "a.db")  # what `migrate` makes, without a migration run
-    run_manage(tmp_path, "migrate", "--no-input", "oauth2_provider", "zero")
+    run_manage(tmp_path, "migrate", "--no-input", label, "zero")
     with closing(sqlite3.connect(tmp_path / "a.db")) as db:
-        left = db.execute("SELECT count(*) FROM django_migrations WHERE app = 'oauth2_provider'")
-        assert left.fetchone()[0] == 0, "the OAuth provider's migrations were not unapplied"
+        left = db.execute("SELECT count(*) FROM django_migrations WHERE app = ?", (label,))
+        assert left.fetchone()[0] == 0, f"the {label} migrations were not unapplied"
     run_manage(tmp_path, "mcp_serve")
     assert unapplied(tmp_path) == []
+
+
+# Run manage.py as a client starts it, reporting at exit whether the cyclic garbage collector
+# is on and whether start-up's objects were frozen (done only when start-up had paused it).
+GC_PROBE = (
+    "import atexit, gc, runpy, sys\n"
+    "atexit.register(lambda: sys.stderr.write("
+    "f'GC enabled={gc.isenabled()} frozen={gc.get_freeze_count() > 0}\\n'))\n"
+    "sys.argv = ['manage.py', 'mcp_serve']\n"
+    "runpy.run_path('manage.py', run_name='__main__')\n"
+)
+
+
+def test_garbage_collection_is_paused_during_start_and_back_on_while_serving(tmp_path):
+    """Start-up pauses the cyclic collector (a sixth of its time went to it) and serving turns
+    it back on: a long session must still free reference cycles."""
+    env = base_env(ANCHOR_DB_PATH=str(tmp_path / "a.db"), ANCHOR_LOG_LEVEL="WARNING")
+    process = subprocess.Popen(
+        [sys.executable, "-c", GC_PROBE],
+        cwd=REPO_ROOT,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        initialize_raw(process)
+        assert call_raw(process, 2, "list_collections", {})["structuredContent"]["ok"]
+        assert process.stdin is not None
+        process.stdin.close()
+        assert process.wait(timeout=30) == 0
+        assert process.stderr is not None
+        errors = process.stderr.read().decode()
+    finally:
+        process.kill()
+    assert "GC enabled=True frozen=True" in errors, errors

@@ -16,7 +16,6 @@ from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 from mcp.types import ToolAnnotations
-from pydantic import ConfigDict
 
 from workflow.mcp import sdk
 
@@ -138,12 +137,15 @@ def _compact(schema: Any) -> Any:
 
 
 def _strict(tool: Any) -> None:
-    """Refuse unknown arguments: pydantic's default silently drops them."""
-    model = tool.fn_metadata.arg_model
-    if model.model_config.get("extra") != "forbid":
-        model = type(model.__name__, (model,), {"model_config": ConfigDict(extra="forbid")})
-        tool.fn_metadata = tool.fn_metadata.model_copy(update={"arg_model": model})
-    tool.parameters = model.model_json_schema(by_alias=True)
+    """Refuse unknown arguments: pydantic's default silently drops them.
+
+    The published schema says so, exactly as pydantic spells a model with extra="forbid", and
+    `workflow.mcp.arguments` refuses by that schema before the model sees the arguments. A
+    forbidding subclass of the model would say the same at the cost of building every tool's
+    model and schema twice, most of the tool list's share of start-up.
+    """
+    # In pydantic's key order (sorted), so the published schema is byte for byte the same.
+    tool.parameters = dict(sorted({**tool.parameters, "additionalProperties": False}.items()))
 
 
 def describe(tool: Any) -> None:

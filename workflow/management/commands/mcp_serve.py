@@ -31,7 +31,11 @@ from django.db.migrations.loader import MigrationLoader
 from django.db.migrations.recorder import MigrationRecorder
 
 from workflow.mcp.server import select_tools, serve_stdio_pipe
-from workflow.mcp.stdio import claim_stdio_for_protocol, exit_quietly_on_sigterm
+from workflow.mcp.stdio import (
+    claim_stdio_for_protocol,
+    exit_quietly_on_sigterm,
+    resume_garbage_collection,
+)
 
 # Any constant works as long as every Anchor process uses the same one; "anchor" in ASCII.
 POSTGRES_MIGRATION_LOCK = 0x616E63686F72
@@ -65,6 +69,7 @@ class Command(BaseCommand):
                 raise CommandError(str(exc)) from exc
         migrate_if_needed(verbosity=options["verbosity"])
         connections.close_all()  # tool calls run in another thread with their own connection
+        resume_garbage_collection()
 
         if options["verbosity"] >= 2:
             sys.stderr.write(f"anchor: ready in {time.monotonic() - started:.2f}s\n")
@@ -121,10 +126,11 @@ def _left_out_migrations() -> list[tuple[str, str]]:
     the app (importing django-mcp-server is what leaving it out saves)."""
     found = []
     for module in settings.ANCHOR_APPS_LEFT_OUT_OF_STDIO:
-        spec = importlib.util.find_spec(module)  # a top-level package: found, not imported
+        spec = importlib.util.find_spec(module)  # found, not imported (its parents are)
         if spec is not None and spec.submodule_search_locations:
             folders = [Path(folder) / "migrations" for folder in spec.submodule_search_locations]
-            found += _migration_files(module, folders)
+            # Each one's label is its module's last part (django.contrib.admin: "admin").
+            found += _migration_files(module.rpartition(".")[2], folders)
     return found
 
 
