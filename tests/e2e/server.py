@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
+import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
+from functools import cache
 from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote
@@ -23,6 +26,7 @@ from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, InitializeResult, TextContent
 
 from tests.envelope import expect_ok
+from tests.migrated_sqlite import migrated_copy
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SERVE = [sys.executable, "manage.py", "mcp_serve"]
@@ -155,7 +159,25 @@ def call_raw(
 
 
 def seed(env: dict[str, str], *arguments: str) -> dict[str, str]:
-    """Run tests/e2e/seed.py against the server's database; returns the seeded IDs."""
+    """Run tests/e2e/seed.py against the server's database; returns the seeded IDs.
+
+    A Django start-up and the seed's writes cost seconds each time. On SQLite, when the
+    server's file is still exactly an empty migrated copy (no server has opened it, nothing
+    was seeded into it yet), each distinct seed (its arguments and environment) runs once per
+    test process into a template, and the file is replaced by a copy of that template: the
+    same rows, made by the same script. Anything else (PostgreSQL, a second seed into one
+    file, a file a server has touched) runs the script against the file itself.
+    """
+    path = env.get("ANCHOR_DB_PATH")
+    if path and "DATABASE_URL" not in env and is_untouched_migrated_copy(Path(path)):
+        key = tuple(sorted((k, v) for k, v in env.items() if k != "ANCHOR_DB_PATH"))
+        template, ids = _seeded_template(key, arguments)
+        copy_sqlite(template, Path(path))
+        return dict(ids)
+    return _run_seed(env, *arguments)
+
+
+def _run_seed(env: dict[str, str], *arguments: str) -> dict[str, str]:
     done = subprocess.run(
         [sys.executable, "-m", "tests.e2e.seed", *arguments],
         cwd=REPO_ROOT,
@@ -166,3 +188,40 @@ def seed(env: dict[str, str], *arguments: str) -> dict[str, str]:
     )
     assert done.returncode == 0, f"seeding failed:\n{done.stderr}"
     return json.loads(done.stdout)
+
+
+@cache
+def _empty_copy_bytes() -> bytes:
+    """The bytes of an empty migrated copy, to recognise a file nothing has written to."""
+    path = Path(tempfile.mkdtemp(prefix="anchor-empty-")) / "empty.db"
+    return Path(migrated_copy(path)).read_bytes()
+
+
+def is_untouched_migrated_copy(path: Path) -> bool:
+    if any(Path(f"{path}{suffix}").exists() for suffix in ("-wal", "-shm", "-journal")):
+        return False  # a server has it open, or left it mid-transaction
+    try:
+        return path.read_bytes() == _empty_copy_bytes()
+    except FileNotFoundError:
+        return False
+
+
+@cache
+def _seeded_template(
+    env_items: tuple[tuple[str, str], ...], arguments: tuple[str, ...]
+) -> tuple[Path, tuple[tuple[str, str], ...]]:
+    path = Path(tempfile.mkdtemp(prefix="anchor-seeded-")) / "seeded.db"
+    migrated_copy(path)
+    ids = _run_seed({**dict(env_items), "ANCHOR_DB_PATH": str(path)}, *arguments)
+    return path, tuple(ids.items())
+
+
+def copy_sqlite(source_path: Path, target_path: Path) -> None:
+    """Overwrite target with source through SQLite's backup API (consistent in any journal mode)."""
+    source = sqlite3.connect(source_path)
+    target = sqlite3.connect(target_path)
+    try:
+        source.backup(target)
+    finally:
+        target.close()
+        source.close()
