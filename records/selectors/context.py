@@ -88,18 +88,19 @@ def _link_dict(row: dict[str, Any], other_side: str) -> dict[str, Any]:
 
 
 def _links(workspace_id: str, record_id: str, limit: int, at: datetime | None) -> dict[str, Any]:
+    if at is None:  # one statement for both directions, as for many records
+        return _ranked_links(workspace_id, [record_id], limit)[record_id]
     links: dict[str, Any] = {}
     for direction, own_side, other_side in SIDES:
-        rows = Relationship.objects.filter(workspace_id=workspace_id, **{own_side: record_id})
-        if at is not None:
-            rows = rows.filter(created_at__lte=at)
+        rows = Relationship.objects.filter(
+            workspace_id=workspace_id, created_at__lte=at, **{own_side: record_id}
+        )
         values = list(
             rows.order_by("created_at", "id").values(*_link_columns(other_side))[: limit + 1]
         )
         links[direction] = [_link_dict(row, other_side) for row in values[:limit]]
         links[f"{direction}_truncated"] = len(values) > limit
-    if at is not None:
-        links["note"] = AS_OF_LINKS_NOTE
+    links["note"] = AS_OF_LINKS_NOTE
     return links
 
 
@@ -130,25 +131,38 @@ def record_contexts(
             aliases[record_id].append(alias)
     contexts: dict[str, dict[str, Any]] = {}
     for record in records:
-        links: dict[str, Any] = {}
-        for direction, _, _ in SIDES:
-            links |= {direction: [], f"{direction}_truncated": False}
         contexts[record.pk] = {
             "record": record_dict(record, aliases=sorted(aliases[record.pk])),
-            "links": links,
+            "links": {},
             "events": None,
             "events_omitted": True,
         }
     if contexts:
-        for direction, own, rank, *link in fetch_all(
-            _ranked_links_sql(workspace_id, list(contexts), relationship_limit)
-        ):
-            links = contexts[own]["links"]
-            if rank > relationship_limit:
-                links[f"{direction}_truncated"] = True
-            else:
-                links[direction].append(_link_dict(dict(zip(LINK_KEYS, link, strict=True)), "o"))
+        for record_id, links in _ranked_links(
+            workspace_id, list(contexts), relationship_limit
+        ).items():
+            contexts[record_id]["links"] = links
     return {record_id: contexts[record_id] for record_id in record_ids if record_id in contexts}
+
+
+def _ranked_links(
+    workspace_id: str, record_ids: list[str], limit: int
+) -> dict[str, dict[str, Any]]:
+    """Each record's links as record_context shows them (now), in one statement."""
+    found: dict[str, dict[str, Any]] = {}
+    for record_id in record_ids:
+        found[record_id] = {}
+        for direction, _, _ in SIDES:
+            found[record_id] |= {direction: [], f"{direction}_truncated": False}
+    for direction, own, rank, *link in fetch_all(
+        _ranked_links_sql(workspace_id, record_ids, limit)
+    ):
+        links = found[own]
+        if rank > limit:
+            links[f"{direction}_truncated"] = True
+        else:
+            links[direction].append(_link_dict(dict(zip(LINK_KEYS, link, strict=True)), "o"))
+    return found
 
 
 # The columns _link_dict reads, in the order _ranked_links_sql selects them after its first three.
