@@ -51,7 +51,7 @@ from rapidfuzz import fuzz, process
 
 from records.counters import counter_values, names_key
 from records.models import Record, RecordAlias
-from records.name_log import names_written, prune_names_log
+from records.name_log import names_written_now, prune_names_log
 from records.names import normalize_name
 from workflow.models import StoredNameList
 from workflow.models.name_lists import NAME_LIST_LAYOUT
@@ -102,6 +102,9 @@ class Entries:
     died: dict[int, int] = field(default_factory=dict)  # entry index -> revision it died at
     head: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # The last scan of_records made, and the state of the store it was made in: a patch asks
+    # for the records' entries twice (would_pile_up, then patched), and a scan reads every ID.
+    scanned: tuple[tuple[frozenset[str], int, int, int], dict[str, list[int]]] | None = None
 
     def append(self, entries: Iterable[tuple[str, str, bool]]) -> None:
         exact, words, owners = self.exact, self.words, self.owners
@@ -139,10 +142,14 @@ class Entries:
                 if indices is not None:
                     found[rid] = indices
             return found
+        state = (frozenset(record_ids), len(self.names), len(died), self.head)
+        if self.scanned is not None and self.scanned[0] == state:
+            return {rid: list(indices) for rid, indices in self.scanned[1].items()}
         for rid in record_ids:  # a string search of the IDs: the scan runs in C
             for index in ids.positions(rid):
                 if index not in died:
                     found.setdefault(rid, []).append(index)
+        self.scanned = (state, {rid: list(indices) for rid, indices in found.items()})
         return found
 
     def in_base(self, needle: str, *, whole_name: bool) -> Iterator[int]:
@@ -454,14 +461,20 @@ def _follow_log(
         return None
     limit = _patch_limit(cached.record_count)
     # A rename moves a collection's counter twice (old and new collection), so twice the moves.
-    changed = names_written(
-        workspace_id, names_key(collection_id), cached.revision, revision, limit=2 * limit
+    written = names_written_now(
+        workspace_id,
+        collection_id,
+        names_key(collection_id),
+        cached.revision,
+        revision,
+        limit=2 * limit,
     )
-    if changed is None or len(changed) > limit:
+    if written is None or len(written[0]) > limit:
         return None
+    changed, added = written
     if not changed:
         return cached.with_revision(revision)
-    return _replace_records(cached, workspace_id, collection_id, revision, changed)
+    return _replace_records(cached, revision, changed, added)
 
 
 def _current_names(
@@ -568,9 +581,10 @@ def _follow(write: OwnWrite, after: dict[str, int], record_ids: set[str]) -> Non
             continue  # it moved on, or was loaded since: it follows by the counter as usual
         if after[counter] == cached.revision:
             continue  # nothing of this scope's names changed
-        followed = _replace_records(
-            cached, write.workspace_id, collection_id, after[counter], record_ids
-        )
+        if cached.too_large or cached.would_pile_up(record_ids):
+            continue
+        added = _current_names(write.workspace_id, collection_id, record_ids)
+        followed = _replace_records(cached, after[counter], record_ids, added)
         if followed is None:
             continue
         with _lock:
@@ -580,16 +594,14 @@ def _follow(write: OwnWrite, after: dict[str, int], record_ids: set[str]) -> Non
 
 def _replace_records(
     cached: ScopeNames,
-    workspace_id: str,
-    collection_id: str | None,
     revision: int,
     record_ids: set[str],
+    added: list[tuple[str, str, bool]],
 ) -> ScopeNames | None:
-    """`cached` with these records' names as they are now (in the scope or gone from it);
-    None when a rebuild would serve better."""
+    """`cached` with these records' names as they are now (`added`: their entries in the scope,
+    none for a record gone from it); None when a rebuild would serve better."""
     if cached.too_large or cached.would_pile_up(record_ids):
         return None
-    added = _current_names(workspace_id, collection_id, record_ids)
     followed = cached.patched(revision, replaced=record_ids, added=added)
     if followed is None or followed.too_large:
         return None

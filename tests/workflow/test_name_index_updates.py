@@ -355,6 +355,52 @@ def test_the_names_log_holds_one_row_per_counter_move(ctx):
     assert names_written(WORKSPACE, key, before, after, limit=10) is None, "a gap is no answer"
 
 
+def test_the_log_and_the_current_names_read_in_one_statement_agree_with_the_orm(ctx):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from records.counters import counter_values, names_key
+    from records.name_log import names_written, names_written_now
+
+    people = make_collection(ctx, "people")
+    others = make_collection(ctx, "others")
+    kirat = make_record(ctx, people, "Kirat")
+    make_record(ctx, people, "Untouched")
+    key = names_key(people.pk)
+    before = counter_values(WORKSPACE, [key])[key]
+    kirat = services.record_alias_add(
+        ctx=ctx, record_id=kirat.pk, alias="Kirat S", expected_version=kirat.version
+    )
+    services.record_alias_add(
+        ctx=ctx, record_id=kirat.pk, alias="K Singh", expected_version=kirat.version
+    )
+    priya = make_record(ctx, people, "Priya")
+    moved = make_record(ctx, people, "Moved Away")
+    # Moved out of the collection (the triggers log it for both collections' counters).
+    Record.objects.filter(pk=moved.pk).update(collection_id=others.pk)
+    for collection_id in (people.pk, None):  # a collection, and the whole workspace
+        key = names_key(collection_id)
+        after = counter_values(WORKSPACE, [key])[key]
+        since = before if collection_id else 0
+        with CaptureQueriesContext(connection) as queries:
+            written = names_written_now(WORKSPACE, collection_id, key, since, after, limit=100)
+        assert len(queries) == 1
+        assert written is not None
+        changed, entries = written
+        assert changed == names_written(WORKSPACE, key, since, after, limit=100)
+        assert {priya.pk, kirat.pk, moved.pk} <= changed
+        assert entries == name_index._current_names(WORKSPACE, collection_id, changed)
+        in_scope = {(rid, text, alias) for rid, text, alias in entries}
+        assert (kirat.pk, "K Singh", True) in in_scope
+        assert any(rid == moved.pk for rid, _, _ in in_scope) == (collection_id is None)
+    key = names_key(people.pk)
+    after = counter_values(WORKSPACE, [key])[key]
+    assert names_written_now(WORKSPACE, people.pk, key, 0, after, limit=1) is None
+    assert names_written_now(WORKSPACE, people.pk, key, after, after, limit=1) == (set(), [])
+    NameChange.objects.filter(key=key, revision=after).delete()
+    assert names_written_now(WORKSPACE, people.pk, key, before, after, limit=100) is None
+
+
 def count_loads(monkeypatch) -> list[tuple]:
     """The name list's whole reads from here on: one entry per `_load` call, with its arguments."""
     loads: list[tuple] = []
