@@ -89,7 +89,16 @@ def names_written_now(
         in_collection=in_collection,
     )
     scope = [collection_id] if collection_id else []
-    params: list[str | int] = [workspace_id, key, since, until, workspace_id, *scope, workspace_id, *scope]
+    params: list[str | int] = [
+        workspace_id,
+        key,
+        since,
+        until,
+        workspace_id,
+        *scope,
+        workspace_id,
+        *scope,
+    ]
     params.append(workspace_id)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
