@@ -45,13 +45,18 @@ def _template() -> Path:
     return path
 
 
-def migrated_copy(path: Path) -> str:
-    """A migrated, empty database at `path` (which must not exist yet); its path as a string."""
-    source = sqlite3.connect(_template())
-    target = sqlite3.connect(path)
+def copy_sqlite(source_path: Path, target_path: Path) -> None:
+    """Overwrite target with source through SQLite's backup API (consistent in any journal mode)."""
+    source = sqlite3.connect(source_path)
+    target = sqlite3.connect(target_path)
     try:
         source.backup(target)
     finally:
         target.close()
         source.close()
+
+
+def migrated_copy(path: Path) -> str:
+    """A migrated, empty database at `path` (which must not exist yet); its path as a string."""
+    copy_sqlite(_template(), path)
     return str(path)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -26,7 +25,7 @@ from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, InitializeResult, TextContent
 
 from tests.envelope import expect_ok
-from tests.migrated_sqlite import migrated_copy
+from tests.migrated_sqlite import copy_sqlite, migrated_copy
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SERVE = [sys.executable, "manage.py", "mcp_serve"]
@@ -214,14 +213,3 @@ def _seeded_template(
     migrated_copy(path)
     ids = _run_seed({**dict(env_items), "ANCHOR_DB_PATH": str(path)}, *arguments)
     return path, tuple(ids.items())
-
-
-def copy_sqlite(source_path: Path, target_path: Path) -> None:
-    """Overwrite target with source through SQLite's backup API (consistent in any journal mode)."""
-    source = sqlite3.connect(source_path)
-    target = sqlite3.connect(target_path)
-    try:
-        source.backup(target)
-    finally:
-        target.close()
-        source.close()

@@ -80,19 +80,25 @@ def test_record_context_returns_full_record_links_and_events(hiring):
     assert result["events_omitted"] is False
 
 
-def test_record_contexts_give_each_record_what_record_context_gives(hiring, ctx, other_ctx):
-    # Aliases, an archived record, links both ways and a record capped at 2 links a side.
-    services.record_alias_add(ctx=ctx, record_id=hiring.kirat.pk, alias="KS", expected_version=1)
-    services.record_archive(ctx=ctx, record_id=hiring.abhishek.pk, expected_version=1)
+def hub_with_spokes(ctx, hiring, count=4):
+    """A person "Hub" owning `count` openings, each reporting back to it: links both ways."""
     hub = make_record(ctx, hiring.people, "Hub")
-    for index in range(4):
-        spoke = make_record(ctx, hiring.openings, f"Spoke {index}")
+    spokes = [make_record(ctx, hiring.openings, f"Spoke {index}") for index in range(count)]
+    for spoke in spokes:
         services.relationship_create(
             ctx=ctx, source_id=hub.pk, relationship_type="owns", target_id=spoke.pk
         )
         services.relationship_create(
             ctx=ctx, source_id=spoke.pk, relationship_type="reports_to", target_id=hub.pk
         )
+    return hub, spokes
+
+
+def test_record_contexts_give_each_record_what_record_context_gives(hiring, ctx, other_ctx):
+    # Aliases, an archived record, links both ways and a record capped at 2 links a side.
+    services.record_alias_add(ctx=ctx, record_id=hiring.kirat.pk, alias="KS", expected_version=1)
+    services.record_archive(ctx=ctx, record_id=hiring.abhishek.pk, expected_version=1)
+    hub, spokes = hub_with_spokes(ctx, hiring)
     foreign = make_record(other_ctx, make_collection(other_ctx, "people"), "Kirat")
     wanted = [hub.pk, hiring.kirat.pk, hiring.abhishek.pk, hiring.kirat_backend.pk, foreign.pk]
     for limit in (2, 20):
@@ -120,16 +126,8 @@ def test_record_contexts_give_each_record_what_record_context_gives(hiring, ctx,
 def test_links_now_are_those_the_as_of_path_lists_as_of_now(hiring, ctx):
     # The current links come from one raw statement; the as-of path lists them through the
     # ORM. As of a moment after every write, both must give the same links, byte for byte.
-    hub = make_record(ctx, hiring.people, "Hub")
-    for index in range(4):
-        spoke = make_record(ctx, hiring.openings, f"Spoke {index}")
-        services.relationship_create(
-            ctx=ctx, source_id=hub.pk, relationship_type="owns", target_id=spoke.pk
-        )
-        services.relationship_create(
-            ctx=ctx, source_id=spoke.pk, relationship_type="reports_to", target_id=hub.pk
-        )
-    services.record_archive(ctx=ctx, record_id=spoke.pk, expected_version=1)
+    hub, spokes = hub_with_spokes(ctx, hiring)
+    services.record_archive(ctx=ctx, record_id=spokes[-1].pk, expected_version=1)
     after = timezone.now().isoformat()
     for limit in (2, 3, 20):
         now = selectors.record_context(
