@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import threading
-from collections import OrderedDict
+from functools import lru_cache
 from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -78,8 +78,6 @@ def _load() -> Any:
 # exactly what the model returned for the same call.
 RECENT_BATCHES = 64
 RECENT_BATCH_TEXTS = 8
-_recent: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()
-_recent_lock = threading.Lock()
 
 
 def embed_texts(texts: list[str]) -> np.ndarray:
@@ -91,17 +89,18 @@ def embed_texts(texts: list[str]) -> np.ndarray:
         return np.zeros((0, DIMENSIONS), dtype=np.float32)
     key = tuple(text[:MAX_TEXT_CHARS] for text in texts)
     if len(key) <= RECENT_BATCH_TEXTS:
-        with _recent_lock:
-            kept = _recent.get(key)
-            if kept is not None:
-                _recent.move_to_end(key)
-                return kept.copy()
-    vectors = np.asarray(model.embed(list(key)), np.float32)
+        return _embed_recent(key).copy()  # a copy: callers may scale the rows in place
+    return _embed(model, key)
+
+
+@lru_cache(maxsize=RECENT_BATCHES)
+def _embed_recent(texts: tuple[str, ...]) -> np.ndarray:
+    return _embed(_load(), texts)
+
+
+def _embed(model: Any, texts: tuple[str, ...]) -> np.ndarray:
+    import numpy as np
+
+    vectors = np.asarray(model.embed(list(texts)), np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    unit = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
-    if len(key) <= RECENT_BATCH_TEXTS:
-        with _recent_lock:
-            _recent[key] = unit.copy()
-            while len(_recent) > RECENT_BATCHES:
-                _recent.popitem(last=False)
-    return unit
+    return np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)

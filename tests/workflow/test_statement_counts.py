@@ -128,7 +128,7 @@ def test_a_create_calls_the_model_in_its_preview_not_under_the_commit_lock(hirin
             return real.embed(texts)
 
     monkeypatch.setattr(model, "_load", Counting)
-    model._recent.clear()
+    model._embed_recent.cache_clear()
     review = ok("resolve_record", {"query": "Nova Quill", "collection_id": hiring.people.pk})
     prepared = ok(
         "prepare_write",
@@ -144,7 +144,7 @@ def test_a_create_calls_the_model_in_its_preview_not_under_the_commit_lock(hirin
     assert len(calls) == 1, "the commit finds the preview's vectors"
     record_id = committed["result"]["record"]["record_id"]
     stored = RecordEmbedding.objects.get(record_id=record_id)
-    model._recent.clear()
+    model._embed_recent.cache_clear()
     again = embedding_rows([Record.objects.get(pk=record_id)])[0]
     assert len(calls) == 2, "computed afresh"
     assert (bytes(stored.vector), stored.scale) == (bytes(again.vector), again.scale)
