@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from functools import partial
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +19,7 @@ from anchor_site.devtools.benchmarks.measure import Row, Sizes
 from records import services
 from records.models import AuditEvent
 from records.selectors import search_records
+from tests.polling import wait_until
 
 
 def _fetch_ids(sql_and_params: tuple[str, list]) -> list[str]:
@@ -105,11 +108,18 @@ def test_a_profile_is_printed_under_the_first_missed_row_naming_the_others():
     assert rows[2].profile == []
 
 
+def _runs(pid: int, code: str) -> bool:
+    return code.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
+
+
 def test_only_the_mcp_serve_children_of_this_process_are_found_for_profiling():
     wait = "import sys; sys.stdin.read()"
     server = subprocess.Popen([sys.executable, "-c", wait, "mcp_serve"], stdin=subprocess.PIPE)
     other = subprocess.Popen([sys.executable, "-c", wait], stdin=subprocess.PIPE)
     try:
+        # A child shows the test's own command line until it has exec'd its own.
+        for child in (server, other):
+            wait_until(partial(_runs, child.pid, wait), f"process {child.pid} to run its own")
         found = profile.mcp_serve_children()
     finally:
         for child in (server, other):
