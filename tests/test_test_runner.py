@@ -21,11 +21,8 @@ MANAGE = [sys.executable, str(REPO_ROOT / "manage.py"), "test"]
 PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
 
 
-def run(
-    command: list[str], cwd: Path = REPO_ROOT, extra_env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
+def run(command: list[str], cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    env.update(extra_env or {})
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
 
@@ -96,11 +93,6 @@ def test_dotted_and_relative_labels_select_the_same_modules(suite_by_pytest):
 # --- pytest's verdict is the command's exit status -----------------------------------------
 
 
-# The exit status does not depend on xdist: `-n 0` (read after the ini's `-n auto`) spares each
-# run of a two-test module a worker per core to start. The --parallel test keeps its workers.
-ONE_PROCESS = {"PYTEST_ADDOPTS": "-n 0"}
-
-
 @pytest.fixture
 def verdicts(tmp_path) -> str:
     module = tmp_path / "test_verdicts.py"
@@ -112,17 +104,17 @@ def verdicts(tmp_path) -> str:
 
 @pytest.mark.slow  # manage.py and pytest subprocesses
 def test_a_failing_test_makes_manage_py_test_exit_nonzero(verdicts):
-    passing = run([*MANAGE, verdicts, "-k", "test_passes"], extra_env=ONE_PROCESS)
+    passing = run([*MANAGE, verdicts, "-k", "test_passes"])
     assert passing.returncode == 0, passing.stdout[-2000:]
     assert "1 passed, 1 deselected" in passing.stdout, passing.stdout[-2000:]
-    failing = run([*MANAGE, verdicts], extra_env=ONE_PROCESS)
+    failing = run([*MANAGE, verdicts])
     assert failing.returncode != 0
     assert "1 failed, 1 passed" in failing.stdout, failing.stdout[-2000:]
 
 
 @pytest.mark.slow  # manage.py and pytest subprocesses
 def test_a_selection_of_nothing_is_a_failure_not_a_pass(verdicts):
-    nothing = run([*MANAGE, verdicts, "-k", "no_test_is_named_this"], extra_env=ONE_PROCESS)
+    nothing = run([*MANAGE, verdicts, "-k", "no_test_is_named_this"])
     assert nothing.returncode != 0, nothing.stdout[-2000:]
     assert "2 deselected" in nothing.stdout, nothing.stdout[-2000:]
     unknown = run([*MANAGE, "tests.records.no_such_module"])
