@@ -1,8 +1,8 @@
 """Seed data through records.services into the database the environment names.
 
-Run as `python -m tests.e2e.seed` with the server's environment: the server's database is a
-file or PostgreSQL database of its own, not the one pytest-django gave the test process.
-Without arguments it seeds a small hiring demo; `--collections NAME...` creates just those
+Run as `python -m tests.e2e.seed` with the server's environment, or through `seed_as` by a test
+process whose own database the server shares (PostgreSQL, tests/e2e/server.py). Without
+arguments it seeds a small hiring demo; `--collections NAME...` creates just those
 collections. Prints the seeded IDs as JSON on stdout.
 """
 
@@ -21,20 +21,22 @@ def main() -> None:
     from django.conf import settings
     from django.core.management import call_command
 
+    call_command("migrate", verbosity=0, stdout=sys.stderr)
+    ids = seed_as(settings.ANCHOR_WORKSPACE_ID, settings.ANCHOR_ACTOR_ID, sys.argv[1:])
+    sys.stdout.write(json.dumps(ids) + "\n")
+
+
+def seed_as(workspace_id: str, actor_id: str, arguments: list[str]) -> dict[str, str]:
+    """What the command line asks for, written as that workspace's actor; the seeded IDs."""
     from records.services import WriteContext
     from tests.conftest import make_collection
 
-    call_command("migrate", verbosity=0, stdout=sys.stderr)
     ctx = WriteContext(
-        workspace_id=settings.ANCHOR_WORKSPACE_ID,
-        actor_id=settings.ANCHOR_ACTOR_ID,
-        decision_reason="end-to-end test seed",
+        workspace_id=workspace_id, actor_id=actor_id, decision_reason="end-to-end test seed"
     )
-    if sys.argv[1:2] == ["--collections"]:
-        ids = {name: make_collection(ctx, name, f"Records of {name}").pk for name in sys.argv[2:]}
-    else:
-        ids = seed_hiring(ctx)
-    sys.stdout.write(json.dumps(ids) + "\n")
+    if arguments[:1] == ["--collections"]:
+        return {name: make_collection(ctx, name, f"Records of {name}").pk for name in arguments[1:]}
+    return seed_hiring(ctx)
 
 
 def seed_hiring(ctx) -> dict[str, str]:

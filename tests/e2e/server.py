@@ -18,6 +18,7 @@ from datetime import timedelta
 from functools import cache
 from pathlib import Path
 from typing import Any, TextIO
+from unittest import mock
 from urllib.parse import quote
 
 from mcp import ClientSession, StdioServerParameters
@@ -164,8 +165,9 @@ def seed(env: dict[str, str], *arguments: str) -> dict[str, str]:
     server's file is still exactly an empty migrated copy (no server has opened it, nothing
     was seeded into it yet), each distinct seed (its arguments and environment) runs once per
     test process into a template, and the file is replaced by a copy of that template: the
-    same rows, made by the same script. Anything else (PostgreSQL, a second seed into one
-    file, a file a server has touched) runs the script against the file itself.
+    same rows, made by the same script. On PostgreSQL, where the server shares this test
+    process's database, the script's writes are made here. Anything else (a second seed into
+    one file, a file a server has touched) runs the script against the file itself.
     """
     path = env.get("ANCHOR_DB_PATH")
     if path and "DATABASE_URL" not in env and is_untouched_migrated_copy(Path(path)):
@@ -173,7 +175,36 @@ def seed(env: dict[str, str], *arguments: str) -> dict[str, str]:
         template, ids = _seeded_template(key, arguments)
         copy_sqlite(template, Path(path))
         return dict(ids)
+    if _shares_this_process_database(env):
+        return _seed_here(env, arguments)
     return _run_seed(env, *arguments)
+
+
+def _shares_this_process_database(env: dict[str, str]) -> bool:
+    """Whether the server's database is this test process's own, committing as it writes
+    (PostgreSQL, a transactional test): the seed's rows are then the same written from here."""
+    from django.db import connection
+
+    return (
+        env.get("DATABASE_URL") == postgres_url(connection.settings_dict)
+        and connection.get_autocommit()
+        and not connection.in_atomic_block
+    )
+
+
+def _seed_here(env: dict[str, str], arguments: tuple[str, ...]) -> dict[str, str]:
+    """The seed script's writes, made in this process: a Django start-up fewer per seed. The
+    workspace and actor are read from the server's environment, as the script would."""
+    from anchor_site.env import actor_id_from_env, workspace_id_from_env
+    from tests.e2e.seed import seed_as
+
+    with mock.patch.dict(os.environ):  # restored whole on the way out
+        for key in ("ANCHOR_WORKSPACE_ID", "ANCHOR_ACTOR_ID"):
+            os.environ.pop(key, None)
+            if key in env:
+                os.environ[key] = env[key]
+        workspace_id, actor_id = workspace_id_from_env(), actor_id_from_env()
+    return seed_as(workspace_id, actor_id, list(arguments))
 
 
 def _run_seed(env: dict[str, str], *arguments: str) -> dict[str, str]:
