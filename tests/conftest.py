@@ -2,6 +2,8 @@
 
 `@pytest.mark.postgres` and `@pytest.mark.sqlite` say which database a test needs; on the other
 one it is skipped, with the reason and the way to run it. CI runs the suite on both.
+`@pytest.mark.backend_free` marks a costly subprocess test that touches no database at all: it
+runs once, in the SQLite run.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ BACKEND_MARKERS = {
         "needs PostgreSQL: run with DATABASE_URL=postgres://USER@HOST:PORT/NAME",
     ),
     "sqlite": ("sqlite", "needs SQLite: run without DATABASE_URL"),
+    # Subprocess tests whose commands touch no database: a second run would repeat the first.
+    "backend_free": ("sqlite", "touches no database: runs once, in the SQLite run"),
 }
 
 

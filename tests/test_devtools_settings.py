@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+# The subprocesses run without DATABASE_URL, on SQLite, whatever the backend of this run.
+pytestmark = pytest.mark.sqlite
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEV = "anchor_site.settings_dev"
 PROBE = (

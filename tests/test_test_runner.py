@@ -68,11 +68,13 @@ def under(nodes: list[str], *prefixes: str) -> list[str]:
 
 
 @pytest.mark.slow  # manage.py and pytest subprocesses
+@pytest.mark.backend_free  # they collect or run tests that use no database
 def test_manage_py_test_collects_the_whole_suite_pytest_does(suite_by_pytest):
     assert node_ids([*MANAGE, "--collect-only", "-v", "0"]) == suite_by_pytest
 
 
 @pytest.mark.slow  # manage.py and pytest subprocesses
+@pytest.mark.backend_free  # they collect or run tests that use no database
 def test_manage_py_test_collects_what_pytest_collects_for_an_area(suite_by_pytest):
     area = under(suite_by_pytest, "tests/records/")
     assert len(area) > 50, area
@@ -80,6 +82,7 @@ def test_manage_py_test_collects_what_pytest_collects_for_an_area(suite_by_pytes
 
 
 @pytest.mark.slow  # manage.py and pytest subprocesses
+@pytest.mark.backend_free  # they collect or run tests that use no database
 def test_dotted_and_relative_labels_select_the_same_modules(suite_by_pytest):
     """Typed in tests/: a dotted module name (from the project) and a path (from here)."""
     labels = ["tests.records.test_search", "records/test_selectors.py"]
@@ -103,6 +106,7 @@ def verdicts(tmp_path) -> str:
 
 
 @pytest.mark.slow  # manage.py and pytest subprocesses
+@pytest.mark.backend_free  # they collect or run tests that use no database
 def test_a_failing_test_makes_manage_py_test_exit_nonzero(verdicts):
     passing = run([*MANAGE, verdicts, "-k", "test_passes"])
     assert passing.returncode == 0, passing.stdout[-2000:]
@@ -113,6 +117,7 @@ def test_a_failing_test_makes_manage_py_test_exit_nonzero(verdicts):
 
 
 @pytest.mark.slow  # manage.py and pytest subprocesses
+@pytest.mark.backend_free  # they collect or run tests that use no database
 def test_a_selection_of_nothing_is_a_failure_not_a_pass(verdicts):
     nothing = run([*MANAGE, verdicts, "-k", "no_test_is_named_this"])
     assert nothing.returncode != 0, nothing.stdout[-2000:]
@@ -123,6 +128,7 @@ def test_a_selection_of_nothing_is_a_failure_not_a_pass(verdicts):
 
 
 @pytest.mark.slow  # manage.py and pytest subprocesses
+@pytest.mark.backend_free  # they collect or run tests that use no database
 def test_parallel_runs_the_tests_in_that_many_workers(verdicts):
     done = run([*MANAGE, verdicts, "--parallel", "2", "-k", "test_passes"])
     assert done.returncode == 0, done.stdout[-2000:]

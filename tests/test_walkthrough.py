@@ -1,7 +1,8 @@
 """`manage.py walkthrough`: the seed's scripted scenario, end to end through real stdio servers.
 
 The command starts its own `mcp_serve` subprocesses on its own temporary SQLite file, so these
-tests need no database set-up and never touch the test database (on either backend).
+tests need no database set-up and never touch the test database: whatever the backend, they
+test SQLite, so they run in the SQLite run.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from django.core.management import CommandError, call_command
 
 from anchor_site.devtools import walkthrough
 from anchor_site.devtools.management.commands.walkthrough import Command as walkthrough_command
+
+pytestmark = pytest.mark.sqlite
 
 # The suite runs with the production settings, which leave the developer tools out, so the
 # command is called as an object; from a shell it is

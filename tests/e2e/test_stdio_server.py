@@ -79,6 +79,7 @@ def test_tools_option_serves_the_core_profile(server_database, server_log):
     }
 
 
+@pytest.mark.sqlite  # a SQLite file of its own, whatever the backend of this run
 def test_unknown_tools_option_fails_with_one_line(tmp_path):
     done = subprocess.run(
         [*SERVE, "--tools", "everything"],
@@ -196,6 +197,7 @@ def assert_fully_migrated(db: sqlite3.Connection) -> None:
         assert on_disk <= applied, f"not applied: {sorted(on_disk - applied)}"
 
 
+@pytest.mark.sqlite  # a SQLite file of its own, whatever the backend of this run
 def test_stray_stdout_writes_never_reach_the_protocol_stream(tmp_path):
     """A settings module, an app's ready() and a tool all write to stdout in every usual way."""
     log_path = tmp_path / "stderr.log"
@@ -228,6 +230,7 @@ def test_stray_stdout_writes_never_reach_the_protocol_stream(tmp_path):
         assert marker in logged, f"{marker} did not arrive on stderr:\n{logged}"
 
 
+@pytest.mark.sqlite  # a SQLite file of its own, whatever the backend of this run
 @pytest.mark.parametrize("stop", ["end of input", "SIGTERM"])
 def test_exits_cleanly_and_promptly(stop, tmp_path):
     # A migrated copy: the first start's migration is the stray-output test's (a new file).
@@ -331,6 +334,7 @@ BAD_ENVIRONMENTS = [
 ]
 
 
+@pytest.mark.sqlite  # a SQLite file of its own, whatever the backend of this run
 @pytest.mark.parametrize(("variable", "value"), BAD_ENVIRONMENTS)
 def test_bad_configuration_fails_at_start_up_with_one_line_naming_the_variable(
     variable, value, tmp_path
@@ -354,6 +358,7 @@ def test_bad_configuration_fails_at_start_up_with_one_line_naming_the_variable(
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.sqlite  # a SQLite file of its own, whatever the backend of this run
 def test_a_file_that_is_not_a_database_is_refused_naming_anchor_db_path(tmp_path):
     not_a_db = tmp_path / "notes.db"
     not_a_db.write_text("these are notes, not a SQLite database\n" * 100)

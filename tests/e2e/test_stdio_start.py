@@ -20,6 +20,9 @@ import pytest
 from tests.e2e.server import REPO_ROOT, base_env, call_raw, initialize_raw, send
 from tests.migrated_sqlite import migrated_copy
 
+# Every server here runs on a SQLite file of its own, whatever the backend of this run.
+pytestmark = pytest.mark.sqlite
+
 SNAPSHOT = REPO_ROOT / "tests" / "mcp" / "tool_list.json"
 IMPORTED = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|\s*([\w.]+)$", re.MULTILINE)
 # Packages a SQLite stdio server has no use for: the HTTP stack, the PostgreSQL driver.
