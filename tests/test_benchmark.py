@@ -64,6 +64,7 @@ ROWS = [
 
 
 @pytest.mark.slow
+@pytest.mark.sqlite  # --backend=sqlite: its own SQLite file, whatever the backend of this run
 def test_quick_run_prints_every_row():
     out = StringIO()
     call_command(
