@@ -242,7 +242,7 @@ class AnchorMCPView(StreamableHttpView):
                 "returns on every request.",
             )
         try:
-            response = async_to_sync(run_http_handler)(request, self.mcp_server.session_manager)
+            response = async_to_sync(run_http_handler)(request, self)
         finally:
             # The package stores the request in a context variable and asgiref copies context
             # changes back to this thread: never let this request's scope outlive it.

@@ -12,8 +12,10 @@ from types import SimpleNamespace
 import pytest
 from asgiref.sync import async_to_sync
 from django.conf import settings
+from mcp import types
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import McpError
 from mcp.shared.session import RequestResponder
 from mcp_server import djangomcp
 from rest_framework.views import APIView
@@ -145,6 +147,9 @@ def test_the_http_handler_and_view():
         "session_manager",
     ]
     assert issubclass(sdk.StreamableHttpView, APIView)
+    # run_http_handler reads the view's server and that server's session manager.
+    assert "mcp_server" in vars(sdk.StreamableHttpView)
+    assert isinstance(inspect.getattr_static(djangomcp.DjangoMCP, "session_manager"), property)
     assert sdk.SESSION_ID_HEADER == djangomcp.MCP_SESSION_ID_HDR
     assert isinstance(sdk.REQUEST_CONTEXT, ContextVar)
     assert sdk.REQUEST_CONTEXT is djangomcp.django_request_ctx
@@ -203,3 +208,16 @@ def test_form_elicitation_is_read_from_the_declared_capability():
     assert not sdk.client_declares_form_elicitation(context(None))
     assert sdk.client_identity(context(None)) == {"name": "c", "version": "2"}
     assert not sdk.call_came_over_http()  # no Django request in flight here
+
+
+def test_unknown_tools_are_refused_by_our_handler_in_the_lowlevel_table():
+    """refuse_unknown_tools wraps the SDK's tools/call handler in its request_handlers table."""
+    handler = sdk.lowlevel_server().request_handlers[types.CallToolRequest]
+    assert handler.__name__ == "known_tools_only"
+    request = types.CallToolRequest(
+        method="tools/call", params=types.CallToolRequestParams(name="no_such_tool", arguments={})
+    )
+    with pytest.raises(McpError) as refused:
+        async_to_sync(handler)(request)
+    assert refused.value.error.code == jsonrpc.INVALID_PARAMS
+    assert "no_such_tool" in refused.value.error.message

@@ -247,8 +247,11 @@ def refuse_unknown_tools(message_for: Callable[[str], str]) -> None:
     handlers[types.CallToolRequest] = known_tools_only
 
 
-async def run_http_handler(request: Any, session_manager: Any) -> Any:
-    """Run the SDK's streamable-HTTP handler for one Django request; a Django response."""
+async def run_http_handler(request: Any, view: Any) -> Any:
+    """Run the SDK's streamable-HTTP handler for one Django request that django-mcp-server's
+    view (`StreamableHttpView` or a subclass) received; a Django response."""
     from mcp_server.djangomcp import _call_starlette_handler
 
-    return await _call_starlette_handler(request, session_manager)
+    # The view holds its DjangoMCP server as `mcp_server`; DjangoMCP builds the SDK's
+    # StreamableHTTPSessionManager on first use of its `session_manager` property.
+    return await _call_starlette_handler(request, view.mcp_server.session_manager)
