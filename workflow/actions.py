@@ -85,8 +85,22 @@ class Kind:
     own_changes: Callable[[PreparedAction, list[str]], list[str]] | None = None
 
 
+def _still_defined(action: PreparedAction, name: str) -> Operation:
+    """The definition of a stored action's operation. An action can outlive its operation (an
+    upgrade retired it): it can then never be applied as prepared, so it is stale."""
+    try:
+        return operation_named(name)
+    except LookupError:
+        raise _stale(
+            action,
+            f"The operation {name!r} no longer exists in this version of Anchor, so this write "
+            "cannot be applied as prepared. Prepare it again with a current operation.",
+            operation=name,
+        ) from None
+
+
 def _single_check(scope: Scope, action: PreparedAction, tickets: list[ReviewTicket]) -> Touched:
-    op = operation_named(action.operation)
+    op = _still_defined(action, action.operation)
     return op.check(scope, action.arguments, tickets, action.clarification)
 
 
@@ -99,7 +113,7 @@ def _batch_check(scope: Scope, action: PreparedAction, tickets: list[ReviewTicke
     touched = approval.NOTHING
     created: dict[tuple[Any, str], int] = {}  # (collection, normalized title) -> item index
     for item in action.arguments["items"]:
-        op = operation_named(item["operation"])
+        op = _still_defined(action, item["operation"])
         item_tickets = [by_id[r] for r in item["review_ids"]]
         try:
             check = op.check(scope, item["arguments"], item_tickets, item["clarification"])

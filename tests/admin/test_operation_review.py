@@ -155,6 +155,21 @@ def test_an_operation_no_longer_defined_still_shows_by_its_name(admin_client_as_
     assert summary_on(page) == "merge records"
 
 
+def test_a_held_write_of_a_retired_operation_goes_stale_and_its_record_page_still_opens(
+    admin_client_as_maya, hiring
+):
+    """A write held for approval whose operation an upgrade retired can never be applied as
+    prepared: the record's page opens, finds it stale, and still links to it."""
+    retired = stored("merge_records", {"record_id": hiring.kirat.pk, "expected_version": 1})
+    PreparedAction.objects.filter(pk=retired.pk).update(state=ActionState.AWAITING_APPROVAL)
+    page = admin_client_as_maya.get(reverse("admin:records_record_change", args=[hiring.kirat.pk]))
+    assert page.status_code == 200
+    assert reverse("admin:workflow_preparedaction_change", args=[retired.pk]) in page.text
+    retired.refresh_from_db()
+    assert retired.state == ActionState.STALE
+    assert "no longer exists" in retired.stale_reason
+
+
 @pytest.fixture
 def flag_record():
     with registered(toy()) as op:

@@ -17,13 +17,13 @@ from django.utils.safestring import SafeString, mark_safe
 
 from records.admin.panels import dashboard_panel, record_edit_panel, record_panel
 from records.admin.scoping import sees_several_workspaces
-from workflow.actions import mark_stale_pending
+from workflow.actions import BATCH, mark_stale_pending
 from workflow.admin.overlaps import names_any
 from workflow.admin.queue import queue_rows, summarise
 from workflow.admin.states import state_badge
 from workflow.attention import needing_attention
 from workflow.models import ActionState, PreparedAction
-from workflow.operations import operation_named
+from workflow.operations import operation_named, operation_names
 
 DASHBOARD_LIMIT = 10
 ATTENTION_LIMIT = 10
@@ -87,7 +87,7 @@ def _pins_version(operation: str, arguments: Any, record_id: str) -> bool:
     update is re-checked only on its own keys (`_keys_it_sets`)."""
     if not isinstance(arguments, dict):
         return False
-    if operation == "batch":
+    if operation == BATCH:
         return any(
             _pins_version("batch item", i.get("arguments"), record_id)
             for i in arguments.get("items", [])
@@ -98,8 +98,8 @@ def _pins_version(operation: str, arguments: Any, record_id: str) -> bool:
 def _keys_it_sets(operation: str, arguments: Any, record_id: str) -> list[str]:
     """The data keys a single pending update of this record sets: approval re-checks only
     those (its operation's `rebase`), so a save that leaves them alone leaves it applicable."""
-    if operation in ("batch", "import") or not isinstance(arguments, dict):
-        return []
+    if operation not in operation_names() or not isinstance(arguments, dict):
+        return []  # a batch, an import, or a stored action of an operation since retired
     op = operation_named(operation)
     if op.written_keys is None or arguments.get("record_id") != record_id:
         return []
