@@ -42,12 +42,14 @@ def check_ids(done: subprocess.CompletedProcess[str]) -> set[str]:
     return set(re.findall(r"\(([a-z_]+\.[WE]\d+)\)", done.stdout + done.stderr))
 
 
+@pytest.mark.backend_free  # `check --deploy` reads settings, never the database
 def test_check_deploy_is_clean_with_the_production_environment(tmp_path):
     done = check_deploy(tmp_path, **PRODUCTION)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "System check identified no issues" in done.stdout, done.stdout
 
 
+@pytest.mark.backend_free  # `check --deploy` reads settings, never the database
 def test_without_the_proxy_one_warning_names_the_setting(tmp_path):
     done = check_deploy(tmp_path, **{**PRODUCTION, "ANCHOR_BEHIND_TLS_PROXY": "false"})
     assert done.returncode != 0
@@ -55,6 +57,7 @@ def test_without_the_proxy_one_warning_names_the_setting(tmp_path):
     assert "ANCHOR_BEHIND_TLS_PROXY=true" in done.stderr
 
 
+@pytest.mark.backend_free  # `check --deploy` reads settings, never the database
 @pytest.mark.parametrize(
     ("setting", "warning"),
     [("ANCHOR_HSTS_SECONDS", "security.W004"), ("ANCHOR_HSTS_INCLUDE_SUBDOMAINS", "security.W005")],
@@ -65,6 +68,7 @@ def test_weakened_hsts_is_reported(tmp_path, setting, warning):
     assert check_ids(done) == {warning}, done.stderr
 
 
+@pytest.mark.backend_free  # `check --deploy` reads settings, never the database
 def test_a_bad_hsts_value_is_refused_naming_the_variable(tmp_path):
     done = check_deploy(tmp_path, **PRODUCTION, ANCHOR_HSTS_SECONDS="a year")
     assert done.returncode != 0

@@ -231,6 +231,7 @@ def test_the_served_endpoint_refuses_and_the_admin_has_its_static_files(live: Li
     assert css.status_code == 200 and css.headers["content-type"].startswith("text/css")
 
 
+@pytest.mark.sqlite  # checks that its SQLite file is never created
 def test_the_server_refuses_to_start_without_a_secret_key(tmp_path):
     env = base_env(
         ANCHOR_DB_PATH=str(tmp_path / "anchor.db"),

@@ -200,6 +200,7 @@ def test_off_means_no_limit(alice):
 
 
 @pytest.mark.slow
+@pytest.mark.sqlite  # a SQLite file of its own, whatever the backend of this run
 def test_the_stdio_server_is_not_limited(tmp_path):
     env = base_env(
         ANCHOR_DB_PATH=str(tmp_path / "anchor.db"),
