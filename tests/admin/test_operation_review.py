@@ -16,8 +16,10 @@ from django.utils import timezone
 
 from records.models import Record, Relationship
 from tests.admin.review_helpers import AGENT, gate
+from tests.mcp_client import call_tool
 from tests.workflow.toy_operation import registered, toy
 from workflow.actions import commit_write, prepare_write
+from workflow.admin.pending_panels import pending_on_edit
 from workflow.models import ActionState, PreparedAction
 from workflow.operations import operation_names
 from workflow.resolution import resolve_record
@@ -168,6 +170,29 @@ def test_a_held_write_of_a_retired_operation_goes_stale_and_its_record_page_stil
     retired.refresh_from_db()
     assert retired.state == ActionState.STALE
     assert "no longer exists" in retired.stale_reason
+
+
+def test_the_agents_commit_of_a_retired_operation_is_refused_as_stale(hiring):
+    """Over MCP: a prepared write whose operation is gone is STALE_REVIEW, naming it."""
+    retired = stored("merge_records", {"record_id": hiring.kirat.pk, "expected_version": 1})
+    refused = call_tool("commit_write", {"action_id": retired.pk})
+    assert refused["ok"] is False
+    assert refused["error"]["code"] == "STALE_REVIEW"
+    assert refused["error"]["details"]["operation"] == "merge_records"
+    retired.refresh_from_db()
+    assert retired.state == ActionState.STALE
+
+
+def test_the_edit_panel_lists_a_held_write_of_a_retired_operation_without_its_keys(
+    hiring, rf, admin_user
+):
+    """The edit form's panel alone (the record page's refresh is not what keeps it working)."""
+    retired = stored("merge_records", {"record_id": hiring.kirat.pk, "expected_version": 1})
+    PreparedAction.objects.filter(pk=retired.pk).update(state=ActionState.AWAITING_APPROVAL)
+    request = rf.get("/")
+    request.user = admin_user
+    panel = pending_on_edit(request, Record.objects.get(pk=hiring.kirat.pk))
+    assert reverse("admin:workflow_preparedaction_change", args=[retired.pk]) in panel
 
 
 @pytest.fixture
