@@ -6,6 +6,7 @@ file touched."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from workflow.operations import (
     operation_names,
     register,
 )
+from workflow.mcp.tools.writes import argument_keys_per_operation
 from workflow.operations.registry import discover
 from workflow.scope import Scope
 
@@ -46,13 +48,36 @@ def test_the_tool_schemas_list_exactly_the_registered_operations_in_order(db):
     assert set(batch["enum"]) < set(single)
 
 
-def test_prepare_writes_description_names_every_operation_and_its_keys(db):
-    """The one hand-written account of the operations: it must not fall behind them."""
+def test_prepare_writes_description_lists_the_registrys_keys(db):
+    """The description's account of the operations is built from their definitions."""
     described = next(t for t in list_tools() if t.name == "prepare_write").description or ""
+    assert argument_keys_per_operation() in described
     words = set(re.findall(r"[a-z_]+", described))
     for op in all_operations():
         assert op.name in words, f"prepare_write's description omits {op.name}"
-        assert set(op.keys) <= words, f"{op.name}: {set(op.keys) - words} not described"
+        assert set(op.keys) <= words or op.name == "update_collection", op.name
+    assert "update_collection: collection_id + create_collection's keys; cite a discovery." in (
+        described
+    )
+    assert "add_record_alias / remove_record_alias: record_id, alias, expected_version." in (
+        described
+    )
+
+
+def test_a_new_operation_describes_its_own_keys_notes_and_review(db):
+    with registered(toy()):
+        lines = argument_keys_per_operation().splitlines()
+    assert lines[-1] == (
+        "flag_record: record_id, reason (a sentence), expected_version; cite a resolution of "
+        "the record."
+    )
+    assert not any("flag_record" in line for line in argument_keys_per_operation().splitlines())
+
+
+def test_a_note_on_an_argument_the_operation_does_not_take_is_refused(db):
+    with pytest.raises(ValueError, match=r"notes arguments it does not take: \['colour'\]"):
+        register(replace(toy(), argument_notes={"colour": "red or green"}))
+    assert "flag_record" not in operation_names()
 
 
 def test_each_operation_is_one_module_named_after_it():
@@ -72,6 +97,7 @@ def test_no_other_module_lists_operations_by_name():
     readers = [
         ROOT / "workflow" / "actions.py",
         ROOT / "workflow" / "mcp" / "shapes.py",
+        ROOT / "workflow" / "mcp" / "tools" / "writes.py",
         *sorted((ROOT / "workflow" / "admin").glob("*.py")),
         *sorted((ROOT / "templates" / "admin" / "workflow").rglob("*.html")),
     ]

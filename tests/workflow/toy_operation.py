@@ -57,6 +57,8 @@ def toy(name: str = "flag_record", *, batchable: bool = True, rank: int = 10_000
         change=_change,
         rank=rank,
         batchable=batchable,
+        argument_notes={"reason": "a sentence"},
+        review_hint="cite a resolution of the record",
     )
 
 

@@ -35,4 +35,5 @@ OPERATION = Operation(
     apply=apply,
     change=change,
     rank=30,
+    review_hint="cite a discovery of the alias",
 )

@@ -28,6 +28,7 @@ COLLECTION_ARGUMENTS = {
     "typical_fields": Names.VALUE,
     "relationship_guidance": Names.VALUE,
 }
+COLLECTION_NOTES = {"typical_fields": "1-20 names"}
 ALIAS_WORD = "Aliases change how names resolve; record the user's explicit statement."
 
 

@@ -13,7 +13,12 @@ from workflow import evidence
 from workflow.discovery import discover_collections
 from workflow.models import ReviewTicket
 from workflow.operations.change import Change, CurrentRecords, added_fields
-from workflow.operations.checks import COLLECTION_ARGUMENTS, collection_called, collection_fields
+from workflow.operations.checks import (
+    COLLECTION_ARGUMENTS,
+    COLLECTION_NOTES,
+    collection_called,
+    collection_fields,
+)
 from workflow.operations.registry import Args, Operation
 from workflow.scope import Scope
 
@@ -83,5 +88,7 @@ OPERATION = Operation(
     apply=apply,
     change=change,
     rank=10,
+    argument_notes=COLLECTION_NOTES,
+    review_hint="cite a discovery",
     follow_up=follow_up,
 )

@@ -82,6 +82,7 @@ OPERATION = Operation(
     apply=apply,
     change=change,
     rank=120,
+    review_hint="resolve both",
     batchable=True,
     may_name_created_records=True,
 )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
@@ -79,10 +79,23 @@ class Operation:
     creates_a_record: bool = False
     # ...and this one's record arguments may be such references.
     may_name_created_records: bool = False
+    # For the agent, in prepare_write's description after the argument keys: a note on some
+    # keys' values ("1-20 names"), and what to review beyond the records it names.
+    argument_notes: Mapping[str, str] = field(default_factory=dict)
+    review_hint: str = ""
 
     @property
     def keys(self) -> tuple[str, ...]:
         return tuple(self.arguments)
+
+    def argument_guide(self) -> str:
+        """Its argument keys as the agent reads them: "record_id, title, expected_version;
+        also resolve the new title"."""
+        keys = ", ".join(
+            f"{key} ({self.argument_notes[key]})" if key in self.argument_notes else key
+            for key in self.arguments
+        )
+        return f"{keys}; {self.review_hint}" if self.review_hint else keys
 
     def named_ids(self, args: Mapping[str, Any]) -> tuple[set[str], set[str]]:
         """The records and the collections its arguments name by ID."""
@@ -102,9 +115,12 @@ _registered: dict[str, Operation] = {}
 
 def register(operation: Operation) -> Operation:
     """Add an operation; a second one of the same name or rank is refused, so the published
-    lists are never silently reordered or shadowed."""
+    lists are never silently reordered or shadowed, and so is a note on an argument it does
+    not take."""
     if operation.name in _registered:
         raise ValueError(f"operation {operation.name!r} is already registered")
+    if stray := set(operation.argument_notes) - set(operation.arguments):
+        raise ValueError(f"{operation.name!r} notes arguments it does not take: {sorted(stray)}")
     taken = {op.rank: op.name for op in _registered.values()}
     if operation.rank in taken:
         raise ValueError(

@@ -37,4 +37,5 @@ OPERATION = Operation(
     apply=apply,
     change=change,
     rank=40,
+    review_hint="cite a discovery of the alias",
 )

@@ -58,5 +58,6 @@ OPERATION = Operation(
     apply=apply,
     change=change,
     rank=80,
+    review_hint="also resolve the new title",
     batchable=True,
 )

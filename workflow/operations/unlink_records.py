@@ -61,5 +61,6 @@ OPERATION = Operation(
     apply=apply,
     change=change,
     rank=130,
+    review_hint="resolve both ends",
     batchable=True,
 )

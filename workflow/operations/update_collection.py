@@ -12,7 +12,12 @@ from records.services import WriteContext
 from workflow import evidence
 from workflow.models import ReviewTicket
 from workflow.operations.change import Change, CurrentRecords, added_fields
-from workflow.operations.checks import COLLECTION_ARGUMENTS, collection_fields, collection_named
+from workflow.operations.checks import (
+    COLLECTION_ARGUMENTS,
+    COLLECTION_NOTES,
+    collection_fields,
+    collection_named,
+)
 from workflow.operations.registry import Args, Names, Operation
 from workflow.scope import Scope
 
@@ -61,4 +66,6 @@ OPERATION = Operation(
     apply=apply,
     change=change,
     rank=20,
+    argument_notes=COLLECTION_NOTES,
+    review_hint="cite a discovery",
 )

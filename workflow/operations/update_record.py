@@ -107,6 +107,7 @@ OPERATION = Operation(
     apply=apply,
     change=change,
     rank=60,
+    argument_notes={"changes": "top-level keys merged; null is stored"},
     batchable=True,
     rebase=rebase,
     written_keys=written_keys,

@@ -1,7 +1,8 @@
 """The original one-step write tools, kept listed so old clients learn the new workflow.
 
 They never write: each answers REVIEW_REQUIRED with the calls that replace it. The tool's
-description and its refusal are built from the same STEPS entry, so they cannot disagree.
+description and its refusal are built from the same STEPS entry, so they cannot disagree,
+and the argument keys it names are the operation's own.
 """
 
 from collections.abc import Callable
@@ -9,29 +10,34 @@ from collections.abc import Callable
 from records.errors import REVIEW_REQUIRED
 from workflow.mcp.envelope import ToolResult
 from workflow.mcp.tools.base import Toolset
+from workflow.operations import operation_named
 
 NEVER_WRITES = "Retired; never writes: every call answers REVIEW_REQUIRED and changes nothing."
-STEPS = {
-    "create_collection": "discover_collections(name, purpose) → prepare_write(operation="
-    '"create_collection", arguments={name, purpose, record_meaning, typical_fields, '
-    "relationship_guidance}, review_ids=[discovery_id], decision_reason) → "
-    "commit_write(action_id)",
-    "create_record": "resolve_record(query=title, collection_id) → prepare_write(operation="
-    '"create_record", arguments={collection_id, title, data}, review_ids=[resolution_id], '
-    "decision_reason) → commit_write(action_id)",
-    "update_record": 'resolve_record(query=name) → prepare_write(operation="update_record", '
-    "arguments={record_id, changes, expected_version}, review_ids=[resolution_id], "
-    "decision_reason) → commit_write(action_id)",
-    "archive_record": 'resolve_record(query=name) → prepare_write(operation="archive_record", '
-    "arguments={record_id, expected_version}, review_ids=[resolution_id], decision_reason) → "
-    "commit_write(action_id)",
-    "link_records": "resolve_record for each record → prepare_write(operation="
-    '"link_records", arguments={source_id, relationship_type, target_id}, review_ids=[both '
-    "resolution_ids], decision_reason) → commit_write(action_id)",
-    "unlink_records": "get_record_context(record_id) for the relationship_id, resolve_record "
-    'for both ends → prepare_write(operation="unlink_records", arguments={relationship_id}, '
-    "review_ids=[both resolution_ids], decision_reason) → commit_write(action_id)",
+# Each retired tool's replacement: how to review, and which reviews to cite; the operation
+# of the same name gives its argument keys.
+REVIEWS = {
+    "create_collection": ("discover_collections(name, purpose)", "discovery_id"),
+    "create_record": ("resolve_record(query=title, collection_id)", "resolution_id"),
+    "update_record": ("resolve_record(query=name)", "resolution_id"),
+    "archive_record": ("resolve_record(query=name)", "resolution_id"),
+    "link_records": ("resolve_record for each record", "both resolution_ids"),
+    "unlink_records": (
+        "get_record_context(record_id) for the relationship_id, resolve_record for both ends",
+        "both resolution_ids",
+    ),
 }
+
+
+def _steps(tool: str) -> str:
+    review, cite = REVIEWS[tool]
+    keys = ", ".join(operation_named(tool).keys)
+    return (
+        f'{review} → prepare_write(operation="{tool}", arguments={{{keys}}}, '
+        f"review_ids=[{cite}], decision_reason) → commit_write(action_id)"
+    )
+
+
+STEPS = {tool: _steps(tool) for tool in REVIEWS}
 
 
 def description(tool: str) -> str:

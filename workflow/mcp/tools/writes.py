@@ -1,5 +1,7 @@
 """Write tools: prepare the exact write, then commit it after the server's rechecks."""
 
+import inspect
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -9,11 +11,57 @@ from workflow.mcp.envelope import ToolResult, run_tool
 from workflow.mcp.shapes import BatchAction, Decision, ImportLink, ImportRow
 from workflow.mcp.tools.base import Toolset
 from workflow.next_steps import after_commit, after_prepare
-from workflow.operations import operation_names
+from workflow.operations import Operation, all_operations, operation_names
 from workflow.scope import scope_for_request
 
 
+def argument_keys_per_operation() -> str:
+    """Each operation's argument keys, from its definition, so the description cannot drift
+    from what prepare_write accepts. Neighbours that take the same keys share a line, and one
+    that adds keys before its neighbour's names only those."""
+    lines: list[tuple[list[str], str]] = []
+    previous: Operation | None = None
+    for operation in all_operations():
+        guide = operation.argument_guide()
+        if lines and lines[-1][1] == guide:
+            lines[-1][0].append(operation.name)
+        else:
+            if previous and _extends(operation, previous):
+                added = operation.keys[: -len(previous.keys)]
+                guide = f"{', '.join(added)} + {previous.name}'s keys"
+                guide += f"; {operation.review_hint}" if operation.review_hint else ""
+            lines.append(([operation.name], guide))
+        previous = operation
+    return "\n".join(f"{' / '.join(names)}: {guide}." for names, guide in lines)
+
+
+def _extends(operation: Operation, previous: Operation) -> bool:
+    """Takes a few keys more than `previous`, before the same ones (with the same notes)."""
+    return (
+        len(previous.keys) > 2
+        and operation.keys[-len(previous.keys) :] == previous.keys
+        and operation.argument_notes == previous.argument_notes
+        and operation.review_hint == previous.review_hint
+    )
+
+
+def _from_the_registry(method: Callable[..., ToolResult]) -> Callable[..., ToolResult]:
+    """The description's parts that name operations, filled in from their definitions."""
+    operations = all_operations()
+    parts = {
+        "{operations}": argument_keys_per_operation(),
+        "{naming_created}": " / ".join(op.name for op in operations if op.may_name_created_records),
+        "{creating}": " / ".join(op.name for op in operations if op.creates_a_record),
+    }
+    doc = inspect.cleandoc(method.__doc__ or "")
+    for placeholder, text in parts.items():
+        doc = doc.replace(placeholder, text)
+    method.__doc__ = doc
+    return method
+
+
 class WriteTools(Toolset):
+    @_from_the_registry
     def prepare_write(
         self,
         operation: Annotated[
@@ -48,18 +96,8 @@ class WriteTools(Toolset):
     ) -> ToolResult:
         """Validate an exact write against your reviews and preview it; nothing is changed yet.
 
-        Argument keys per operation:
-        create_collection / update_collection: name, purpose, record_meaning, typical_fields
-        (1-20 names), relationship_guidance (+ collection_id for update); cite a discovery.
-        add_collection_alias / remove_collection_alias: collection_id, alias; cite a discovery
-        of the alias. create_record: collection_id, title, data (JSON object, 16 KiB); cite a
-        resolution of the title in that collection (no context_record_ids).
-        update_record: record_id, changes (top-level keys merged; null is stored),
-        expected_version. archive_record: record_id, expected_version. rename_record:
-        record_id, title, expected_version (also resolve the new title). add_record_alias /
-        remove_record_alias: record_id, alias, expected_version. set_self: record_id,
-        expected_version. link_records: source_id, relationship_type, target_id (resolve both).
-        unlink_records: relationship_id (resolve both ends).
+        Argument keys:
+        {operations}
         Errors: REVIEW_REQUIRED (cite a fitting review), NEEDS_CLARIFICATION (ask the user),
         STALE_REVIEW (review again), INCOMPLETE_REVIEW, VERSION_CONFLICT, ARCHIVED.
         Returns `action_id` and a preview; then call commit_write. Preview IDs are provisional.
@@ -101,14 +139,14 @@ class WriteTools(Toolset):
 
 
 class BatchWriteTools(Toolset):
+    @_from_the_registry
     def prepare_batch_write(
         self,
         actions: Annotated[
             list[BatchAction],
             Field(
-                description="1-10 items, each as for prepare_write (the same argument keys "
-                "per operation); review_ids may be omitted when every record named is "
-                '"actions[N]".',
+                description="1-10 items, each as for prepare_write; review_ids may be "
+                'omitted when every record named is "actions[N]".',
                 min_length=1,
                 max_length=10,
             ),
@@ -119,8 +157,8 @@ class BatchWriteTools(Toolset):
         Use it instead of repeated prepare_write/commit_write when one request writes several
         records (e.g. resolve three, prepare once, commit once). All reviews are checked
         against one snapshot, then items apply in order, so two writes to one record need
-        successive expected_version values. A link_records end may be "actions[N]": the record
-        that create_record item N of this batch makes (it needs no review of its own). So
+        successive expected_version values. A {naming_created} end may be "actions[N]": the record
+        that {creating} item N of this batch makes (it needs no review of its own). So
         create two records and link them: batch_resolve_records both titles, then one batch.
         Collection changes use prepare_write. Nothing changes until commit_batch_write. Errors
         name the item as `actions[i]`.
