@@ -53,7 +53,8 @@ def invalid(field: str, message: str, **details: Any) -> AnchorError:
 ID_SOURCES = {
     "record": "take record IDs from resolve_record, search_records or get_record_context",
     "collection": "take collection IDs from list_collections or discover_collections",
-    "relationship": "take relationship IDs from get_record_context's links",
+    "relationship": "take relationship IDs from get_record_context's links (a removed link "
+    "is gone: read the context again)",
     "action": "use the action_id a prepare tool returned",
     "review": "cite a discovery_id or resolution_id from discover_collections or resolve_record",
     "agenda": "take agenda IDs from agenda_start or workspace_digest",

@@ -20,6 +20,7 @@ from records.errors import AnchorError, invalid, not_found
 from records.ids import is_valid_id
 from records.models import Collection, Record, Relationship, SelfMapping
 from records.names import normalize_name
+from records.selectors import in_workspace
 from records.validation import canonical_json
 from workflow.models import ReviewTicket
 from workflow.name_index import NameMatch, match_names, scope_names
@@ -51,10 +52,12 @@ def _parse(scope: Scope, query: Any, collection_id: Any, context_record_ids: Any
     query_text = v.text("query", query, max_length=v.MAX_TITLE)
     if collection_id is not None:
         collection_id = v.entity_id(collection_id, "collection_id")
-        if not Collection.objects.filter(
-            workspace_id=scope.workspace_id, pk=collection_id
-        ).exists():
-            raise not_found("collection", collection_id)
+        in_workspace(
+            Collection.objects.only("pk"),
+            workspace_id=scope.workspace_id,
+            pk=collection_id,
+            kind="collection",
+        )
     context: list[str] = []
     if context_record_ids is not None:
         if (

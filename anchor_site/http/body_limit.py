@@ -17,7 +17,7 @@ from typing import Any
 from django.conf import settings
 
 # JSON-RPC 2.0's code; what the MCP SDK answers an oversized message with.
-from workflow.mcp.jsonrpc import INVALID_REQUEST
+from workflow.mcp.jsonrpc import INVALID_REQUEST, error_body
 
 Scope = dict[str, Any]
 Message = Mapping[str, Any]
@@ -40,8 +40,7 @@ def too_large_message(limit: int, length: int | None = None) -> str:
 
 def too_large_body(limit: int, length: int | None = None) -> bytes:
     """The 413's JSON-RPC error, the shape /mcp answers every transport-level refusal in."""
-    error = {"code": INVALID_REQUEST, "message": too_large_message(limit, length)}
-    return json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
+    return json.dumps(error_body(None, INVALID_REQUEST, too_large_message(limit, length))).encode()
 
 
 def declared_length(scope: Scope) -> int | None:

@@ -42,6 +42,7 @@ from workflow.mcp.jsonrpc import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
+    error_body,
 )
 from workflow.mcp.sdk import (
     REQUEST_CONTEXT,
@@ -63,11 +64,7 @@ DEEP_NESTING = "the JSON nests too deeply to be a JSON-RPC message."
 def _jsonrpc_error(
     status: int, message: str, *, code: int = INVALID_REQUEST, request_id: Any = None
 ) -> JsonResponse:
-    # The shape the SDK itself uses for transport-level refusals.
-    return JsonResponse(
-        {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}},
-        status=status,
-    )
+    return JsonResponse(error_body(request_id, code, message), status=status)
 
 
 class MessageParser(JSONParser):
@@ -155,16 +152,12 @@ class AnchorMCPView(StreamableHttpView):
             cause, reason = why_no_connection(exc)
             logger.warning("no database connection for an /mcp request (%s): %s", cause, exc)
             response = JsonResponse(
-                {
-                    "jsonrpc": "2.0",
-                    "id": None,
-                    "error": {
-                        "code": INTERNAL_ERROR,
-                        "message": f"{reason}; nothing was done. Retry after "
-                        f"{DATABASE_BUSY_RETRY_S} seconds.",
-                        "data": {"cause": cause},
-                    },
-                },
+                error_body(
+                    None,
+                    INTERNAL_ERROR,
+                    f"{reason}; nothing was done. Retry after {DATABASE_BUSY_RETRY_S} seconds.",
+                    data={"cause": cause},
+                ),
                 status=503,
             )
             response["Retry-After"] = str(DATABASE_BUSY_RETRY_S)

@@ -5,7 +5,7 @@ AnchorError naming the field and the fix; callers (MCP tools, admin, workflow) o
 """
 
 from records.selectors.aggregation import aggregate
-from records.selectors.catalog import collection_list
+from records.selectors.catalog import collection_entry, collection_list
 from records.selectors.clarification_reviews import ClarificationVerdict, clarification_reviews_for
 from records.selectors.context import record_context, record_contexts
 from records.selectors.history import collection_history, record_history
@@ -28,6 +28,7 @@ __all__ = [
     "check_active",
     "clarification_reviews_for",
     "collection_choices",
+    "collection_entry",
     "collection_history",
     "collection_list",
     "in_workspace",

@@ -1,4 +1,4 @@
-"""The collection catalog with active record counts."""
+"""The collection catalog with active record counts, and one collection's entry in it."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from typing import Any
 
 from records.models import Collection, CollectionAlias
 from records.selectors.active_counts import active_counts
+from records.selectors.scoped import in_workspace
 from records.selectors.serialize import collection_dict
 
 MAX_COLLECTIONS = 1000
@@ -41,3 +42,19 @@ def collection_list(*, workspace_id: str) -> dict[str, Any]:
         "count": len(collections),
         "truncated": truncated,
     }
+
+
+def collection_entry(
+    *, workspace_id: str, collection_id: str, field: str | None = None
+) -> dict[str, Any]:
+    """One collection as collection_list lists it (however many there are), or NOT_FOUND
+    naming `field` (by default `collection_id`)."""
+    collection = in_workspace(
+        Collection.objects,
+        workspace_id=workspace_id,
+        pk=collection_id,
+        kind="collection",
+        field=field,
+    )
+    counts = active_counts(workspace_id, [collection.pk])
+    return collection_dict(collection) | {"active_record_count": counts[collection.pk]}

@@ -35,13 +35,17 @@ def in_workspace(
     return row
 
 
-def check_active(record: Record, doing: str) -> None:
-    """Refuse `doing` on an archived record; `doing` names the change ("linking", "renaming")."""
+def check_active(record: Record, doing: str, *, field: str | None = None) -> None:
+    """Refuse `doing` on an archived record; `doing` names the change ("linking", "renaming").
+    `field` names the argument that held the record, when one of several did (`record_ids[2]`).
+    """
     if record.archived_at is not None:
+        named = {"field": field} if field else {}
         raise AnchorError(
             ARCHIVED,
-            f"Record {record.pk} ({record.title!r}) is archived; {doing} is not allowed on "
-            "archived records.",
+            f"{field + ': ' if field else ''}Record {record.pk} ({record.title!r}) is archived; "
+            f"{doing} is not allowed on archived records.",
             record_id=record.pk,
             archived_at=iso(record.archived_at),
+            **named,
         )

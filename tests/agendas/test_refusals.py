@@ -15,12 +15,13 @@ from workflow.agendas.errors import STALE_CURSOR
 from workflow.scope import Scope
 
 
-def refused_start(arguments: dict, field: str) -> None:
+def refused_start(arguments: dict, field: str, code: str = "INVALID_INPUT") -> dict:
     before = database_snapshot()
     envelope = call_tool("agenda_start", {"title": "Chores", **arguments})
-    error = expect_refused(envelope, "agenda_start", "INVALID_INPUT")
+    error = expect_refused(envelope, "agenda_start", code)
     assert error["details"]["field"] == field, error
     assert database_snapshot() == before
+    return error
 
 
 def test_start_needs_a_source_or_a_reason_and_exactly_one_list(db):
@@ -56,8 +57,29 @@ def test_bound_records_must_be_active_and_in_one_collection(ctx):
     gone = make_record(ctx, todos, "Old")
     services.record_archive(ctx=ctx, record_id=gone.pk, expected_version=1)
     refused_start({"record_ids": [first.pk, other.pk], "source_reference": "x"}, "record_ids")
-    refused_start({"record_ids": [first.pk, gone.pk], "source_reference": "x"}, "record_ids[1]")
     refused_start({"record_ids": [first.pk, first.pk], "source_reference": "x"}, "record_ids[1]")
+
+
+def test_an_archived_record_is_refused_as_archived_naming_its_place(ctx):
+    """The refusal every other change of an archived record gives (check_active)."""
+    todos = make_collection(ctx, "todos")
+    first, gone = make_record(ctx, todos, "Ship it"), make_record(ctx, todos, "Old")
+    services.record_archive(ctx=ctx, record_id=gone.pk, expected_version=1)
+    error = refused_start(
+        {"record_ids": [first.pk, gone.pk], "source_reference": "x"}, "record_ids[1]", "ARCHIVED"
+    )
+    assert error["details"]["record_id"] == gone.pk
+    assert error["details"]["archived_at"]
+    assert error["message"].startswith(f"record_ids[1]: Record {gone.pk} ('Old') is archived;")
+
+
+def test_a_record_of_another_workspace_is_not_found(ctx, other_ctx):
+    mine = make_record(ctx, make_collection(ctx, "todos"), "Ship it")
+    theirs = make_record(other_ctx, make_collection(other_ctx, "todos"), "Ship it")
+    error = refused_start(
+        {"record_ids": [mine.pk, theirs.pk], "source_reference": "x"}, "record_ids[1]", "NOT_FOUND"
+    )
+    assert error["message"].startswith(f"record_ids[1]: no record with ID {theirs.pk!r}")
 
 
 def test_tokens_from_another_agenda_or_made_up_are_refused(db):
@@ -125,6 +147,8 @@ def test_another_workspace_cannot_see_or_move_the_agenda(db):
             outsider, agenda_id=d.agenda_id, cursor_token=d.token, action="complete", text="x"
         )
     assert refused.value.code == "NOT_FOUND"
+    assert refused.value.details["field"] == "agenda_id"
+    assert refused.value.message.startswith(f"agenda_id: no agenda with ID {d.agenda_id!r}")
     assert database_snapshot() == before
 
 

@@ -10,7 +10,8 @@ from asgiref.sync import async_to_sync
 from mcp.shared.exceptions import McpError
 from mcp.shared.memory import create_connected_server_and_client_session
 
-from tests.conftest import make_collection, make_record
+from records import selectors
+from tests.conftest import WORKSPACE, make_collection, make_record
 from workflow.mcp import sdk
 
 
@@ -83,3 +84,13 @@ def test_resources_never_reach_another_workspace(hiring, other_ctx):
     for uri in (f"anchor://records/{their_kirat.pk}", f"anchor://collections/{theirs.pk}"):
         error = session_error("read_resource", uri)
         assert error.code == -32602 and "no " in error.message.lower()
+
+
+def test_a_collection_reads_as_its_catalog_entry_and_a_missing_one_names_the_uri(hiring):
+    people = session_call("read_resource", f"anchor://collections/{hiring.people.pk}")
+    listed = selectors.collection_list(workspace_id=WORKSPACE)["collections"]
+    assert json.loads(people.contents[0].text)["collection"] in listed
+    error = session_error("read_resource", "anchor://collections/nope")
+    assert error.code == -32602
+    assert error.message.startswith("uri: no collection with ID 'nope' in this workspace.")
+    assert "list_collections" in error.message  # where collection IDs come from

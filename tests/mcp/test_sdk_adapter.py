@@ -4,6 +4,7 @@ installed versions: an upgrade that moves or renames any of them fails here, by 
 from __future__ import annotations
 
 import inspect
+import json
 import sys
 from contextvars import ContextVar
 from importlib.metadata import version
@@ -169,6 +170,26 @@ def test_the_http_handler_and_view():
 )
 def test_json_rpc_codes_are_the_specs(name, code):
     assert getattr(jsonrpc, name) == code
+
+
+def test_error_body_is_the_sdks_error_shape_in_its_key_order():
+    plain = jsonrpc.error_body(None, jsonrpc.PARSE_ERROR, "Parse error: not valid JSON")
+    assert json.dumps(plain) == (
+        '{"jsonrpc": "2.0", "id": null, '
+        '"error": {"code": -32700, "message": "Parse error: not valid JSON"}}'
+    )
+    with_data = jsonrpc.error_body(7, jsonrpc.INTERNAL_ERROR, "Busy.", data={"cause": "pool"})
+    assert json.dumps(with_data) == (
+        '{"jsonrpc": "2.0", "id": 7, '
+        '"error": {"code": -32603, "message": "Busy.", "data": {"cause": "pool"}}}'
+    )
+    # What the SDK itself would send for the same error (it cannot send the null id).
+    sdk_error = types.JSONRPCError(
+        jsonrpc="2.0",
+        id=7,
+        error=types.ErrorData(code=-32603, message="Busy.", data={"cause": "pool"}),
+    )
+    assert json.dumps(sdk_error.model_dump(exclude_none=True)) == json.dumps(with_data)
 
 
 def test_client_methods_come_from_the_sdk():

@@ -11,6 +11,8 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from records import selectors, services
+from records.errors import AnchorError
+from records.selectors import catalog
 from tests.conftest import OTHER_WORKSPACE, WORKSPACE, make_collection, make_record
 from tests.records.helpers import refused
 
@@ -54,6 +56,31 @@ def test_collection_list_query_count_does_not_grow_with_rows(ctx):
         result = selectors.collection_list(workspace_id=WORKSPACE)
     assert result["count"] == 31
     assert len(many) == len(few) == 3
+
+
+def test_collection_entry_is_the_listed_entry_even_past_the_lists_cap(
+    hiring, ctx, other_ctx, monkeypatch
+):
+    services.collection_alias_add(ctx=ctx, collection_id=hiring.people.pk, alias="persons")
+    listed = selectors.collection_list(workspace_id=WORKSPACE)["collections"]
+    for entry in listed:
+        one = selectors.collection_entry(
+            workspace_id=WORKSPACE, collection_id=entry["collection_id"]
+        )
+        assert one == entry
+    monkeypatch.setattr(catalog, "MAX_COLLECTIONS", 1)
+    last = listed[-1]
+    assert last not in selectors.collection_list(workspace_id=WORKSPACE)["collections"]
+    past_the_cap = selectors.collection_entry(
+        workspace_id=WORKSPACE, collection_id=last["collection_id"]
+    )
+    assert past_the_cap == last
+    foreign = make_collection(other_ctx, "foreign")
+    with pytest.raises(AnchorError) as refused_here:
+        selectors.collection_entry(workspace_id=WORKSPACE, collection_id=foreign.pk, field="uri")
+    assert refused_here.value.code == "NOT_FOUND"
+    assert refused_here.value.details["field"] == "uri"
+    assert refused_here.value.message.startswith(f"uri: no collection with ID {foreign.pk!r}")
 
 
 # --- record_context --------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from tests.mcp_client import list_tools
 from tests.workflow.helpers import ok
 from tests.workflow.toy_operation import registered, toy
 from workflow import actions
+from workflow.mcp.tools.writes import argument_keys_per_operation
 from workflow.models import PreparedAction, ReviewTicket
 from workflow.operations import (
     all_operations,
@@ -27,7 +28,6 @@ from workflow.operations import (
     operation_names,
     register,
 )
-from workflow.mcp.tools.writes import argument_keys_per_operation
 from workflow.operations.registry import discover
 from workflow.scope import Scope
 

@@ -130,7 +130,9 @@ def test_bad_input_is_refused_naming_the_field(hiring):
 
 def test_other_workspace_collection_is_not_found(hiring, other_ctx):
     theirs = make_collection(other_ctx, "people")
-    refused("resolve_record", {"query": "Kirat", "collection_id": theirs.pk}, "NOT_FOUND")
+    error = refused("resolve_record", {"query": "Kirat", "collection_id": theirs.pk}, "NOT_FOUND")
+    assert error["details"]["field"] == "collection_id"
+    assert error["message"].startswith(f"collection_id: no collection with ID {theirs.pk!r}")
 
 
 def test_other_workspace_records_are_never_candidates(hiring, other_ctx):

@@ -9,7 +9,7 @@ import pytest
 
 from records import services
 from records.models import AuditEvent, Collection
-from tests.conftest import make_record
+from tests.conftest import link, make_collection, make_record
 from tests.mcp_client import list_tools
 from tests.workflow.helpers import ok, refused, write
 from workflow import name_index
@@ -153,6 +153,21 @@ def test_removing_a_link_to_an_archived_record_still_only_needs_the_users_word(h
     ]
     args = prepare_args("unlink_records", {"relationship_id": rel.pk}, ids)
     refused("prepare_write", args, "NEEDS_CLARIFICATION")
+
+
+def test_a_link_of_another_workspace_or_gone_is_not_found_naming_the_argument(hiring, other_ctx):
+    theirs = make_collection(other_ctx, "people")
+    a, b = make_record(other_ctx, theirs, "Kirat"), make_record(other_ctx, theirs, "Asha")
+    their_link = link(other_ctx, a, "knows", b)
+    ids = [resolve("Kirat", collection_id=hiring.people.pk)["resolution_id"]]
+    for relationship_id in (their_link.pk, "00000000-0000-4000-8000-000000000000"):
+        args = prepare_args("unlink_records", {"relationship_id": relationship_id}, ids)
+        error = refused("prepare_write", args, "NOT_FOUND")
+        assert error["details"]["field"] == "relationship_id"
+        assert error["message"].startswith(
+            f"relationship_id: no relationship with ID {relationship_id!r}"
+        )
+        assert "get_record_context's links (a removed link is gone" in error["message"]
 
 
 def test_a_merged_record_too_big_names_the_merged_size(hiring, ctx):

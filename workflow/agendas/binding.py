@@ -16,6 +16,7 @@ from django.db.models import Q
 
 from records.errors import AnchorError, invalid, not_found
 from records.models import Record
+from records.selectors import check_active
 from workflow.agendas.errors import RECORD_HELD
 from workflow.agendas.sync import AWAITING
 from workflow.models.agendas import Agenda, AgendaItem
@@ -70,8 +71,7 @@ def bound_records(scope: Scope, record_ids: list[str]) -> list[Record]:
         record = found.get(record_id)
         if record is None:
             raise not_found("record", record_id, f"record_ids[{index}]")
-        if record.archived_at is not None:
-            raise invalid(f"record_ids[{index}]", f"record {record_id} is archived.")
+        check_active(record, "binding to an agenda", field=f"record_ids[{index}]")
         records.append(record)
     collections = {r.collection_id for r in records}
     if len(collections) != 1:

@@ -17,7 +17,8 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from records.errors import AnchorError, not_found
+from records.errors import AnchorError
+from records.selectors import in_workspace
 from workflow.agendas import inputs
 from workflow.agendas.chain import append_event
 from workflow.agendas.errors import (
@@ -44,13 +45,8 @@ class Frame:
 
 def load_agenda(scope: Scope, agenda_id: Any, *, lock: bool = False) -> Agenda:
     agenda_id = inputs.agenda_id(agenda_id)
-    query = Agenda.objects.filter(workspace_id=scope.workspace_id, pk=agenda_id)
-    if lock:
-        query = query.select_for_update()
-    agenda = query.first()
-    if agenda is None:
-        raise not_found("agenda", agenda_id)
-    return agenda
+    rows = Agenda.objects.select_for_update() if lock else Agenda.objects.all()
+    return in_workspace(rows, workspace_id=scope.workspace_id, pk=agenda_id, kind="agenda")
 
 
 def check_healthy(agenda: Agenda) -> None:

@@ -102,12 +102,9 @@ async def _answer(call: Any) -> Any:
 
 
 def _collection(scope: Scope, collection_id: str) -> dict[str, Any]:
-    listed = selectors.collection_list(workspace_id=scope.workspace_id)
-    entry = next((c for c in listed["collections"] if c["collection_id"] == collection_id), None)
-    if entry is None:
-        raise AnchorError(
-            "NOT_FOUND", f"No collection {collection_id!r} in this workspace.", field="uri"
-        )
+    entry = selectors.collection_entry(
+        workspace_id=scope.workspace_id, collection_id=collection_id, field="uri"
+    )
     page = selectors.search_records(
         workspace_id=scope.workspace_id, collection_id=collection_id, limit=COLLECTION_RECORDS_SHOWN
     )

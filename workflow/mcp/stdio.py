@@ -36,7 +36,13 @@ from workflow.mcp.arguments import plain_json_refusal
 
 # The transport answers these itself: the SDK's session sends nothing at all for a line it
 # cannot parse (only a log notification), and -32602 for an unknown method.
-from workflow.mcp.jsonrpc import CLIENT_METHODS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
+from workflow.mcp.jsonrpc import (
+    CLIENT_METHODS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    error_body,
+)
 
 logger = logging.getLogger("anchor.stdio")
 
@@ -184,9 +190,7 @@ def _recover_id(line: bytes) -> int | str | None:
 
 
 def _error_reply(request_id: int | str | None, code: int, message: str) -> bytes:
-    # Written by hand: the SDK's JSONRPCError cannot carry the null id a parse error needs.
-    reply = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
-    return json.dumps(reply).encode()
+    return json.dumps(error_body(request_id, code, message)).encode()
 
 
 def _refusal(line: bytes, exc: Exception) -> bytes:

@@ -7,8 +7,8 @@ from typing import Any
 from records import services
 from records import validation as v
 from records.approval import Touched
-from records.errors import NOT_FOUND, AnchorError
 from records.models import Relationship
+from records.selectors import in_workspace
 from records.services import WriteContext
 from workflow import evidence
 from workflow.models import ReviewTicket
@@ -18,22 +18,12 @@ from workflow.scope import Scope
 
 
 def _relationship(scope: Scope, relationship_id: Any) -> Relationship:
-    relationship_id = v.entity_id(relationship_id, "relationship_id")
-    rel = (
-        Relationship.objects.filter(workspace_id=scope.workspace_id, pk=relationship_id)
-        .select_related("source", "target")
-        .first()
+    return in_workspace(
+        Relationship.objects.select_related("source", "target"),
+        workspace_id=scope.workspace_id,
+        pk=v.entity_id(relationship_id, "relationship_id"),
+        kind="relationship",
     )
-    if rel is None:
-        raise AnchorError(
-            NOT_FOUND,
-            f"relationship_id: no relationship {relationship_id!r} in this workspace (it may "
-            "have been removed already; read the record's context).",
-            field="relationship_id",
-            id=relationship_id,
-            expected="relationship",
-        )
-    return rel
 
 
 def check(scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: str) -> Touched:
