@@ -18,7 +18,7 @@ from django.db import connection
 from records import services
 from records.models import Collection, Record
 from records.services import CollectionFields, WriteContext
-from tests import shared_data
+from tests import shared_data, table_reset
 from tests.fast_passwords import use_one_round_hashing
 from tests.shared_data import SharedDemos
 
@@ -40,6 +40,7 @@ BACKEND_MARKERS = {
 
 def pytest_configure(config: pytest.Config) -> None:
     use_one_round_hashing()  # before any test makes a person with a password
+    table_reset.install()  # a transactional test's teardown deletes rows instead of flushing
 
 
 @pytest.hookimpl(trylast=True)  # after the areas' conftests have added their markers
