@@ -81,6 +81,7 @@ def test_quick_run_prints_every_row():
     )
     table = out.getvalue()
     assert "== sqlite ==" in table
+    assert "existing database (1 starts)" in table  # --repeat bounds the starts too
     for row in ROWS:
         assert row in table, f"row {row!r} is missing from:\n{table}"
     assert "ERROR" not in table

@@ -3,13 +3,14 @@ and approves an agent's pending write. Skipped where Playwright or the browser
 ($ANCHOR_CHROMIUM, default /usr/bin/chromium) is absent, except with ANCHOR_REQUIRE_BROWSER=1
 (set by .ci/run): there a missing browser fails the tests, so CI cannot pass without them.
 
-Screenshots go to the test's tmp_path, or to $ANCHOR_SCREENSHOT_DIR when set (CI artifacts).
+Screenshots are taken only when $ANCHOR_SCREENSHOT_DIR names a directory for them (CI artifacts).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.db import connections
@@ -83,11 +84,47 @@ def browser_page(browser):
     connections.close_all()
 
 
+class Shots:
+    """Screenshots for a person to look at, taken only when $ANCHOR_SCREENSHOT_DIR names where
+    (CI artifacts, a review of the admin's looks): no test reads them, and a full-page capture
+    costs a browser a good part of a second."""
+
+    def __init__(self, directory: Path | None) -> None:
+        self.directory = directory
+
+    def take(self, page: Any, name: str, *, full_page: bool = True) -> None:
+        if self.directory is not None:
+            page.screenshot(path=str(self.directory / f"{name}.png"), full_page=full_page)
+
+
 @pytest.fixture
-def shots(tmp_path) -> Path:
-    target = Path(os.environ.get("ANCHOR_SCREENSHOT_DIR", tmp_path))
-    target.mkdir(parents=True, exist_ok=True)
-    return target
+def shots() -> Shots:
+    wanted = os.environ.get("ANCHOR_SCREENSHOT_DIR")
+    if not wanted:
+        return Shots(None)
+    Path(wanted).mkdir(parents=True, exist_ok=True)
+    return Shots(Path(wanted))
+
+
+class _Page:
+    """Records what it was asked to capture."""
+
+    def __init__(self) -> None:
+        self.captured: list[tuple[str, bool]] = []
+
+    def screenshot(self, *, path: str, full_page: bool) -> None:
+        self.captured.append((path, full_page))
+
+
+def test_screenshots_are_taken_only_where_asked_for(tmp_path, monkeypatch):
+    page = _Page()
+    monkeypatch.delenv("ANCHOR_SCREENSHOT_DIR", raising=False)
+    shots.__wrapped__().take(page, "queue")  # type: ignore[attr-defined]
+    assert page.captured == []
+    monkeypatch.setenv("ANCHOR_SCREENSHOT_DIR", str(tmp_path / "shots"))
+    shots.__wrapped__().take(page, "queue", full_page=False)  # type: ignore[attr-defined]
+    assert page.captured == [(str(tmp_path / "shots" / "queue.png"), False)]
+    assert (tmp_path / "shots").is_dir()
 
 
 def sign_in(page, live_server, reviewer) -> None:
@@ -111,7 +148,7 @@ def test_person_edits_and_archives_a_record_in_a_real_browser(
     page.fill("#id_change_reason", "Full name from his CV")
     page.click("input[name=_continue]")
     page.wait_for_selector(".messagelist .success")
-    page.screenshot(path=str(shots / "record-edited.png"), full_page=True)
+    shots.take(page, "record-edited")
 
     kirat = Record.objects.get(pk=hiring.kirat.pk)
     assert (kirat.title, kirat.version) == ("Kirat Singh", 2)
@@ -124,7 +161,7 @@ def test_person_edits_and_archives_a_record_in_a_real_browser(
     page.fill("#id_reason", "Withdrew")
     page.click("input[type=submit][value='Yes, archive it']")
     page.wait_for_selector(".messagelist .success")
-    page.screenshot(path=str(shots / "record-archived.png"), full_page=True)
+    shots.take(page, "record-archived")
     assert Record.objects.get(pk=hiring.kirat.pk).archived_at is not None
 
 
@@ -156,10 +193,10 @@ def test_person_approves_a_pending_write_in_a_real_browser(
     )
     page.click("#result_list tbody tr th a")
     page.wait_for_selector("#decision")
-    page.screenshot(path=str(shots / "pending-action.png"), full_page=True)
+    shots.take(page, "pending-action")
     page.click("#approve-button")
     page.wait_for_selector(".messagelist .success")
-    page.screenshot(path=str(shots / "action-approved.png"), full_page=True)
+    shots.take(page, "action-approved")
 
     assert Record.objects.get(pk=hiring.abhishek.pk).data["stage"] == "offer"
 
@@ -175,7 +212,7 @@ def test_a_staff_member_of_one_team_finds_nothing_of_another_in_a_real_browser(
     listed = page.locator("#result_list").inner_text()
     assert alpha.kirat_title in listed
     assert bravo.word not in page.content().lower()
-    page.screenshot(path=str(shots / "staff-records.png"), full_page=True)
+    shots.take(page, "staff-records")
 
     page.fill("#searchbar", bravo.kirat_title)
     page.press("#searchbar", "Enter")
@@ -188,7 +225,7 @@ def test_a_staff_member_of_one_team_finds_nothing_of_another_in_a_real_browser(
     )
     assert typed is not None and typed.status == 404
     assert bravo.kirat_title.lower() not in page.content().lower()
-    page.screenshot(path=str(shots / "staff-foreign-record.png"), full_page=True)
+    shots.take(page, "staff-foreign-record")
 
 
 # --- reviewing held writes -------------------------------------------------------------------
@@ -220,7 +257,7 @@ def test_person_rejects_a_write_with_a_reason_in_a_real_browser(
     page.click("#reject-submit")
     page.wait_for_selector(".messagelist .success")
     assert "Rejected by user:maya" in page.locator("#decided").inner_text()
-    page.screenshot(path=str(shots / "action-rejected.png"), full_page=True)
+    shots.take(page, "action-rejected")
     replay = commit_write(AGENT, action_id=held.pk)
     assert (replay["status"], replay["reason"]) == ("rejected", "Wait for the debrief.")
 
@@ -241,7 +278,7 @@ def test_a_stale_write_is_refused_and_says_why_in_a_real_browser(
     said = page.locator(".messagelist").inner_text()
     assert "Not applied, nothing was written" in said and "“Kirat” changed" in said
     assert "“Kirat” changed" in page.locator("#stale-reason").inner_text()
-    page.screenshot(path=str(shots / "action-stale.png"), full_page=True)
+    shots.take(page, "action-stale")
     assert Record.objects.get(pk=hiring.kirat.pk).data["stage"] == "withdrawn"
 
 
@@ -260,7 +297,7 @@ def test_bulk_approval_of_independent_writes_in_a_real_browser(
     page.select_option("select[name=action]", "approve_selected")
     page.click("button[name=index]")
     page.wait_for_selector(".messagelist .success")
-    page.screenshot(path=str(shots / "bulk-approved.png"), full_page=True)
+    shots.take(page, "bulk-approved")
     assert page.locator(".messagelist .error").count() == 0
     assert Record.objects.get(pk=hiring.kirat.pk).data["stage"] == "offer"
     assert Record.objects.get(pk=hiring.abhishek.pk).data["stage"] == "onsite"
@@ -280,7 +317,7 @@ def test_a_stale_record_form_is_refused_in_a_real_browser(
     page.click("input[name=_continue]")
     page.wait_for_selector(".errornote")
     assert "changed since you opened it" in page.content()
-    page.screenshot(path=str(shots / "record-stale-form.png"), full_page=True)
+    shots.take(page, "record-stale-form")
     kirat = Record.objects.get(pk=hiring.kirat.pk)
     assert (kirat.title, kirat.data["city"]) == ("Kirat", "Pune")
 
@@ -304,7 +341,7 @@ def test_the_audit_list_fits_1440_pixels_in_a_real_browser(
         " document.querySelector('.results').scrollWidth,"
         " document.querySelector('.results').clientWidth]"
     )
-    page.screenshot(path=str(shots / "audit-list-1440.png"), full_page=True)
+    shots.take(page, "audit-list-1440")
     assert overflow[0] <= overflow[1] and overflow[2] <= overflow[3], overflow
     assert "Created" in page.locator("#result_list").inner_text()  # not "record.created"
 
@@ -350,6 +387,6 @@ def test_a_record_with_3000_incoming_links_saves_in_a_real_browser(
     page.fill("#id_change_reason", "Renamed after the reorg")
     page.click("input[name=_continue]")
     page.wait_for_selector(".messagelist .success")
-    page.screenshot(path=str(shots / "hub-saved.png"), full_page=False)
+    shots.take(page, "hub-saved", full_page=False)
     assert Record.objects.get(pk=hub.pk).title == "Platform team (core)"
     assert Relationship.objects.filter(target=hub).count() == 3000

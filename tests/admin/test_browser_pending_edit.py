@@ -39,7 +39,7 @@ def test_the_edit_form_names_the_pending_update_and_a_disjoint_edit_keeps_it(
     panel = page.locator("#pending-on-edit").inner_text()
     assert "It sets address, phone" in panel
     assert "changing anything else leaves it applicable" in panel
-    page.screenshot(path=str(shots / "edit-with-pending.png"), full_page=True)
+    shots.take(page, "edit-with-pending")
 
     kirat = Record.objects.get(pk=hiring.kirat.pk)
     _edit_data(
@@ -69,6 +69,6 @@ def test_an_edit_of_a_key_the_update_sets_makes_it_stale_and_its_page_says_which
     action_page = reverse("admin:workflow_preparedaction_change", args=[held.pk])
     page.goto(f"{live_server.url}{action_page}")
     assert "also set phone, which this write sets too" in page.content()
-    page.screenshot(path=str(shots / "edit-made-stale.png"), full_page=True)
+    shots.take(page, "edit-made-stale")
     assert PreparedAction.objects.get(pk=held.pk).state == ActionState.STALE
     assert "address" not in Record.objects.get(pk=hiring.kirat.pk).data

@@ -6,7 +6,6 @@ says.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,20 +14,20 @@ from django.urls import reverse
 from records.models import Record
 from tests.admin.review_helpers import gate, held_update
 from tests.admin.review_imports import DIFFERENT_PERSON, referral_import
-from tests.admin.test_browser import browser_page, shots, sign_in, sync_api  # noqa: F401
+from tests.admin.test_browser import Shots, browser_page, shots, sign_in, sync_api  # noqa: F401
 
 pytestmark = pytest.mark.slow
 
 SIZES = {"desktop": (1440, 900), "phone": (390, 844)}
 
 
-def fits_both_sizes(page: Any, url: str, shots: Path, name: str) -> None:  # noqa: F811
+def fits_both_sizes(page: Any, url: str, shots: Shots, name: str) -> None:  # noqa: F811
     """Open the page at each size, screenshot it, and check nothing makes it scroll sideways."""
     for size, (width, height) in SIZES.items():
         page.set_viewport_size({"width": width, "height": height})
         page.goto(url)
         page.wait_for_load_state()
-        page.screenshot(path=str(shots / f"{name}-{size}.png"), full_page=True)
+        shots.take(page, f"{name}-{size}")
         wide = page.evaluate(
             "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
         )

@@ -71,7 +71,10 @@ class Command(BaseCommand):
             help="stdio round trips per tool (default 1,000; quick 200); writes are a fifth.",
         )
         parser.add_argument(
-            "--repeat", type=int, help="Timed repetitions of in-process calls (default 20)."
+            "--repeat",
+            type=int,
+            help="Timed repetitions of in-process calls (default 20), and at most as many "
+            "server starts (default 5).",
         )
         parser.add_argument(
             "--backend",
@@ -232,7 +235,10 @@ class Command(BaseCommand):
             sizes = replace(sizes, calls=options["calls"], writes=max(5, options["calls"] // 5))
         if options["repeat"] is not None:
             sizes = replace(
-                sizes, repeat=options["repeat"], reference_repeat=min(3, options["repeat"])
+                sizes,
+                repeat=options["repeat"],
+                reference_repeat=min(3, options["repeat"]),
+                startups=min(sizes.startups, options["repeat"]),
             )
         return sizes
 
