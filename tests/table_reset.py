@@ -12,8 +12,9 @@ them, never change them): a few milliseconds.
 Deleting fires the tables' triggers, which may write rows of their own (the records counters),
 so it looks again until every table is empty. A table with many rows is truncated instead, and
 whatever it cannot empty in a few rounds, or a database whose content types are gone, gets
-Django's own flush, and then a round of its own for what triggers wrote during that flush. `install` puts it in place of `TransactionTestCase._fixture_teardown` for
-the tests that flush the whole database (no `available_apps`, no serialized rollback).
+Django's own flush, and then a round of its own for what triggers wrote during that flush.
+`install` puts it in place of `TransactionTestCase._fixture_teardown` for the tests that flush
+the whole database (no `available_apps`, no serialized rollback).
 """
 
 from __future__ import annotations
