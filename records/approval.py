@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from django.db import connection
 
 from records.models import Collection, Record, Relationship
+from records.selectors.scoped import values_by_id
 
 AGENT = "agent"
 PERSON = "person"
@@ -59,17 +60,17 @@ NOTHING = Touched()
 def collections_touched(workspace_id: str, touched: Touched) -> list[str]:
     """Every collection the write touches: its own, its records', both ends of its links."""
     ids = set(touched.collection_ids)
-    if touched.record_ids:
-        ids.update(
-            Record.objects.filter(workspace_id=workspace_id, pk__in=touched.record_ids).values_list(
-                "collection_id", flat=True
-            )
-        )
-    if touched.relationship_ids:
-        for ends in Relationship.objects.filter(
-            workspace_id=workspace_id, pk__in=touched.relationship_ids
-        ).values_list("source__collection_id", "target__collection_id"):
-            ids.update(ends)
+    for row in values_by_id(
+        Record.objects, workspace_id=workspace_id, ids=touched.record_ids, fields=["collection_id"]
+    ):
+        ids.add(row["collection_id"])
+    for row in values_by_id(
+        Relationship.objects,
+        workspace_id=workspace_id,
+        ids=touched.relationship_ids,
+        fields=["source__collection_id", "target__collection_id"],
+    ):
+        ids.update(row.values())
     return sorted(ids)
 
 

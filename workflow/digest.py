@@ -17,6 +17,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from records.models import AuditEvent, Collection, Record, Relationship, SelfMapping
+from records.selectors import values_by_id
 from records.selectors.active_counts import active_counts
 from workflow import change_feed
 from workflow.agendas.reads import open_agendas, unsynced_agendas
@@ -132,11 +133,12 @@ def _recent_changes(workspace_id: str) -> list[str]:
         ]
     )
     record_ids = {e.record_id for e in events if e.record_id}
-    titles = dict(
-        Record.objects.filter(workspace_id=workspace_id, pk__in=record_ids).values_list(
-            "pk", "title"
+    titles = {
+        row["id"]: row["title"]
+        for row in values_by_id(
+            Record.objects, workspace_id=workspace_id, ids=record_ids, fields=["id", "title"]
         )
-    )
+    }
     collection_ids = {e.collection_id for e in events if not e.record_id and e.collection_id}
     names = dict(
         Collection.objects.filter(workspace_id=workspace_id, pk__in=collection_ids).values_list(

@@ -20,7 +20,7 @@ from records.errors import AnchorError, invalid, not_found
 from records.ids import is_valid_id
 from records.models import Collection, Record, Relationship, SelfMapping
 from records.names import normalize_name
-from records.selectors import in_workspace
+from records.selectors import in_workspace, values_by_id
 from records.validation import canonical_json
 from workflow.models import ReviewTicket
 from workflow.name_index import NameMatch, match_names, scope_names
@@ -73,11 +73,12 @@ def _parse(scope: Scope, query: Any, collection_id: Any, context_record_ids: Any
             record_id = v.record_id(item, f"context_record_ids[{index}]")
             if record_id not in context:
                 context.append(record_id)
-        found = set(
-            Record.objects.filter(workspace_id=scope.workspace_id, pk__in=context).values_list(
-                "pk", flat=True
+        found = {
+            row["id"]
+            for row in values_by_id(
+                Record.objects, workspace_id=scope.workspace_id, ids=context, fields=["id"]
             )
-        )
+        }
         for record_id in context:
             if record_id not in found:
                 raise not_found(
@@ -284,11 +285,15 @@ def _search(
 
 def _collections_of(scope: Scope, record_ids: list[str]) -> dict[str, str]:
     """The collection of each of these records that exists in the workspace."""
-    return dict(
-        Record.objects.filter(workspace_id=scope.workspace_id, pk__in=record_ids).values_list(
-            "pk", "collection_id"
+    return {
+        row["id"]: row["collection_id"]
+        for row in values_by_id(
+            Record.objects,
+            workspace_id=scope.workspace_id,
+            ids=record_ids,
+            fields=["id", "collection_id"],
         )
-    )
+    }
 
 
 def _records(record_ids: list[str]) -> dict[str, Record]:

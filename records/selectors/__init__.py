@@ -16,7 +16,7 @@ from records.selectors.memberships import (
     user_for_username,
 )
 from records.selectors.pickers import collection_choices, record_choices
-from records.selectors.scoped import check_active, in_workspace
+from records.selectors.scoped import check_active, in_workspace, values_by_id
 from records.selectors.search import search_records
 from records.selectors.traversal import traverse
 
@@ -39,5 +39,6 @@ __all__ = [
     "search_records",
     "token_digest",
     "traverse",
+    "values_by_id",
     "user_for_username",
 ]

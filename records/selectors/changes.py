@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from records.models import AuditEvent, Collection, Record
+from records.selectors.scoped import values_by_id
 
 REASON_CHARS = 160
 TITLE_CHARS = 120
@@ -66,9 +67,12 @@ def grouped_changes(workspace_id: str, events: list[AuditEvent]) -> list[dict[st
     record_ids = {e.record_id for e in events if e.record_id}
     collection_ids = {e.collection_id for e in events if e.collection_id}
     records: dict[str, dict[str, Any]] = {
-        row["id"]: dict(row)
-        for row in Record.objects.filter(workspace_id=workspace_id, pk__in=record_ids).values(
-            "id", "title", "collection_id", "archived_at"
+        row["id"]: row
+        for row in values_by_id(
+            Record.objects,
+            workspace_id=workspace_id,
+            ids=record_ids,
+            fields=["id", "title", "collection_id", "archived_at"],
         )
     }
     collection_ids |= {row["collection_id"] for row in records.values()}

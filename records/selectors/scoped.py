@@ -1,12 +1,14 @@
 """One row of a workspace by ID, and whether a record may still change.
 
 Every door looks rows up the same way: a row of another workspace is as absent as one that
-never existed, and both answer NOT_FOUND with the same message. Archived records refuse every
+never existed, and both answer NOT_FOUND with the same message; several rows by ID are found
+by their primary key (values_by_id). Archived records refuse every
 change but the few that repair them (removing an alias or a link), with one message.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from django.db.models import QuerySet
@@ -33,6 +35,26 @@ def in_workspace(
     if row is None:
         raise not_found(kind, pk, field)
     return row
+
+
+def values_by_id(
+    rows: Rows[Any], *, workspace_id: str, ids: Iterable[Any], fields: Sequence[str]
+) -> list[dict[str, Any]]:
+    """`fields` of the rows with these IDs that belong to the workspace (any other is absent).
+
+    Found by primary key alone, the workspace checked on the rows found: asked for
+    `workspace_id = ? AND id IN (...)` and holding no statistics, SQLite's planner walks the
+    index that starts with the workspace, every row the workspace holds (a third of a second at
+    a million records, on every commit), where the primary key finds the few asked for.
+    """
+    wanted = list(ids)
+    if not wanted:
+        return []
+    return [
+        {field: row[field] for field in fields}
+        for row in rows.filter(pk__in=wanted).values("workspace_id", *fields)
+        if row["workspace_id"] == workspace_id
+    ]
 
 
 def check_active(record: Record, doing: str, *, field: str | None = None) -> None:
