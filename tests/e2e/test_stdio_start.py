@@ -206,31 +206,3 @@ def test_garbage_collection_is_paused_during_start_and_back_on_while_serving(tmp
     finally:
         process.kill()
     assert "GC enabled=True frozen=True" in errors, errors
-
-
-def test_a_stdio_server_measures_a_grown_table_for_the_planner_on_start(tmp_path):
-    database = Path(migrated_copy(tmp_path / "grown.db"))
-    with closing(sqlite3.connect(database)) as db, db:
-        db.executemany(
-            "INSERT INTO auth_group (name) VALUES (?)", [(f"g{n}",) for n in range(1500)]
-        )
-    env = base_env(ANCHOR_DB_PATH=str(database), ANCHOR_LOG_LEVEL="WARNING")
-    process = subprocess.Popen(
-        [sys.executable, "manage.py", "mcp_serve"],
-        cwd=REPO_ROOT,
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        initialize_raw(process)  # answered after the start's migrations and measuring
-        assert process.stdin is not None
-        process.stdin.close()
-        assert process.wait(timeout=30) == 0
-    finally:
-        process.kill()
-    with closing(sqlite3.connect(database)) as db:
-        measured = dict(db.execute("SELECT idx, stat FROM sqlite_stat1 WHERE tbl = 'auth_group'"))
-    # sampled (at most ANALYSIS_LIMIT rows per index), so the count is an estimate
-    assert measured and all(int(stat.split()[0]) >= 1000 for stat in measured.values()), measured

@@ -30,7 +30,6 @@ from django.db.migrations.executor import MigrationExecutor
 from django.db.migrations.loader import MigrationLoader
 from django.db.migrations.recorder import MigrationRecorder
 
-from records import planner_statistics
 from workflow.mcp.server import select_tools, serve_stdio_pipe
 from workflow.mcp.stdio import (
     claim_stdio_for_protocol,
@@ -69,10 +68,6 @@ class Command(BaseCommand):
             except ImproperlyConfigured as exc:
                 raise CommandError(str(exc)) from exc
         migrate_if_needed(verbosity=options["verbosity"])
-        try:
-            planner_statistics.refresh()  # SQLite: measure tables new or grown tenfold
-        except DatabaseError as exc:  # a speed-up only: serve without it (disk full, locked)
-            sys.stderr.write(f"anchor: planner statistics not refreshed: {exc}\n")
         connections.close_all()  # tool calls run in another thread with their own connection
         resume_garbage_collection()
 
