@@ -37,7 +37,7 @@ class _NotEmptied(Exception):
     """Rolls back a reset that could not empty every table."""
 
 
-def _rows(connection: Any, tables: list[str]) -> dict[str, int]:
+def row_counts(connection: Any, tables: list[str]) -> dict[str, int]:
     """Each table's row count, capped just past MANY_ROWS, in one query."""
     quote = connection.ops.quote_name
     probes = " UNION ALL ".join(
@@ -64,10 +64,10 @@ def empty_tables(alias: str = "default") -> bool:
         return True
     try:
         with transaction.atomic(using=alias):
-            if not _rows(connection, list(KEPT)).get(KEPT[0]):
+            if not row_counts(connection, list(KEPT)).get(KEPT[0]):
                 raise _NotEmptied  # content types gone: post_migrate must run
             for _ in range(ROUNDS):
-                filled = {t: n for t, n in _rows(connection, tables).items() if n}
+                filled = {t: n for t, n in row_counts(connection, tables).items() if n}
                 if not filled:
                     return True
                 many = [t for t, n in filled.items() if n > MANY_ROWS]

@@ -17,7 +17,7 @@ from tests.conftest import ACTOR, WORKSPACE, link, make_collection, make_record
 
 def _filled_tables() -> dict[str, int]:
     tables = connection.introspection.django_table_names(only_existing=True, include_views=False)
-    counts = table_reset._rows(connection, [t for t in tables if t not in table_reset.KEPT])
+    counts = table_reset.row_counts(connection, [t for t in tables if t not in table_reset.KEPT])
     return {table: rows for table, rows in counts.items() if rows}
 
 

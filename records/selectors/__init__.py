@@ -39,6 +39,6 @@ __all__ = [
     "search_records",
     "token_digest",
     "traverse",
-    "values_by_id",
     "user_for_username",
+    "values_by_id",
 ]

@@ -97,13 +97,18 @@ class Shots:
             page.screenshot(path=str(self.directory / f"{name}.png"), full_page=full_page)
 
 
-@pytest.fixture
-def shots() -> Shots:
+def shots_as_asked() -> Shots:
+    """Shots into $ANCHOR_SCREENSHOT_DIR (made if missing), or none when it is unset."""
     wanted = os.environ.get("ANCHOR_SCREENSHOT_DIR")
     if not wanted:
         return Shots(None)
     Path(wanted).mkdir(parents=True, exist_ok=True)
     return Shots(Path(wanted))
+
+
+@pytest.fixture
+def shots() -> Shots:
+    return shots_as_asked()
 
 
 class _Page:
@@ -119,10 +124,10 @@ class _Page:
 def test_screenshots_are_taken_only_where_asked_for(tmp_path, monkeypatch):
     page = _Page()
     monkeypatch.delenv("ANCHOR_SCREENSHOT_DIR", raising=False)
-    shots.__wrapped__().take(page, "queue")  # type: ignore[attr-defined]
+    shots_as_asked().take(page, "queue")
     assert page.captured == []
     monkeypatch.setenv("ANCHOR_SCREENSHOT_DIR", str(tmp_path / "shots"))
-    shots.__wrapped__().take(page, "queue", full_page=False)  # type: ignore[attr-defined]
+    shots_as_asked().take(page, "queue", full_page=False)
     assert page.captured == [(str(tmp_path / "shots" / "queue.png"), False)]
     assert (tmp_path / "shots").is_dir()
 

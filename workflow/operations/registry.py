@@ -88,10 +88,11 @@ class Operation:
     def keys(self) -> tuple[str, ...]:
         return tuple(self.arguments)
 
-    def argument_guide(self) -> str:
+    def argument_guide(self, keys: str | None = None) -> str:
         """Its argument keys as the agent reads them: "record_id, title, expected_version;
-        also resolve the new title"."""
-        keys = ", ".join(
+        also resolve the new title". `keys` words the keys otherwise ("collection_id +
+        create_collection's keys")."""
+        keys = keys or ", ".join(
             f"{key} ({self.argument_notes[key]})" if key in self.argument_notes else key
             for key in self.arguments
         )

@@ -27,9 +27,8 @@ def argument_keys_per_operation() -> str:
             lines[-1][0].append(operation.name)
         else:
             if previous and _extends(operation, previous):
-                added = operation.keys[: -len(previous.keys)]
-                guide = f"{', '.join(added)} + {previous.name}'s keys"
-                guide += f"; {operation.review_hint}" if operation.review_hint else ""
+                added = ", ".join(operation.keys[: -len(previous.keys)])
+                guide = operation.argument_guide(keys=f"{added} + {previous.name}'s keys")
             lines.append(([operation.name], guide))
         previous = operation
     return "\n".join(f"{' / '.join(names)}: {guide}." for names, guide in lines)
