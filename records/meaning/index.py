@@ -48,7 +48,8 @@ logger = logging.getLogger(__name__)
 
 RECORDS_KEY = "meaning:records"
 VECTORS_KEY = "meaning:vectors"
-INLINE_CATCH_UP = 2000
+# Embedded within a search, at most (under 2 s at 130 records a second); more go to a thread.
+INLINE_CATCH_UP = 200
 SHORTLIST_FROM = 4000
 SHORTLIST_MIN = 2000
 CACHED_WORKSPACES = 8

@@ -28,7 +28,7 @@ IMPORTED = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|\s*([\w.]+)$", re.MULTILI
 # Packages a SQLite stdio server has no use for: the HTTP stack, the PostgreSQL driver.
 HTTP_ONLY = ("rest_framework", "mcp_server", "psycopg", "psycopg_binary", "psycopg_pool")
 # Loaded on the first search by meaning or the first record written, never to start.
-FIRST_USE = ("numpy", "wordllama", "tokenizers", "safetensors", "records.meaning.index")
+FIRST_USE = ("numpy", "onnxruntime", "tokenizers", "records.meaning.index")
 
 
 @pytest.fixture(scope="module")

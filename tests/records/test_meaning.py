@@ -43,7 +43,7 @@ def decisions(ctx):
 def test_create_stores_the_embedding_with_model_name_and_versions(decisions):
     stored = RecordEmbedding.objects.get(record=decisions["oauth"])
     assert stored.model_name == model.MODEL_NAME
-    assert stored.model_version == model.model_version() == "0.4.0.post1/title+whole"
+    assert stored.model_version == model.model_version() == "1.0.0/title+whole"
     assert stored.record_version == 1
     assert len(bytes(stored.vector)) == model.STORED_DIMENSIONS and stored.scale > 0
     assert stored.workspace_id == WORKSPACE

@@ -119,15 +119,14 @@ def test_a_create_calls_the_model_in_its_preview_not_under_the_commit_lock(hirin
     from records.meaning.embeddings import embedding_rows
     from records.models import Record, RecordEmbedding
 
-    real = model._load()
+    real = model._embed
     calls = []
 
-    class Counting:
-        def embed(self, texts):
-            calls.append(list(texts))
-            return real.embed(texts)
+    def counting(texts):
+        calls.append(list(texts))
+        return real(texts)
 
-    monkeypatch.setattr(model, "_load", Counting)
+    monkeypatch.setattr(model, "_embed", counting)
     model._embed_recent.cache_clear()
     review = ok("resolve_record", {"query": "Nova Quill", "collection_id": hiring.people.pk})
     prepared = ok(

@@ -51,6 +51,13 @@ class Sizes:
     collections: int = 10  # the bulk records are spread over this many collections
     profile: int = 1  # re-run a phase whose row missed under py-spy (0: never)
     meaning_records: int = 100_000  # active records in the workspace searched by meaning
+    # Of those, how many the model embeds (the catch-up row's figure); the rest are given copies
+    # of these vectors, since a search's cost depends on how many vectors it scores, not their
+    # values, and the model embeds about 130 records a second on one core.
+    meaning_embedded: int = 2_000
+    # Filler records of the labelled set loaded for recall (0: all of them); every target is
+    # always loaded, so each question can still be answered, among fewer distractors.
+    recall_filler: int = 0
 
     @classmethod
     def quick(cls) -> Sizes:
@@ -64,6 +71,8 @@ class Sizes:
             reference_repeat=1,
             startups=3,
             profile=0,
+            meaning_embedded=200,
+            recall_filler=300,
         )
 
     def to_dict(self) -> dict[str, int]:
