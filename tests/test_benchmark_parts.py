@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
 import pytest
+from django.db import connection
 
-from anchor_site.devtools.benchmarks import data, history, profile, search
+from anchor_site.devtools.benchmarks import data, graph, history, profile, runner, search
 from anchor_site.devtools.benchmarks.measure import Row, Sizes
 from records import services
 from records.models import AuditEvent
@@ -106,6 +108,43 @@ def test_a_profile_is_printed_under_the_first_missed_row_naming_the_others():
     assert rows[1].profile[0] == "  profile of the re-run phase (also covers: missed second)"
     assert rows[1].profile[1:] == ["  py-spy: 10 samples"]
     assert rows[2].profile == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_missed_aggregate_row_prints_the_calls_statements_plans_and_python(monkeypatch):
+    """Every graph aggregate row, held to a target nothing meets, prints under it the SQL its
+    call ran with the backend's plan and real timings, and where the Python time went."""
+    ctx = data.context()
+    ledger_id = data.collection(ctx, "bench ledger").pk
+    data.bulk_insert(ledger_id, iter(graph.ledger(40)))
+    monkeypatch.setattr(graph, "AGGREGATE_TARGET_MS", 0)
+    sizes = Sizes(reference_repeat=1, profile=1)
+
+    rows = graph.aggregate_rows(sizes, ledger_id) + graph.linked_rows(sizes, ctx, ledger_id, 40)
+
+    postgres = connection.vendor == "postgresql"
+    for row in rows:
+        assert row.passed is False
+        text = "\n".join(row.profile)
+        assert row.profile[0].startswith("  profile of the missed call"), text
+        assert "SQL statement(s) at the driver" in row.profile[1] and "in Python" in text
+        assert "  statement 1, " in text and "SELECT" in text
+        if postgres:
+            assert "plan, EXPLAIN (ANALYZE, BUFFERS):" in text and "actual time=" in text
+        else:
+            assert "plan, EXPLAIN QUERY PLAN; run alone: " in text and "SCAN" in text
+        assert "top functions by cumulative time" in text
+        assert "records/selectors/aggregation.py" in text, text
+    whole_ledger = rows[-1].profile
+    assert "whole ledger" in rows[-1].what
+    statements = int(whole_ledger[1].split(" in ")[1].split()[0])
+    assert statements >= 3  # the matched records, the links, the groups
+    assert statements == sum(line.startswith("  statement ") for line in whole_ledger)
+    printed = "\n".join(runner.table(connection.vendor, [rows[1].as_dict()]))
+    assert "\n    profile of the missed call" in printed
+
+    quiet = graph.aggregate_rows(replace(sizes, profile=0), ledger_id)  # --no-profile, --quick
+    assert all(row.passed is False and row.profile == [] for row in quiet)
 
 
 def _runs(pid: int, code: str) -> bool:

@@ -9,6 +9,9 @@ References, timed in the same run on the same data:
 - aggregates: the plainest SQL that computes the same answer on this backend (json_extract or
   ->>, one GROUP BY, no skip accounting, no canonical keys), the floor a grouping over a JSON
   field cannot go below. Each row's note says whether the reference got the same answer.
+
+A row that misses its target prints, under it, the missed call's SQL statements with their
+plans and its Python time (sql_profile.py), unless profiling is off (--no-profile, --quick).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any
 
 from django.db import connection, transaction
 
-from anchor_site.devtools.benchmarks import data
+from anchor_site.devtools.benchmarks import data, sql_profile
 from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat
 from records.ids import new_id
 from records.models import Record, Relationship
@@ -296,7 +299,7 @@ def _row(what: str, sizes: Sizes, measured: Any, reference: Any, same: bool, not
     times = max(3, sizes.reference_repeat * 2)
     ours = repeat(measured, times)
     floor = repeat(reference, times)
-    return Row(
+    row = Row(
         AREA,
         what,
         ours.median_ms,
@@ -308,6 +311,14 @@ def _row(what: str, sizes: Sizes, measured: Any, reference: Any, same: bool, not
         reference_what="the plainest SQL for the same answer",
         note=f"{note}same answer as reference: {'yes' if same else 'NO'}",
     )
+    return explained(row, sizes, measured)
+
+
+def explained(row: Row, sizes: Sizes, call: Any) -> Row:
+    """The row, with the profile of `call` under it if it missed and profiling is on."""
+    if row.passed is False and sizes.profile:
+        row.profile = sql_profile.explain(call)
+    return row
 
 
 def aggregate_rows(sizes: Sizes, ledger_id: str) -> list[Row]:
@@ -427,10 +438,8 @@ def run(sizes: Sizes, ctx) -> list[Row]:
     walks = repeat(walk, sizes.repeat)
     per_node = repeat(lambda: walk_per_node(hub_id), max(3, sizes.reference_repeat))
     deepest = max((node["depth"] for node in walked["records"]), default=0)
-    totals = aggregate_rows(sizes, collection_id)
-    linked = linked_rows(sizes, ctx, collection_id, count)
-    return [
-        generated,
+    # Profiled before the team's links are added, on the data it was timed on.
+    traversal = explained(
         Row(
             AREA,
             f"{DEPTH}-hop traversal from a hub of {hub_links:,} links, max_nodes {MAX_NODES}, "
@@ -447,6 +456,14 @@ def run(sizes: Sizes, ctx) -> list[Row]:
             f"truncated={walked['truncated']}, "
             f"same records as reference: {'yes' if reached == by_node else 'NO'}",
         ),
+        sizes,
+        walk,
+    )
+    totals = aggregate_rows(sizes, collection_id)
+    linked = linked_rows(sizes, ctx, collection_id, count)
+    return [
+        generated,
+        traversal,
         *totals,
         *linked,
     ]
