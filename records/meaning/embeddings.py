@@ -1,11 +1,15 @@
 """Writing embeddings: one record's inside its write, and the catch-up of missing ones.
 
-A single-record write (create, update, rename) embeds that record in its own transaction, so
-a committed record is searchable by meaning at once and a commit never waits on more than one
-embedding. Bulk writes (imports of many rows, restores) embed nothing: the records they leave
-without a current embedding, like a crash between a write and its embedding or a change of
-model, are found by `missing_record_ids` and embedded by `catch_up`, which search by meaning
-runs before it trusts a workspace's vectors.
+Embeddings are computed where they are searched. In a process that holds a workspace's vectors
+(it has searched that workspace by meaning), a single-record write (create, update, rename)
+embeds that record in its own transaction and patches the vectors, so the next search finds it
+without a reload, and a commit never waits on more than one embedding. Every other write embeds
+nothing: bulk writes (imports of many rows, restores), and single writes in a process that does
+not search that workspace by meaning (most of an agent's writes, the admin), where a model call
+(about 8 ms a record, and a third of a second to load the model) would buy nothing. The records
+they leave without a current embedding, like a crash between a write and its embedding or a
+change of model, are found by `missing_record_ids` and embedded by the catch-up that search by
+meaning runs before it trusts a workspace's vectors.
 """
 
 from __future__ import annotations
@@ -88,8 +92,8 @@ def embed_written(record: Record, *, content_changed: bool) -> None:
     A change that leaves title and values alone (archive, alias) moves the version only: the
     embedding of the version before is still right and is carried forward, not recomputed.
     """
-    if not model.enabled():
-        return
+    if not model.enabled() or not _searched_here(record.workspace_id):
+        return  # the next search by meaning of this workspace catches the record up
     if in_dry_run():
         # A preview's rows are rolled back: write nothing, but embed now, outside any write
         # lock, so the commit of the same write finds its vectors computed (model.embed_texts).
@@ -111,15 +115,18 @@ def embed_written(record: Record, *, content_changed: bool) -> None:
     _patch_cache(record, rows[0])
 
 
-def _patch_cache(record: Record, row: RecordEmbedding | None) -> None:
-    """Hand this process's cached vectors the one record just written, once it commits.
-
-    Only when a search by meaning has loaded the index (it imports numpy) and holds this
-    workspace: otherwise there is nothing to patch and the write pays nothing.
-    """
+def _searched_here(workspace_id: str) -> bool:
+    """Whether this process holds the workspace's vectors (only a search by meaning loads the
+    index module, and with it numpy)."""
     index = sys.modules.get("records.meaning.index")
-    if index is None or not index.holds(record.workspace_id):
-        return
+    return index is not None and bool(index.holds(workspace_id))
+
+
+def _patch_cache(record: Record, row: RecordEmbedding | None) -> None:
+    """Hand this process's cached vectors the one record just written, once it commits."""
+    index = sys.modules["records.meaning.index"]
+    if not index.holds(record.workspace_id):
+        return  # dropped since the write began (another workspace's load evicted it)
     after = index.current_key(record.workspace_id)  # inside the write: this write's counters
     vector = None if row is None else (bytes(row.vector), row.scale)
     transaction.on_commit(lambda: index.patch(record, vector, after))

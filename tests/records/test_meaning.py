@@ -40,8 +40,22 @@ def decisions(ctx):
 # --- embeddings kept with the data --------------------------------------------------------------
 
 
-def test_create_stores_the_embedding_with_model_name_and_versions(decisions):
-    stored = RecordEmbedding.objects.get(record=decisions["oauth"])
+def test_a_write_where_nothing_searches_by_meaning_embeds_nothing_until_a_search_does(
+    ctx, decisions
+):
+    # No search by meaning has run in this process: the writes called no model.
+    assert not RecordEmbedding.objects.filter(workspace_id=WORKSPACE).exists()
+    assert not index.holds(WORKSPACE)
+    page = search(text="what did we decide about sign-in", mode="meaning")
+    assert page["mode"] == "meaning" and titles(page)[0] == "OAuth design decision"
+    assert RecordEmbedding.objects.filter(workspace_id=WORKSPACE).count() == 4
+    assert missing_record_ids(WORKSPACE) == []
+
+
+def test_create_stores_the_embedding_with_model_name_and_versions(ctx, decisions):
+    search(text="laptop", mode="meaning")  # this process now searches the workspace by meaning
+    record = make_record(ctx, decisions["collection"], "OAuth token lifetime")
+    stored = RecordEmbedding.objects.get(record=record)
     assert stored.model_name == model.MODEL_NAME
     assert stored.model_version == model.model_version() == "1.0.0/title+whole"
     assert stored.record_version == 1
@@ -50,6 +64,7 @@ def test_create_stores_the_embedding_with_model_name_and_versions(decisions):
 
 
 def test_update_and_rename_recompute_the_embedding_and_archive_carries_it(ctx, decisions):
+    search(text="laptop", mode="meaning")
     record = decisions["laptop"]
     before = bytes(RecordEmbedding.objects.get(record=record).vector)
     services.record_update(
@@ -66,6 +81,7 @@ def test_update_and_rename_recompute_the_embedding_and_archive_carries_it(ctx, d
 
 
 def test_bulk_writes_embed_nothing_and_a_search_by_meaning_catches_them_up(ctx, decisions):
+    search(text="laptop", mode="meaning")
     rows = [NewRecord(ctx=ctx, title=f"Bulk {n}", data={"n": n}) for n in range(3)]
     written = services.record_create_many(collection_id=decisions["collection"].pk, rows=rows)
     assert not RecordEmbedding.objects.filter(record__in=written).exists()
@@ -76,6 +92,8 @@ def test_bulk_writes_embed_nothing_and_a_search_by_meaning_catches_them_up(ctx, 
 
 
 def test_outdated_embeddings_are_recomputed(decisions):
+    search(text="laptop", mode="meaning")
+    index.forget_cached()  # as a process started after the model changed
     oauth = decisions["oauth"]
     RecordEmbedding.objects.filter(record=oauth).update(model_version="0.0.1")
     RecordEmbedding.objects.filter(record=decisions["db"]).delete()
