@@ -2,7 +2,7 @@
 
 A unit vector v is stored as round(v / s) in int8 with s = max|v| / 127, so v ~ s * q. Cosine
 similarity against a query is then s * (q . query): one int8 matrix product per scope. The
-sign bits (32 bytes for 256 dimensions) shortlist a large scope by Hamming distance first.
+sign bits (48 bytes for 384 dimensions) shortlist a large scope by Hamming distance first.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def dequantise(data: bytes, scale: float) -> np.ndarray:
 
 
 def sign_bits(matrix: np.ndarray) -> np.ndarray:
-    """Each row's signs packed into 64-bit words (1 for positive): 4 words for 256 dimensions."""
+    """Each row's signs packed into 64-bit words (1 for positive): 6 words for 384 dimensions."""
     packed = np.packbits(np.atleast_2d(matrix) > 0, axis=-1)
     return np.ascontiguousarray(packed).view(np.uint64)
 

@@ -259,3 +259,22 @@ def test_a_write_the_cache_cannot_follow_drops_it(
         make_record(ctx, decisions["collection"], "Written after the bulk one")
     assert not index.holds(WORKSPACE)
     assert "Bulk laptop claim" in titles(search(text="laptop claim", mode="meaning"))
+
+
+def test_a_record_below_the_similarity_floor_is_not_offered_by_meaning(ctx, decisions):
+    from records.selectors import meaning_search
+
+    question = "banana smoothie recipe"
+    page = search(text=question, mode="meaning")
+    vectors = index.scope_vectors(WORKSPACE)
+    assert vectors is not None
+    scored = dict(
+        vectors.nearest(
+            index.query_vector(question), collection_id=None, limit=100, min_similarity=-1.0
+        )
+    )
+    offered = {item["record_id"]: item for item in page["records"]}
+    assert all(item["similarity"] >= meaning_search.MIN_SIMILARITY for item in offered.values())
+    below = [pk for pk, similarity in scored.items() if similarity < meaning_search.MIN_SIMILARITY]
+    assert below, "some record of the fixture is unrelated to the question"
+    assert not set(below) & set(offered)
