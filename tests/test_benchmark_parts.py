@@ -16,7 +16,15 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from anchor_site.devtools.benchmarks import data, graph, history, profile, runner, search
+from anchor_site.devtools.benchmarks import (
+    data,
+    graph,
+    history,
+    profile,
+    resolution,
+    runner,
+    search,
+)
 from anchor_site.devtools.benchmarks.measure import Row, Sizes
 from records import services
 from records.models import AuditEvent
@@ -145,6 +153,20 @@ def test_a_missed_aggregate_row_prints_the_calls_statements_plans_and_python(mon
 
     quiet = graph.aggregate_rows(replace(sizes, profile=0), ledger_id)  # --no-profile, --quick
     assert all(row.passed is False and row.profile == [] for row in quiet)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_missed_name_list_patch_prints_where_its_python_time_went(monkeypatch):
+    ctx = data.context()
+    people = data.collection(ctx, "bench people").pk
+    data.bulk_insert(people, data.people([f"Person {n}" for n in range(30)]))
+    monkeypatch.setattr(resolution, "PATCH_TARGET_MS", 0)
+    row = resolution.patch_row(Sizes(profile=1), data.WORKSPACE, people, 30)
+    text = "\n".join(row.profile)
+    assert row.passed is False and "0 SQL statement(s)" in text, text
+    assert "top functions by cumulative time" in text and "workflow/name_index.py" in text
+    quiet = resolution.patch_row(Sizes(profile=0), data.WORKSPACE, people, 30)
+    assert quiet.passed is False and quiet.profile == []
 
 
 def _runs(pid: int, code: str) -> bool:

@@ -316,14 +316,7 @@ def _row(what: str, sizes: Sizes, measured: Any, reference: Any, same: bool, not
         reference_what="the plainest SQL for the same answer",
         note=f"{note}same answer as reference: {'yes' if same else 'NO'}",
     )
-    return explained(row, sizes, measured)
-
-
-def explained(row: Row, sizes: Sizes, call: Any) -> Row:
-    """The row, with the profile of `call` under it if it missed and profiling is on."""
-    if row.passed is False and sizes.profile:
-        row.profile = sql_profile.explain(call)
-    return row
+    return sql_profile.explained(row, sizes, measured)
 
 
 def aggregate_rows(sizes: Sizes, ledger_id: str) -> list[Row]:
@@ -444,7 +437,7 @@ def run(sizes: Sizes, ctx) -> list[Row]:
     per_node = repeat(lambda: walk_per_node(hub_id), max(3, sizes.reference_repeat))
     deepest = max((node["depth"] for node in walked["records"]), default=0)
     # Profiled before the team's links are added, on the data it was timed on.
-    traversal = explained(
+    traversal = sql_profile.explained(
         Row(
             AREA,
             f"{DEPTH}-hop traversal from a hub of {hub_links:,} links, max_nodes {MAX_NODES}, "

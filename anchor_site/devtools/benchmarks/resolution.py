@@ -12,7 +12,7 @@ from functools import partial
 
 from django.db.models import F
 
-from anchor_site.devtools.benchmarks import data
+from anchor_site.devtools.benchmarks import data, sql_profile
 from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat, timed
 from anchor_site.devtools.benchmarks.server import RawServer
 from records.models import Record
@@ -28,6 +28,7 @@ from workflow.scope import Scope
 AREA = "resolution"
 RENAME_RATIO = 1.5  # the first resolve after a rename, against a warm one
 RESTART_RATIO = 3  # the first resolve in a freshly started server, against a warm one (issue 29)
+PATCH_TARGET_MS = 1.0  # one written record's names replaced in the cached list
 WARM_CALLS = 10
 RESTARTS = 3
 
@@ -98,20 +99,20 @@ def run(sizes: Sizes, scope: Scope, names_collection: str, names: list[str]) -> 
             reference_what="the same resolve, list warm, in the same run",
         )
     )
-    rows.append(restart_row(sizes, scope.workspace_id, names_collection, query, len(normalized)))
-    rows.append(patch_row(scope.workspace_id, names_collection, len(normalized)))
+    rows.append(restart_row(sizes, scope, names_collection, query, len(normalized)))
+    rows.append(patch_row(sizes, scope.workspace_id, names_collection, len(normalized)))
     rows += reevaluation_rows(sizes, found["resolution_id"], target_id, names, len(normalized))
     return rows
 
 
-def restart_row(
-    sizes: Sizes, workspace_id: str, collection_id: str, query: str, in_scope: int
-) -> Row:
+def restart_row(sizes: Sizes, scope: Scope, collection_id: str, query: str, in_scope: int) -> Row:
     """The first resolve_record a freshly started mcp_serve answers, after another process
     (this one) moved the scope's names, against the same call repeated on that server.
 
     Both are round trips over stdio to the same process, so the ratio is what loading the list
-    (the stored row and the names log since it) costs over a warm resolve.
+    (the stored row and the names log since it) costs over a warm resolve. A miss is explained
+    by the same resolve in this process with its cached lists dropped first, as a fresh
+    server's.
     """
     target_id = Record.objects.filter(collection_id=collection_id).values_list("pk", flat=True)[0]
     arguments = {"query": query, "collection_id": collection_id}
@@ -137,7 +138,12 @@ def restart_row(
     first_ms = firsts[len(firsts) // 2]
     warm.sort()
     warm_ms = warm[len(warm) // 2]
-    return Row(
+
+    def cold_resolve() -> object:
+        name_index.clear_cache()
+        return resolve_record(scope, query=query, collection_id=collection_id)
+
+    row = Row(
         AREA,
         f"first resolve_record in a fresh mcp_serve, {in_scope:,} names "
         "(stored list + names log, after another process's rename)",
@@ -150,9 +156,10 @@ def restart_row(
         reference_what=f"the same call repeated on those servers ({WARM_CALLS} each)",
         note=f"median of {restarts} fresh servers",
     )
+    return sql_profile.explained(row, sizes, cold_resolve)
 
 
-def patch_row(workspace_id: str, collection_id: str, in_scope: int) -> Row:
+def patch_row(sizes: Sizes, workspace_id: str, collection_id: str, in_scope: int) -> Row:
     """What a commit's write costs the cached list: one record's entries replaced, against
     building the list whole (both on a private copy, so the served list is left alone)."""
     cached = scope_names(workspace_id, collection_id)
@@ -176,15 +183,22 @@ def patch_row(workspace_id: str, collection_id: str, in_scope: int) -> Row:
         view = patched
     patches.sort()
     median = patches[len(patches) // 2]
-    return Row(
+    row = Row(
         AREA,
         f"name list patched for one written record, {in_scope:,} names",
         median,
         "ms",
-        target="< 1 ms",
-        passed=median < 1,
+        target=f"< {PATCH_TARGET_MS:g} ms",
+        passed=median < PATCH_TARGET_MS,
         reference=builds.median_ms,
         reference_what="the list built whole",
+    )
+    return sql_profile.explained(
+        row,
+        sizes,
+        lambda: view.patched(
+            len(patches) + 1, replaced={record_id}, added=[(record_id, "Renamed again", False)]
+        ),
     )
 
 

@@ -224,7 +224,7 @@ def _session_rows(sizes: Sizes, areas: list[str], linked: Any, vendor: str) -> l
     # Counted before the servers start: the ORM cannot run inside the client's event loop.
     context_statements = stdio.context_statements(linked) if "stdio" in areas else 0
     reporting_statements = batches.reporting_statements(linked) if "batches" in areas else 0
-    profiles: dict[str, list[str]] = {}  # the guarded rows' profiles, attached with the rows
+    profiles: dict[str, list[str]] = {}  # the writes' and guarded rows' profiles, for their rows
     again = replace(sizes, calls=min(sizes.calls, 100), repeat=min(sizes.repeat, 5))
 
     async def over_stdio() -> tuple[list[Row], float | None]:
@@ -255,6 +255,10 @@ def _session_rows(sizes: Sizes, areas: list[str], linked: Any, vendor: str) -> l
                     )
                 if "writes" in areas:
                     rate, _ = await writes.run(session, sizes, linked)
+                    if sizes.profile and rate < writes.TARGET_PER_S:
+                        profiles["writes"] = await profile.profiled(
+                            measured, lambda: writes.run(session, again, linked)
+                        )
                 if scopes is not None:
                     timings = guarded.Timings()
                     await guarded.measure_creates(session, writer, sizes, scopes, timings)
@@ -278,7 +282,9 @@ def _session_rows(sizes: Sizes, areas: list[str], linked: Any, vendor: str) -> l
     rows, rate = asyncio.run(over_stdio())
     rows.insert(0, built)
     if rate is not None:
-        rows.append(writes.row(rate, writes.commit_floor(sizes.writes), sizes, vendor))
+        found = [writes.row(rate, writes.commit_floor(sizes.writes), sizes, vendor)]
+        profile.attach(found, profiles.get("writes", []))
+        rows += found
     if scopes is not None and timings is not None:
         found = guarded.rows(timings, sizes, scopes, events)
         profile.attach(found[:2], profiles.get("creates", []))

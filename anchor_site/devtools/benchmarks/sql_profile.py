@@ -28,6 +28,8 @@ from typing import Any
 from django.conf import settings
 from django.db import connection
 
+from anchor_site.devtools.benchmarks.measure import Row, Sizes
+
 STATEMENT_CHARS = 200  # a statement's start names its shape; the plan says the rest
 PLAN_LINES = 40
 TOP_FUNCTIONS = 12
@@ -38,6 +40,13 @@ class Statement:
     sql: str
     params: Any
     seconds: float  # at the driver: cursor.execute
+
+
+def explained(row: Row, sizes: Sizes, call: Callable[[], Any]) -> Row:
+    """The row, with the profile of `call` under it if it missed and profiling is on."""
+    if row.passed is False and sizes.profile:
+        row.profile = explain(call)
+    return row
 
 
 def explain(call: Callable[[], Any]) -> list[str]:
