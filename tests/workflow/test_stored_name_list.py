@@ -22,7 +22,13 @@ from workflow import name_index
 from workflow.models import StoredNameList
 from workflow.models.name_lists import NAME_LIST_LAYOUT
 from workflow.name_columns import SEP, STEP, JoinedTexts, PackedIds
-from workflow.name_index import FEW_RECORDS, ScopeNames, match_names, scope_names
+from workflow.name_index import (
+    FEW_RECORDS,
+    SCANS_BEFORE_OWNERS,
+    ScopeNames,
+    match_names,
+    scope_names,
+)
 
 SIZE = 5 * STEP + 7  # several display marks, and a last block cut short
 
@@ -129,6 +135,30 @@ def test_a_list_read_from_its_row_is_patched_as_the_list_it_was_stored_from(repl
         again.displays[i] for i in again.live_indices() if again.record_ids[i] == owners[0]
     ] == ["Priya"]
     assert read.exact_indices("priya nair") == [], "the older view reads what it read before"
+
+
+@pytest.mark.usefixtures("ctx")
+def test_a_list_patched_one_record_at_a_time_indexes_its_owners_once_and_stays_right():
+    rows = entries()
+    owners = list(dict.fromkeys(rid for rid, _, _ in rows))
+    view = stored_copy(ScopeNames.build(1, rows))
+    renames = SCANS_BEFORE_OWNERS + 3
+    for n in range(renames):
+        # Before the map each patch scans every ID; from then on it reads the map.
+        assert (view.entries.owners is None) == (n <= SCANS_BEFORE_OWNERS), n
+        patched = view.patched(
+            n + 2, replaced={owners[n]}, added=[(owners[n], f"Moved {n}", False)]
+        )
+        assert patched is not None
+        view = patched
+    assert view.entries.owners is not None and view.entries.scans == SCANS_BEFORE_OWNERS
+    renamed = {owners[n]: f"Moved {n}" for n in range(renames)}
+    fresh = ScopeNames.build(
+        renames + 1,
+        [e for e in rows if e[0] not in renamed] + [(r, t, False) for r, t in renamed.items()],
+    )
+    assert sorted(every_entry(view)) == sorted(every_entry(fresh))
+    assert_matches_agree(view, fresh)
 
 
 @pytest.mark.usefixtures("ctx")
