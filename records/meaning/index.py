@@ -48,7 +48,7 @@ logger = logging.getLogger(__name__)
 
 RECORDS_KEY = "meaning:records"
 VECTORS_KEY = "meaning:vectors"
-# Embedded within a search, at most (under 2 s at 130 records a second); more go to a thread.
+# Embedded within a search, at most (1-2 s at 100-200 records a second); more go to a thread.
 INLINE_CATCH_UP = 200
 SHORTLIST_FROM = 4000
 SHORTLIST_MIN = 2000

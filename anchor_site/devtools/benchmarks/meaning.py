@@ -3,7 +3,7 @@
 Latency: the benchmark workspace is filled up to `meaning_records` active records and their
 embeddings are made: `meaning_embedded` of them by the model, as the catch-up after a bulk load
 does (its rate is a row), the rest as copies of those vectors (a search scores every vector
-alike, whatever its values, and the model would take about 13 minutes for 100,000 records).
+alike, whatever its values, and the model would take about 10 minutes for 100,000 records).
 search_records in mode "meaning" is then timed with the vectors cached, beside mode "words"
 for the same text in the same run (the reference). Memory is what the cached vectors hold.
 

@@ -53,7 +53,7 @@ class Sizes:
     meaning_records: int = 100_000  # active records in the workspace searched by meaning
     # Of those, how many the model embeds (the catch-up row's figure); the rest are given copies
     # of these vectors, since a search's cost depends on how many vectors it scores, not their
-    # values, and the model embeds about 130 records a second on one core.
+    # values, and the model embeds 100-200 records a second on one core.
     meaning_embedded: int = 2_000
     # Filler records of the labelled set loaded for recall (0: all of them); every target is
     # always loaded, so each question can still be answered, among fewer distractors.
