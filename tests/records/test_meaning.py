@@ -278,3 +278,31 @@ def test_a_record_below_the_similarity_floor_is_not_offered_by_meaning(ctx, deci
     below = [pk for pk, similarity in scored.items() if similarity < meaning_search.MIN_SIMILARITY]
     assert below, "some record of the fixture is unrelated to the question"
     assert not set(below) & set(offered)
+
+
+def test_creates_append_into_the_cached_vectors_room_and_earlier_views_are_unchanged(
+    ctx, decisions, django_capture_on_commit_callbacks
+):
+    search(text="laptop", mode="meaning")
+    loaded = index._cache[WORKSPACE]
+    loaded_rows = loaded.matrix[: len(loaded)].copy()
+    views = []
+    for n in range(3):
+        with django_capture_on_commit_callbacks(execute=True):
+            make_record(ctx, decisions["collection"], f"Refund for a lost charger {n}", amount=n)
+        views.append(index._cache[WORKSPACE])
+    # The first create copied the vectors into a buffer with room; the next ones wrote into it.
+    assert views[0].matrix is not loaded.matrix and len(views[0].matrix) > len(views[0])
+    assert views[1].matrix is views[0].matrix and views[2].matrix is views[0].matrix
+    assert [len(view) for view in views] == [5, 6, 7]
+    assert (loaded.matrix[: len(loaded)] == loaded_rows).all()
+    question = index.query_vector("reimbursement for a phone charger")
+    patched = views[-1].nearest(question, collection_id=None, limit=7, min_similarity=-1.0)
+    index.forget_cached()
+    fresh = index.scope_vectors(WORKSPACE)
+    assert fresh is not None and fresh.key == views[-1].key
+    reloaded = fresh.nearest(question, collection_id=None, limit=7, min_similarity=-1.0)
+    assert [pk for pk, _ in patched] == [pk for pk, _ in reloaded]
+    assert [s for _, s in patched] == pytest.approx([s for _, s in reloaded], abs=1e-4)
+    earlier = views[0].nearest(question, collection_id=None, limit=7, min_similarity=-1.0)
+    assert len(earlier) == 5  # the view taken after the first create still has five rows
