@@ -247,12 +247,18 @@ def _patched(
 ) -> ScopeVectors:
     ids = cached.record_ids
     count = len(ids)
-    position = ids.index(record.pk) if record.pk in ids else None
-    keep = np.ones(count, dtype=bool)
+    try:
+        position: int | None = ids.index(record.pk)
+    except ValueError:
+        position = None
+    # The rows kept: all of them for a new record (a slice, not a mask: no copy), else all but
+    # the record's own.
+    keep: slice | np.ndarray = slice(None)
     if position is not None:
         if vector is None:
             data, scale = cached.matrix[position].tobytes(), float(cached.scales[position])
             vector = (data, scale)
+        keep = np.ones(count, dtype=bool)
         keep[position] = False
     if record.archived_at is not None or vector is None:
         vector_rows: list[tuple[bytes, float]] = []
@@ -264,10 +270,9 @@ def _patched(
     )
     added_scales = np.array([s for _, s in vector_rows], np.float32)
     added_total, added_squares, _, added_bits = _derived(added, added_scales, cached.bits_centre)
-    removed = ~keep
-    removed_total = (
-        cached.matrix[:count][removed].astype(np.float64) * cached.scales[removed, None]
-    ).sum(axis=0)
+    removed_total = np.zeros_like(cached.total)
+    if position is not None:
+        removed_total = cached.matrix[position].astype(np.float64) * cached.scales[position]
     if position is None and len(added) == 1 and cached.filled[0] == count < len(cached.matrix):
         # A new record, and this view ends where its buffers' writing ended: the row goes into
         # their room. Views taken before read only their own first rows, so they are unchanged.
@@ -277,11 +282,11 @@ def _patched(
     else:
         matrix = _with_room(np.concatenate([cached.matrix[:count][keep], added]))
         bits = _with_room(np.concatenate([cached.bits[:count][keep], added_bits]))
-        filled = [int(keep.sum()) + len(added)]
+        filled = [count - (position is not None) + len(added)]
+    kept_ids = ids if position is None else ids[:position] + ids[position + 1 :]
     return ScopeVectors(
         key=after,
-        record_ids=[i for i, k in zip(ids, keep, strict=True) if k]
-        + [record.pk] * len(vector_rows),
+        record_ids=kept_ids + [record.pk] * len(vector_rows),
         collections=np.concatenate(
             [
                 cached.collections[keep],
