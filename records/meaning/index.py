@@ -28,7 +28,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -88,8 +88,8 @@ class ScopeVectors:
     # packed signs about bits_centre, rows x STORED_DIMENSIONS / 64 words; room as `matrix`
     bits: np.ndarray
     # Rows of matrix and bits written so far, shared by every view of those buffers: only the
-    # view that ends where the writing ended may append in place.
-    filled: list[int] = field(default_factory=lambda: [-1])
+    # view that ends where the writing ended, with room left, may append in place.
+    filled: list[int]
 
     def __len__(self) -> int:
         return len(self.record_ids)
@@ -406,6 +406,7 @@ def _load(workspace_id: str, key: Key, extra: list[RecordEmbedding]) -> ScopeVec
         total=total,
         bits_centre=bits_centre,
         bits=bits,
+        filled=[len(rows)],  # read-only and exactly full: the first write copies into room
     )
 
 

@@ -120,7 +120,7 @@ def _embed(texts: tuple[str, ...]) -> np.ndarray:
     import numpy as np
 
     session, tokenizer = _load()
-    encodings = tokenizer.encode_batch([text if text.strip() else "" for text in texts])
+    encodings = tokenizer.encode_batch(list(texts))
     vectors = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
     order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
     batch: list[int] = []
@@ -135,7 +135,7 @@ def _embed(texts: tuple[str, ...]) -> np.ndarray:
     if batch:
         vectors[batch] = _run(session, [encodings[i].ids for i in batch])
     for position, text in enumerate(texts):
-        if not text.strip():
+        if not text.strip():  # no words, no direction (the model would still answer one)
             vectors[position] = 0.0
     return vectors
 
