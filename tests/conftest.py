@@ -44,15 +44,30 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.hookimpl(trylast=True)  # after the areas' conftests have added their markers
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Skip every test marked for the backend this run is not on; group the demo's sharers;
-    put the files with the most slow tests first."""
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave out the developer tools' checks unless asked for; skip every test marked for the
+    backend this run is not on; group the demo's sharers; put the files with the most slow
+    tests first."""
+    leave_out_tooling(config, items)
     shared_data.grouped(items)
     for item in items:
         for name, (vendor, reason) in BACKEND_MARKERS.items():
             if item.get_closest_marker(name) and connection.vendor != vendor:
                 item.add_marker(pytest.mark.skip(reason=reason))
     slow_files_first(items)
+
+
+def leave_out_tooling(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`uv run pytest` runs behaviour tests only. The checks of the developer tools (the
+    benchmark's quick run, the `manage.py test` bridge's subprocesses) take minutes and test no
+    behaviour of Anchor; they run when the marker expression names them (`-m tooling`), as
+    `.ci/run` does after the README's command."""
+    if "tooling" in (config.getoption("markexpr") or ""):
+        return
+    tooling = [item for item in items if item.get_closest_marker("tooling")]
+    if tooling:
+        config.hook.pytest_deselected(items=tooling)
+        items[:] = [item for item in items if not item.get_closest_marker("tooling")]
 
 
 def slow_files_first(items: list[pytest.Item]) -> None:

@@ -63,6 +63,7 @@ ROWS = [
 ]
 
 
+@pytest.mark.tooling
 @pytest.mark.slow
 @pytest.mark.sqlite  # --backend=sqlite: its own SQLite file, whatever the backend of this run
 def test_quick_run_prints_every_row():
@@ -90,6 +91,7 @@ def test_quick_run_prints_every_row():
             assert line.rstrip().endswith(("PASS", "MISS", "-")), line
 
 
+@pytest.mark.tooling
 @pytest.mark.slow
 @pytest.mark.postgres
 def test_quick_run_on_postgresql_uses_a_scratch_database():
@@ -114,6 +116,7 @@ def test_unknown_area_is_refused():
         call_command(benchmark_command(), "--only=nonsense", stdout=StringIO())
 
 
+@pytest.mark.tooling
 @pytest.mark.slow
 @pytest.mark.postgres
 def test_http_load_drives_the_production_server_with_one_client():

@@ -67,13 +67,15 @@ def under(nodes: list[str], *prefixes: str) -> list[str]:
     return [node for node in nodes if node.startswith(prefixes)]
 
 
-@pytest.mark.slow  # manage.py and pytest subprocesses
+@pytest.mark.tooling  # manage.py and pytest subprocesses: a check of the bridge, not behaviour
+@pytest.mark.slow
 @pytest.mark.backend_free  # they collect or run tests that use no database
 def test_manage_py_test_collects_the_whole_suite_pytest_does(suite_by_pytest):
     assert node_ids([*MANAGE, "--collect-only", "-v", "0"]) == suite_by_pytest
 
 
-@pytest.mark.slow  # manage.py and pytest subprocesses
+@pytest.mark.tooling  # manage.py and pytest subprocesses: a check of the bridge, not behaviour
+@pytest.mark.slow
 @pytest.mark.backend_free  # they collect or run tests that use no database
 def test_manage_py_test_collects_what_pytest_collects_for_an_area(suite_by_pytest):
     area = under(suite_by_pytest, "tests/records/")
@@ -81,7 +83,8 @@ def test_manage_py_test_collects_what_pytest_collects_for_an_area(suite_by_pytes
     assert node_ids([*MANAGE, "tests/records", "--collect-only", "-v", "0"]) == area
 
 
-@pytest.mark.slow  # manage.py and pytest subprocesses
+@pytest.mark.tooling  # manage.py and pytest subprocesses: a check of the bridge, not behaviour
+@pytest.mark.slow
 @pytest.mark.backend_free  # they collect or run tests that use no database
 def test_dotted_and_relative_labels_select_the_same_modules(suite_by_pytest):
     """Typed in tests/: a dotted module name (from the project) and a path (from here)."""
@@ -105,7 +108,8 @@ def verdicts(tmp_path) -> str:
     return str(module)
 
 
-@pytest.mark.slow  # manage.py and pytest subprocesses
+@pytest.mark.tooling  # manage.py and pytest subprocesses: a check of the bridge, not behaviour
+@pytest.mark.slow
 @pytest.mark.backend_free  # they collect or run tests that use no database
 def test_a_failing_test_makes_manage_py_test_exit_nonzero(verdicts):
     # that a passing selection exits 0 is test_parallel_runs_the_tests_in_that_many_workers's
@@ -114,7 +118,8 @@ def test_a_failing_test_makes_manage_py_test_exit_nonzero(verdicts):
     assert "1 failed, 1 passed" in failing.stdout, failing.stdout[-2000:]
 
 
-@pytest.mark.slow  # manage.py and pytest subprocesses
+@pytest.mark.tooling  # manage.py and pytest subprocesses: a check of the bridge, not behaviour
+@pytest.mark.slow
 @pytest.mark.backend_free  # they collect or run tests that use no database
 def test_a_selection_of_nothing_is_a_failure_not_a_pass(verdicts):
     nothing = run([*MANAGE, verdicts, "-k", "no_test_is_named_this"])
@@ -125,7 +130,8 @@ def test_a_selection_of_nothing_is_a_failure_not_a_pass(verdicts):
     assert "not found: tests.records.no_such_module" in unknown.stdout + unknown.stderr
 
 
-@pytest.mark.slow  # manage.py and pytest subprocesses
+@pytest.mark.tooling  # manage.py and pytest subprocesses: a check of the bridge, not behaviour
+@pytest.mark.slow
 @pytest.mark.backend_free  # they collect or run tests that use no database
 def test_parallel_runs_the_tests_in_that_many_workers(verdicts):
     done = run([*MANAGE, verdicts, "--parallel", "2", "-k", "test_passes"])
