@@ -46,6 +46,8 @@ def holds_throughout(condition: Callable[[], object], seconds: float) -> bool:
 
 def lock_waiters(cursor, database: str | None = None) -> int:
     """PostgreSQL: statements of the database (default: the cursor's) waiting on a lock."""
+    # Inside a transaction the statistics views keep their first snapshot: drop it to see now.
+    cursor.execute("SELECT pg_stat_clear_snapshot()")
     cursor.execute(
         "SELECT count(*) FROM pg_stat_activity WHERE datname = coalesce(%s, current_database()) "
         "AND wait_event_type = 'Lock' AND state = 'active'",

@@ -7,6 +7,7 @@ import pytest
 from django.urls import reverse
 
 from records import services
+from records.errors import AnchorError
 from records.models import AuditEvent, Record, RecordAlias, Relationship, RevisionCounter
 from records.services import WriteContext
 from tests.admin.forms import page_post_data
@@ -132,7 +133,7 @@ def test_admin_edit_makes_an_agents_resolution_stale(admin_client_as_maya, hirin
     assert admin_client_as_maya.post(change_url(hiring.kirat), form).status_code == 302
 
     tickets = load_tickets(scope, [answer["resolution_id"]])
-    with pytest.raises(Exception, match="stale"):
+    with pytest.raises(AnchorError, match="stale"):
         check_fresh(tickets)
 
 

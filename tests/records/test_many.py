@@ -123,10 +123,11 @@ def test_many_records_and_links_are_stored_as_one_at_a_time_stores_them(ctx, twi
 
     def shape(rels, records):
         ids = [r.pk for r in records]
-        stored = Relationship.objects.filter(pk__in=[r.pk for r in rels]).order_by("created_at")
+        # In the items' order, read back from the database (links made at once share a time).
+        stored = Relationship.objects.in_bulk([r.pk for r in rels])
         return [
             (ids.index(r.source_id), r.relationship_type, ids.index(r.target_id), r.created_by)
-            for r in stored
+            for r in (stored[rel.pk] for rel in rels)
         ]
 
     assert shape(together, at_once) == shape(singly, one_by_one)

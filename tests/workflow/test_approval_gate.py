@@ -23,6 +23,7 @@ from records.errors import AnchorError
 from records.models import AuditEvent, Record, Relationship
 from tests.agendas.helpers import driver
 from tests.conftest import Hiring
+from tests.polling import lock_waiters, wait_until
 from tests.workflow.helpers import ok, store_snapshot
 from workflow import name_index
 from workflow.actions import approve_prepared_action
@@ -409,13 +410,14 @@ def test_a_gate_cannot_change_under_a_commit_that_has_decided():
                 approval.decide("local", [people.pk], actor=approval.AGENT)
 
         commit, commit_errors = _in_thread(other_commit)
-        commit.join(timeout=5)
-        assert not commit.is_alive() and not commit_errors, "deciding commits do not block"
+        wait_until(lambda: not commit.is_alive(), "the other deciding commit to finish")
+        assert not commit_errors, "deciding commits do not block"
 
         person, person_errors = _in_thread(lambda: gate(ctx, people))
-        person.join(timeout=0.5)
+        with connection.cursor() as cursor:
+            wait_until(lambda: lock_waiters(cursor), "the gate change to wait on a lock")
         assert person.is_alive(), "the gate change waits until the deciding commit ends"
-    person.join(timeout=5)
-    assert not person.is_alive() and not person_errors, person_errors
+    wait_until(lambda: not person.is_alive(), "the gate change to finish")
+    assert not person_errors, person_errors
     people.refresh_from_db()
     assert people.requires_approval

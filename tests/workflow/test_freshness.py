@@ -9,6 +9,7 @@ import pytest
 from django.utils import timezone
 
 from records import services
+from records.errors import AnchorError
 from records.models import Record
 from tests.conftest import make_collection, make_record
 from tests.mcp_client import call_tool
@@ -302,7 +303,7 @@ def test_approving_a_create_whose_review_changed_is_refused(hiring, ctx):
     for action_id in (first, second):
         ok("commit_write", {"action_id": action_id})
     approve_prepared_action(action_id=first, reviewer="user:ana")
-    with pytest.raises(Exception, match="'Charlie Brown'"):
+    with pytest.raises(AnchorError, match="'Charlie Brown'"):
         approve_prepared_action(action_id=second, reviewer="user:ana")
     assert PreparedAction.objects.get(pk=second).state == ActionState.STALE
 

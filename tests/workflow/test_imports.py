@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from records import services
+from records.errors import AnchorError
 from records.models import AuditEvent, Record, Relationship
 from tests.workflow.helpers import ok, refused, store_snapshot
 from workflow import imports, name_index
@@ -242,7 +243,7 @@ def test_row_count_is_bounded_by_the_workflow_too(hiring):
     from workflow.actions import prepare_import
     from workflow.scope import Scope
 
-    with pytest.raises(Exception, match="rows: must be a list of 1-100"):
+    with pytest.raises(AnchorError, match="rows: must be a list of 1-100"):
         prepare_import(
             Scope("local", "local-agent"),
             collection_id=hiring.people.pk,
