@@ -866,9 +866,3 @@ def mark_stale_pending(
             _mark_stale(action.pk, exc)
             stale.append(action.pk)
     return stale
-
-
-def pending_approval_count(workspace_id: str) -> int:
-    return PreparedAction.objects.filter(
-        workspace_id=workspace_id, state=ActionState.AWAITING_APPROVAL
-    ).count()

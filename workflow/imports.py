@@ -14,7 +14,6 @@ from typing import Any, TypedDict
 
 from records import services
 from records import validation as v
-from records.counters import names_key
 from records.errors import NEEDS_CLARIFICATION, AnchorError, invalid
 from records.models import Collection, Record
 from records.names import normalize_name
@@ -494,7 +493,3 @@ def _apply_links(
             {"link_index": index, **relationship_dict(rel), "created": was_created}
         )
     return created_links, dropped_links
-
-
-def import_counter_keys(collection_id: str) -> list[str]:
-    return [names_key(collection_id)]

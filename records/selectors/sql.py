@@ -27,9 +27,6 @@ class Sql:
     def __or__(self, other: Sql) -> Sql:
         return Sql(f"({self.text}) OR ({other.text})", self.params + other.params)
 
-    def negate(self) -> Sql:
-        return Sql(f"NOT ({self.text})", self.params)
-
     def wrap(self, template: str, *extra: Any) -> Sql:
         """Place this fragment at {} in template; extra params follow this fragment's params."""
         return Sql(template.format(self.text), self.params + extra)

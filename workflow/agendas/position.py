@@ -46,13 +46,6 @@ def load_position(agenda: Agenda) -> Position:
     return Position(agenda=agenda, stack=stack)
 
 
-def layer_items(layer: AgendaLayer) -> list[AgendaItem]:
-    items = list(layer.items.order_by("number"))
-    for item in items:
-        item.layer = layer
-    return items
-
-
 def next_open(layer: AgendaLayer) -> AgendaItem | None:
     item = layer.items.filter(state=AgendaItem.OPEN).order_by("number").first()
     if item is not None:
