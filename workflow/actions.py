@@ -21,7 +21,7 @@ from django.utils import timezone
 from records import approval
 from records import validation as v
 from records.approval import Touched
-from records.counters import lock_counters, moved_counters
+from records.counters import lock_counters, moved_counters, names_key
 from records.dry_run import counters_left_alone
 from records.errors import (
     ARCHIVED,
@@ -202,7 +202,7 @@ def _import_apply(ctx: WriteContext, action: PreparedAction) -> dict[str, Any]:
 
 def _import_own_changes(action: PreparedAction, moved: list[str]) -> list[str]:
     """The rows' duplicate review, redone when a name in their collection changed."""
-    if imports.names_key(action.arguments["collection_id"]) not in moved:
+    if names_key(action.arguments["collection_id"]) not in moved:
         return []
     return imports.review_changes(action.workspace_id, action.arguments)
 
@@ -713,7 +713,7 @@ def prepare_import(
         clarification=clarification_text(clarification),
     )
     # Stale if any name in the collection changes before commit.
-    names = {imports.names_key(collection.pk): revision}
+    names = {names_key(collection.pk): revision}
     answer = _prepare(scope, action, tickets, extra_counters=names)
     needs_decision = [r["key"] for r in reviewed if r["status"] != imports.CLEAN]
     return {

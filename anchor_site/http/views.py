@@ -35,7 +35,7 @@ from anchor_site.http.workspace import WORKSPACE_HEADER, scope_for_user
 from records.models.membership import AccessToken
 from records.services import access_token_touch
 from workflow.mcp.arguments import plain_json_refusal
-from workflow.mcp.calls import cancel_http_call, was_cancelled
+from workflow.mcp.bounded_calls import cancel_http_call, was_cancelled
 from workflow.mcp.jsonrpc import (
     CLIENT_METHODS,
     INTERNAL_ERROR,

@@ -19,7 +19,7 @@ from records.errors import invalid
 from records.selectors import arguments as args
 from records.selectors.conditions import criteria_sql, parse_criteria
 from records.selectors.jsonpath import DataField
-from records.selectors.search import plain_number
+from records.selectors.search_pages import plain_number
 from records.selectors.sql import Sql, fetch_all, placeholders, vendor
 
 MAX_GROUPS = 100

@@ -24,7 +24,7 @@ from records.models import Record
 from records.selectors.conditions import Criteria, criteria_sql
 from records.selectors.cursors import decode_cursor, encode_cursor, fingerprint
 from records.selectors.fulltext import ranked_source, snippets
-from records.selectors.search import COLUMNS, _RelevanceOrder, record_item, words_page
+from records.selectors.search_pages import COLUMNS, RelevanceOrder, record_item, words_page
 from records.selectors.sql import Sql, all_of, fetch_all, prepare_connection
 
 DEPTH = 100
@@ -63,7 +63,7 @@ def meaning_search(
         raise invalid("cursor", "is malformed; pass next_cursor unchanged.")
     vectors = scope_vectors(workspace_id) if key is None or key[0] == "meaning" else None
     if vectors is None:
-        order = _RelevanceOrder(criteria.words)
+        order = RelevanceOrder(criteria.words)
         page, last = words_page(
             workspace_id, criteria, order, None if key is None else key[1:], limit
         )

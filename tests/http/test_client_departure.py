@@ -9,8 +9,8 @@ time, which shows nothing had been written.
 
 The chain that makes it so: Django's ASGI handler sees `http.disconnect` and cancels the
 request's task; asgiref carries that cancel into the SDK's handler running the call, and
-`workflow.mcp.calls.run_bounded` answers it by interrupting the call's query (its QueryBound),
-so the transaction rolls back. Without that last step this test fails.
+`workflow.mcp.bounded_calls.run_bounded` answers it by interrupting the call's query (its
+QueryBound), so the transaction rolls back. Without that last step this test fails.
 """
 
 from __future__ import annotations

@@ -9,27 +9,22 @@ adaptation in `workflow.mcp.server` makes sure it gets no reply.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from types import SimpleNamespace
 from typing import Any
 
-import anyio
 import pydantic_core
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import DatabaseError
 from mcp import types
 from rapidfuzz import fuzz, process
 
 from records.errors import INVALID_INPUT, NOT_FOUND, AnchorError
-from records.query_bounds import QueryBound, bounded_queries, cancel_tagged_statements
+from records.query_bounds import QueryBound
 from workflow.id_kinds import explain_not_found
 from workflow.mcp import elicitation, sdk, tool_list
 from workflow.mcp.arguments import ArgumentChecker, quoted
+from workflow.mcp.bounded_calls import http_call_tag, in_flight, run_bounded
 from workflow.scope import Scope, scope_for_request
 
 _checkers: dict[str, ArgumentChecker] = {}
@@ -110,9 +105,9 @@ async def _run(tool: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
     context = sdk.request_context()
     request = sdk.current_request(SimpleNamespace())
     method = sdk.toolset_method(tool, context, request, kwargs)
-    tag = _http_call_tag(request, context.request_id)
+    tag = http_call_tag(request, context.request_id)
     bound = QueryBound(timeout_s=settings.ANCHOR_QUERY_TIMEOUT_S, tag=tag)
-    with _in_flight(tag, bound):
+    with in_flight(tag, bound):
         result: dict[str, Any] = await run_bounded(
             lambda: _kind_explained(scope_for_request(request), method(**kwargs)), bound
         )
@@ -131,86 +126,3 @@ def _kind_explained(scope: Scope, envelope: dict[str, Any]) -> dict[str, Any]:
     except DatabaseError:  # the refusal as it was is still true, and better than none
         return envelope
     return {"ok": False, "error": explained.as_dict()}
-
-
-# --- cancelling a call over HTTP ----------------------------------------------------------------
-# Over stdio the SDK delivers notifications/cancelled to the running request itself. Over HTTP
-# it cannot: django-mcp-server runs the SDK stateless, one POST per message, so the cancel
-# arrives as a POST of its own (anchor_site.http.views hands it to cancel_http_call). A call
-# is found by its session and JSON-RPC id: in this process through the table below, in any
-# other process through its PostgreSQL statement, which carries the same tag.
-
-_calls_in_flight: dict[str, QueryBound] = {}
-_cancelled_calls: set[str] = set()
-_calls_lock = threading.Lock()
-
-
-def _http_call_tag(request: Any, request_id: Any) -> str:
-    headers = getattr(request, "headers", None)
-    session_key = headers.get(sdk.SESSION_ID_HEADER) if headers is not None else None
-    return call_tag(session_key, request_id) if session_key else ""
-
-
-def call_tag(session_key: str, request_id: Any) -> str:
-    """The name of one call in one HTTP session: no session key in it, only a digest."""
-    digest = hashlib.sha256(session_key.encode()).hexdigest()[:20]
-    return f"anchor:{digest}:{str(request_id)[:30]}"
-
-
-@contextmanager
-def _in_flight(tag: str, bound: QueryBound) -> Iterator[None]:
-    if not tag:
-        yield
-        return
-    with _calls_lock:
-        _calls_in_flight[tag] = bound
-    try:
-        yield
-    finally:
-        with _calls_lock:
-            if _calls_in_flight.get(tag) is bound:
-                del _calls_in_flight[tag]
-            if bound.cancelled.is_set():
-                _cancelled_calls.add(tag)
-
-
-def was_cancelled(session_key: str, request_id: Any) -> bool:
-    """Whether this POST's call was cancelled (once asked, forgotten): its reply is not sent."""
-    tag = call_tag(session_key, request_id)
-    with _calls_lock:
-        if tag in _cancelled_calls:
-            _cancelled_calls.discard(tag)
-            return True
-    return False
-
-
-def cancel_http_call(session_key: str, request_id: Any) -> None:
-    """Cancel the session's call with this JSON-RPC id, wherever it runs; nothing if none.
-
-    Run on the cancelling request's own thread (it may query PostgreSQL)."""
-    tag = call_tag(session_key, request_id)
-    with _calls_lock:
-        bound = _calls_in_flight.get(tag)
-    if bound is not None:
-        bound.cancel()
-        return
-    cancel_tagged_statements(tag)
-
-
-async def run_bounded(call: Callable[[], Any], bound: QueryBound | None = None) -> Any:
-    """Run `call` on Django's worker thread with every query bounded in time and stopped if
-    the request is cancelled (tools, and resources alike)."""
-    if bound is None:
-        bound = QueryBound(timeout_s=settings.ANCHOR_QUERY_TIMEOUT_S)
-
-    def bounded() -> Any:
-        with bounded_queries(bound):
-            return call()
-
-    try:
-        # thread_sensitive: Django's connections belong to one thread (the request's, over
-        # HTTP), and a cancelled await does not stop that thread: the bound does.
-        return await sync_to_async(bounded, thread_sensitive=True)()
-    except anyio.get_cancelled_exc_class():
-        bound.cancel()
-        raise

@@ -11,7 +11,7 @@ from __future__ import annotations
 from mcp import types
 
 from records import selectors
-from workflow.mcp.calls import run_bounded
+from workflow.mcp.bounded_calls import run_bounded
 from workflow.mcp.resources import COLLECTION_TEMPLATE, RECORD_TEMPLATE, request_scope
 
 # Values offered per request (the protocol allows up to 100; a picker shows a few).

@@ -29,6 +29,7 @@ from workflow import client_confirmation
 from workflow.client_confirmation import CANCEL, Question
 from workflow.import_confirmation import import_decisions, import_question
 from workflow.mcp import sdk
+from workflow.mcp.bounded_calls import run_bounded
 from workflow.mcp.envelope import run_tool
 from workflow.next_steps import after_commit
 from workflow.scope import scope_for_request
@@ -121,7 +122,6 @@ async def ask_about_resolution(envelope: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _ask(result: dict[str, Any]) -> dict[str, Any]:
-    from workflow.mcp.calls import run_bounded  # calls imports this module
 
     if result.get("status") != "needs_clarification":
         return {"asked": False, "reason": NOTHING_TO_ASK.format(status=result.get("status"))}
@@ -189,7 +189,6 @@ def _with_question(envelope: dict[str, Any], asked: dict[str, Any]) -> dict[str,
 
 async def commit_import_asking(kwargs: dict[str, Any]) -> dict[str, Any]:
     """commit_import, with the undecided flagged rows first put to the user in the client."""
-    from workflow.mcp.calls import run_bounded  # calls imports this module
 
     scope = scope_for_request(SimpleNamespace())  # stdio: the configured scope
     agent_decisions = kwargs.get("decisions") or {}

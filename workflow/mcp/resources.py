@@ -19,7 +19,7 @@ from mcp.shared.exceptions import McpError
 from records import selectors
 from records.errors import AnchorError
 from workflow.mcp import sdk
-from workflow.mcp.calls import run_bounded
+from workflow.mcp.bounded_calls import run_bounded
 from workflow.scope import Scope, scope_for_request
 
 JSON = "application/json"

@@ -18,12 +18,10 @@ queries are planned against the data they read.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from datetime import datetime
 
 from django.db import connection
-
-if TYPE_CHECKING:
-    from anchor_site.devtools.benchmarks.data import BulkRow
 
 RECORD_TRIGGERS = ("records_record_names", "records_record_search", "records_record_count")
 LOADED = "bench_loaded_records"
@@ -52,9 +50,23 @@ BESIDE_EACH_RECORD = (
 )
 
 
-def load(collection_id: str, rows: Iterator[BulkRow]) -> int:
-    """COPY `rows` into the store inside the caller's transaction; returns the count."""
-    from anchor_site.devtools.benchmarks.data import ACTOR, REASON, WORKSPACE
+@dataclass(frozen=True)
+class BulkRow:
+    """One record and what record_create writes beside it, as column values."""
+
+    record_id: str
+    collection_id: str
+    title: str
+    data: str  # JSON text
+    at: datetime
+    after: str  # the audit event's "after": the record's state view, JSON text
+
+
+def load(
+    collection_id: str, rows: Iterator[BulkRow], workspace: str, actor: str, reason: str
+) -> int:
+    """COPY `rows` into `workspace` inside the caller's transaction, as created by `actor` for
+    `reason`; returns the count."""
 
     with connection.cursor() as cursor:
         for trigger in RECORD_TRIGGERS:
@@ -66,7 +78,7 @@ def load(collection_id: str, rows: Iterator[BulkRow]) -> int:
         ) as copy:
             for row in rows:
                 copy.write_row(
-                    (row.record_id, WORKSPACE, collection_id, row.title, row.data, 1, ACTOR)
+                    (row.record_id, workspace, collection_id, row.title, row.data, 1, actor)
                     + (row.at, row.at)
                 )
                 count += 1
@@ -79,10 +91,10 @@ def load(collection_id: str, rows: Iterator[BulkRow]) -> int:
             [collection_id],
         )
         for statement in BESIDE_EACH_RECORD:
-            cursor.execute(statement.format(loaded=LOADED), [REASON] if "%s" in statement else [])
+            cursor.execute(statement.format(loaded=LOADED), [reason] if "%s" in statement else [])
         cursor.execute(f"DROP TABLE {LOADED}")
-        _move_names_counters(cursor, WORKSPACE, collection_id, count)
-        _add_active_count(cursor, WORKSPACE, collection_id, count)
+        _move_names_counters(cursor, workspace, collection_id, count)
+        _add_active_count(cursor, workspace, collection_id, count)
         # The copied rows' deferred foreign-key checks are pending trigger events, and a table
         # with pending events cannot be altered: run the checks now, then defer again.
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")

@@ -21,6 +21,8 @@ from datetime import UTC, datetime, timedelta
 
 from django.db import connection, transaction
 
+from anchor_site.devtools.benchmarks import bulk_postgres
+from anchor_site.devtools.benchmarks.bulk_postgres import BulkRow
 from records import services
 from records.ids import new_id
 from records.models import Collection, Record
@@ -136,22 +138,9 @@ def bulk_insert(collection_id: str, rows: Iterator[BulkRecord]) -> int:
     start = datetime(2024, 1, 1, tzinfo=UTC)
     with transaction.atomic():
         if connection.vendor == "postgresql":
-            from anchor_site.devtools.benchmarks import bulk_postgres
-
-            return bulk_postgres.load(collection_id, _values(collection_id, rows, start))
+            rows_to_copy = _values(collection_id, rows, start)
+            return bulk_postgres.load(collection_id, rows_to_copy, WORKSPACE, ACTOR, REASON)
         return _insert_sqlite(collection_id, rows, start)
-
-
-@dataclass(frozen=True)
-class BulkRow:
-    """One record and what record_create writes beside it, as column values."""
-
-    record_id: str
-    collection_id: str
-    title: str
-    data: str  # JSON text
-    at: datetime
-    after: str  # the audit event's "after": the record's state view, JSON text
 
 
 def _values(collection_id: str, rows: Iterator[BulkRecord], start: datetime) -> Iterator[BulkRow]:
