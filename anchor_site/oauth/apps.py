@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class OAuthConfig(AppConfig):
+    name = "anchor_site.oauth"
+    verbose_name = "Team mode's OAuth"
