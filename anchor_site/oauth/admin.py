@@ -14,10 +14,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from oauth2_provider import admin as toolkit_admin
+from oauth2_provider.cimd import is_cimd_client_id
 from oauth2_provider.forms import ApplicationForm
 from oauth2_provider.models import (
     get_access_token_model,
@@ -79,7 +81,20 @@ GRANTS_WITH_REDIRECTS = frozenset(
 )
 
 
-class StaffApplicationForm(ApplicationForm):
+class AdminApplicationForm(ApplicationForm):
+    def clean_client_id(self) -> str:
+        client_id: str = self.cleaned_data["client_id"]
+        # An https client ID names a metadata document; an application holding it would stand
+        # in for that real client everywhere on this server.
+        if is_cimd_client_id(client_id) and client_id != self.instance.client_id:
+            raise forms.ValidationError(
+                "A client ID starting with https:// is a Client ID Metadata Document URL: that "
+                "client registers itself from its document. Leave the generated client ID."
+            )
+        return client_id
+
+
+class StaffApplicationForm(AdminApplicationForm):
     """The application form for a staff member, who cannot set callbacks: a grant that needs
     one is refused with the way forward, before the toolkit's bare "cannot be empty"."""
 
@@ -101,6 +116,9 @@ class ApplicationAdmin(OAuthScopedAdmin, toolkit_admin.ApplicationAdmin):
     # Clients registered dynamically have no owner: superusers only see those. A staff
     # member's own applications are theirs by construction (save_model).
     owner_path = "user"
+    form = AdminApplicationForm
+    # The toolkit's application pages are not served here: its link would be a 500.
+    view_on_site = False
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         readonly = tuple(super().get_readonly_fields(request, obj))
