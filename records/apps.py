@@ -9,9 +9,10 @@ class RecordsConfig(AppConfig):
     def ready(self) -> None:
         from django.conf import settings
         from django.db.backends.signals import connection_created
-        from django.db.models.signals import post_save
+        from django.db.models.signals import post_migrate, post_save
 
         from records.query_bounds import prepare_new_connection
+        from records.roles import sync_role_groups
         from records.services import access_tokens_revoke_when_deactivated
 
         connection_created.connect(prepare_new_connection, dispatch_uid="anchor.query_bounds")
@@ -20,3 +21,4 @@ class RecordsConfig(AppConfig):
             sender=settings.AUTH_USER_MODEL,
             dispatch_uid="anchor.tokens.revoke_when_deactivated",
         )
+        post_migrate.connect(sync_role_groups, dispatch_uid="anchor.roles")
