@@ -5,9 +5,8 @@ classes made workspace-scoped: a staff member sees their own applications, grant
 only (a token acts as its user), a superuser sees everyone's. What decides where codes go and
 whether a person is asked (the callbacks, "skip authorization", the owner) only a superuser
 sets: a staff member's application is theirs, asks for consent, and has its callbacks set by a
-superuser. Revoking a token revokes its whole refresh
-family, so the client can neither call /mcp nor mint a new token; /mcp checks every request,
-so the stop is immediate.
+superuser. Revoking a token revokes its whole refresh family, so the client can neither call
+/mcp nor mint a new token; /mcp checks every request, so the stop is immediate.
 """
 
 from __future__ import annotations
@@ -40,9 +39,7 @@ IDToken = get_id_token_model()
 # Digests and secrets are never a lookup in the URL, even for their owner.
 OAUTH_SECRET_FIELDS = frozenset({"token", "token_checksum", "client_secret", "code"})
 
-for model in (Application, OAuthAccessToken, OAuthRefreshToken, Grant, IDToken):
-    if admin.site.is_registered(model):
-        admin.site.unregister(model)
+admin.site.unregister([Application, OAuthAccessToken, OAuthRefreshToken, Grant, IDToken])
 
 
 class OAuthScopedAdmin(WorkspaceScopedAdmin):

@@ -54,25 +54,18 @@ class CallbackRefused(Exception):
         return self.description
 
 
-def configured_schemes() -> list[str]:
-    """The schemes the toolkit is configured to accept (http and https among them)."""
-    return [str(scheme).lower() for scheme in oauth2_settings.ALLOWED_REDIRECT_URI_SCHEMES]
-
-
-def check_redirect_uris(
-    value: object, *, schemes: Collection[str] | None = None, required: bool = True
-) -> list[str]:
+def check_redirect_uris(value: object) -> list[str]:
     """The list as given when every item passes; otherwise CallbackRefused for the first fault.
 
-    `value` is what the client sent (any JSON value). `schemes` defaults to the configured
-    ones; `required` refuses an empty list (every client here redirects: authorization code).
+    `value` is what the client sent (any JSON value); an empty list is refused, since every
+    client here redirects (authorization code).
     """
     if not isinstance(value, list):
         raise CallbackRefused(
             INVALID_CLIENT_METADATA,
             'redirect_uris must be an array of strings, e.g. ["http://127.0.0.1:33418/callback"].',
         )
-    if required and not value:
+    if not value:
         raise CallbackRefused(
             INVALID_REDIRECT_URI,
             "redirect_uris is empty; list the callback the authorization code is sent to.",
@@ -82,7 +75,7 @@ def check_redirect_uris(
             INVALID_CLIENT_METADATA,
             f"redirect_uris has {len(value)} items; at most {MAX_REDIRECT_URIS} are accepted.",
         )
-    allowed = {scheme.lower() for scheme in (configured_schemes() if schemes is None else schemes)}
+    allowed = {str(scheme).lower() for scheme in oauth2_settings.ALLOWED_REDIRECT_URI_SCHEMES}
     for index, uri in enumerate(value):
         if not isinstance(uri, str):
             raise CallbackRefused(
