@@ -6,8 +6,8 @@ files (about 160 ms here for the project's tables, however few rows they hold), 
 post_migrate signal, which re-creates every content type and permission (about 60 ms). Over
 the two hundred such tests of a PostgreSQL run that was more than a minute. By then most
 tables are empty and the rest hold a few rows, so this deletes the rows of the tables that
-have any, and keeps the content types, permissions and role groups migrate made (tests read and assign
-them, never change them): a few milliseconds.
+have any, and keeps the content types, permissions and role groups migrate made (tests read
+and assign them, never change them): a few milliseconds.
 
 Deleting fires the tables' triggers, which may write rows of their own (the records counters),
 so it looks again until every table is empty. A table with many rows is truncated instead, and
