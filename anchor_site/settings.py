@@ -46,8 +46,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_extensions",
     "mcp_server",
-    # Before records: records.admin replaces the toolkit's admin with workspace-scoped ones.
     "oauth2_provider",
+    # After the toolkit: its admin.py replaces the toolkit's admin with workspace-scoped ones.
+    "anchor_site.oauth",
     "corsheaders",  # its system checks vet the CORS_* settings below
     "records",
     "workflow",
@@ -62,7 +63,12 @@ INSTALLED_APPS = [
 # forms, options and site machinery, and its app config discovers every admin module):
 # together more than half of its start. Their tables stay in the database all the same: when
 # it needs migrating, mcp_serve migrates it with every app (workflow mcp_serve command).
-ANCHOR_APPS_LEFT_OUT_OF_STDIO = ["django.contrib.admin", "mcp_server", "oauth2_provider"]
+ANCHOR_APPS_LEFT_OUT_OF_STDIO = [
+    "django.contrib.admin",
+    "mcp_server",
+    "oauth2_provider",
+    "anchor_site.oauth",
+]
 _stdio = sys.modules.get("workflow.mcp.stdio")
 ANCHOR_STDIO_SERVER = _stdio is not None and _stdio.protocol_claimed()
 if ANCHOR_STDIO_SERVER:

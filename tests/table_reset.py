@@ -6,8 +6,8 @@ files (about 160 ms here for the project's tables, however few rows they hold), 
 post_migrate signal, which re-creates every content type and permission (about 60 ms). Over
 the two hundred such tests of a PostgreSQL run that was more than a minute. By then most
 tables are empty and the rest hold a few rows, so this deletes the rows of the tables that
-have any, and keeps the content types and permissions migrate made (tests read and assign
-them, never change them): a few milliseconds.
+have any, and keeps the content types, permissions and role groups migrate made (tests read
+and assign them, never change them): a few milliseconds.
 
 Deleting fires the tables' triggers, which may write rows of their own (the records counters),
 so it looks again until every table is empty. A table with many rows is truncated instead, and
@@ -26,8 +26,9 @@ from django.core.management.color import no_style
 from django.db import connections, transaction
 from django.test import TransactionTestCase
 
-# Left as migrate made them: flush would empty them and post_migrate fill them again.
-KEPT = ("django_content_type", "auth_permission")
+# Left as migrate made them: flush would empty them and post_migrate fill them again (the
+# role groups too, records.roles).
+KEPT = ("django_content_type", "auth_permission", "auth_group", "auth_group_permissions")
 # Past this many rows a table is truncated: deleting row by row would cost more.
 MANY_ROWS = 2_000
 ROUNDS = 3

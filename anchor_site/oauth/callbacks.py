@@ -1,17 +1,139 @@
 """What a client may ask for, checked the same way at every door that takes client metadata.
 
-Dynamic registration, its updates and Client ID Metadata Documents all describe a client with
-RFC 7591 metadata; each passes it here before django-oauth-toolkit sees it. The callback rules
-themselves are records.oauth_callbacks (the admin applies them too); the rest keeps a client to
-the one flow this server serves: authorization code, with refresh, answered with a code.
+Dynamic registration and its updates (registration.py) and Client ID Metadata Documents
+(client_metadata.py) describe a client with RFC 7591 metadata and pass it here before
+django-oauth-toolkit sees it, so no door is looser than another. Besides the callbacks, a client
+is kept to the one flow this server serves: authorization code, with refresh, answered with a
+code.
+
+django-oauth-toolkit stores a client's callbacks as one space-separated string, so one list
+item holding "a b" would become two callbacks; its scheme list cannot say "http, but only to
+this machine" (RFC 8252 §7.3), and it allows fragments and userinfo. Hence the rules here:
+
+- every item is exactly one absolute URI: no whitespace, no characters outside RFC 3986;
+- https to any host; plain http only to loopback (127.0.0.1, localhost, [::1]), since
+  elsewhere it carries the authorization code across the network in the clear;
+- other schemes only when configured (ALLOWED_REDIRECT_URI_SCHEMES, from
+  ANCHOR_OAUTH_REDIRECT_SCHEMES), for desktop apps with a scheme of their own;
+- no fragment (RFC 6749 §3.1.2), no wildcard (matching is exact), no userinfo;
+- at most MAX_REDIRECT_URI_LENGTH characters each and MAX_REDIRECT_URIS of them.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
-from records.oauth_callbacks import INVALID_CLIENT_METADATA, CallbackRefused, check_redirect_uris
+from oauth2_provider.settings import oauth2_settings
+
+MAX_REDIRECT_URIS = 10
+MAX_REDIRECT_URI_LENGTH = 512
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+# RFC 3986's unreserved and reserved characters and "%": anything else is not a URI character.
+URI_CHARACTERS = re.compile(r"^[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*$")
+SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*$")
+NEVER_SCHEMES = frozenset({"javascript", "data", "file", "vbscript", "about", "blob"})
+
+# RFC 7591 §3.2.2 error codes.
+INVALID_REDIRECT_URI = "invalid_redirect_uri"
+INVALID_CLIENT_METADATA = "invalid_client_metadata"
+
+
+@dataclass
+class CallbackRefused(Exception):
+    """An RFC 7591 error: `error` is its code, `description` names the item and the fix."""
+
+    error: str
+    description: str
+
+    def __str__(self) -> str:
+        return self.description
+
+
+def check_redirect_uris(value: object) -> list[str]:
+    """The list as given when every item passes; otherwise CallbackRefused for the first fault.
+
+    `value` is what the client sent (any JSON value); an empty list is refused, since every
+    client here redirects (authorization code).
+    """
+    if not isinstance(value, list):
+        raise CallbackRefused(
+            INVALID_CLIENT_METADATA,
+            'redirect_uris must be an array of strings, e.g. ["http://127.0.0.1:33418/callback"].',
+        )
+    if not value:
+        raise CallbackRefused(
+            INVALID_REDIRECT_URI,
+            "redirect_uris is empty; list the callback the authorization code is sent to.",
+        )
+    if len(value) > MAX_REDIRECT_URIS:
+        raise CallbackRefused(
+            INVALID_CLIENT_METADATA,
+            f"redirect_uris has {len(value)} items; at most {MAX_REDIRECT_URIS} are accepted.",
+        )
+    allowed = {str(scheme).lower() for scheme in oauth2_settings.ALLOWED_REDIRECT_URI_SCHEMES}
+    for index, uri in enumerate(value):
+        if not isinstance(uri, str):
+            raise CallbackRefused(
+                INVALID_CLIENT_METADATA,
+                f"redirect_uris[{index}] is not a string; each item is one callback URI.",
+            )
+        problem = redirect_uri_problem(uri, allowed)
+        if problem is not None:
+            raise CallbackRefused(INVALID_REDIRECT_URI, f"redirect_uris[{index}] {problem}")
+    return list(value)
+
+
+def redirect_uri_problem(uri: str, schemes: Collection[str]) -> str | None:
+    """What is wrong with one callback, phrased to follow "redirect_uris[i]", or None."""
+    shown = uri if len(uri) <= 80 else uri[:77] + "..."
+    if len(uri) > MAX_REDIRECT_URI_LENGTH:
+        return f"is {len(uri)} characters long; at most {MAX_REDIRECT_URI_LENGTH} are accepted."
+    if any(character.isspace() for character in uri):
+        return (
+            f"({shown!r}) contains whitespace; send exactly one URI per item, each as its own "
+            "array element."
+        )
+    if not URI_CHARACTERS.match(uri):
+        return f"({shown!r}) has characters a URI cannot hold; percent-encode them (RFC 3986)."
+    if "*" in uri:
+        return f"({shown!r}) has a wildcard; callbacks match exactly, so list each one in full."
+    if "#" in uri:
+        return f"({shown!r}) has a fragment; remove everything from '#' (RFC 6749 §3.1.2)."
+    scheme, _, _ = uri.partition(":")
+    if not SCHEME.match(scheme) or ":" not in uri:
+        return f"({shown!r}) is not an absolute URI; start it with a scheme, e.g. https://."
+    scheme = scheme.lower()
+    parts = urlsplit(uri)
+    if "@" in parts.netloc:
+        return f"({shown!r}) has a user name or password before the host; remove it."
+    try:
+        parts.port  # noqa: B018 (an out-of-range or non-numeric port raises here)
+    except ValueError:
+        return f"({shown!r}) has an invalid port; use a number from 1 to 65535."
+    host = (parts.hostname or "").lower()
+    if scheme in {"http", "https"}:
+        if not host:
+            return f"({shown!r}) names no host; use e.g. https://app.example/callback."
+        if scheme == "http" and host not in LOOPBACK_HOSTS:
+            return (
+                f"({shown!r}) is plain http to another machine; use https, or http only to "
+                "127.0.0.1, localhost or [::1]."
+            )
+        return None
+    if scheme in NEVER_SCHEMES or scheme not in schemes:
+        custom = sorted(set(schemes) - {"http", "https"})
+        also = f", or one of the configured schemes: {', '.join(custom)}" if custom else ""
+        return (
+            f"({shown!r}) uses the scheme {scheme!r}, which this server does not accept; use "
+            f"https, or http to loopback{also} (ANCHOR_OAUTH_REDIRECT_SCHEMES)."
+        )
+    return None
+
 
 GRANT_TYPES = ("authorization_code", "refresh_token")
 RESPONSE_TYPES = ["code"]

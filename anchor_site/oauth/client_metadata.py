@@ -38,9 +38,8 @@ from oauth2_provider.cimd import CIMDError
 from oauth2_provider.models import get_application_model
 from oauth2_provider.settings import oauth2_settings
 
-from anchor_site.oauth.callbacks import check_client_metadata
+from anchor_site.oauth.callbacks import CallbackRefused, check_client_metadata
 from anchor_site.oauth.unclaimed import cap_refusal_text, unclaimed_cap_reached
-from records.oauth_callbacks import CallbackRefused
 
 log = logging.getLogger(__name__)
 

@@ -26,9 +26,8 @@ from oauth2_provider.views import (
 )
 
 from anchor_site.http.ratelimit import Window, client_address
-from anchor_site.oauth.callbacks import RESPONSE_TYPES, check_client_metadata
+from anchor_site.oauth.callbacks import RESPONSE_TYPES, CallbackRefused, check_client_metadata
 from anchor_site.oauth.unclaimed import cap_refusal_text, unclaimed_cap_reached
-from records.oauth_callbacks import CallbackRefused
 
 
 def refusal(error: str, description: str, status: int = 400) -> JsonResponse:

@@ -4,13 +4,19 @@ The toolkit finds the token by its digest and checks expiry, scope and (when the
 resources) that /mcp is one of them. We also require that the token names a resource at all,
 so a token minted for nothing in particular (or a registration token, which has no user) never
 reaches the tools, and that its user is still active. Every check is a read.
+
+Deactivating a person ends every OAuth grant they hold (`revoke_all_of`), so reactivating them
+later revives none: their agents sign in again.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.utils import timezone
 from oauth2_provider.models import AccessToken as OAuthAccessToken
+from oauth2_provider.models import Grant
+from oauth2_provider.models import RefreshToken as OAuthRefreshToken
 from oauth2_provider.oauth2_backends import get_oauthlib_core
 
 from anchor_site.oauth.resource import MCP_SCOPE, mcp_resource
@@ -27,3 +33,18 @@ def oauth_token_for(request: Any) -> OAuthAccessToken | None:
     if mcp_resource(request) not in (token.resource or []):
         return None
     return token
+
+
+def revoke_all_of(user: Any) -> None:
+    """End every code, access and refresh token user holds; the clients must ask again."""
+    now = timezone.now()
+    OAuthRefreshToken.objects.filter(user=user, revoked__isnull=True).update(
+        revoked=now, updated=now
+    )
+    OAuthAccessToken.objects.filter(user=user).delete()
+    Grant.objects.filter(user=user).delete()
+
+
+def revoke_when_deactivated(sender: Any, instance: Any, **kwargs: Any) -> None:
+    if not instance.is_active:
+        revoke_all_of(instance)

@@ -7,7 +7,7 @@ site.
 
 from django.contrib import admin
 
-from records.admin import access, audit, catalog, links, oauth, people, record_admin  # noqa: F401
+from records.admin import access, audit, catalog, links, people, record_admin  # noqa: F401
 
 admin.site.site_header = "Anchor"
 admin.site.site_title = "Anchor admin"

@@ -1,5 +1,6 @@
 """Who may use /mcp: access tokens (created here and shown once, revoked, never edited or
-read back) and workspace memberships. Both write through records.services.
+read back) and workspace memberships, each with an optional role (records.roles). Both write
+through records.services.
 
 A staff member manages their own tokens only: a token acts as its user over /mcp, so minting
 one for someone else would be acting as them. Tokens of other people and every membership are
@@ -10,7 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
@@ -18,6 +21,7 @@ from django.template.response import TemplateResponse
 from records.admin.common import ServiceWriteAdmin, copy_saved
 from records.admin.scoping import reaches_everything
 from records.models.membership import AccessToken, WorkspaceMembership
+from records.roles import role_grant
 from records.services import (
     access_token_create,
     access_token_revoke,
@@ -48,7 +52,6 @@ class AccessTokenAdmin(ServiceWriteAdmin):
     list_filter = [TokenStateFilter, "created_at"]
     list_select_related = ["user"]
     search_fields = ["name", "prefix", "user__username"]
-    raw_id_fields = ["user"]
     # The digest is never displayed, searched or filtered by (scoping.SECRET_FIELDS refuses it
     # as a URL lookup too): nothing needs it, and a prefix search on it narrows the secret.
     fields = ["user", "name"]
@@ -64,6 +67,19 @@ class AccessTokenAdmin(ServiceWriteAdmin):
         if token.revoked_at:
             return f"revoked {token.revoked_at:%Y-%m-%d %H:%M}"
         return "active"
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        if db_field.name == "user":
+            # A token works only in its person's workspaces: offer the people who have one.
+            kwargs["queryset"] = (
+                get_user_model()
+                .objects.filter(is_active=True, anchor_memberships__isnull=False)
+                .distinct()
+                .order_by("username")
+            )
+            kwargs["label"] = "Person"
+            kwargs["help_text"] = "Active members of a workspace; the token acts as them."
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> list[Any]:
         if obj is None:
@@ -122,21 +138,46 @@ class AccessTokenAdmin(ServiceWriteAdmin):
         )
 
 
+class MembershipForm(forms.ModelForm):
+    role = forms.ChoiceField(
+        choices=[
+            ("", "None: their agents work here; no admin sign-in"),
+            ("member", "Member: reads the workspace in the admin, edits records"),
+            ("reviewer", "Reviewer: a member who also approves or rejects agents' writes"),
+        ],
+        required=False,
+        help_text="Signs them in to the admin with that group's permissions. A role is the "
+        "person's in every workspace they are a member of.",
+    )
+
+    class Meta:
+        model = WorkspaceMembership
+        fields = ["user", "workspace", "role"]
+
+
 @admin.register(WorkspaceMembership)
 class WorkspaceMembershipAdmin(ServiceWriteAdmin):
     superusers_only = True
-    list_display = ["user", "workspace", "created_at"]
+    form = MembershipForm
+    list_display = ["user", "workspace", "roles", "created_at"]
     list_filter = ["workspace"]
     list_select_related = ["user"]
     search_fields = ["user__username", "workspace__id"]
-    raw_id_fields = ["user"]
-    fields = ["user", "workspace"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        return super().get_queryset(request).prefetch_related("user__groups")
+
+    @admin.display(description="roles")
+    def roles(self, membership: WorkspaceMembership) -> str:
+        return ", ".join(group.name for group in membership.user.groups.all()) or "—"
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # remove and add instead: a membership has nothing else to edit
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         membership, _ = workspace_membership_add(user=obj.user, workspace_id=obj.workspace_id)
+        if form.cleaned_data.get("role"):
+            role_grant(user=obj.user, role=form.cleaned_data["role"])
         copy_saved(obj, membership)
 
     def delete_model(self, request: HttpRequest, obj: Any) -> None:

@@ -17,13 +17,12 @@ from django.utils.html import format_html
 
 from records import services
 from records.admin.common import (
-    ReadOnlyAdmin,
     ServiceWriteAdmin,
     admin_context,
     as_validation_error,
     copy_saved,
 )
-from records.admin.scoping import ScopedInline, member_workspace_ids
+from records.admin.scoping import ScopedInline, member_workspace_ids, reaches_everything
 from records.errors import VERSION_CONFLICT, AnchorError
 from records.models import Collection, CollectionAlias, Record, Workspace
 from records.selectors.serialize import collection_dict
@@ -43,14 +42,39 @@ def _count_subquery(model: Any, link: str, **filters: Any) -> Coalesce:
     return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
 
 
+class WorkspaceForm(forms.ModelForm):
+    class Meta:
+        model = Workspace
+        fields = ["id"]
+        labels = {"id": "Workspace ID"}
+        help_texts = {
+            "id": "1-64 letters, digits, '.', '_' or '-', e.g. team-a. You become its first "
+            "member; add the others under Workspace memberships."
+        }
+
+
 @admin.register(Workspace)
-class WorkspaceAdmin(ReadOnlyAdmin):
-    """Workspaces appear when something is first written to them; there is nothing to edit."""
+class WorkspaceAdmin(ServiceWriteAdmin):
+    """Workspaces appear when something is first written to them, or when a superuser adds one
+    (becoming its first member, as `anchor_member add` makes one); there is nothing to edit."""
 
     workspace_path = "pk"
-
+    form = WorkspaceForm
     list_display = ["id", "collection_count", "created_at"]
     search_fields = ["id"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return reaches_everything(request)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        membership, _ = services.workspace_membership_add(user=request.user, workspace_id=obj.id)
+        copy_saved(obj, membership.workspace)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Workspace]:
         return (

@@ -37,6 +37,7 @@ from records.services.memberships import (
     access_token_create,
     access_token_revoke,
     access_token_touch,
+    access_tokens_revoke_when_deactivated,
     workspace_membership_add,
     workspace_membership_remove,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "WriteContext",
     "access_token_create",
     "access_token_revoke",
+    "access_tokens_revoke_when_deactivated",
     "access_token_touch",
     "audit",
     "audit_unchanged",

@@ -62,6 +62,14 @@ def access_token_revoke(*, token: AccessToken) -> bool:
     return bool(updated)
 
 
+def access_tokens_revoke_when_deactivated(sender: Any, instance: Any, **kwargs: Any) -> None:
+    """Saving an inactive user revokes their tokens, so reactivating them revives none."""
+    if not instance.is_active:
+        AccessToken.objects.filter(user=instance, revoked_at__isnull=True).update(
+            revoked_at=timezone.now()
+        )
+
+
 @contextmanager
 def _sqlite_without_waiting() -> Iterator[None]:
     """On SQLite, a busy timeout of zero while inside: a held lock is an immediate error.

@@ -26,7 +26,15 @@ pytestmark = pytest.mark.sqlite
 SNAPSHOT = REPO_ROOT / "tests" / "mcp" / "tool_list.json"
 IMPORTED = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|\s*([\w.]+)$", re.MULTILINE)
 # Packages a SQLite stdio server has no use for: the HTTP stack, the PostgreSQL driver.
-HTTP_ONLY = ("rest_framework", "mcp_server", "psycopg", "psycopg_binary", "psycopg_pool")
+HTTP_ONLY = (
+    "rest_framework",
+    "mcp_server",
+    "psycopg",
+    "psycopg_binary",
+    "psycopg_pool",
+    "oauth2_provider",
+    "oauthlib",
+)
 # Loaded on the first search by meaning or the first record written, never to start.
 FIRST_USE = ("numpy", "onnxruntime", "tokenizers", "records.meaning.index")
 
@@ -81,7 +89,9 @@ def test_a_sqlite_stdio_server_imports_no_http_stack_psycopg_or_admin_modules(se
     admin_modules = sorted(
         m
         for m in modules
-        if m.startswith(("records.admin", "workflow.admin", "django.contrib.admin"))
+        if m.startswith(
+            ("records.admin", "workflow.admin", "django.contrib.admin", "anchor_site.oauth")
+        )
     )
     assert admin_modules == [], admin_modules
     model_modules = sorted(m for m in modules if m.startswith(FIRST_USE))

@@ -9,7 +9,7 @@ from django.urls import reverse
 from records.models import Workspace
 from records.models.membership import AccessToken, WorkspaceMembership
 from records.selectors import access_token_find, token_digest
-from records.services import access_token_create
+from records.services import access_token_create, workspace_membership_add
 
 CHANGELISTS = ["records_accesstoken", "records_workspacemembership"]
 
@@ -27,6 +27,7 @@ def test_changelists_and_add_pages_render(admin_client, alice, name):
 
 
 def test_a_token_made_in_the_admin_is_shown_once(admin_client, alice):
+    workspace_membership_add(user=alice, workspace_id="team-a")  # only members are offered
     response = admin_client.post(
         reverse("admin:records_accesstoken_add"), {"user": alice.pk, "name": "ci"}
     )

@@ -201,3 +201,30 @@ def test_a_superuser_sets_owner_callbacks_and_skipping(root, alpha):
         True,
         "https://tools.example/cb",
     )
+
+
+@pytest.mark.parametrize("who", ["root", "alpha"])
+def test_no_one_adds_an_application_under_a_metadata_document_url(request, who):
+    client = signed_in(request.getfixturevalue(who))
+    page = client.get(url("add"))
+    refused = client.post(
+        url("add"),
+        add_form_post(
+            page,
+            name="Shadow",
+            client_id="https://tools.example/oauth/client.json",
+            client_type=Application.CLIENT_CONFIDENTIAL,
+            authorization_grant_type=Application.GRANT_CLIENT_CREDENTIALS,
+        ),
+    )
+    assert refused.status_code == 200, "the form is drawn again, with the reason"
+    errors = refused.context["adminform"].form.errors
+    assert "Client ID Metadata Document URL" in str(errors["client_id"])
+    assert not Application.objects.exists()
+
+
+def test_an_applications_page_offers_no_view_on_site_link(root):
+    own = application(root, "In-house client")
+    page = signed_in(root).get(url("change", own.pk))
+    assert page.status_code == 200
+    assert "View on site" not in page.text

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import timedelta
 
 import httpx
 import pytest
 from django.contrib.sessions.models import Session
 from django.test import Client, override_settings
+from django.utils import timezone
+from oauth2_provider.models import AccessToken as OAuthAccessToken
+from oauth2_provider.models import Application, set_token_value
+from oauth2_provider.models import RefreshToken as OAuthRefreshToken
 
 from records.models.membership import AccessToken
 from records.services import access_token_revoke
@@ -97,6 +102,43 @@ def test_inactive_user_is_401(alice_session, alice):
     with no_writes():
         response = post_initialize(Client(), Authorization=f"Bearer {alice.token}")
     assert response.status_code == 401
+
+
+def test_a_reactivated_user_gets_none_of_their_old_tokens_back(alice):
+    alice.user.is_active = False
+    alice.user.save()
+    alice.user.is_active = True
+    alice.user.save()
+    assert AccessToken.objects.get(user=alice.user).revoked_at is not None
+    with no_writes():
+        response = post_initialize(Client(), Authorization=f"Bearer {alice.token}")
+    assert response.status_code == 401
+
+
+def test_deactivating_a_user_ends_their_oauth_grants(alice):
+    application = Application.objects.create(
+        user=None,
+        name="desktop client",
+        client_type=Application.CLIENT_PUBLIC,
+        authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+        redirect_uris="http://127.0.0.1/callback",
+    )
+    access = OAuthAccessToken(
+        user=alice.user,
+        application=application,
+        expires=timezone.now() + timedelta(hours=1),
+        scope="mcp",
+    )
+    set_token_value(access, "alice-access-token")
+    access.save()
+    refresh = OAuthRefreshToken(user=alice.user, application=application, access_token=access)
+    set_token_value(refresh, "alice-refresh-token")
+    refresh.save()
+    alice.user.is_active = False
+    alice.user.save()
+    assert not OAuthAccessToken.objects.exists()
+    refresh.refresh_from_db()
+    assert refresh.revoked is not None
 
 
 # --- transport ------------------------------------------------------------------------------

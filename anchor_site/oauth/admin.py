@@ -5,19 +5,20 @@ classes made workspace-scoped: a staff member sees their own applications, grant
 only (a token acts as its user), a superuser sees everyone's. What decides where codes go and
 whether a person is asked (the callbacks, "skip authorization", the owner) only a superuser
 sets: a staff member's application is theirs, asks for consent, and has its callbacks set by a
-superuser. Revoking a token revokes its whole refresh
-family, so the client can neither call /mcp nor mint a new token; /mcp checks every request,
-so the stop is immediate.
+superuser. Revoking a token revokes its whole refresh family, so the client can neither call
+/mcp nor mint a new token; /mcp checks every request, so the stop is immediate.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from oauth2_provider import admin as toolkit_admin
+from oauth2_provider.cimd import is_cimd_client_id
 from oauth2_provider.forms import ApplicationForm
 from oauth2_provider.models import (
     get_access_token_model,
@@ -38,9 +39,7 @@ IDToken = get_id_token_model()
 # Digests and secrets are never a lookup in the URL, even for their owner.
 OAUTH_SECRET_FIELDS = frozenset({"token", "token_checksum", "client_secret", "code"})
 
-for model in (Application, OAuthAccessToken, OAuthRefreshToken, Grant, IDToken):
-    if admin.site.is_registered(model):
-        admin.site.unregister(model)
+admin.site.unregister([Application, OAuthAccessToken, OAuthRefreshToken, Grant, IDToken])
 
 
 class OAuthScopedAdmin(WorkspaceScopedAdmin):
@@ -79,7 +78,20 @@ GRANTS_WITH_REDIRECTS = frozenset(
 )
 
 
-class StaffApplicationForm(ApplicationForm):
+class AdminApplicationForm(ApplicationForm):
+    def clean_client_id(self) -> str:
+        client_id: str = self.cleaned_data["client_id"]
+        # An https client ID names a metadata document; an application holding it would stand
+        # in for that real client everywhere on this server.
+        if is_cimd_client_id(client_id) and client_id != self.instance.client_id:
+            raise forms.ValidationError(
+                "A client ID starting with https:// is a Client ID Metadata Document URL: that "
+                "client registers itself from its document. Leave the generated client ID."
+            )
+        return client_id
+
+
+class StaffApplicationForm(AdminApplicationForm):
     """The application form for a staff member, who cannot set callbacks: a grant that needs
     one is refused with the way forward, before the toolkit's bare "cannot be empty"."""
 
@@ -101,6 +113,9 @@ class ApplicationAdmin(OAuthScopedAdmin, toolkit_admin.ApplicationAdmin):
     # Clients registered dynamically have no owner: superusers only see those. A staff
     # member's own applications are theirs by construction (save_model).
     owner_path = "user"
+    form = AdminApplicationForm
+    # The toolkit's application pages are not served here: its link would be a 500.
+    view_on_site = False
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         readonly = tuple(super().get_readonly_fields(request, obj))
