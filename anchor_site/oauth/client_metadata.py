@@ -50,7 +50,6 @@ import httpx
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
-from oauth2_provider import cimd
 from oauth2_provider.cimd import CIMDError
 from oauth2_provider.models import get_application_model
 from oauth2_provider.settings import oauth2_settings
@@ -300,30 +299,50 @@ class MetadataFetcher:
         raise CIMDError(failed)
 
 
-def fetch_slots_taken() -> bool:
-    """Whether every in-flight fetch slot of this process is taken (the toolkit takes one
-    without waiting around each fetch, and skips the fetch when none is free)."""
-    slots = cimd._get_fetch_semaphore()
-    if slots is None or slots.acquire(blocking=False):
-        if slots is not None:
-            slots.release()
-        return False
-    return True
+class FetchSlots:
+    """At most CIMD_MAX_CONCURRENT_FETCHES fetches at once in this process. The permission
+    check before a fetch takes the slot; the validator gives it back once the client is loaded
+    (AnchorOAuth2Validator._load_application), whether or not the fetch happened."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._taken = 0
+        self._held = threading.local()
+
+    def take(self) -> bool:
+        if getattr(self._held, "slot", False):
+            return True
+        with self._lock:
+            limit = oauth2_settings.CIMD_MAX_CONCURRENT_FETCHES
+            if limit and self._taken >= limit:
+                return False
+            self._taken += 1
+        self._held.slot = True
+        return True
+
+    def give_back(self) -> None:
+        if getattr(self._held, "slot", False):
+            self._held.slot = False
+            with self._lock:
+                self._taken -= 1
+
+
+FETCH_SLOTS = FetchSlots()
 
 
 class NewClientPermission:
-    """CIMD_REGISTRATION_PERMISSION_CLASSES, run before every fetch. Refreshing a client already
-    known is always allowed (when it fails, the cached document stays in use). A new client
-    is refused at once, with an OAuth error saying why, when the fetch slots are all taken or
-    its address spent its registration budget; it then needs a place among the unclaimed
-    clients (unused metadata-document clients give way)."""
+    """CIMD_REGISTRATION_PERMISSION_CLASSES, run before every fetch, which it gives a slot.
+    Refreshing a known client goes ahead only when a slot is free (otherwise the cached
+    document stays in use). A new client is refused at once, with an OAuth error saying why,
+    when no slot is free or its address spent its registration budget; it then needs a place
+    among the unclaimed clients (unused metadata-document clients give way)."""
 
     def has_permission(self, request: Any, client_id: str) -> bool:
         if get_application_model().objects.filter(client_id=client_id).exists():
-            return True
-        if fetch_slots_taken():
+            return FETCH_SLOTS.take()
+        if not FETCH_SLOTS.take():
             log.warning(
-                "Client ID Metadata Document %s not fetched: all fetch slots busy", client_id[:300]
+                "Client ID Metadata Document %s not fetched: no fetch slot free", client_id[:300]
             )
             raise FetchRefused(
                 "temporarily_unavailable",
