@@ -148,6 +148,7 @@ def resolved(host: str, port: int, seconds: float) -> list[str]:
     thread.start()
     thread.join(max(0.0, seconds))
     if not found:
+        mark_silent(f"{host}:{port}")
         raise CIMDError("took longer than the fetch deadline (resolving its host)")
     if isinstance(found[0], BaseException):
         raise CIMDError(f"host {host!r} does not resolve") from found[0]
@@ -283,19 +284,24 @@ class MetadataFetcher:
         self, url: SplitResult, host: str, addresses: list[str], deadline: float
     ) -> tuple[dict[str, Any], int]:
         port = url.port or 443
+        late = "took longer than the fetch deadline"
         failed = f"is on {host}, whose addresses did not answer in time lately"
         for address in addresses:
             place = f"[{address}]:{port}"
             if silent(place):
                 continue
+            if time.monotonic() >= deadline:
+                failed = late
+                break
             try:
                 return anyio.run(within, deadline - time.monotonic(), url, address)
             except TimeoutError:
-                failed = "took longer than the fetch deadline"
+                failed = late
+                mark_silent(place)
             except (httpx.HTTPError, OSError) as exc:
                 failed = f"could not be fetched from {address} ({type(exc).__name__})"
-            mark_silent(place)
-        mark_silent(host)
+        if failed is late:
+            mark_silent(host)
         raise CIMDError(failed)
 
 
