@@ -113,6 +113,8 @@ WSGI_APPLICATION = "anchor_site.wsgi.application"
 TEST_RUNNER = "anchor_site.testing.PytestTestRunner"
 
 DATABASES = {"default": database_from_env()}
+# Connections a server process may hold (4: db_pool's default, which would import psycopg).
+_pool_size = DATABASES["default"].get("OPTIONS", {}).get("pool", {}).get("max_size", 4)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -264,8 +266,11 @@ OAUTH2_PROVIDER = {
     "CIMD_ENABLED": env_bool("ANCHOR_OAUTH_CIMD", True),
     "CIMD_METADATA_FETCHER": "anchor_site.oauth.client_metadata.MetadataFetcher",
     "CIMD_REGISTRATION_PERMISSION_CLASSES": (
-        "anchor_site.oauth.client_metadata.UnclaimedCapPermission",
+        "anchor_site.oauth.client_metadata.NewClientPermission",
     ),
+    # Fewer than a process's pooled connections (ANCHOR_DB_POOL_SIZE, or its default without a
+    # pool): a fetch holds none, but a request waiting on one must never crowd the pool out.
+    "CIMD_MAX_CONCURRENT_FETCHES": max(1, _pool_size // 2),
     "CIMD_FETCH_TIMEOUT_SECONDS": positive_int_from_env("ANCHOR_OAUTH_CIMD_TIMEOUT_S", 5),
     "CIMD_MAX_DOCUMENT_SIZE": 16 * 1024,
     "CIMD_METADATA_MIN_AGE_SECONDS": 5 * 60,

@@ -93,6 +93,16 @@ def check_deployment(app_configs: Any = None, **kwargs: Any) -> list[checks.Chec
                 id="anchor.E003",
             )
         )
+    if settings.ANCHOR_OAUTH_CIMD_ALLOW_LOOPBACK:
+        errors.append(
+            checks.Warning(
+                "ANCHOR_OAUTH_CIMD_ALLOW_LOOPBACK is on: client metadata documents may be "
+                "fetched from this machine.",
+                hint="It is for tests only. Anyone can name a URL on 127.0.0.1 or ::1 as their "
+                "client_id and have this server request it; unset the variable.",
+                id="anchor.W011",
+            )
+        )
     return errors
 
 

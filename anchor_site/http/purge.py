@@ -10,9 +10,9 @@
 - the stored results of committed actions older than the retention: the action row and the
   audit trail stay; a replay of such an action is refused, saying it was committed;
 - OAuth clients no one owns (self-registered, or from a metadata document) registered before
-  the cut-off and never used: no code, no token but their registration token (see
-  anchor_site.oauth.unclaimed). This runs before the expired tokens go, so a client whose
-  tokens lapse in this run still stays until the next.
+  the cut-off (metadata-document clients: an hour) and never used: no code, no token but their
+  registration token (see anchor_site.oauth.unclaimed). This runs before the expired tokens
+  go, so a client whose tokens lapse in this run still stays until the next.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def purge(
         sessions, _ = Session.objects.filter(expire_date__lt=now).delete()
         purged.counts["expired sessions"] = sessions
         if unused_client_age is not None:
-            unused = unused_unclaimed_clients(registered_before=now - unused_client_age)
+            unused = unused_unclaimed_clients(now=now, unused_for=unused_client_age)
             # Counted apart from the cascade: the delete also takes their registration tokens.
             purged.counts["unused registered OAuth clients"] = unused.count()
             unused.delete()

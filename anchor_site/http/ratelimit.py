@@ -49,7 +49,12 @@ IPV6_CLIENT_PREFIX = 64
 
 def client_address(request: HttpRequest) -> str:
     """The budget key of the client's address: itself for IPv4, its /64 for IPv6."""
-    raw = request.META.get("REMOTE_ADDR", "") or "unknown"
+    return address_key(request.META.get("REMOTE_ADDR", ""))
+
+
+def address_key(raw: str) -> str:
+    """client_address for a REMOTE_ADDR value."""
+    raw = raw or "unknown"
     try:
         address = ipaddress.ip_address(raw)
     except ValueError:

@@ -142,6 +142,14 @@ RESPONSE_TYPES = ["code"]
 def check_client_metadata(metadata: dict[str, Any]) -> None:
     """Raise CallbackRefused (an RFC 7591 error) for metadata this server would not honour."""
     check_redirect_uris(metadata.get("redirect_uris", []))
+    for name, value in metadata.items():
+        items = value if isinstance(value, list) else [value]
+        if any(isinstance(item, str) and "\x00" in item for item in items):
+            # PostgreSQL cannot store it, and no name or URI needs it.
+            raise CallbackRefused(
+                INVALID_CLIENT_METADATA,
+                f"{json.dumps(name)} contains a NUL character (\\u0000); send it without one.",
+            )
     grant_types = metadata.get("grant_types", ["authorization_code"])
     if (
         not isinstance(grant_types, list)

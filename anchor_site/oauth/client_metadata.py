@@ -12,10 +12,22 @@ Fetching the URL is the one request this server makes to the outside, to a URL a
 choose, so `MetadataFetcher` is strict: https only; the host is resolved and every address it
 resolves to must be public (no private, loopback, link-local or otherwise special address,
 including IPv4 hidden in IPv6 forms), and the connection goes to the address checked, with the
-certificate verified for the host; no redirects; one deadline for the whole exchange; a size
-cap, refused from Content-Length before anything is read. The document then passes the same
-checks as a registration (anchor_site.oauth.callbacks), and must name a public client.
+certificate verified for the host; no redirects; a size cap, refused from Content-Length
+before anything is read. The document then passes the same checks as a registration
+(anchor_site.oauth.callbacks), and must name a public client.
 `ANCHOR_OAUTH_CIMD_ALLOW_LOOPBACK` (tests only) admits loopback addresses.
+
+The URL is anyone's choice, so the fetch must never hold the server: one deadline covers the
+whole exchange (resolving, connecting, headers and body), enforced by cancelling it, not by
+per-read timeouts a server can renew one byte at a time; the request's database connection
+goes back to the pool before the fetch starts; at most CIMD_MAX_CONCURRENT_FETCHES fetches
+run at once in a process (fewer than its pooled connections, see settings), and a new client
+over that is told at once to retry (`temporarily_unavailable`). A host or address that did not
+answer in time is not tried again, under any URL, for CIMD_FAILURE_BACKOFF_SECONDS.
+
+A new client is also charged to its address's registration budget, as a registration is
+(anchor_site.oauth.registration), and takes a place among the clients no one owns
+(anchor_site.oauth.unclaimed).
 
 Refusals are logged as one warning each: the client only learns its client_id is unknown, as
 the draft asks, so an outside party cannot use the server to probe networks.
@@ -28,30 +40,60 @@ import json
 import logging
 import re
 import socket
+import threading
 import time
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
+import anyio
 import httpx
 from django.conf import settings
+from django.core.cache import cache
+from django.db import connection
 from oauth2_provider.cimd import CIMDError
 from oauth2_provider.models import get_application_model
 from oauth2_provider.settings import oauth2_settings
+from oauthlib.oauth2.rfc6749.errors import FatalClientError
 
+from anchor_site.http.ratelimit import address_key
 from anchor_site.oauth.callbacks import CallbackRefused, check_client_metadata
-from anchor_site.oauth.unclaimed import cap_refusal_text, unclaimed_cap_reached
+from anchor_site.oauth.registration import budget_refusal_text, spent_registration_budget
+from anchor_site.oauth.unclaimed import cap_refusal_text, room_for_a_new_client
 
 log = logging.getLogger(__name__)
 
 # The toolkit's client_id column holds 255 characters.
 MAX_CLIENT_ID_LENGTH = 255
 PRINTABLE_URL = re.compile(r"^[\x21-\x7e]+$")
+# RFC 6052's well-known prefix: the IPv4 address is the last 32 bits.
 NAT64 = ipaddress.ip_network("64:ff9b::/96")
 MAX_AGE = re.compile(r"max-age\s*=\s*(\d+)", re.IGNORECASE)
+SILENT_HOST_KEY = "anchor-cimd-silent:"
+
+
+class FetchRefused(FatalClientError):
+    """An OAuth error answered as is: JSON at /oauth/token/, the error page at /oauth/authorize/
+    (fatal, so never redirected to a callback not yet checked)."""
+
+    def __init__(self, error: str, status: int, description: str, retry_after: int) -> None:
+        self.error = error
+        self.status_code = status
+        self.retry_after = retry_after
+        super().__init__(description=description)
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after)}
 
 
 def address_allowed(address: str, allow_loopback: bool) -> bool:
-    """Only globally routable unicast addresses, judging IPv4 embedded in IPv6 by its IPv4."""
+    """Only globally routable unicast addresses, judging IPv4 embedded in IPv6 by its IPv4.
+
+    IPv6 forms that carry an IPv4 address routably (mapped, 6to4, Teredo, the NAT64 well-known
+    prefix) are judged by it. Every other IPv6 address must be global and outside the reserved
+    space: that refuses IPv4-compatible (::a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d) and
+    local-use NAT64 (64:ff9b:1::/48) spellings, and site-local fec0::/10, whatever they hold.
+    """
     try:
         ip: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(address)
     except ValueError:
@@ -64,8 +106,12 @@ def address_allowed(address: str, allow_loopback: bool) -> bool:
             embedded = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
         if embedded is not None:
             ip = embedded
+    if allow_loopback and ip.is_loopback:
+        return True
+    if isinstance(ip, ipaddress.IPv6Address) and (ip.is_reserved or ip.is_site_local):
+        return False
     # is_global counts multicast as global; a document is never served from a group.
-    return (ip.is_global and not ip.is_multicast) or (allow_loopback and ip.is_loopback)
+    return ip.is_global and not ip.is_multicast
 
 
 def checked_url(client_id: str) -> SplitResult:
@@ -86,14 +132,32 @@ def checked_url(client_id: str) -> SplitResult:
     return url
 
 
-def checked_addresses(host: str, port: int) -> list[str]:
+def resolved(host: str, port: int, seconds: float) -> list[str]:
+    """The host's addresses, or CIMDError after `seconds`: the system resolver cannot be
+    interrupted, so it runs on a thread of its own that is left to finish alone."""
+    found: list[Any] = []
+
+    def lookup() -> None:
+        try:
+            found.append(socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP))
+        except (OSError, UnicodeError) as exc:
+            found.append(exc)
+
+    thread = threading.Thread(target=lookup, name="cimd-resolve", daemon=True)
+    thread.start()
+    thread.join(max(0.0, seconds))
+    if not found:
+        mark_silent(f"{host}:{port}")
+        raise CIMDError("took longer than the fetch deadline (resolving its host)")
+    if isinstance(found[0], BaseException):
+        raise CIMDError(f"host {host!r} does not resolve") from found[0]
+    return list(dict.fromkeys(str(info[4][0]) for info in found[0]))
+
+
+def checked_addresses(host: str, port: int, seconds: float) -> list[str]:
     """Every address the host resolves to, each allowed; a host with any other is refused."""
     allow_loopback = settings.ANCHOR_OAUTH_CIMD_ALLOW_LOOPBACK
-    try:
-        found = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
-    except (OSError, UnicodeError) as exc:
-        raise CIMDError(f"host {host!r} does not resolve") from exc
-    addresses = list(dict.fromkeys(str(info[4][0]) for info in found))
+    addresses = resolved(host, port, seconds)
     for address in addresses:
         if not address_allowed(address, allow_loopback):
             raise CIMDError(f"host {host!r} resolves to {address}, which is not public")
@@ -114,17 +178,19 @@ def cache_lifetime(cache_control: str) -> int:
     return max(floor, min(age, ceiling))
 
 
-def download(url: SplitResult, address: str, deadline: float) -> tuple[dict[str, Any], int]:
-    """GET the document from `address`, with SNI, certificate check and Host for the host."""
+async def download(url: SplitResult, address: str) -> tuple[dict[str, Any], int]:
+    """GET the document from `address`, with SNI, certificate check and Host for the host.
+    No timeout of its own: the caller cancels it at the deadline."""
     limit = oauth2_settings.CIMD_MAX_DOCUMENT_SIZE
     host = f"[{address}]" if ":" in address else address
     target = f"https://{host}:{url.port or 443}{url.path}" + (f"?{url.query}" if url.query else "")
-    timeout = httpx.Timeout(max(0.1, deadline - time.monotonic()))
     # Not the environment's proxies: the connection must reach the address just checked.
     # The certificate store is certifi's, or SSL_CERT_FILE when set.
     tls = httpx.create_ssl_context(trust_env=True)
-    with (
-        httpx.Client(verify=tls, timeout=timeout, follow_redirects=False, trust_env=False) as http,
+    async with (
+        httpx.AsyncClient(
+            verify=tls, timeout=None, follow_redirects=False, trust_env=False
+        ) as http,
         http.stream(
             "GET",
             target,
@@ -143,20 +209,24 @@ def download(url: SplitResult, address: str, deadline: float) -> tuple[dict[str,
         if declared.isdigit() and int(declared) > limit:
             raise CIMDError(f"declares {declared} bytes; at most {limit} are read")
         body = bytearray()
-        for chunk in response.iter_bytes():
+        async for chunk in response.aiter_bytes():
             body.extend(chunk)
             if len(body) > limit:
                 raise CIMDError(f"is larger than {limit} bytes")
-            if time.monotonic() > deadline:
-                raise CIMDError("took longer than the fetch deadline")
         cache_control = response.headers.get("Cache-Control", "")
     try:
         document = json.loads(bytes(body))
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise CIMDError("is not valid JSON") from exc
     if not isinstance(document, dict):
         raise CIMDError("is not a JSON object")
     return document, cache_lifetime(cache_control)
+
+
+async def within(seconds: float, url: SplitResult, address: str) -> tuple[dict[str, Any], int]:
+    """download, cancelled (TimeoutError) once `seconds` have passed, whatever it is waiting on."""
+    with anyio.fail_after(max(0.0, seconds)):
+        return await download(url, address)
 
 
 def check_document(client_id: str, document: dict[str, Any]) -> None:
@@ -171,15 +241,38 @@ def check_document(client_id: str, document: dict[str, Any]) -> None:
         raise CIMDError(refused.description) from refused
 
 
+def silent(place: str) -> bool:
+    return bool(cache.get(SILENT_HOST_KEY + place))
+
+
+def mark_silent(place: str) -> None:
+    """A host or address that did not answer in time is left alone for the backoff, whatever
+    URL names it next: new URLs on one slow server must not each cost a fetch."""
+    cache.set(SILENT_HOST_KEY + place, True, oauth2_settings.CIMD_FAILURE_BACKOFF_SECONDS)
+
+
+def release_database_connection() -> None:
+    """Give the request's connection back before waiting on the outside (the pool hands it,
+    or another, out again at the next query); inside a transaction it must stay."""
+    if not connection.in_atomic_block:
+        connection.close()
+
+
 class MetadataFetcher:
     """CIMD_METADATA_FETCHER: (document, seconds to cache it) for a client_id URL."""
 
     def fetch(self, client_id: str) -> tuple[dict[str, Any], int]:
         try:
             url = checked_url(client_id)
+            host = f"{url.hostname}:{url.port or 443}"
+            if silent(host):
+                raise CIMDError(f"is on {host}, which did not answer in time lately")
+            release_database_connection()
             deadline = time.monotonic() + oauth2_settings.CIMD_FETCH_TIMEOUT_SECONDS
-            addresses = checked_addresses(url.hostname or "", url.port or 443)
-            document, max_age = self._first_answer(url, addresses, deadline)
+            addresses = checked_addresses(
+                url.hostname or "", url.port or 443, deadline - time.monotonic()
+            )
+            document, max_age = self._first_answer(url, host, addresses, deadline)
             check_document(client_id, document)
         except CIMDError as refused:
             log.warning("Client ID Metadata Document %s refused: it %s", client_id[:300], refused)
@@ -187,29 +280,91 @@ class MetadataFetcher:
         return document, max_age
 
     def _first_answer(
-        self, url: SplitResult, addresses: list[str], deadline: float
+        self, url: SplitResult, host: str, addresses: list[str], deadline: float
     ) -> tuple[dict[str, Any], int]:
-        failed = "no address answered"
+        port = url.port or 443
+        late = "took longer than the fetch deadline"
+        failed = f"is on {host}, whose addresses did not answer in time lately"
         for address in addresses:
+            place = f"[{address}]:{port}"
+            if silent(place):
+                continue
             if time.monotonic() >= deadline:
+                failed = late
                 break
             try:
-                return download(url, address, deadline)
-            except httpx.TimeoutException:
-                failed = "took longer than the fetch deadline"
+                return anyio.run(within, deadline - time.monotonic(), url, address)
+            except TimeoutError:
+                failed = late
+                mark_silent(place)
             except (httpx.HTTPError, OSError) as exc:
                 failed = f"could not be fetched from {address} ({type(exc).__name__})"
+        if failed is late:
+            mark_silent(host)
         raise CIMDError(failed)
 
 
-class UnclaimedCapPermission:
-    """CIMD_REGISTRATION_PERMISSION_CLASSES: a new client counts against the unclaimed cap;
-    refreshing one already known never does."""
+class FetchSlots:
+    """At most CIMD_MAX_CONCURRENT_FETCHES fetches at once in this process. The permission
+    check before a fetch takes the slot; the validator gives it back once the client is loaded
+    (AnchorOAuth2Validator._load_application), whether or not the fetch happened."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._taken = 0
+        self._held = threading.local()
+
+    def take(self) -> bool:
+        if getattr(self._held, "slot", False):
+            return True
+        with self._lock:
+            limit = oauth2_settings.CIMD_MAX_CONCURRENT_FETCHES
+            if limit and self._taken >= limit:
+                return False
+            self._taken += 1
+        self._held.slot = True
+        return True
+
+    def give_back(self) -> None:
+        if getattr(self._held, "slot", False):
+            self._held.slot = False
+            with self._lock:
+                self._taken -= 1
+
+
+FETCH_SLOTS = FetchSlots()
+
+
+class NewClientPermission:
+    """CIMD_REGISTRATION_PERMISSION_CLASSES, run before every fetch, which it gives a slot.
+    Refreshing a known client goes ahead only when a slot is free (otherwise the cached
+    document stays in use). A new client is refused at once, with an OAuth error saying why,
+    when no slot is free or its address spent its registration budget; it then needs a place
+    among the unclaimed clients (unused metadata-document clients give way)."""
 
     def has_permission(self, request: Any, client_id: str) -> bool:
         if get_application_model().objects.filter(client_id=client_id).exists():
-            return True
-        if unclaimed_cap_reached():
-            log.warning("Client ID Metadata Document %s refused: %s", client_id, cap_refusal_text())
+            return FETCH_SLOTS.take()
+        if not FETCH_SLOTS.take():
+            log.warning(
+                "Client ID Metadata Document %s not fetched: no fetch slot free", client_id[:300]
+            )
+            raise FetchRefused(
+                "temporarily_unavailable",
+                503,
+                "The server is fetching as many client metadata documents as it allows at once; "
+                "retry in a few seconds.",
+                retry_after=oauth2_settings.CIMD_FETCH_TIMEOUT_SECONDS,
+            )
+        headers = getattr(request, "headers", None) or {}
+        window = spent_registration_budget(address_key(headers.get("REMOTE_ADDR", "")))
+        if window is not None:
+            raise FetchRefused(
+                "too_many_requests", 429, budget_refusal_text(window), window.retry_after
+            )
+        if not room_for_a_new_client():
+            log.warning(
+                "Client ID Metadata Document %s refused: %s", client_id[:300], cap_refusal_text()
+            )
             return False
         return True

@@ -4,8 +4,9 @@ Registration is open, as MCP clients expect; django-oauth-toolkit does the rest.
 both registration and update pass the client's metadata through anchor_site.oauth.callbacks
 (the toolkit alone would split one item holding two URIs into two callbacks, and would take an
 update's callbacks unchecked). Registration also has a budget of its own per client
-address (ANCHOR_OAUTH_REGISTRATION_RATE), charged on every attempt whatever it carries, and
-stops at a cap on clients no one owns (ANCHOR_OAUTH_MAX_UNCLAIMED_CLIENTS).
+address (ANCHOR_OAUTH_REGISTRATION_RATE), charged on every attempt whatever it carries (a
+metadata document's first sight is charged to it too), and stops at a cap on clients no one
+owns (ANCHOR_OAUTH_MAX_UNCLAIMED_CLIENTS), where unused metadata-document clients give way.
 
 Replies carry every registered field RFC 7591 §3.2.1 lists, the toolkit's own and those it
 leaves out (response_types, client_id_issued_at, client_secret_expires_at).
@@ -26,21 +27,54 @@ from oauth2_provider.views import (
 )
 
 from anchor_site.http.ratelimit import Window, client_address
-from anchor_site.oauth.callbacks import RESPONSE_TYPES, CallbackRefused, check_client_metadata
-from anchor_site.oauth.unclaimed import cap_refusal_text, unclaimed_cap_reached
+from anchor_site.oauth.callbacks import (
+    INVALID_CLIENT_METADATA,
+    RESPONSE_TYPES,
+    CallbackRefused,
+    check_client_metadata,
+)
+from anchor_site.oauth.unclaimed import cap_refusal_text, room_for_a_new_client
+
+# A JSON Web Key Set, the deepest field RFC 7591 defines, needs four.
+MAX_NESTING = 8
 
 
 def refusal(error: str, description: str, status: int = 400) -> JsonResponse:
     return JsonResponse({"error": error, "error_description": description}, status=status)
 
 
+def nesting(value: Any) -> int:
+    """How many arrays and objects deep `value` goes (0 for a plain value)."""
+    depth, level = 0, [value]
+    while containers := [item for item in level if isinstance(item, dict | list)]:
+        depth += 1
+        level = [
+            child
+            for item in containers
+            for child in (item.values() if isinstance(item, dict) else item)
+        ]
+    return depth
+
+
+def too_deep(what: str) -> str:
+    return (
+        f"{what} nests arrays or objects more than {MAX_NESTING} deep; RFC 7591 metadata "
+        "needs a few levels at most."
+    )
+
+
 def refused_metadata(body: bytes) -> JsonResponse | None:
     try:
         metadata = json.loads(body)
+    except RecursionError:
+        return refusal(INVALID_CLIENT_METADATA, too_deep("The body"))
     except ValueError:
         return None  # the toolkit answers malformed JSON itself, as RFC 7591 asks
     if not isinstance(metadata, dict):
         return None
+    for name, value in metadata.items():
+        if nesting(value) > MAX_NESTING:
+            return refusal(INVALID_CLIENT_METADATA, too_deep(json.dumps(name)))
     try:
         check_client_metadata(metadata)
     except CallbackRefused as refused:
@@ -61,21 +95,31 @@ def completed_reply(response: HttpResponse, *, created: bool) -> HttpResponse:
     return JsonResponse(data, status=response.status_code)
 
 
-def over_registration_budget(request: HttpRequest) -> JsonResponse | None:
-    """Charge the address's registration budget; a refusal when it is spent."""
+def spent_registration_budget(address: str) -> Window | None:
+    """Charge one new client to the address's budget (a registration or a metadata document's
+    first sight); the window, when that spent it."""
     rate = settings.ANCHOR_OAUTH_REGISTRATION_RATE
     if not rate:
         return None
-    window = Window(f"register:{client_address(request)}", rate, time.time())
-    if window.charge() <= window.limit:
-        return None
-    refused = refusal(
-        "too_many_requests",
-        f"Too many registrations from this address: the limit is {window.limit} per "
-        f"{window.seconds} s (ANCHOR_OAUTH_REGISTRATION_RATE). Reuse the client you registered, "
-        f"or retry after {window.retry_after} s.",
-        status=429,
+    window = Window(f"register:{address}", rate, time.time())
+    return window if window.over() else None
+
+
+def budget_refusal_text(window: Window) -> str:
+    return (
+        f"Too many new clients from this address (registrations and metadata documents count "
+        f"alike): the limit is {window.limit} per {window.seconds} s "
+        f"(ANCHOR_OAUTH_REGISTRATION_RATE). Reuse the client you registered, or retry after "
+        f"{window.retry_after} s."
     )
+
+
+def over_registration_budget(request: HttpRequest) -> JsonResponse | None:
+    """Charge the address's registration budget; a refusal when it is spent."""
+    window = spent_registration_budget(client_address(request))
+    if window is None:
+        return None
+    refused = refusal("too_many_requests", budget_refusal_text(window), status=429)
     refused["Retry-After"] = str(window.retry_after)
     return refused
 
@@ -85,7 +129,7 @@ class RegistrationView(DynamicClientRegistrationView):
         refused = over_registration_budget(request) or refused_metadata(request.body)
         if refused is not None:
             return refused
-        if unclaimed_cap_reached():
+        if not room_for_a_new_client():
             return refusal("temporarily_unavailable", cap_refusal_text(), status=503)
         return completed_reply(super().post(request, *args, **kwargs), created=True)
 

@@ -1,14 +1,22 @@
 """Clients nobody owns: those that registered themselves (RFC 7591) or came from a Client ID
 Metadata Document. Anyone can make one, so their number is capped
-(ANCHOR_OAUTH_MAX_UNCLAIMED_CLIENTS) and `manage.py anchor_purge` removes those never used."""
+(ANCHOR_OAUTH_MAX_UNCLAIMED_CLIENTS) and `manage.py anchor_purge` removes those never used.
+
+A metadata-document client is only this server's copy of a document, made again whenever the
+client shows up: one unused for UNUSED_METADATA_CLIENT_AGE leaves as the next new client
+arrives, and at the cap the oldest unused one gives way to the newcomer. A flood of documents
+can therefore never keep a registration out; registered clients themselves are never evicted
+(their registration is all their owner has).
+"""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.utils import timezone
 from oauth2_provider.models import (
     get_access_token_model,
     get_application_model,
@@ -16,6 +24,8 @@ from oauth2_provider.models import (
     get_refresh_token_model,
 )
 from oauth2_provider.settings import oauth2_settings
+
+UNUSED_METADATA_CLIENT_AGE = timedelta(hours=1)
 
 
 def unclaimed_clients() -> QuerySet[Any]:
@@ -29,11 +39,6 @@ def unclaimed_clients() -> QuerySet[Any]:
     )
 
 
-def unclaimed_cap_reached() -> bool:
-    cap = settings.ANCHOR_OAUTH_MAX_UNCLAIMED_CLIENTS
-    return bool(cap) and unclaimed_clients().count() >= cap
-
-
 def cap_refusal_text() -> str:
     return (
         f"This server already holds {settings.ANCHOR_OAUTH_MAX_UNCLAIMED_CLIENTS} registered "
@@ -43,8 +48,8 @@ def cap_refusal_text() -> str:
     )
 
 
-def unused_unclaimed_clients(*, registered_before: datetime) -> QuerySet[Any]:
-    """Unclaimed clients older than the cut-off holding no code and no token of a person.
+def unused(clients: QuerySet[Any]) -> QuerySet[Any]:
+    """The clients holding no code and no token of a person.
 
     Their registration token (an access token with the registration scope and no user) does
     not count as use. The purge removes expired codes and tokens, so a client whose last
@@ -56,9 +61,39 @@ def unused_unclaimed_clients(*, registered_before: datetime) -> QuerySet[Any]:
         .objects.filter(**by_client)
         .exclude(scope=oauth2_settings.DCR_REGISTRATION_SCOPE, user__isnull=True)
     )
-    return unclaimed_clients().filter(
+    return clients.filter(
         ~Exists(get_grant_model().objects.filter(**by_client)),
         ~Exists(person_tokens),
         ~Exists(get_refresh_token_model().objects.filter(**by_client)),
-        created__lt=registered_before,
     )
+
+
+def unused_metadata_clients() -> QuerySet[Any]:
+    source = get_application_model().RegistrationSource.CIMD
+    return unused(unclaimed_clients().filter(registration_source=source))
+
+
+def unused_unclaimed_clients(*, now: datetime, unused_for: timedelta) -> QuerySet[Any]:
+    """What the purge removes: unused clients older than `unused_for`, and metadata-document
+    clients as soon as they are UNUSED_METADATA_CLIENT_AGE old."""
+    source = get_application_model().RegistrationSource.CIMD
+    metadata_age = min(unused_for, UNUSED_METADATA_CLIENT_AGE)
+    return unused(unclaimed_clients()).filter(
+        Q(created__lt=now - unused_for)
+        | Q(registration_source=source, created__lt=now - metadata_age)
+    )
+
+
+def room_for_a_new_client() -> bool:
+    """Whether one more client no one owns may be made, evicting metadata-document clients
+    unused for an hour, and at the cap the oldest unused one."""
+    unused_metadata = unused_metadata_clients()
+    unused_metadata.filter(created__lt=timezone.now() - UNUSED_METADATA_CLIENT_AGE).delete()
+    cap = settings.ANCHOR_OAUTH_MAX_UNCLAIMED_CLIENTS
+    if not cap or unclaimed_clients().count() < cap:
+        return True
+    oldest = list(unused_metadata.order_by("created", "pk").values_list("pk", flat=True)[:1])
+    if not oldest:
+        return False
+    get_application_model().objects.filter(pk__in=oldest).delete()
+    return True

@@ -20,6 +20,8 @@ from oauth2_provider.models import get_refresh_token_model
 from oauth2_provider.oauth2_validators import OAuth2Validator
 from oauthlib.oauth2.rfc6749.errors import InvalidGrantError
 
+from anchor_site.oauth.client_metadata import FETCH_SLOTS
+
 # Fixed for the life of the project: changing it would unlink every live family from its code.
 CODE_FAMILY_NAMESPACE = uuid.UUID("3b0b7d1e-8f0c-5a7e-9d7c-4f1f3c7a2e61")
 
@@ -46,6 +48,14 @@ def revoke_tokens_of_code(code: str, client: Any) -> None:
 
 
 class AnchorOAuth2Validator(OAuth2Validator):
+    def _load_application(self, client_id: Any, request: Any) -> Any:
+        # Where the toolkit fetches a metadata document (anchor_site.oauth.client_metadata),
+        # after a permission check that took a fetch slot: the slot comes back here.
+        try:
+            return super()._load_application(client_id, request)
+        finally:
+            FETCH_SLOTS.give_back()
+
     def validate_code(
         self, client_id: Any, code: Any, client: Any, request: Any, *args: Any, **kwargs: Any
     ) -> bool:

@@ -137,6 +137,13 @@ class ConsentView(AuthorizationView):
             )
         redirect_uri = context.get("redirect_uri") or ""
         context["redirect_host"] = urlsplit(redirect_uri).netloc or redirect_uri
+        application = context.get("application")
+        if (
+            application is not None
+            and application.registration_source == application.RegistrationSource.CIMD
+        ):
+            # Anyone may publish a document with any name: the host is what vouches for it.
+            context["document_host"] = urlsplit(application.client_id).netloc
         return context
 
 

@@ -69,6 +69,14 @@ def test_weakened_hsts_is_reported(tmp_path, setting, warning):
 
 
 @pytest.mark.backend_free  # `check --deploy` reads settings, never the database
+def test_the_test_switch_for_loopback_metadata_documents_is_reported(tmp_path):
+    done = check_deploy(tmp_path, **PRODUCTION, ANCHOR_OAUTH_CIMD_ALLOW_LOOPBACK="true")
+    assert done.returncode != 0
+    assert check_ids(done) == {"anchor.W011"}, done.stderr
+    assert "ANCHOR_OAUTH_CIMD_ALLOW_LOOPBACK" in done.stderr
+
+
+@pytest.mark.backend_free  # `check --deploy` reads settings, never the database
 def test_a_bad_hsts_value_is_refused_naming_the_variable(tmp_path):
     done = check_deploy(tmp_path, **PRODUCTION, ANCHOR_HSTS_SECONDS="a year")
     assert done.returncode != 0

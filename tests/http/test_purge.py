@@ -189,3 +189,47 @@ def test_registered_clients_never_used_go_after_the_age(db, django_user_model):
     assert "unused registered OAuth clients: 1" in purge("--unused-client-days", "1")
     with pytest.raises(CommandError):
         purge("--unused-client-days", "0")
+
+
+def test_metadata_document_clients_never_used_go_after_an_hour(db, django_user_model):
+    """A metadata-document client is a copy of a document, made again on the client's next
+    visit: unused, it leaves the purge (and the next new client) after an hour, not days."""
+
+    def client(name: str, source: str) -> Application:
+        return Application.objects.create(
+            name=name,
+            client_id=f"https://clients.example/{name}.json",
+            client_type=Application.CLIENT_PUBLIC,
+            authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+            redirect_uris="http://127.0.0.1:33418/callback",
+            registration_source=source,
+        )
+
+    cimd, dcr = Application.RegistrationSource.CIMD, Application.RegistrationSource.DCR
+    client("idle document", cimd)
+    client("registered", dcr)
+    client("fresh document", cimd)
+    authorized = client("authorized document", cimd)
+    Grant.objects.create(
+        user=django_user_model.objects.create_user(username="alice"),
+        application=authorized,
+        code="c",
+        expires=timezone.now() + timedelta(hours=1),
+        redirect_uri="http://x/",
+    )
+    two_hours_ago = timezone.now() - timedelta(hours=2)
+    Application.objects.exclude(name="fresh document").update(created=two_hours_ago)
+
+    assert "unused registered OAuth clients: 1" in purge()
+    assert set(Application.objects.values_list("name", flat=True)) == {
+        "registered",
+        "fresh document",
+        "authorized document",
+    }
+
+    # The next new client clears them too, without waiting for the purge.
+    client("idle again", cimd)
+    Application.objects.filter(name="idle again").update(created=two_hours_ago)
+    registered_client("newcomer")
+    assert not Application.objects.filter(name="idle again").exists()
+    assert Application.objects.filter(name="registered").exists()

@@ -4,6 +4,7 @@ owns."""
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -186,6 +187,67 @@ def test_registration_stops_at_the_cap_on_clients_no_one_owns(live_server, setti
     assert "ANCHOR_OAUTH_MAX_UNCLAIMED_CLIENTS" in full.json()["error_description"]
     assert "anchor_purge" in full.json()["error_description"]
     assert Application.objects.count() == 3
+
+
+def test_unused_document_clients_give_way_to_a_registration_at_the_cap(live_server, settings):
+    settings.ANCHOR_OAUTH_MAX_UNCLAIMED_CLIENTS = 2
+    for name in ("older", "newer"):
+        Application.objects.create(
+            name=name,
+            client_id=f"https://clients.example/{name}.json",
+            client_type="public",
+            authorization_grant_type="authorization-code",
+            redirect_uris=CALLBACK,
+            registration_source=Application.RegistrationSource.CIMD,
+        )
+    registered = register(live_server.url, [CALLBACK])
+    assert registered.status_code == 201, registered.text
+    assert set(Application.objects.values_list("name", flat=True)) == {
+        "newer",
+        PUBLIC_CLIENT["client_name"],
+    }
+    assert register(live_server.url, [CALLBACK]).status_code == 201
+    # Registered clients never give way to one another.
+    assert register(live_server.url, [CALLBACK]).status_code == 503
+    assert Application.objects.count() == 2
+
+
+def metadata_with(**fields: Any) -> str:
+    return json.dumps({**PUBLIC_CLIENT, "redirect_uris": [CALLBACK], **fields})
+
+
+def nested(depth: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ("[" * 100_000 + "]" * 100_000, ("The body", "deep")),
+        (metadata_with(jwks=nested(50)), ('"jwks"', "deep")),
+        (metadata_with(client_name="a\x00b"), ('"client_name"', "NUL")),
+        (metadata_with(contacts=["a\x00@example.com"]), ('"contacts"', "NUL")),
+    ],
+)
+def test_deep_nesting_and_nul_characters_are_refused_naming_the_field(live_server, body, words):
+    """Registration and update alike: a JSON 400 naming the field, never a server error."""
+    registered = register(live_server.url, [CALLBACK]).json()
+    json_body = {"Content-Type": "application/json"}
+    refused(
+        httpx.post(f"{live_server.url}/oauth/register/", content=body, headers=json_body),
+        "invalid_client_metadata",
+        *words,
+    )
+    token = {"Authorization": f"Bearer {registered['registration_access_token']}"}
+    refused(
+        httpx.put(registered["registration_client_uri"], content=body, headers=json_body | token),
+        "invalid_client_metadata",
+        *words,
+    )
+    assert Application.objects.get().name == PUBLIC_CLIENT["client_name"], "nothing changed"
 
 
 @pytest.fixture
