@@ -35,6 +35,11 @@ from workflow.models import PreparedAction
 LAPTOP = "agent (token: laptop) for user:dana"
 
 
+@pytest.fixture(autouse=True)
+def feed_settles_at_once(settings):
+    settings.ANCHOR_FEED_SETTLE_S = 0  # PostgreSQL's change feed holds back the newest events
+
+
 @pytest.fixture
 def dana(db) -> Any:
     user = get_user_model().objects.create_user(username="dana")

@@ -42,6 +42,11 @@ CLIENT_NAME = "Anchor OAuth test client"
 SHOWN = f"agent ({CLIENT_NAME}) for user:alice"
 
 
+@pytest.fixture(autouse=True)
+def feed_settles_at_once(settings):
+    settings.ANCHOR_FEED_SETTLE_S = 0  # PostgreSQL's change feed holds back the newest events
+
+
 def agents_page(person: Browser) -> str:
     page = person.http.get("/agents/")
     assert page.status_code == 200, page.text[:2000]
