@@ -8,6 +8,7 @@ OAuth flow and revocation against a live server are in test_attribution_live.py.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -16,12 +17,14 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
+from oauth2_provider.models import get_access_token_model, get_application_model
 
 from records.acting import acted_by, acted_by_lookup
 from records.models import AuditEvent, Collection
 from records.services import (
     WriteContext,
     access_token_create,
+    access_token_touch,
     workspace_ensure,
     workspace_membership_add,
 )
@@ -111,6 +114,8 @@ def test_a_personal_token_write_names_the_person_and_the_token_everywhere(dana, 
 
     audit = maya.get(reverse("admin:records_auditevent_changelist")).content.decode()
     assert LAPTOP in audit
+    found = maya.get(reverse("admin:records_auditevent_changelist"), {"q": "laptop"})
+    assert LAPTOP in found.content.decode(), "the credential's name is searchable"
     assert 'user:dana<br><span class="anchor-muted">(person)</span>' in audit
     record_page = maya.get(reverse("admin:records_record_change", args=[record_id]))
     assert LAPTOP in record_page.content.decode()
@@ -217,3 +222,27 @@ def test_each_label_as_shown_finds_its_own_rows_only():
         found = AuditEvent.objects.filter(acted_by_lookup(label))
         expected = made if label == "user:dana" else [event]
         assert sorted(e.pk for e in found) == sorted(e.pk for e in expected), label
+
+
+def test_an_oauth_tokens_use_is_stamped_as_a_personal_tokens_is(dana):
+    client = get_application_model().objects.create(
+        name="Claude Code",
+        client_type="public",
+        authorization_grant_type="authorization-code",
+        redirect_uris="http://127.0.0.1:33418/callback",
+    )
+    token = get_access_token_model().objects.create(
+        user=dana,
+        application=client,
+        token="an-oauth-token",
+        expires=timezone.now() + timedelta(hours=1),
+        scope="mcp",
+    )
+    long_ago = timezone.now() - timedelta(hours=2)
+    get_access_token_model().objects.filter(pk=token.pk).update(updated=long_ago)
+    token.refresh_from_db()
+
+    assert access_token_touch(token=token) is True
+    token.refresh_from_db()
+    assert token.updated > long_ago
+    assert access_token_touch(token=token) is False, "once a minute at most"

@@ -20,11 +20,12 @@ from records.acting import acted_by
 from records.models import AuditEvent
 from records.services import access_token_create
 from tests.e2e.server import call_ok
-from tests.http.oauth_browser import Browser, csrf_token
+from tests.http.oauth_browser import Browser, csrf_token, pkce_pair
 from tests.http.test_live_server import guarded_write
 from tests.http.test_oauth_flow import (  # noqa: F401
     MemoryStorage,
     alice,
+    authorize_url,
     browser,
     connect_with_oauth,
     discover,
@@ -108,6 +109,8 @@ def test_revoking_one_credential_stops_it_and_no_other(
     url = live_server.url
     server = discover(url)
     client_id = register(server)
+    consent = browser.consent(authorize_url(server, client_id, pkce_pair()[1])).page
+    assert "agent (Hand-rolled client) for user:alice" in consent, "how its writes will read"
     code, verifier = signed_in_code(browser, server, client_id)
     oauth = exchange(server, client_id, code, verifier).json()
     _, laptop = access_token_create(user=alice, name="laptop")
