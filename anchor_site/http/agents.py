@@ -50,7 +50,7 @@ class Credential:
 
     @property
     def last_change_said(self) -> str:
-        """ "Created: Priya" — what the last change did, and to which title when it has one."""
+        """What the last change did, and to which title when it has one: "Created: Priya"."""
         event = self.last_change
         if event is None:
             return ""
@@ -119,7 +119,7 @@ def revoke_credential(user: Any, key: str) -> str | None:
     """Revoke the person's credential `key`; its name, or None when it is not theirs or was
     revoked already."""
     kind, _, pk = key.partition(":")
-    if not pk.isdigit():
+    if not (pk.isascii() and pk.isdigit() and len(pk) <= 18):  # a bigint, or nothing of theirs
         return None
     if kind == TOKEN:
         token = AccessToken.objects.filter(pk=int(pk), user=user).first()

@@ -142,7 +142,7 @@ def test_revoking_one_credential_stops_it_and_no_other(
     page = revoke(browser, f"token:{bobs_token.pk}")
     assert "Nothing was revoked" in page
     assert mcp_status(url, bobs) == 200, "another person's token is not theirs to revoke"
-    for refused in ("token:x", "oauth:999999", "other:1", ""):
+    for refused in ("token:x", "token:²", "oauth:999999", "oauth:" + "9" * 30, "other:1", ""):
         assert "Nothing was revoked" in revoke(browser, refused)
 
 
