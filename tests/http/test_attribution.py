@@ -28,6 +28,7 @@ from records.services import (
     workspace_ensure,
     workspace_membership_add,
 )
+from tests.admin.forms import page_post_data
 from tests.admin.review_helpers import gate
 from tests.conftest import make_collection
 from tests.envelope import expect_ok
@@ -246,3 +247,37 @@ def test_an_oauth_tokens_use_is_stamped_as_a_personal_tokens_is(dana):
     token.refresh_from_db()
     assert token.updated > long_ago
     assert access_token_touch(token=token) is False, "once a minute at most"
+
+
+def prepare_update(agent: McpHttp, record_id: str, changes: dict[str, Any]) -> str:
+    review = agent.ok("resolve_record", {"query": "Priya"})
+    prepared = agent.ok(
+        "prepare_write",
+        {
+            "operation": "update_record",
+            "arguments": {"record_id": record_id, "changes": changes, "expected_version": 1},
+            "review_ids": [review["resolution_id"]],
+            "decision_reason": "the team moved",
+        },
+    )
+    return prepared["action_id"]
+
+
+def test_a_change_that_made_a_write_stale_names_the_agent_that_made_it(dana, people, maya):
+    laptop, _ = agent_of(dana, "laptop")
+    desktop, _ = agent_of(dana, "desktop")
+    record_id = create_record(laptop, people, "Priya")["result"]["record"]["record_id"]
+    late = prepare_update(desktop, record_id, {"team": "infra"})
+    edit_url = reverse("admin:records_record_change", args=[record_id])
+    form = page_post_data(maya.get(edit_url, {"edit": "1"}))
+
+    first = laptop.ok("commit_write", {"action_id": prepare_update(laptop, record_id, {"a": 1})})
+    assert first["status"] == "committed"
+    desktop.refused("commit_write", {"action_id": late}, "VERSION_CONFLICT")
+    stale = PreparedAction.objects.get(pk=late).stale_reason
+    assert f"now at version 2 (changed by {LAPTOP} at" in stale, stale
+
+    form.update(title="Priya Raman")
+    refused = maya.post(edit_url, form).content.decode()
+    assert "Nothing was saved" in refused
+    assert f"Last change: version 2 by {LAPTOP} at" in refused
