@@ -12,7 +12,7 @@ moves through, and what moves it, are drawn at workflow.models.ActionState.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.db import transaction
@@ -159,9 +159,8 @@ def _batch_apply(ctx: WriteContext, action: PreparedAction) -> dict[str, Any]:
     results = []
     made: dict[int, str] = {}  # item index -> the record a creating item made
     for item in action.arguments["items"]:
-        item_ctx = WriteContext(
-            workspace_id=ctx.workspace_id,
-            actor_id=ctx.actor_id,
+        item_ctx = replace(
+            ctx,
             decision_reason=item["decision_reason"],
             clarification=item["clarification"],
             review_evidence=[
@@ -169,7 +168,6 @@ def _batch_apply(ctx: WriteContext, action: PreparedAction) -> dict[str, Any]:
                 for e in ctx.review_evidence
                 if e.get("review_id") in item["review_ids"] or "approved_by" in e
             ],
-            action_id=ctx.action_id,
             item_index=item["index"],
         )
         try:
@@ -227,6 +225,8 @@ def _ctx(action: PreparedAction, evidence: list[Any] | None = None) -> WriteCont
     return WriteContext(
         workspace_id=action.workspace_id,
         actor_id=action.actor_id,
+        credential=action.credential,
+        credential_name=action.credential_name,
         decision_reason=action.decision_reason,
         clarification=action.clarification,
         review_evidence=list(action.evidence) if evidence is None else evidence,
@@ -246,6 +246,8 @@ def _prepare(
     valid_at = check_fresh(tickets)
     action.workspace_id = scope.workspace_id
     action.actor_id = scope.actor_id
+    action.credential = scope.credential
+    action.credential_name = scope.credential_name
     kind = _kind(action)
     action.collection_ids = _collections_touched(scope, action, tickets)
     v.json_object("arguments", {"a": action.arguments}, max_bytes=2_000_000)

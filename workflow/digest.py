@@ -16,6 +16,7 @@ from typing import Any
 from django.db.models import Count
 from django.utils import timezone
 
+from records.acting import acted_by
 from records.models import AuditEvent, Collection, Record, Relationship, SelfMapping
 from records.selectors import values_by_id
 from records.selectors.active_counts import active_counts
@@ -152,11 +153,12 @@ def _recent_changes(workspace_id: str) -> list[str]:
     for event in events:
         title = titles.get(event.record_id) if event.record_id else names.get(event.collection_id)
         shown = title or event.entity_type
-        if runs and runs[-1][1:3] == (event.actor_id, shown):
+        actor = acted_by(event)
+        if runs and runs[-1][1:3] == (actor, shown):
             if event.kind not in runs[-1][3]:
                 runs[-1][3].append(event.kind)
             continue
         at = event.created_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%MZ")
-        runs.append((at, event.actor_id, shown, [event.kind]))
+        runs.append((at, actor, shown, [event.kind]))
     changes = [f"{at} {actor} {', '.join(kinds)}: {title}" for at, actor, title, kinds in runs]
     return changes

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from dataclasses import replace
 from typing import Any, TypedDict
 
 from records import services
@@ -403,17 +404,14 @@ def apply_import(ctx: WriteContext, arguments: dict[str, Any]) -> dict[str, Any]
         if decision["decision"] == USE_EXISTING:
             outcome[row["key"]] = {"outcome": "used_existing", "record_id": decision["record_id"]}
             continue
-        row_ctx = WriteContext(
-            workspace_id=ctx.workspace_id,
-            actor_id=ctx.actor_id,
-            decision_reason=ctx.decision_reason,
+        row_ctx = replace(
+            ctx,
             clarification=decision.get("clarification") or ctx.clarification,
             review_evidence=[
                 *ctx.review_evidence,
                 {"import_row": row["key"], "status": reviewed[row["key"]]["status"]}
                 | _confirmed(decision),
             ],
-            action_id=ctx.action_id,
             item_index=index,
         )
         outcome[row["key"]] = {}  # keeps the rows' order; filled in below
@@ -463,7 +461,7 @@ def _apply_links(
     # checks (a stored record to lock, a link to itself, the same pair twice).
     between_new = [
         services.NewLink(
-            WriteContext(**{**ctx.__dict__, "item_index": index}),
+            replace(ctx, item_index=index),
             new_records[link["source"]["row"]],
             link["relationship_type"],
             new_records[link["target"]["row"]],
@@ -484,7 +482,7 @@ def _apply_links(
     created_links = []
     for index, link, (source_id, target_id) in kept:
         rel, was_created = services.relationship_create(
-            ctx=WriteContext(**{**ctx.__dict__, "item_index": index}),
+            ctx=replace(ctx, item_index=index),
             source_id=source_id,
             relationship_type=link["relationship_type"],
             target_id=target_id,

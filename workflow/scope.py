@@ -1,7 +1,8 @@
 """Who is calling and in which workspace. Never taken from tool arguments.
 
 Over stdio the scope is configuration (ANCHOR_WORKSPACE_ID, ANCHOR_ACTOR_ID); over HTTP it is
-the authenticated user and their membership, attached to the request by the HTTP view.
+the authenticated user, their membership and the credential that acted, attached to the request
+by the HTTP view.
 """
 
 from __future__ import annotations
@@ -16,6 +17,10 @@ from django.conf import settings
 class Scope:
     workspace_id: str
     actor_id: str
+    # Over HTTP, the credential the agent acts through for actor_id's person (records.acting);
+    # carried into every prepared action and audit event the call writes.
+    credential: str | None = None
+    credential_name: str | None = None
 
 
 def scope_for_request(request: Any) -> Scope:

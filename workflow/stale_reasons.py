@@ -7,8 +7,9 @@ which links, which names, with titles rather than IDs.
 
 from __future__ import annotations
 
+from records.acting import acted_by
 from records.errors import ARCHIVED, STALE_REVIEW, VERSION_CONFLICT, AnchorError
-from records.models import AuditEvent, Collection, Record, RecordVersion
+from records.models import AuditEvent, Collection, Record
 
 LINKS = "links:"
 NAMES = "names:"
@@ -45,33 +46,33 @@ def _moved(workspace_id: str, key: str) -> str:
     return f"{key} changed"
 
 
-def _approver(workspace_id: str, record_id: str, version: object) -> str:
-    """', approved by user:maya' when that version was an agent's write a person approved."""
-    evidence = (
+def _changed_by(workspace_id: str, record_id: str, version: object) -> str:
+    """' by agent (Claude Code) for user:dana, approved by user:maya at <time>': who wrote that
+    version, as its audit event names them (records.acting), and who let it through."""
+    event = (
         AuditEvent.objects.filter(
             workspace_id=workspace_id, record_id=record_id, after__version=version
-        )
-        .values_list("review_evidence", flat=True)
-        .first()
+        ).first()
+        if isinstance(version, int)
+        else None
     )
-    for entry in evidence or []:
-        if isinstance(entry, dict) and entry.get("approved_by"):
-            return f", approved by {entry['approved_by']}"
-    return ""
+    if event is None:
+        return ""
+    approver = next(
+        (
+            f", approved by {entry['approved_by']}"
+            for entry in event.review_evidence or []
+            if isinstance(entry, dict) and entry.get("approved_by")
+        ),
+        "",
+    )
+    return f" by {acted_by(event)}{approver} at {event.created_at:%Y-%m-%d %H:%M} UTC"
 
 
 def _version_changed(workspace_id: str, exc: AnchorError) -> str:
     record_id = str(exc.details.get("record_id", ""))
     current, expected = exc.details.get("current_version"), exc.details.get("expected_version")
-    who = (
-        RecordVersion.objects.filter(record_id=record_id, version=current)
-        .values_list("actor_id", "recorded_at")
-        .first()
-        if isinstance(current, int)
-        else None
-    )
-    by = f" by {who[0]}{_approver(workspace_id, record_id, current)}" if who else ""
-    by += f" at {who[1]:%Y-%m-%d %H:%M} UTC" if who else ""
+    by = _changed_by(workspace_id, record_id, current)
     both = exc.details.get("fields_changed_by_both")
     if isinstance(both, list) and both:
         fields = ", ".join(str(field) for field in both)

@@ -16,6 +16,7 @@ from rest_framework.exceptions import AuthenticationFailed
 
 from anchor_site.oauth.resource import MCP_SCOPE, resource_metadata_url
 from anchor_site.oauth.tokens import oauth_token_for
+from records.acting import OAUTH, TOKEN, credential_key
 from records.models.membership import AccessToken
 from records.selectors import access_token_find
 
@@ -68,3 +69,13 @@ class AccessTokenAuthentication(BaseAuthentication):
 
 def is_personal_token(token: Any) -> bool:
     return isinstance(token, AccessToken)
+
+
+def credential_of(token: Any) -> tuple[str, str]:
+    """The credential an agent acts through, as the audit names it: a personal token by its
+    row and name; an OAuth token by its client (a refresh replaces the token, not the client)
+    and the client's name, or its client_id when it gave none."""
+    if is_personal_token(token):
+        return credential_key(TOKEN, token.pk), token.name
+    client = token.application
+    return credential_key(OAUTH, client.pk), (client.name or client.client_id)[:300]

@@ -1,7 +1,8 @@
 """The /mcp route, decided from settings when the URLconf loads.
 
 With token authentication (the default) /mcp is always mounted, with the OAuth
-authorization server beside it (anchor_site.oauth). Without authentication it is
+authorization server beside it (anchor_site.oauth) and /agents/, where a person sees and
+revokes their agents' credentials. Without authentication it is
 mounted only while DEBUG is on; otherwise there is no route at all (anchor.W003 says why).
 """
 
@@ -10,13 +11,18 @@ from __future__ import annotations
 from django.conf import settings
 from django.urls import URLPattern, URLResolver, path
 
+from anchor_site.http.agents import agents_page
 from anchor_site.http.views import AnchorMCPView, OpenDebugMCPView
 from anchor_site.oauth.urls import oauth_urlpatterns
 
 
 def mcp_urlpatterns() -> list[URLPattern | URLResolver]:
     if settings.ANCHOR_HTTP_AUTH == "token":
-        return [path("mcp", AnchorMCPView.as_view(), name="mcp"), *oauth_urlpatterns()]
+        return [
+            path("mcp", AnchorMCPView.as_view(), name="mcp"),
+            path("agents/", agents_page, name="anchor-agents"),
+            *oauth_urlpatterns(),
+        ]
     if settings.DEBUG:
         return [path("mcp", OpenDebugMCPView.as_view(), name="mcp")]
     return []

@@ -28,7 +28,11 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 
 from anchor_site.db_pool import why_no_connection
-from anchor_site.http.authentication import HOW_TO_GET_ONE, AccessTokenAuthentication
+from anchor_site.http.authentication import (
+    HOW_TO_GET_ONE,
+    AccessTokenAuthentication,
+    credential_of,
+)
 from anchor_site.http.ratelimit import credential_accepted
 from anchor_site.http.transport import PayloadTooLarge, check_transport
 from anchor_site.http.workspace import WORKSPACE_HEADER, scope_for_user
@@ -182,7 +186,9 @@ class AnchorMCPView(StreamableHttpView):
         super().permission_denied(request, message=message, code=code)
 
     def scope_for(self, request: Any) -> Scope:
-        return scope_for_user(request.user, request.headers.get(WORKSPACE_HEADER))
+        return scope_for_user(
+            request.user, request.headers.get(WORKSPACE_HEADER), credential_of(request.auth)
+        )
 
     def session_owner(self, request: Any) -> str:
         token = request.auth
@@ -194,7 +200,7 @@ class AnchorMCPView(StreamableHttpView):
         return f"oauth:{token.application_id}:{token.user_id}"
 
     def accepted(self, request: Any) -> None:
-        if isinstance(request.auth, AccessToken):
+        if request.auth is not None:  # the debug view's requests carry none
             access_token_touch(token=request.auth)
 
     # --- methods -------------------------------------------------------------------------

@@ -27,7 +27,8 @@ def actor_for_user(user: Any) -> str:
     return f"user:{user.get_username()}"
 
 
-def scope_for_user(user: Any, requested: str | None) -> Scope:
+def scope_for_user(user: Any, requested: str | None, credential: tuple[str, str]) -> Scope:
+    """The scope of a request by `user`'s agent through `credential` (key, name)."""
     workspaces = list(
         WorkspaceMembership.objects.filter(user=user)
         .order_by("workspace_id")
@@ -40,15 +41,17 @@ def scope_for_user(user: Any, requested: str | None) -> Scope:
                 f"{WORKSPACE_HEADER}: you are not a member of workspace {requested!r}. Your "
                 f"workspaces: {', '.join(workspaces) or 'none'}."
             )
-        return Scope(workspace_id=requested, actor_id=actor_for_user(user))
-    if len(workspaces) == 1:
-        return Scope(workspace_id=workspaces[0], actor_id=actor_for_user(user))
-    if not workspaces:
+    elif len(workspaces) == 1:
+        requested = workspaces[0]
+    elif not workspaces:
         raise PermissionDenied(
             f"User {user.get_username()!r} belongs to no workspace; an operator adds one with "
             "`python manage.py anchor_member add <username> <workspace>`."
         )
-    raise WorkspaceNotChosen(
-        f"You belong to several workspaces ({', '.join(workspaces)}); choose one for each "
-        f"request with the {WORKSPACE_HEADER} header."
-    )
+    else:
+        raise WorkspaceNotChosen(
+            f"You belong to several workspaces ({', '.join(workspaces)}); choose one for each "
+            f"request with the {WORKSPACE_HEADER} header."
+        )
+    key, name = credential
+    return Scope(requested, actor_for_user(user), credential=key, credential_name=name)

@@ -20,6 +20,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join, strip_tags
 from django.utils.safestring import mark_safe
 
+from records.acting import acted_by, by_person
 from records.admin.common import ReadOnlyAdmin, admin_context, json_block, report_refusal
 from records.admin.scoping import member_workspace_ids
 from records.admin.timeline import HEADLINES, event_changes, readable_kind
@@ -187,6 +188,7 @@ class AuditEventAdmin(ReadOnlyAdmin):
         "=entity_id",
         "=action_id",
         "actor_id",
+        "credential_name",
         "decision_reason",
         "agent_reported_clarification",
     ]
@@ -298,7 +300,9 @@ class AuditEventAdmin(ReadOnlyAdmin):
 
     @admin.display(description="actor", ordering="actor_id")
     def actor(self, obj: AuditEvent) -> str:
-        who = "person" if obj.actor_id.startswith("user:") else "agent or process"
+        if obj.credential:
+            return acted_by(obj)  # says "agent … for …" itself
+        who = "person" if by_person(obj) else "agent or process"
         return format_html('{}<br><span class="anchor-muted">({})</span>', obj.actor_id, who)
 
     @admin.display(description="about")

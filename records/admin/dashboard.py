@@ -16,6 +16,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
+from records.acting import agents_acts
 from records.admin.audit import event_subject, with_titles
 from records.admin.panels import DASHBOARD_PANELS
 from records.admin.scoping import member_workspace_ids, sees_several_workspaces
@@ -122,7 +123,7 @@ def dashboard(request: HttpRequest, app_list: list[dict[str, Any]]) -> dict[str,
         "unreviewed_count": unreviewed_count,
         "unreviewed_more": unreviewed_count - len(shown),
         "unreviewed_url": f"{audit}?clarification=unreviewed",
-        "recent": _recent(events.exclude(actor_id__startswith="user:")),
+        "recent": _recent(events.filter(agents_acts())),
         "audit_url": audit,
         "main_apps": main,
         "diagnostic_apps": diagnostics,

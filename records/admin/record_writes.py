@@ -12,9 +12,10 @@ from typing import Any
 from django.db import transaction
 
 from records import approval, services
+from records.acting import acted_by
 from records.approval import Touched
 from records.errors import VERSION_CONFLICT, AnchorError
-from records.models import Record, RecordVersion, RevisionCounter
+from records.models import AuditEvent, Record, RevisionCounter
 from records.selectors import in_workspace
 from records.services import WriteContext
 from records.validation import canonical_json
@@ -31,15 +32,15 @@ def links_revision(record: Record) -> int:
 
 
 def last_change(record: Record) -> str:
-    version = (
-        RecordVersion.objects.filter(record=record, version=record.version)
-        .values_list("actor_id", "recorded_at")
-        .first()
-    )
-    if version is None:
+    event = AuditEvent.objects.filter(
+        workspace_id=record.workspace_id, record_id=record.pk, after__version=record.version
+    ).first()
+    if event is None:
         return ""
-    actor, at = version
-    return f" Last change: version {record.version} by {actor} at {at:%Y-%m-%d %H:%M:%S} UTC."
+    return (
+        f" Last change: version {record.version} by {acted_by(event)} at "
+        f"{event.created_at:%Y-%m-%d %H:%M:%S} UTC."
+    )
 
 
 def stale_message(record: Record, loaded_version: int, loaded_links: int) -> str | None:

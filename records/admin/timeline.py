@@ -12,6 +12,7 @@ from typing import Any
 
 from django.urls import reverse
 
+from records.acting import by_person
 from records.models import AuditEvent, Record
 from records.selectors import ClarificationVerdict, clarification_reviews_for
 from records.validation import canonical_json
@@ -156,7 +157,7 @@ def timeline_entry(event: AuditEvent) -> TimelineEntry:
     entry = TimelineEntry(
         event=event,
         headline=readable_kind(event.kind),
-        by_person=event.actor_id.startswith("user:"),
+        by_person=by_person(event),
     )
     if event.kind == "action.approved":
         entry.approved_by = event.actor_id

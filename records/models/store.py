@@ -189,6 +189,11 @@ class AuditEvent(models.Model):
     id = models.BigAutoField(primary_key=True)
     workspace = models.ForeignKey(Workspace, on_delete=models.PROTECT, related_name="+")
     actor_id = models.CharField(max_length=300)
+    # Over HTTP, the credential the agent acted through for actor_id's person (records.acting):
+    # "oauth:<application id>" or "token:<token id>", and its name then. Nullable so adding
+    # them left the table (and its append-only trigger) in place on SQLite.
+    credential = models.CharField(max_length=60, null=True, blank=True)
+    credential_name = models.CharField(max_length=300, null=True, blank=True)
     kind = models.CharField(max_length=60)
     entity_type = models.CharField(max_length=30)
     entity_id = models.CharField(max_length=36)
@@ -217,6 +222,13 @@ class AuditEvent(models.Model):
             models.Index(fields=["workspace", "created_at", "id"], name="audit_ws"),
             # A person's approval lists what the applied action touched by its events.
             models.Index(fields=["workspace", "action_id"], name="audit_action"),
+            # What a credential last did (the person's agents page); stdio and the admin
+            # write none, so the index holds HTTP writes only.
+            models.Index(
+                fields=["credential", "created_at"],
+                name="audit_credential",
+                condition=models.Q(credential__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from records.acting import acted_by, acted_by_lookup
 from records.models import AuditEvent, Collection, Record
 from records.selectors.scoped import values_by_id
 
@@ -49,7 +50,7 @@ def change_events(workspace_id: str, window: ChangeWindow, limit: int) -> list[A
     if window.collection_id is not None:
         events = events.filter(collection_id=window.collection_id)
     if window.actor_id is not None:
-        events = events.filter(actor_id=window.actor_id)
+        events = events.filter(acted_by_lookup(window.actor_id))
     order = "-id" if window.newest_first else "id"
     return list(events.order_by(order)[: limit + 1])
 
@@ -113,7 +114,7 @@ def _group_for(
 def _change(event: AuditEvent) -> dict[str, Any]:
     change: dict[str, Any] = {
         "what": event.kind.split(".", 1)[-1].replace("_", " "),
-        "by": event.actor_id,
+        "by": acted_by(event),
         "at": event.created_at.isoformat(timespec="seconds"),
     }
     after = event.after if isinstance(event.after, dict) else {}

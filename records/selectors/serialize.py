@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
+from records.acting import acted_by
 from records.errors import invalid
 from records.models import AuditEvent, Collection, Record, RecordVersion, Relationship
 from records.selectors.clarification_reviews import clarification_reviews_for
@@ -114,6 +115,11 @@ def relationship_dict(rel: Relationship) -> dict[str, Any]:
     }
 
 
+def _acted_through(event: AuditEvent) -> dict[str, str]:
+    """`by`, an agent acting for actor_id's person over HTTP; nothing when actor_id says all."""
+    return {"by": acted_by(event)} if event.credential else {}
+
+
 def _event_dict(event: AuditEvent) -> dict[str, Any]:
     return {
         "event_id": event.pk,
@@ -123,6 +129,7 @@ def _event_dict(event: AuditEvent) -> dict[str, Any]:
         "record_id": event.record_id or None,
         "collection_id": event.collection_id or None,
         "actor_id": event.actor_id,
+        **_acted_through(event),
         "created_at": iso(event.created_at),
         "before": event.before,
         "after": event.after,
@@ -144,6 +151,7 @@ def _event_summary(event: AuditEvent) -> dict[str, Any]:
         "event_id": event.pk,
         "kind": event.kind,
         "actor_id": event.actor_id,
+        **_acted_through(event),
         "created_at": iso(event.created_at),
     }
     if event.entity_type == "relationship":

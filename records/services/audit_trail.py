@@ -14,10 +14,13 @@ from records.models import AuditEvent, Workspace
 
 @dataclass(frozen=True)
 class WriteContext:
-    """Who writes, where, and why. Clarification is what the agent reports the user said."""
+    """Who writes, where, and why. Clarification is what the agent reports the user said.
+    Over HTTP the credential the agent acts through for actor_id (records.acting)."""
 
     workspace_id: str
     actor_id: str
+    credential: str | None = None
+    credential_name: str | None = None
     decision_reason: str = ""
     clarification: str = ""
     review_evidence: list[Any] = field(default_factory=list)
@@ -72,6 +75,8 @@ def audit_event(
     return AuditEvent(
         workspace_id=ctx.workspace_id,
         actor_id=ctx.actor_id,
+        credential=ctx.credential,
+        credential_name=ctx.credential_name,
         kind=kind,
         entity_type=entity_type,
         entity_id=entity_id,

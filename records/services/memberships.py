@@ -98,23 +98,27 @@ def _postgres_without_waiting() -> None:
             cursor.execute("SET LOCAL lock_timeout = '100ms'")
 
 
-def access_token_touch(*, token: AccessToken) -> bool:
+def access_token_touch(*, token: Any) -> bool:
     """Record that token was used, at most once per LAST_USED_RESOLUTION; best effort.
 
-    Never waits: when another writer holds the lock (SQLite's database lock, or the row on
-    PostgreSQL) the stamp is skipped and a later request records it. Returns whether it wrote.
+    A personal token's stamp is last_used_at; an OAuth token's is the toolkit's `updated`,
+    which nothing moves after the token is issued but this. Never waits: when another writer
+    holds the lock (SQLite's database lock, or the row on PostgreSQL) the stamp is skipped and
+    a later request records it. Returns whether it wrote.
     """
+    field = "last_used_at" if isinstance(token, AccessToken) else "updated"
     now = timezone.now()
-    if token.last_used_at and now - token.last_used_at < LAST_USED_RESOLUTION:
+    last = getattr(token, field)
+    if last and now - last < LAST_USED_RESOLUTION:
         return False
     try:
         with _sqlite_without_waiting(), transaction.atomic():
             _postgres_without_waiting()
-            AccessToken.objects.filter(pk=token.pk).update(last_used_at=now)
+            type(token).objects.filter(pk=token.pk).update(**{field: now})
     except OperationalError:
-        logger.info("Skipped the last-used stamp of token %s: the store is busy.", token.prefix)
+        logger.info("Skipped the last-used stamp of token %s: the store is busy.", token.pk)
         return False
-    token.last_used_at = now
+    setattr(token, field, now)
     return True
 
 

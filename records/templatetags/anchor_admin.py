@@ -1,4 +1,5 @@
-"""Template tags for the admin index: the dashboard, built from the request in the context."""
+"""Template tags for the admin: the dashboard, built from the request in the context, and the
+one wording of who acted (records.acting)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,15 @@ from typing import Any
 
 from django import template
 
+from records import acting
 from records.admin.dashboard import dashboard
 
 register = template.Library()
+
+
+@register.filter
+def acted_by(row: acting.Acted) -> str:
+    return acting.acted_by(row)
 
 
 @register.inclusion_tag("admin/anchor_dashboard.html", takes_context=True)

@@ -20,6 +20,7 @@ from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 
+from records.acting import acted_by
 from records.admin.common import ReadOnlyAdmin, actor_for, json_block
 from records.errors import AnchorError
 from workflow.actions import (
@@ -78,9 +79,9 @@ class ApproveForm(forms.Form):
 class PreparedActionAdmin(ReadOnlyAdmin):
     workspace_path = "workspace"
     change_form_template = "admin/workflow/preparedaction/change_form.html"
-    list_display = ["created_at", "summary", "state_shown", "actor_id", "reason"]
+    list_display = ["created_at", "summary", "state_shown", "prepared_by", "reason"]
     list_filter = [PendingFilter, "state", "operation", "created_at", "workspace"]
-    search_fields = ["=id", "actor_id", "decision_reason", "clarification"]
+    search_fields = ["=id", "actor_id", "credential_name", "decision_reason", "clarification"]
     list_display_links = ["summary"]  # the date alone would say nothing
     show_full_result_count = False
     actions = ["approve_selected"]
@@ -136,6 +137,10 @@ class PreparedActionAdmin(ReadOnlyAdmin):
     @admin.display(description="state", ordering="state")
     def state_shown(self, obj: PreparedAction) -> str:
         return state_badge(obj.state)
+
+    @admin.display(description="prepared by", ordering="actor_id")
+    def prepared_by(self, obj: PreparedAction) -> str:
+        return acted_by(obj)
 
     @admin.display(description="stated reason")
     def reason(self, obj: PreparedAction) -> str:

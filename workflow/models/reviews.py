@@ -97,6 +97,10 @@ class PreparedAction(models.Model):
     id = models.CharField(primary_key=True, max_length=36, default=new_id, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
     actor_id = models.CharField(max_length=300)
+    # The credential the agent prepared it through over HTTP (records.acting); its commit,
+    # or a person's approval, writes the audit events with it.
+    credential = models.CharField(max_length=60, null=True, blank=True)
+    credential_name = models.CharField(max_length=300, null=True, blank=True)
     operation = models.CharField(max_length=40)
     arguments = models.JSONField()
     review_ids = models.JSONField(default=list)

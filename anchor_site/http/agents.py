@@ -1,0 +1,164 @@
+"""/agents/: a person's agents, one credential each, and revoking one without the others.
+
+Any signed-in person (staff or not) sees their own credentials only: each OAuth client they
+authorized (all of its tokens are one credential: a refresh replaces the token, not the
+client) and each personal token, with when it was last used and what it last changed, as the
+audit names it (records.acting). Revoking an OAuth client removes this person's codes and
+tokens for it, refresh families included, so it can neither call /mcp nor refresh; revoking a
+personal token stamps it revoked. /mcp checks every request, so either stops at once, and
+every other credential keeps working.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.contrib import admin, messages
+from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.db.models import Max, Q
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods
+from oauth2_provider.models import (
+    get_access_token_model,
+    get_application_model,
+    get_grant_model,
+    get_refresh_token_model,
+)
+
+from anchor_site.http.workspace import actor_for_user
+from records.acting import OAUTH, TOKEN, credential_key
+from records.admin.timeline import readable_kind
+from records.models import AuditEvent
+from records.models.membership import AccessToken
+from records.services import access_token_revoke
+
+
+@dataclass
+class Credential:
+    key: str
+    kind: str  # "OAuth client" or "personal token"
+    name: str
+    since: datetime
+    last_used: datetime | None
+    last_change: AuditEvent | None = None
+
+    @property
+    def last_change_said(self) -> str:
+        """What the last change did, and to which title when it has one: "Created: Priya"."""
+        event = self.last_change
+        if event is None:
+            return ""
+        state = event.after if isinstance(event.after, dict) else event.before
+        title = state.get("title") if isinstance(state, dict) else None
+        what = readable_kind(event.kind)
+        return f"{what}: {title}" if isinstance(title, str) else what
+
+
+def _oauth_credentials(user: Any) -> list[Credential]:
+    """The clients the person holds a live token or refresh token of."""
+    now = timezone.now()
+    tokens = get_access_token_model().objects.filter(user=user, application__isnull=False)
+    live = set(tokens.filter(expires__gt=now).values_list("application_id", flat=True))
+    live |= set(
+        get_refresh_token_model()
+        .objects.filter(user=user, revoked__isnull=True)
+        .values_list("application_id", flat=True)
+    )
+    stamps = dict(
+        tokens.filter(application_id__in=live)
+        .values("application_id")
+        .annotate(last=Max("updated"))
+        .values_list("application_id", "last")
+    )
+    clients = get_application_model().objects.filter(pk__in=live).order_by("name", "pk")
+    return [
+        Credential(
+            key=credential_key(OAUTH, client.pk),
+            kind="OAuth client",
+            name=client.name or client.client_id,
+            since=client.created,
+            last_used=stamps.get(client.pk),
+        )
+        for client in clients
+    ]
+
+
+def _token_credentials(user: Any) -> list[Credential]:
+    return [
+        Credential(
+            key=credential_key(TOKEN, token.pk),
+            kind="personal token",
+            name=f"{token.name} (anchor_{token.prefix}_…)",
+            since=token.created_at,
+            last_used=token.last_used_at,
+        )
+        for token in AccessToken.objects.filter(user=user, revoked_at__isnull=True)
+    ]
+
+
+def person_credentials(user: Any) -> list[Credential]:
+    credentials = _oauth_credentials(user) + _token_credentials(user)
+    actor = actor_for_user(user)
+    for credential in credentials:
+        # One backward step of audit_credential each: a person holds a handful of credentials.
+        credential.last_change = (
+            AuditEvent.objects.filter(credential=credential.key, actor_id=actor)
+            .order_by("-created_at", "-id")
+            .first()
+        )
+    return credentials
+
+
+def revoke_credential(user: Any, key: str) -> str | None:
+    """Revoke the person's credential `key`; its name, or None when it is not theirs or was
+    revoked already."""
+    kind, _, pk = key.partition(":")
+    if not (pk.isascii() and pk.isdigit() and len(pk) <= 18):  # a bigint, or nothing of theirs
+        return None
+    if kind == TOKEN:
+        token = AccessToken.objects.filter(pk=int(pk), user=user).first()
+        return token.name if token and access_token_revoke(token=token) else None
+    client = get_application_model().objects.filter(pk=int(pk)).first()
+    if kind != OAUTH or client is None:
+        return None
+    mine = Q(user=user, application=client)
+    now = timezone.now()
+    with transaction.atomic():
+        # Every refresh token of this person and client: the whole family, as a replayed
+        # refresh token revokes it, but not another person's authorization of the client.
+        refreshes = (
+            get_refresh_token_model()
+            .objects.filter(mine, revoked__isnull=True)
+            .update(revoked=now, updated=now)
+        )
+        tokens, _ = get_access_token_model().objects.filter(mine).delete()
+        get_grant_model().objects.filter(mine).delete()
+    return (client.name or client.client_id) if refreshes or tokens else None
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def agents_page(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST":
+        revoked = revoke_credential(request.user, str(request.POST.get("credential", "")))
+        if revoked is None:
+            messages.error(
+                request, "Nothing was revoked: that is not one of your active credentials."
+            )
+        else:
+            messages.success(
+                request, f"Revoked {revoked}: it stopped at once; your other agents go on."
+            )
+        return HttpResponseRedirect(reverse("anchor-agents"))
+    context = {
+        **admin.site.each_context(request),
+        "title": "Your agents",
+        "credentials": person_credentials(request.user),
+    }
+    return render(request, "anchor/agents.html", context)
