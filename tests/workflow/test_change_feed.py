@@ -75,9 +75,38 @@ def test_a_change_says_what_moved_by_path_and_the_link_by_title(ctx):
     assert updated["what"] == "updated"
     assert updated["fields"] == ["address.city", "email"]
     assert updated["by"] == ACTOR and updated["why"] == "test setup"
-    assert linked["what"] == "created"
-    assert linked["link"]["type"] == "applied_to"
-    assert linked["link"]["target_title"] == "Junior Backend"
+    assert linked["what"] == "linked"
+    assert linked["link"] == {
+        "type": "applied_to",
+        "source_id": kirat.pk,
+        "source_title": "Kirat",
+        "target_id": backend.pk,
+        "target_title": "Junior Backend",
+    }
+
+
+def test_an_unlink_says_unlinked_with_both_ends_never_deleted(ctx):
+    people = make_collection(ctx, "people")
+    openings = make_collection(ctx, "openings")
+    kirat = make_record(ctx, people, "Kirat")
+    backend = make_record(ctx, openings, "Junior Backend")
+    relationship = link(ctx, kirat, "applied_to", backend)
+    start = cursor_from_now(WORKSPACE)
+    services.relationship_delete(ctx=ctx, relationship_id=relationship.pk)
+
+    groups = ok({"cursor": start})["changes"]
+
+    assert [g["title"] for g in groups] == ["Kirat"] and groups[0]["status"] == "active"
+    (unlinked,) = groups[0]["changes"]
+    assert unlinked["what"] == "unlinked", "a removed link is not a deleted record"
+    assert unlinked["link"] == {
+        "type": "applied_to",
+        "source_id": kirat.pk,
+        "source_title": "Kirat",
+        "target_id": backend.pk,
+        "target_title": "Junior Backend",
+    }
+    assert "deleted" not in str(groups)
 
 
 def test_the_other_workspace_is_never_seen(ctx, other_ctx):
