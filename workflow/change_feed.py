@@ -13,6 +13,7 @@ writes one transaction at a time, so nothing is held back.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -26,7 +27,7 @@ from records.selectors.arguments import bounded_int, timestamp
 from records.selectors.changes import (
     ChangeWindow,
     change_events,
-    events_after,
+    count_events,
     grouped_changes,
 )
 from records.selectors.cursors import decode_cursor, encode_cursor, fingerprint
@@ -49,11 +50,25 @@ def feed_cursor(
     return encode_cursor(_bound_to(workspace_id), key)
 
 
-def cursor_from_now(workspace_id: str) -> str:
-    """The cursor that returns only what happens from now on (the digest gives it out); on
-    PostgreSQL it stops before events still inside the settle window."""
-    window = ChangeWindow(settled_before=_settled_before())
-    return feed_cursor(workspace_id, after_id=latest_settled_id(workspace_id, window))
+def cursor_from_now(workspace_id: str, horizon: ChangeWindow | None = None) -> str:
+    """The cursor that returns only what happens from now on; on PostgreSQL it stops before
+    events still inside the settle window (the horizon's, or now's)."""
+    horizon = horizon or ChangeWindow(settled_before=_settled_before())
+    return feed_cursor(workspace_id, after_id=latest_settled_id(workspace_id, horizon))
+
+
+def catching_up(scope: Scope) -> dict[str, Any]:
+    """The digest's part: how many changes since_last_read would return now, and the cursor
+    for "from now on", both at one settle horizon (a count that included events the feed
+    still holds back promised changes a read then did not return)."""
+    horizon = ChangeWindow(settled_before=_settled_before())
+    unread_window = replace(horizon, after_id=read_mark(scope))
+    unread = count_events(scope.workspace_id, unread_window, UNREAD_CAP)
+    return {
+        "unread_changes": unread,
+        "unread_changes_capped": unread >= UNREAD_CAP,
+        "changes_cursor": cursor_from_now(scope.workspace_id, horizon),
+    }
 
 
 def _bound_to(workspace_id: str) -> str:
@@ -68,11 +83,6 @@ def read_mark(scope: Scope) -> int:
         .first()
     )
     return mark or 0
-
-
-def unread_count(scope: Scope) -> int:
-    """Events since the actor's read mark, up to UNREAD_CAP (then: at least that many)."""
-    return events_after(scope.workspace_id, read_mark(scope), UNREAD_CAP)
 
 
 def list_changes(
@@ -240,5 +250,6 @@ def _move_mark(scope: Scope, window: ChangeWindow, events: list[Any]) -> dict[st
             mark.last_event_id = target
             mark.updated_at = timezone.now()
             mark.save(update_fields=["last_event_id", "updated_at"])
-    remaining = events_after(scope.workspace_id, mark.last_event_id, UNREAD_CAP)
+    after = ChangeWindow(after_id=mark.last_event_id, settled_before=window.settled_before)
+    remaining = count_events(scope.workspace_id, after, UNREAD_CAP)
     return {"moved_to_event": mark.last_event_id, "unread_after": remaining}

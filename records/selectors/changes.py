@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.db.models import QuerySet
+
 from records.models import AuditEvent, Collection, Record
 from records.selectors.scoped import values_by_id
 
@@ -37,6 +39,17 @@ class ChangeWindow:
 
 def change_events(workspace_id: str, window: ChangeWindow, limit: int) -> list[AuditEvent]:
     """Up to limit + 1 events of the window, in its order (the extra one says there is more)."""
+    order = "-id" if window.newest_first else "id"
+    return list(_in_window(workspace_id, window).order_by(order)[: limit + 1])
+
+
+def count_events(workspace_id: str, window: ChangeWindow, cap: int) -> int:
+    """How many events a read of the window would return, counting at most `cap` (a count
+    over a long history would cost what the history does)."""
+    return _in_window(workspace_id, window).order_by("id")[:cap].count()
+
+
+def _in_window(workspace_id: str, window: ChangeWindow) -> QuerySet[AuditEvent]:
     events = AuditEvent.objects.filter(workspace_id=workspace_id)
     if window.after_id is not None:
         events = events.filter(id__gt=window.after_id)
@@ -50,15 +63,7 @@ def change_events(workspace_id: str, window: ChangeWindow, limit: int) -> list[A
         events = events.filter(collection_id=window.collection_id)
     if window.actor_id is not None:
         events = events.filter(actor_id=window.actor_id)
-    order = "-id" if window.newest_first else "id"
-    return list(events.order_by(order)[: limit + 1])
-
-
-def events_after(workspace_id: str, event_id: int, cap: int) -> int:
-    """How many events the workspace recorded after that one, counting at most `cap` (a
-    count over a long history would cost what the history does)."""
-    newer = AuditEvent.objects.filter(workspace_id=workspace_id, id__gt=event_id)
-    return newer.order_by("id")[:cap].count()
+    return events
 
 
 def grouped_changes(workspace_id: str, events: list[AuditEvent]) -> list[dict[str, Any]]:

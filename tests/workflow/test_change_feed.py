@@ -159,3 +159,21 @@ def test_on_postgresql_fresh_events_wait_out_the_settle_window(ctx, settings):
     settings.ANCHOR_FEED_SETTLE_S = 0
     later = ok({"cursor": held["next_cursor"]})["changes"]
     assert [g.get("title") for g in later] == [None, "Fresh"]
+
+
+@pytest.mark.parametrize("settle", [0, 3600])
+def test_unread_counts_exactly_what_since_last_read_returns(ctx, settings, settle):
+    # On PostgreSQL a long settle window holds every fresh event back: the digest must not
+    # promise changes that the read then does not return. SQLite holds nothing back.
+    settings.ANCHOR_FEED_SETTLE_S = settle
+    people = make_collection(ctx, "people")
+    for name in ["Ana", "Bo", "Cy"]:
+        make_record(ctx, people, name)
+
+    digest = call_tool("workspace_digest", {})["result"]
+    read = ok({"since_last_read": True, "mark_read": True, "limit": 200})
+
+    held = settle and connection.vendor == "postgresql"
+    assert digest["unread_changes"] == read["events"] == (0 if held else 4)
+    assert read["read_mark"]["unread_after"] == 0
+    assert ok({"cursor": digest["changes_cursor"]})["events"] == 0
