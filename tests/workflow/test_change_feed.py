@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import json
+
 import pytest
 from django.db import connection
 
@@ -128,10 +131,10 @@ def test_the_read_mark_is_the_actors_own_and_never_moves_back(ctx):
     make_record(ctx, people, "Ana")
     marked = ok({"since_last_read": True, "mark_read": True})
     mark = ReadMark.objects.get(workspace_id=WORKSPACE, actor_id=ACTOR)
-    assert marked["read_mark"]["moved_to_event"] == mark.last_event_id
     assert mark.last_event_id == AuditEvent.objects.order_by("-id").values_list("id", flat=True)[0]
+    assert marked["read_mark"]["cursor"] == marked["next_cursor"]
     again = ok({"since_last_read": True, "mark_read": True})
-    assert again["changes"] == [] and again["read_mark"]["moved_to_event"] == mark.last_event_id
+    assert again["changes"] == [] and again["read_mark"]["cursor"] == marked["read_mark"]["cursor"]
     digest = call_tool("workspace_digest", {})["result"]
     assert digest["unread_changes"] == 0 and digest["unread_changes_capped"] is False
 
@@ -177,3 +180,48 @@ def test_unread_counts_exactly_what_since_last_read_returns(ctx, settings, settl
     assert digest["unread_changes"] == read["events"] == (0 if held else 4)
     assert read["read_mark"]["unread_after"] == 0
     assert ok({"cursor": digest["changes_cursor"]})["events"] == 0
+
+
+def _decoded(cursor: str) -> bytes:
+    text = cursor.rpartition(".")[2]
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def test_cursors_reveal_nothing_of_other_workspaces(ctx, other_ctx):
+    mine = make_collection(ctx, "people")
+    make_record(ctx, mine, "Ana")
+    before = call_tool("workspace_digest", {})["result"]["changes_cursor"]
+    theirs = make_collection(other_ctx, "people")
+    for index in range(20):
+        make_record(other_ctx, theirs, f"Theirs {index}")
+
+    # Their writes move none of my positions: the same cursor, the same empty page.
+    assert call_tool("workspace_digest", {})["result"]["changes_cursor"] == before
+    page = ok({"cursor": before})
+    assert page["changes"] == [] and page["next_cursor"] == before
+
+    make_record(ctx, mine, "Bo")
+    after = ok({"cursor": before})["next_cursor"]
+    # My own write moves it, and a cursor carries no event ID in plain: not as JSON (the form
+    # cursors had), not as an integer's bytes.
+    assert after != before
+    ids = AuditEvent.objects.values_list("id", flat=True)
+    for cursor in (before, after):
+        decoded = _decoded(cursor)
+        with pytest.raises(ValueError):
+            json.loads(decoded)
+        for event_id in ids:
+            assert event_id.to_bytes(8, "big") not in decoded
+            assert event_id.to_bytes(8, "little") not in decoded
+
+
+def test_an_old_or_altered_cursor_is_refused_naming_the_fix(ctx):
+    make_record(ctx, make_collection(ctx, "people"), "Ana")
+    good = ok({"limit": 1})["next_cursor"]
+    flipped = good[:-2] + ("A" if good[-2] != "A" else "B") + good[-1]
+    # The form cursors had before they were sealed: the global event ID in plain JSON.
+    old = base64.urlsafe_b64encode(b'{"f":"0123","k":["after",1]}').decode().rstrip("=")
+    for cursor in (flipped, old):
+        error = call_tool("list_changes", {"cursor": cursor})["error"]
+        assert error["code"] == "INVALID_INPUT" and error["details"]["field"] == "cursor"
+        assert "since_last_read=true" in error["message"] and "changes_cursor" in error["message"]
