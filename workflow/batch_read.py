@@ -33,7 +33,7 @@ SEARCH_KEYS = {
     "order_by",
     "mode",
 }
-CONTEXT_KEYS = {"record_id", "relationship_limit", "event_limit", "as_of"}
+CONTEXT_KEYS = {"record_id", "relationship_limit", "event_limit", "as_of", "whole"}
 TRAVERSE_KEYS = {
     "start_record_id",
     "max_depth",
