@@ -48,14 +48,14 @@ def within_budget(context: dict[str, Any], history_bound_to: str) -> dict[str, A
     # (step, repeat): a repeated step drops one item a time, until the reply fits.
     steps: list[tuple[Callable[[], bool], bool]] = [
         (partial(_cut_event_texts, fitted, cut, EVENT_TEXT_CHARS), False),
-        (lambda: _cut_link_titles(fitted, cut), False),
+        (partial(_cut_link_titles, fitted, cut), False),
         (partial(_cut_event_texts, fitted, cut, EVENT_TEXT_CHARS // 2), False),
-        (lambda: _drop_event(fitted, cut, history_bound_to), True),
+        (partial(_drop_event, fitted, cut, history_bound_to), True),
         *[(partial(_cut_data, fitted, cut, limit), False) for limit in DATA_STRING_STEPS],
-        (lambda: _cut_aliases(fitted, cut), False),
-        (lambda: _drop_link(fitted, cut), True),
-        (lambda: _drop_data_key(fitted, cut), True),
-        (lambda: _drop_alias(fitted, cut), True),
+        (partial(_cut_aliases, fitted, cut), False),
+        (partial(_drop_link, fitted, cut), True),
+        (partial(_drop_data_key, fitted, cut), True),
+        (partial(_drop_alias, fitted, cut), True),
     ]
     for step, repeat in steps:
         while True:
