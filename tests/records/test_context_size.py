@@ -5,6 +5,7 @@ what it cut and how to read it whole."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -109,7 +110,7 @@ def test_twenty_links_and_ten_edits_of_a_long_note_fit(ctx, note_text):
 @pytest.mark.django_db
 def test_every_limit_at_its_longest_still_fits_and_says_how_to_read_it_whole(ctx):
     people = make_collection(ctx, "people")
-    data = {f"поле_{i}": "Щ" * 1_900 for i in range(3)}
+    data: dict[str, Any] = {f"поле_{i}": "Щ" * 1_900 for i in range(3)}
     data["many"] = {f"k{i}": i for i in range(300)}
     person = make_record(ctx, people, "Я" * 300, **data)
     for index in range(20):
