@@ -33,7 +33,7 @@ SEARCH_KEYS = {
     "order_by",
     "mode",
 }
-CONTEXT_KEYS = {"record_id", "relationship_limit", "event_limit", "as_of"}
+CONTEXT_KEYS = {"record_id", "relationship_limit", "event_limit", "as_of", "whole"}
 TRAVERSE_KEYS = {
     "start_record_id",
     "max_depth",
@@ -167,7 +167,12 @@ def batch_read(scope: Scope, *, requests: Any) -> dict[str, Any]:
                         "error": exc.as_dict(),
                     }
                 )
-    sizes = [len(json.dumps(a, default=str)) for a in answers]
+    # UTF-8 bytes of the compact JSON the client gets: ASCII escapes (six bytes a letter) would
+    # refuse text in other scripts at a third of the cap.
+    sizes = [
+        len(json.dumps(a, default=str, ensure_ascii=False, separators=(",", ":")).encode())
+        for a in answers
+    ]
     if sum(sizes) > MAX_RESPONSE_BYTES:
         raise invalid(
             "requests",

@@ -3,7 +3,8 @@
 A new conversation catches up in one call: `list_changes(since_last_read=true,
 mark_read=true)` returns what others (and earlier conversations) did since this actor last
 read, grouped per record by title with who and why, and moves the actor's read mark. A
-cursor is a position in the workspace's audit log; the digest hands one out for "from now on".
+cursor is a position in the workspace's audit log, sealed (records.selectors.feed_positions) so
+that it reveals nothing of other workspaces; the digest hands one out for "from now on".
 
 On PostgreSQL, concurrent transactions can commit out of ID order: an event with a lower ID
 may become visible after one with a higher ID was read. So the feed leaves out events younger
@@ -13,6 +14,7 @@ writes one transaction at a time, so nothing is held back.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -26,10 +28,10 @@ from records.selectors.arguments import bounded_int, timestamp
 from records.selectors.changes import (
     ChangeWindow,
     change_events,
-    events_after,
+    count_events,
     grouped_changes,
 )
-from records.selectors.cursors import decode_cursor, encode_cursor, fingerprint
+from records.selectors.feed_positions import open_sealed, seal
 from workflow.models import ReadMark
 from workflow.scope import Scope
 
@@ -41,24 +43,25 @@ ORDERS = (OLDEST_FIRST, NEWEST_FIRST)
 UNREAD_CAP = 1000
 
 
-def feed_cursor(
-    workspace_id: str, *, after_id: int | None = None, before_id: int | None = None
-) -> str:
-    """A position in the workspace's log: resume after (oldest first) or before (newest first)."""
-    key = ["after", after_id] if after_id is not None else ["before", before_id]
-    return encode_cursor(_bound_to(workspace_id), key)
+def cursor_from_now(workspace_id: str, horizon: ChangeWindow | None = None) -> str:
+    """The cursor that returns only what happens from now on; on PostgreSQL it stops before
+    events still inside the settle window (the horizon's, or now's)."""
+    horizon = horizon or ChangeWindow(settled_before=_settled_before())
+    return seal(workspace_id, "after", latest_settled_id(workspace_id, horizon))
 
 
-def cursor_from_now(workspace_id: str) -> str:
-    """The cursor that returns only what happens from now on (the digest gives it out); on
-    PostgreSQL it stops before events still inside the settle window."""
-    window = ChangeWindow(settled_before=_settled_before())
-    return feed_cursor(workspace_id, after_id=latest_settled_id(workspace_id, window))
-
-
-def _bound_to(workspace_id: str) -> str:
-    # Bound to the workspace only: a position in its log means the same under any filter.
-    return fingerprint("changes", workspace_id, {})
+def catching_up(scope: Scope) -> dict[str, Any]:
+    """The digest's part: how many changes since_last_read would return now, and the cursor
+    for "from now on", both at one settle horizon (a count that included events the feed
+    still holds back promised changes a read then did not return)."""
+    horizon = ChangeWindow(settled_before=_settled_before())
+    unread_window = replace(horizon, after_id=read_mark(scope))
+    unread = count_events(scope.workspace_id, unread_window, UNREAD_CAP)
+    return {
+        "unread_changes": unread,
+        "unread_changes_capped": unread >= UNREAD_CAP,
+        "changes_cursor": cursor_from_now(scope.workspace_id, horizon),
+    }
 
 
 def read_mark(scope: Scope) -> int:
@@ -68,11 +71,6 @@ def read_mark(scope: Scope) -> int:
         .first()
     )
     return mark or 0
-
-
-def unread_count(scope: Scope) -> int:
-    """Events since the actor's read mark, up to UNREAD_CAP (then: at least that many)."""
-    return events_after(scope.workspace_id, read_mark(scope), UNREAD_CAP)
 
 
 def list_changes(
@@ -178,27 +176,14 @@ def _settled_before() -> Any:
 def _positioned(
     scope: Scope, window: ChangeWindow, cursor: Any, since_last_read: bool
 ) -> ChangeWindow:
-    fields = dict(window.__dict__)
     if since_last_read:
-        fields["after_id"] = read_mark(scope)
-    elif cursor is not None:
-        direction, event_id = _decode(scope.workspace_id, cursor)
-        if direction == "after":
-            fields["after_id"] = event_id
-        else:
-            fields["before_id"] = event_id
-    return ChangeWindow(**fields)
-
-
-def _decode(workspace_id: str, cursor: Any) -> tuple[str, int]:
-    key = decode_cursor(cursor, _bound_to(workspace_id), key_length=2)
-    assert key is not None
-    direction, event_id = key
-    if direction not in ("after", "before") or isinstance(event_id, bool):
-        raise invalid("cursor", "is malformed; pass next_cursor unchanged.")
-    if not isinstance(event_id, int) or event_id < 0:
-        raise invalid("cursor", "is malformed; pass next_cursor unchanged.")
-    return direction, event_id
+        return replace(window, after_id=read_mark(scope))
+    if cursor is None:
+        return window
+    direction, event_id = open_sealed(scope.workspace_id, cursor)
+    if direction == "after":
+        return replace(window, after_id=event_id)
+    return replace(window, before_id=event_id)
 
 
 def _next_cursor(
@@ -206,15 +191,15 @@ def _next_cursor(
 ) -> str | None:
     if window.newest_first:
         # Older pages: resume before the oldest shown; none when the log is exhausted.
-        return feed_cursor(workspace_id, before_id=events[-1].pk) if has_more else None
+        return seal(workspace_id, "before", events[-1].pk) if has_more else None
     # Oldest first always gives one: the page's end, or where it started for an empty page,
     # so the next call (in this conversation or another) asks for what came since.
     if events:
-        return feed_cursor(workspace_id, after_id=events[-1].pk)
+        return seal(workspace_id, "after", events[-1].pk)
     start = window.after_id
     if start is None:
         start = latest_settled_id(workspace_id, window)
-    return feed_cursor(workspace_id, after_id=start)
+    return seal(workspace_id, "after", start)
 
 
 def latest_settled_id(workspace_id: str, window: ChangeWindow) -> int:
@@ -240,5 +225,9 @@ def _move_mark(scope: Scope, window: ChangeWindow, events: list[Any]) -> dict[st
             mark.last_event_id = target
             mark.updated_at = timezone.now()
             mark.save(update_fields=["last_event_id", "updated_at"])
-    remaining = events_after(scope.workspace_id, mark.last_event_id, UNREAD_CAP)
-    return {"moved_to_event": mark.last_event_id, "unread_after": remaining}
+    after = ChangeWindow(after_id=mark.last_event_id, settled_before=window.settled_before)
+    remaining = count_events(scope.workspace_id, after, UNREAD_CAP)
+    return {
+        "cursor": seal(scope.workspace_id, "after", mark.last_event_id),
+        "unread_after": remaining,
+    }

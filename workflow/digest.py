@@ -55,7 +55,6 @@ def workspace_digest(scope: Scope) -> dict[str, Any]:
     agendas = open_agendas(scope)
     unsynced = unsynced_agendas(scope)
     link_types = _link_types_by_collection(ws)
-    unread = change_feed.unread_count(scope)
     sync_part: dict[str, Any] = {}
     if unsynced["agendas"]:  # said only when there is something to do, to keep it small
         sync_part = {
@@ -91,9 +90,7 @@ def workspace_digest(scope: Scope) -> dict[str, Any]:
         "recent_changes": _recent_changes(ws),
         "recent_changes_note": RECENCY_NOTE,
         # Catching up: list_changes since_last_read=true, or later with this cursor.
-        "unread_changes": unread,
-        "unread_changes_capped": unread >= change_feed.UNREAD_CAP,
-        "changes_cursor": change_feed.cursor_from_now(ws),
+        **change_feed.catching_up(scope),
     }
 
 

@@ -7,6 +7,7 @@ triggers (see the migrations), so they move inside the writing transaction whate
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from django.db import models
@@ -14,9 +15,17 @@ from django.db import models
 from records.ids import new_id
 
 
+def new_feed_key() -> str:
+    return secrets.token_hex(32)
+
+
 class Workspace(models.Model):
     id = models.CharField(primary_key=True, max_length=64)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Seals the change feed's positions (records.selectors.feed_positions): a member sees the
+    # workspace's own positions only, never the global event IDs. Kept here rather than
+    # derived from SECRET_KEY, which the stdio server draws afresh in every process.
+    feed_key = models.CharField(max_length=64, default=new_feed_key, editable=False)
 
     class Meta:
         ordering = ["id"]

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.db.models import QuerySet
+
 from records.acting import acted_by, acted_by_lookup
 from records.models import AuditEvent, Collection, Record
 from records.selectors.scoped import values_by_id
@@ -38,6 +40,17 @@ class ChangeWindow:
 
 def change_events(workspace_id: str, window: ChangeWindow, limit: int) -> list[AuditEvent]:
     """Up to limit + 1 events of the window, in its order (the extra one says there is more)."""
+    order = "-id" if window.newest_first else "id"
+    return list(_in_window(workspace_id, window).order_by(order)[: limit + 1])
+
+
+def count_events(workspace_id: str, window: ChangeWindow, cap: int) -> int:
+    """How many events a read of the window would return, counting at most `cap` (a count
+    over a long history would cost what the history does)."""
+    return _in_window(workspace_id, window).order_by("id")[:cap].count()
+
+
+def _in_window(workspace_id: str, window: ChangeWindow) -> QuerySet[AuditEvent]:
     events = AuditEvent.objects.filter(workspace_id=workspace_id)
     if window.after_id is not None:
         events = events.filter(id__gt=window.after_id)
@@ -51,21 +64,13 @@ def change_events(workspace_id: str, window: ChangeWindow, limit: int) -> list[A
         events = events.filter(collection_id=window.collection_id)
     if window.actor_id is not None:
         events = events.filter(acted_by_lookup(window.actor_id))
-    order = "-id" if window.newest_first else "id"
-    return list(events.order_by(order)[: limit + 1])
-
-
-def events_after(workspace_id: str, event_id: int, cap: int) -> int:
-    """How many events the workspace recorded after that one, counting at most `cap` (a
-    count over a long history would cost what the history does)."""
-    newer = AuditEvent.objects.filter(workspace_id=workspace_id, id__gt=event_id)
-    return newer.order_by("id")[:cap].count()
+    return events
 
 
 def grouped_changes(workspace_id: str, events: list[AuditEvent]) -> list[dict[str, Any]]:
     """The events as groups, one per record (or per collection for the collection's own
     events), in the order each group's first event came; titles as they are now."""
-    record_ids = {e.record_id for e in events if e.record_id}
+    record_ids = {e.record_id for e in events if e.record_id} | _link_targets(events)
     collection_ids = {e.collection_id for e in events if e.collection_id}
     records: dict[str, dict[str, Any]] = {
         row["id"]: row
@@ -85,7 +90,7 @@ def grouped_changes(workspace_id: str, events: list[AuditEvent]) -> list[dict[st
     groups: dict[tuple[str, str], dict[str, Any]] = {}
     for event in events:
         key, group = _group_for(event, records, names)
-        groups.setdefault(key, group)["changes"].append(_change(event))
+        groups.setdefault(key, group)["changes"].append(_change(event, records))
     return list(groups.values())
 
 
@@ -111,9 +116,24 @@ def _group_for(
     return (event.entity_type, event.entity_id), group | {"changes": []}
 
 
-def _change(event: AuditEvent) -> dict[str, Any]:
+def _link_targets(events: list[AuditEvent]) -> set[str]:
+    targets = set()
+    for event in events:
+        if event.entity_type == "relationship":
+            state = event.after or event.before
+            if isinstance(state, dict) and isinstance(state.get("target_id"), str):
+                targets.add(state["target_id"])
+    return targets
+
+
+# A link event is filed under its source record: said as "created" or "deleted" it read as
+# the record's own creation or deletion, so it names the link and both ends instead.
+LINK_WORDS = {"relationship.created": "linked", "relationship.deleted": "unlinked"}
+
+
+def _change(event: AuditEvent, records: dict[str, dict[str, Any]]) -> dict[str, Any]:
     change: dict[str, Any] = {
-        "what": event.kind.split(".", 1)[-1].replace("_", " "),
+        "what": LINK_WORDS.get(event.kind) or event.kind.split(".", 1)[-1].replace("_", " "),
         "by": acted_by(event),
         "at": event.created_at.isoformat(timespec="seconds"),
     }
@@ -123,8 +143,10 @@ def _change(event: AuditEvent) -> dict[str, Any]:
         state = after or before
         change["link"] = {
             "type": state.get("relationship_type"),
+            "source_id": state.get("source_id"),
+            "source_title": _title(records, state.get("source_id"), None),
             "target_id": state.get("target_id"),
-            "target_title": _clip(state.get("target_title"), TITLE_CHARS),
+            "target_title": _title(records, state.get("target_id"), state.get("target_title")),
         }
     elif event.kind == "record.updated":
         paths = changed_paths(before.get("data"), after.get("data"))
@@ -153,6 +175,12 @@ def changed_paths(before: Any, after: Any, prefix: str = "") -> list[str]:
     if before == after and type(before) is type(after):
         return []
     return [prefix] if prefix else ["data"]
+
+
+def _title(records: dict[str, dict[str, Any]], record_id: Any, then: Any) -> Any:
+    """A link end's title as it is now, or as the event recorded it if the record is gone."""
+    row = records.get(record_id) if isinstance(record_id, str) else None
+    return _clip(row["title"] if row else then, TITLE_CHARS)
 
 
 def _clip(text: Any, limit: int) -> Any:

@@ -1,4 +1,5 @@
-"""One record in full, its one-hop links and recent history, now or as of a past time."""
+"""One record, its one-hop links and recent history, now or as of a past time, in a reply kept
+under 8,000 characters unless asked for whole (context_budget)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ from datetime import datetime
 from typing import Any
 
 from records import validation as v
+from records.errors import invalid
 from records.models import AuditEvent, Record, RecordAlias, Relationship
 from records.selectors.arguments import bounded_int, timestamp
+from records.selectors.context_budget import within_budget
 from records.selectors.history import history_cursor, history_fingerprint
 from records.selectors.scoped import in_workspace
 from records.selectors.serialize import CLARIFICATION_NOTE, event_dicts, record_dict
@@ -29,8 +32,12 @@ def record_context(
     relationship_limit: Any = 20,
     event_limit: Any = 10,
     as_of: Any = None,
+    whole: Any = False,
 ) -> dict[str, Any]:
+    """whole: nothing cut to keep the reply under REPLY_CHARS (see context_budget)."""
     record_id = v.record_id(record_id)
+    if not isinstance(whole, bool):
+        raise invalid("whole", "must be true or false.")
     relationship_limit = bounded_int(
         relationship_limit, "relationship_limit", low=1, high=MAX_RELATIONSHIPS
     )
@@ -50,7 +57,9 @@ def record_context(
         result |= {"events": None, "events_omitted": True}
     else:
         result |= _recent_events(workspace_id, record_id, event_limit, at)
-    return result
+    if whole:
+        return result
+    return within_budget(result, history_fingerprint(workspace_id, "record", record_id, at))
 
 
 # Per direction: (the record's own side, the other side).

@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 import pytest
 
+from tests.e2e.conftest import ON_POSTGRES
 from tests.e2e.server import base_env, call_ok, envelope, mcp_session, seed
 
 pytestmark = pytest.mark.slow
@@ -118,6 +119,116 @@ def test_marking_a_filtered_or_unanchored_read_is_refused(server_database, tmp_p
                 assert reply["ok"] is False, arguments
                 assert reply["error"]["code"] == "INVALID_INPUT"
                 assert reply["error"]["details"]["field"] == field, reply
+
+    try:
+        anyio.run(scenario)
+    finally:
+        log.close()
+
+
+async def write(session, operation: str, arguments: dict[str, Any], titles: list[str]) -> Any:
+    reviews = [
+        (await call_ok(session, "resolve_record", {"query": title}))["resolution_id"]
+        for title in titles
+    ]
+    prepared = await call_ok(
+        session,
+        "prepare_write",
+        {
+            "operation": operation,
+            "arguments": arguments,
+            "review_ids": reviews,
+            "decision_reason": f"the user asked to {operation.split('_')[0]} them",
+        },
+    )
+    committed = await call_ok(session, "commit_write", {"action_id": prepared["action_id"]})
+    assert committed["status"] == "committed", committed
+    return committed["result"]
+
+
+def test_links_read_as_links_and_cursors_ignore_other_workspaces(server_database, tmp_path):
+    common = {**server_database, "ANCHOR_FEED_SETTLE_S": "0"}
+    env = base_env(**common, ANCHOR_ACTOR_ID="agent-a")
+    env_other = base_env(**common, ANCHOR_WORKSPACE_ID="elsewhere", ANCHOR_ACTOR_ID="agent-x")
+    ids = seed(env, "--collections", "people", "openings")
+    other_ids = seed(env_other, "--collections", "people")
+    log = open(tmp_path / "stderr.log", "w")  # noqa: SIM115 - closed below
+
+    async def scenario():
+        async with mcp_session(env, log) as (a, _):
+            await create(a, ids["people"], "Kirat", "User introduced Kirat")
+            await create(a, ids["openings"], "Junior Backend", "User opened the role")
+            start = (await call_ok(a, "workspace_digest", {}))["changes_cursor"]
+        # Another workspace's writes, in another process: my position does not move.
+        async with mcp_session(env_other, log) as (x, _):
+            for index in range(3):
+                await create(x, other_ids["people"], f"Theirs {index}", "elsewhere")
+        async with mcp_session(env, log) as (a, _):
+            assert (await call_ok(a, "workspace_digest", {}))["changes_cursor"] == start
+            quiet = await call_ok(a, "list_changes", {"cursor": start})
+            assert quiet["changes"] == [] and quiet["next_cursor"] == start
+            kirat = (await call_ok(a, "resolve_record", {"query": "Kirat"}))["candidates"][0]
+            backend = (await call_ok(a, "resolve_record", {"query": "Junior Backend"}))[
+                "candidates"
+            ][0]
+            linked = await write(
+                a,
+                "link_records",
+                {
+                    "source_id": kirat["record_id"],
+                    "relationship_type": "applied_to",
+                    "target_id": backend["record_id"],
+                },
+                ["Kirat", "Junior Backend"],
+            )
+            relationship_id = linked["relationship"]["relationship_id"]
+            await write(
+                a,
+                "unlink_records",
+                {"relationship_id": relationship_id},
+                ["Kirat", "Junior Backend"],
+            )
+            feed = await call_ok(a, "list_changes", {"cursor": start})
+        (group,) = feed["changes"]
+        assert (group["title"], group["status"]) == ("Kirat", "active")
+        ends = {
+            "type": "applied_to",
+            "source_id": kirat["record_id"],
+            "source_title": "Kirat",
+            "target_id": backend["record_id"],
+            "target_title": "Junior Backend",
+        }
+        assert [(c["what"], c["link"]) for c in group["changes"]] == [
+            ("linked", ends),
+            ("unlinked", ends),
+        ]
+        assert "deleted" not in str(feed) and feed["next_cursor"] != start
+
+    try:
+        anyio.run(scenario)
+    finally:
+        log.close()
+
+
+def test_the_digest_counts_only_what_the_feed_returns_now(server_database, tmp_path):
+    # An hour's settle window: on PostgreSQL the feed holds back every change made here, so
+    # the digest must count none of them; SQLite holds nothing back.
+    env = base_env(**server_database, ANCHOR_FEED_SETTLE_S="3600", ANCHOR_ACTOR_ID="agent-a")
+    ids = seed(env, "--collections", "people")
+    log = open(tmp_path / "stderr.log", "w")  # noqa: SIM115 - closed below
+
+    async def scenario():
+        async with mcp_session(env, log) as (a, _):
+            for name in ["Kirat", "Priya"]:
+                await create(a, ids["people"], name, f"User introduced {name}")
+        async with mcp_session(env, log) as (b, _):
+            digest = await call_ok(b, "workspace_digest", {})
+            read = await call_ok(
+                b, "list_changes", {"since_last_read": True, "mark_read": True, "limit": 200}
+            )
+        assert digest["unread_changes"] == read["events"]
+        assert read["events"] == (0 if ON_POSTGRES else 3)
+        assert read["read_mark"]["unread_after"] == 0
 
     try:
         anyio.run(scenario)

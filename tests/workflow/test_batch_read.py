@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 
 import pytest
@@ -80,6 +81,29 @@ def test_oversized_answer_is_refused_with_item_sizes(hiring, monkeypatch):
         "INVALID_INPUT",
     )
     assert len(error["details"]["item_bytes"]) == 2
+
+
+def test_the_size_cap_counts_utf8_bytes_not_ascii_escapes(ctx, monkeypatch):
+    """Cyrillic is two bytes a letter in the reply and six as a JSON escape: the cap counts
+    what the client receives, so such text fits up to the cap, not a third of it."""
+    from tests.conftest import make_collection, make_record
+
+    notes = make_collection(ctx, "заметки")
+    for index in range(10):
+        make_record(ctx, notes, f"Заметка {index}", text="Привет, мир! " * 400)
+    search = {"operation": "search_records", "collection_id": notes.pk, "limit": 10}
+    request = {"requests": [{**search, "include_context": True}]}
+    monkeypatch.setattr(batch_read_module, "MAX_RESPONSE_BYTES", 200_000)
+
+    answer = ok("batch_read", request)["items"][0]
+
+    utf8 = len(json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode())
+    escaped = len(json.dumps(answer))
+    assert utf8 < 200_000 < escaped, (utf8, escaped)
+    # Past the cap in UTF-8 bytes it is still refused, with the sizes the client would get.
+    monkeypatch.setattr(batch_read_module, "MAX_RESPONSE_BYTES", utf8 - 1)
+    error = refused("batch_read", request, "INVALID_INPUT")
+    assert error["details"]["item_bytes"] == [utf8]
 
 
 @pytest.mark.django_db(transaction=True)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import json
+
 import pytest
 from django.db import connection
 
@@ -75,9 +78,38 @@ def test_a_change_says_what_moved_by_path_and_the_link_by_title(ctx):
     assert updated["what"] == "updated"
     assert updated["fields"] == ["address.city", "email"]
     assert updated["by"] == ACTOR and updated["why"] == "test setup"
-    assert linked["what"] == "created"
-    assert linked["link"]["type"] == "applied_to"
-    assert linked["link"]["target_title"] == "Junior Backend"
+    assert linked["what"] == "linked"
+    assert linked["link"] == {
+        "type": "applied_to",
+        "source_id": kirat.pk,
+        "source_title": "Kirat",
+        "target_id": backend.pk,
+        "target_title": "Junior Backend",
+    }
+
+
+def test_an_unlink_says_unlinked_with_both_ends_never_deleted(ctx):
+    people = make_collection(ctx, "people")
+    openings = make_collection(ctx, "openings")
+    kirat = make_record(ctx, people, "Kirat")
+    backend = make_record(ctx, openings, "Junior Backend")
+    relationship = link(ctx, kirat, "applied_to", backend)
+    start = cursor_from_now(WORKSPACE)
+    services.relationship_delete(ctx=ctx, relationship_id=relationship.pk)
+
+    groups = ok({"cursor": start})["changes"]
+
+    assert [g["title"] for g in groups] == ["Kirat"] and groups[0]["status"] == "active"
+    (unlinked,) = groups[0]["changes"]
+    assert unlinked["what"] == "unlinked", "a removed link is not a deleted record"
+    assert unlinked["link"] == {
+        "type": "applied_to",
+        "source_id": kirat.pk,
+        "source_title": "Kirat",
+        "target_id": backend.pk,
+        "target_title": "Junior Backend",
+    }
+    assert "deleted" not in str(groups)
 
 
 def test_the_other_workspace_is_never_seen(ctx, other_ctx):
@@ -99,10 +131,10 @@ def test_the_read_mark_is_the_actors_own_and_never_moves_back(ctx):
     make_record(ctx, people, "Ana")
     marked = ok({"since_last_read": True, "mark_read": True})
     mark = ReadMark.objects.get(workspace_id=WORKSPACE, actor_id=ACTOR)
-    assert marked["read_mark"]["moved_to_event"] == mark.last_event_id
     assert mark.last_event_id == AuditEvent.objects.order_by("-id").values_list("id", flat=True)[0]
+    assert marked["read_mark"]["cursor"] == marked["next_cursor"]
     again = ok({"since_last_read": True, "mark_read": True})
-    assert again["changes"] == [] and again["read_mark"]["moved_to_event"] == mark.last_event_id
+    assert again["changes"] == [] and again["read_mark"]["cursor"] == marked["read_mark"]["cursor"]
     digest = call_tool("workspace_digest", {})["result"]
     assert digest["unread_changes"] == 0 and digest["unread_changes_capped"] is False
 
@@ -130,3 +162,66 @@ def test_on_postgresql_fresh_events_wait_out_the_settle_window(ctx, settings):
     settings.ANCHOR_FEED_SETTLE_S = 0
     later = ok({"cursor": held["next_cursor"]})["changes"]
     assert [g.get("title") for g in later] == [None, "Fresh"]
+
+
+@pytest.mark.parametrize("settle", [0, 3600])
+def test_unread_counts_exactly_what_since_last_read_returns(ctx, settings, settle):
+    # On PostgreSQL a long settle window holds every fresh event back: the digest must not
+    # promise changes that the read then does not return. SQLite holds nothing back.
+    settings.ANCHOR_FEED_SETTLE_S = settle
+    people = make_collection(ctx, "people")
+    for name in ["Ana", "Bo", "Cy"]:
+        make_record(ctx, people, name)
+
+    digest = call_tool("workspace_digest", {})["result"]
+    read = ok({"since_last_read": True, "mark_read": True, "limit": 200})
+
+    held = settle and connection.vendor == "postgresql"
+    assert digest["unread_changes"] == read["events"] == (0 if held else 4)
+    assert read["read_mark"]["unread_after"] == 0
+    assert ok({"cursor": digest["changes_cursor"]})["events"] == 0
+
+
+def _decoded(cursor: str) -> bytes:
+    text = cursor.rpartition(".")[2]
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def test_cursors_reveal_nothing_of_other_workspaces(ctx, other_ctx):
+    mine = make_collection(ctx, "people")
+    make_record(ctx, mine, "Ana")
+    before = call_tool("workspace_digest", {})["result"]["changes_cursor"]
+    theirs = make_collection(other_ctx, "people")
+    for index in range(20):
+        make_record(other_ctx, theirs, f"Theirs {index}")
+
+    # Their writes move none of my positions: the same cursor, the same empty page.
+    assert call_tool("workspace_digest", {})["result"]["changes_cursor"] == before
+    page = ok({"cursor": before})
+    assert page["changes"] == [] and page["next_cursor"] == before
+
+    make_record(ctx, mine, "Bo")
+    after = ok({"cursor": before})["next_cursor"]
+    # My own write moves it, and a cursor carries no event ID in plain: not as JSON (the form
+    # cursors had), not as an integer's bytes.
+    assert after != before
+    ids = AuditEvent.objects.values_list("id", flat=True)
+    for cursor in (before, after):
+        decoded = _decoded(cursor)
+        with pytest.raises(ValueError):
+            json.loads(decoded)
+        for event_id in ids:
+            assert event_id.to_bytes(8, "big") not in decoded
+            assert event_id.to_bytes(8, "little") not in decoded
+
+
+def test_an_old_or_altered_cursor_is_refused_naming_the_fix(ctx):
+    make_record(ctx, make_collection(ctx, "people"), "Ana")
+    good = ok({"limit": 1})["next_cursor"]
+    flipped = good[:-2] + ("A" if good[-2] != "A" else "B") + good[-1]
+    # The form cursors had before they were sealed: the global event ID in plain JSON.
+    old = base64.urlsafe_b64encode(b'{"f":"0123","k":["after",1]}').decode().rstrip("=")
+    for cursor in (flipped, old):
+        error = call_tool("list_changes", {"cursor": cursor})["error"]
+        assert error["code"] == "INVALID_INPUT" and error["details"]["field"] == "cursor"
+        assert "since_last_read=true" in error["message"] and "changes_cursor" in error["message"]

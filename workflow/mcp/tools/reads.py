@@ -44,11 +44,12 @@ class ReadTools(Toolset):
             str | None,
             Field(description="ISO 8601 time (UTC if no offset): read the record as it was."),
         ] = None,
+        whole: Annotated[bool, Field(description="Uncut by the 8,000-character cap.")] = False,
     ) -> ToolResult:
-        """Read one record in full: data, version, aliases, one-hop links, recent changes.
+        """Read one record: data, version, aliases, one-hop links, recent changes.
 
-        Works on archived records; gives the `version` writes need. Links (capped per
-        direction, `*_truncated`) name the other end. Events list changed paths, old and new;
+        Works on archived records; gives the `version` writes need. Links (`*_truncated`)
+        name the other end. Events list changed paths, old and new;
         get_record_history, when served, has snapshots and older events
         (`history_next_cursor`). `as_of`: the version then (NOT_FOUND before creation; removed
         links not shown).
@@ -61,6 +62,7 @@ class ReadTools(Toolset):
                 relationship_limit=relationship_limit,
                 event_limit=event_limit,
                 as_of=as_of,
+                whole=whole,
             )
         )
 
@@ -146,9 +148,8 @@ class ReadTools(Toolset):
         why and which fields moved.
 
         To catch up at the start of a conversation: since_last_read=true, mark_read=true (your
-        read mark persists across conversations). Or pass a cursor (next_cursor, or the
-        digest's changes_cursor) or a since time. Old and new values: get_record_history
-        (when served).
+        read mark persists across conversations). Or pass a cursor or a since time. Old and
+        new values: get_record_history (when served).
         """
         scope = scope_for_request(self.request)
         return run_tool(
