@@ -19,7 +19,7 @@ from typing import Any
 
 from asgiref.sync import async_to_sync
 from django.conf import settings
-from django.db import OperationalError
+from django.db import DatabaseError
 from django.http import HttpResponse, JsonResponse
 from oauth2_provider.models import AccessToken as OAuthAccessToken
 from rest_framework.exceptions import MethodNotAllowed, NotAuthenticated, ParseError
@@ -29,6 +29,7 @@ from rest_framework.renderers import JSONRenderer
 
 from anchor_site.db_pool import why_no_connection
 from anchor_site.http.authentication import HOW_TO_GET_ONE, AccessTokenAuthentication
+from anchor_site.http.errors import database_unavailable
 from anchor_site.http.ratelimit import credential_accepted
 from anchor_site.http.transport import PayloadTooLarge, check_transport
 from anchor_site.http.workspace import WORKSPACE_HEADER, scope_for_user
@@ -38,7 +39,6 @@ from workflow.mcp.arguments import plain_json_refusal
 from workflow.mcp.calls import cancel_http_call, was_cancelled
 from workflow.mcp.jsonrpc import (
     CLIENT_METHODS,
-    INTERNAL_ERROR,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
@@ -55,8 +55,6 @@ from workflow.scope import Scope
 logger = logging.getLogger("anchor.http")
 
 SESSION_OWNER_KEY = "anchor_mcp_owner"
-# How long a client should wait before retrying when no database connection could be had.
-DATABASE_BUSY_RETRY_S = 5
 OPEN_OWNER = "debug-open"
 DEEP_NESTING = "the JSON nests too deeply to be a JSON-RPC message."
 
@@ -78,6 +76,16 @@ class MessageParser(JSONParser):
             return super().parse(stream, media_type, parser_context)
         except RecursionError:
             raise ParseError(DEEP_NESTING) from None
+
+
+def _request_id(request: Any) -> Any:
+    """The id of the JSON-RPC request being answered, or None when it has none."""
+    try:
+        message = request.data
+    except ParseError:
+        return None
+    request_id = message.get("id") if isinstance(message, dict) else None
+    return request_id if isinstance(request_id, (str, int)) else None
 
 
 def _refuse_shape(message: Any) -> JsonResponse | None:
@@ -145,23 +153,14 @@ class AnchorMCPView(StreamableHttpView):
 
     def handle_exception(self, exc: Exception) -> HttpResponse:
         # Tool calls report database errors in their own envelope; one reaching here came
-        # before the call (authentication, the session), almost always because no connection
-        # could be had: every pooled one busy past ANCHOR_DB_POOL_TIMEOUT_S, or the database
-        # down or refusing. Say which (error.data.cause too), and when to retry.
-        if isinstance(exc, OperationalError):
+        # outside a call (authentication, the session): no connection could be had (every
+        # pooled one busy past ANCHOR_DB_POOL_TIMEOUT_S, or the database down or refusing), or
+        # the database refused a write (read-only, full). Say which (error.data.cause too),
+        # and when to retry, answering the request's own id.
+        if isinstance(exc, DatabaseError):
             cause, reason = why_no_connection(exc)
-            logger.warning("no database connection for an /mcp request (%s): %s", cause, exc)
-            response = JsonResponse(
-                error_body(
-                    None,
-                    INTERNAL_ERROR,
-                    f"{reason}; nothing was done. Retry after {DATABASE_BUSY_RETRY_S} seconds.",
-                    data={"cause": cause},
-                ),
-                status=503,
-            )
-            response["Retry-After"] = str(DATABASE_BUSY_RETRY_S)
-            return response
+            logger.warning("an /mcp request met a database fault (%s): %s", cause, exc)
+            return database_unavailable(cause, reason, _request_id(self.request))
         if isinstance(exc, PayloadTooLarge):  # the same reply as the ASGI-level refusal
             return _jsonrpc_error(413, str(exc.detail))
         return super().handle_exception(exc)
