@@ -12,6 +12,7 @@ This module is the one place that knows the package's HTTP internals (pinned at 
 
 from __future__ import annotations
 
+import io
 import logging
 from importlib import import_module
 from types import SimpleNamespace
@@ -30,6 +31,7 @@ from rest_framework.renderers import JSONRenderer
 from anchor_site.db_pool import why_no_connection
 from anchor_site.http.authentication import HOW_TO_GET_ONE, AccessTokenAuthentication
 from anchor_site.http.errors import database_unavailable
+from anchor_site.http.json_members import MAX_MEMBERS, too_many_members
 from anchor_site.http.ratelimit import credential_accepted
 from anchor_site.http.transport import PayloadTooLarge, check_transport
 from anchor_site.http.workspace import WORKSPACE_HEADER, scope_for_user
@@ -57,6 +59,10 @@ logger = logging.getLogger("anchor.http")
 SESSION_OWNER_KEY = "anchor_mcp_owner"
 OPEN_OWNER = "debug-open"
 DEEP_NESTING = "the JSON nests too deeply to be a JSON-RPC message."
+TOO_MANY_MEMBERS = (
+    f"the JSON holds more than {MAX_MEMBERS} members (object keys and array elements), the "
+    "limit of one message; split the work into several calls."
+)
 
 
 def _jsonrpc_error(
@@ -66,14 +72,18 @@ def _jsonrpc_error(
 
 
 class MessageParser(JSONParser):
-    """JSON bodies, with two differences from DRF's: NaN and Infinity parse, so the argument
-    check can refuse them naming the field (as on stdio), and deep nesting is a clear 400."""
+    """JSON bodies, with three differences from DRF's: NaN and Infinity parse, so the argument
+    check can refuse them naming the field (as on stdio), and deep nesting and too many
+    members (json_members) are a clear 400."""
 
     strict = False
 
     def parse(self, stream: Any, media_type: Any = None, parser_context: Any = None) -> Any:
+        body = stream.read()
+        if too_many_members(body):
+            raise ParseError(TOO_MANY_MEMBERS)
         try:
-            return super().parse(stream, media_type, parser_context)
+            return super().parse(io.BytesIO(body), media_type, parser_context)
         except RecursionError:
             raise ParseError(DEEP_NESTING) from None
 
@@ -205,7 +215,8 @@ class AnchorMCPView(StreamableHttpView):
         try:
             message = request.data
         except ParseError as exc:
-            code = INVALID_REQUEST if exc.detail == DEEP_NESTING else PARSE_ERROR
+            too_big = exc.detail in (DEEP_NESTING, TOO_MANY_MEMBERS)
+            code = INVALID_REQUEST if too_big else PARSE_ERROR
             return _jsonrpc_error(400, f"Parse error: {exc.detail}", code=code)
         session_key = request.headers.get(SESSION_ID_HEADER)
         refused = _refuse_shape(message)
