@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import psycopg
@@ -91,9 +92,7 @@ def test_two_batches_naming_the_same_records_in_opposite_orders_never_deadlock(h
             "SELECT 1 FROM records_record WHERE id = ANY(%s) FOR UPDATE",
             [[kirat.pk, abhishek.pk]],
         )
-        threads = [
-            in_thread(lambda a=action_id: apply_batch(a)) for action_id in (forwards, backwards)
-        ]
+        threads = [in_thread(partial(apply_batch, a)) for a in (forwards, backwards)]
         wait_until(lambda: waiting_on_locks() >= 2, "both batches to wait on a record")
     finally:
         holder.rollback()
