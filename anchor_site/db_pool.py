@@ -8,7 +8,9 @@ ANCHOR_DB_POOL_TIMEOUT_S) instead of crowding PostgreSQL, where more transaction
 than cores only lengthen every lock a writer holds. stdio keeps its one long-lived connection.
 
 Each connection is checked before it is handed out (psycopg_pool's `check_connection`, which
-Django installs when CONN_HEALTH_CHECKS is on), so one the database closed is replaced unseen.
+Django installs when CONN_HEALTH_CHECKS is on), so one the database closed is replaced unseen;
+one that met a storage fault, or was left read-only by a database that is writable again, is
+dropped too (records.connection_health).
 When none can be had, `why_no_connection` tells "every connection busy" from "the database
 cannot be reached", by the outcome of the pool's latest attempt to connect.
 """
@@ -35,6 +37,10 @@ AT_CAPACITY = "at_capacity"
 def reset_pooled_connection(raw_connection: Any) -> None:
     """psycopg_pool's `reset` hook: runs as a connection goes back into the pool."""
     from records.query_bounds import reset_statement_settings
+
+    if getattr(raw_connection, "anchor_fault", False):
+        raw_connection.close()  # it met a storage fault (connection_health): the pool drops it
+        return
 
     reset_statement_settings(raw_connection)
 

@@ -9,3 +9,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     *mcp_urlpatterns(),
 ]
+
+# Every door's clients read JSON: an unanswered error is never Django's HTML page.
+handler500 = "anchor_site.http.errors.server_error"

@@ -1,8 +1,9 @@
 """Bound every query of a call in time, and stop it when the call is cancelled.
 
 A tool call runs inside `bounded_queries(...)` on its worker thread. There, each statement
-is limited to the configured time (PostgreSQL: `statement_timeout`; SQLite: a progress handler
-that aborts the running statement), and once the call is cancelled no further statement starts
+is limited to the configured time (PostgreSQL: `statement_timeout`, with `lock_timeout` a little
+shorter so a wait for another writer's lock is told apart; SQLite: a progress handler that
+aborts the running statement), and once the call is cancelled no further statement starts
 and the running one is interrupted, so the open transaction rolls back and writes nothing. A
 commit that already happened stays committed.
 """
@@ -20,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 from django.db import connection
 from django.db.backends.base.base import BaseDatabaseWrapper
 
+from records.storage_faults import LOCKED, storage_fault
+
 if TYPE_CHECKING:
     from psycopg.errors import QueryCanceled
 
@@ -27,6 +30,8 @@ if TYPE_CHECKING:
 # work, so a look costs nothing measurable and a runaway statement stops within a millisecond.
 SQLITE_PROGRESS_STEPS = 10_000
 MAX_TAG = 63  # PostgreSQL keeps this many bytes of application_name
+# The share of a statement's time limit it may spend waiting for another writer's lock.
+LOCK_WAIT_SHARE = 0.9
 
 
 class CallCancelled(Exception):
@@ -107,11 +112,18 @@ def _statement_guard(bound: QueryBound) -> Callable[..., Any]:
             if bound.cancelled.is_set() or _is_postgres_cancel_request():
                 bound.cancelled.set()  # stopped from another process: cancelled all the same
                 raise CallCancelled("the call was cancelled while a statement ran") from None
-            if bound.over_time() or _is_postgres_timeout():
+            # A wait for another writer's lock that ran out is no slow query: the envelope
+            # reports it as STORAGE_ERROR (locked), to retry as it is.
+            if (bound.over_time() or _is_postgres_timeout()) and not _is_lock_wait():
                 bound.timed_out = True
             raise
 
     return guard
+
+
+def _is_lock_wait() -> bool:
+    error = sys.exc_info()[1]
+    return error is not None and storage_fault(error).cause == LOCKED
 
 
 def _postgres_cancel() -> QueryCanceled | None:
@@ -136,7 +148,8 @@ def _is_postgres_cancel_request() -> bool:
 def _bound_postgres_statements(timeout_s: float, tag: str) -> None:
     # Once per connection and tag: settings cost a round trip and stay until they change.
     # jit off: planning a JIT for one wide WHERE (20 conditions x 100 values) took longer
-    # than running the query; the statements here are short OLTP reads and writes.
+    # than running the query; the statements here are short OLTP reads and writes. A wait for
+    # a lock gives up first (LOCK_WAIT_SHARE of the limit), so it is told from a slow query.
     settings = (max(1, int(timeout_s * 1000)), tag)
     connection.ensure_connection()  # a reconnect resets the cached value (connection_created)
     if getattr(connection, "anchor_statement_settings", None) == settings:
@@ -144,8 +157,8 @@ def _bound_postgres_statements(timeout_s: float, tag: str) -> None:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT set_config('statement_timeout', %s, false), set_config('jit', 'off', false),"
-            " set_config('application_name', %s, false)",
-            (str(settings[0]), tag[:MAX_TAG]),
+            " set_config('application_name', %s, false), set_config('lock_timeout', %s, false)",
+            (str(settings[0]), tag[:MAX_TAG], str(max(1, int(settings[0] * LOCK_WAIT_SHARE)))),
         )
     connection.anchor_statement_settings = settings  # type: ignore[attr-defined]
 
@@ -156,7 +169,9 @@ def reset_statement_settings(raw_connection: Any) -> None:
     A pooled connection serves other requests next (an admin page, another call's token
     check): they must not inherit this call's time limit, nor its tag, which a late cancel
     of the call would otherwise match."""
-    raw_connection.execute("RESET statement_timeout; RESET jit; RESET application_name")
+    raw_connection.execute(
+        "RESET statement_timeout; RESET jit; RESET application_name; RESET lock_timeout"
+    )
     if not raw_connection.autocommit:
         raw_connection.commit()
 

@@ -147,7 +147,10 @@ def _postgres_fault(error: pg_errors.Error) -> StorageFault:
         )
     if isinstance(error, (pg_errors.LockNotAvailable, pg_errors.DeadlockDetected)):
         return StorageFault(
-            LOCKED, "Another writer held a lock this call needed; nothing was changed. Retry."
+            LOCKED,
+            "Another writer held a lock this call needed past its lock timeout (or the two "
+            "waited on each other); nothing was changed. Retry the call as it is: it is safe, "
+            "and it usually succeeds at once.",
         )
     # No SQLSTATE: the driver lost the socket under a statement (the server closed it or went
     # away). Class 08 and admin/crash shutdown are the server saying the same.

@@ -35,7 +35,7 @@ from records.errors import (
 )
 from records.ids import is_valid_id
 from records.names import normalize_name
-from records.services import WriteContext, written_records
+from records.services import WriteContext, lock_records, written_records
 from workflow import imports
 from workflow.decision_audit import APPROVED, REJECTED, audit_decision
 from workflow.freshness import check_fresh, ensure_fresh, warm
@@ -155,9 +155,22 @@ def _with_created(args: dict[str, Any], made: dict[int, str]) -> dict[str, Any]:
     }
 
 
+def _records_named(items: list[dict[str, Any]]) -> list[Any]:
+    """The stored records the items name (not those an earlier item creates)."""
+    return [
+        item["arguments"].get(key)
+        for item in items
+        for key, names in operation_named(item["operation"]).arguments.items()
+        if names is Names.RECORD and created_earlier(item["arguments"].get(key)) is None
+    ]
+
+
 def _batch_apply(ctx: WriteContext, action: PreparedAction) -> dict[str, Any]:
     results = []
     made: dict[int, str] = {}  # item index -> the record a creating item made
+    # All at once, by ID: locked item by item, two batches naming the same records in
+    # different orders could deadlock.
+    lock_records(ctx, _records_named(action.arguments["items"]))
     for item in action.arguments["items"]:
         item_ctx = replace(
             ctx,

@@ -480,6 +480,7 @@ def _apply_links(
         ]
         return created_links, dropped_links
     created_links = []
+    services.lock_records(ctx, [end for _, _, ends in kept for end in ends])
     for index, link, (source_id, target_id) in kept:
         rel, was_created = services.relationship_create(
             ctx=replace(ctx, item_index=index),

@@ -12,6 +12,7 @@ This module is the one place that knows the package's HTTP internals (pinned at 
 
 from __future__ import annotations
 
+import io
 import logging
 from importlib import import_module
 from types import SimpleNamespace
@@ -19,7 +20,7 @@ from typing import Any
 
 from asgiref.sync import async_to_sync
 from django.conf import settings
-from django.db import OperationalError
+from django.db import DatabaseError
 from django.http import HttpResponse, JsonResponse
 from oauth2_provider.models import AccessToken as OAuthAccessToken
 from rest_framework.exceptions import MethodNotAllowed, NotAuthenticated, ParseError
@@ -33,6 +34,8 @@ from anchor_site.http.authentication import (
     AccessTokenAuthentication,
     credential_of,
 )
+from anchor_site.http.errors import database_unavailable
+from anchor_site.http.json_members import MAX_MEMBERS, too_many_members
 from anchor_site.http.ratelimit import credential_accepted
 from anchor_site.http.transport import PayloadTooLarge, check_transport
 from anchor_site.http.workspace import WORKSPACE_HEADER, scope_for_user
@@ -42,7 +45,6 @@ from workflow.mcp.arguments import plain_json_refusal
 from workflow.mcp.bounded_calls import cancel_http_call, was_cancelled
 from workflow.mcp.jsonrpc import (
     CLIENT_METHODS,
-    INTERNAL_ERROR,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
@@ -59,10 +61,12 @@ from workflow.scope import Scope
 logger = logging.getLogger("anchor.http")
 
 SESSION_OWNER_KEY = "anchor_mcp_owner"
-# How long a client should wait before retrying when no database connection could be had.
-DATABASE_BUSY_RETRY_S = 5
 OPEN_OWNER = "debug-open"
 DEEP_NESTING = "the JSON nests too deeply to be a JSON-RPC message."
+TOO_MANY_MEMBERS = (
+    f"the JSON holds more than {MAX_MEMBERS} members (object keys and array elements), the "
+    "limit of one message; split the work into several calls."
+)
 
 
 def _jsonrpc_error(
@@ -72,16 +76,30 @@ def _jsonrpc_error(
 
 
 class MessageParser(JSONParser):
-    """JSON bodies, with two differences from DRF's: NaN and Infinity parse, so the argument
-    check can refuse them naming the field (as on stdio), and deep nesting is a clear 400."""
+    """JSON bodies, with three differences from DRF's: NaN and Infinity parse, so the argument
+    check can refuse them naming the field (as on stdio), and deep nesting and too many
+    members (json_members) are a clear 400."""
 
     strict = False
 
     def parse(self, stream: Any, media_type: Any = None, parser_context: Any = None) -> Any:
+        body = stream.read()
+        if too_many_members(body):
+            raise ParseError(TOO_MANY_MEMBERS)
         try:
-            return super().parse(stream, media_type, parser_context)
+            return super().parse(io.BytesIO(body), media_type, parser_context)
         except RecursionError:
             raise ParseError(DEEP_NESTING) from None
+
+
+def _request_id(request: Any) -> Any:
+    """The id of the JSON-RPC request being answered, or None when it has none."""
+    try:
+        message = request.data
+    except ParseError:
+        return None
+    request_id = message.get("id") if isinstance(message, dict) else None
+    return request_id if isinstance(request_id, (str, int)) else None
 
 
 def _refuse_shape(message: Any) -> JsonResponse | None:
@@ -149,23 +167,14 @@ class AnchorMCPView(StreamableHttpView):
 
     def handle_exception(self, exc: Exception) -> HttpResponse:
         # Tool calls report database errors in their own envelope; one reaching here came
-        # before the call (authentication, the session), almost always because no connection
-        # could be had: every pooled one busy past ANCHOR_DB_POOL_TIMEOUT_S, or the database
-        # down or refusing. Say which (error.data.cause too), and when to retry.
-        if isinstance(exc, OperationalError):
+        # outside a call (authentication, the session): no connection could be had (every
+        # pooled one busy past ANCHOR_DB_POOL_TIMEOUT_S, or the database down or refusing), or
+        # the database refused a write (read-only, full). Say which (error.data.cause too),
+        # and when to retry, answering the request's own id.
+        if isinstance(exc, DatabaseError):
             cause, reason = why_no_connection(exc)
-            logger.warning("no database connection for an /mcp request (%s): %s", cause, exc)
-            response = JsonResponse(
-                error_body(
-                    None,
-                    INTERNAL_ERROR,
-                    f"{reason}; nothing was done. Retry after {DATABASE_BUSY_RETRY_S} seconds.",
-                    data={"cause": cause},
-                ),
-                status=503,
-            )
-            response["Retry-After"] = str(DATABASE_BUSY_RETRY_S)
-            return response
+            logger.warning("an /mcp request met a database fault (%s): %s", cause, exc)
+            return database_unavailable(cause, reason, _request_id(self.request))
         if isinstance(exc, PayloadTooLarge):  # the same reply as the ASGI-level refusal
             return _jsonrpc_error(413, str(exc.detail))
         return super().handle_exception(exc)
@@ -212,7 +221,8 @@ class AnchorMCPView(StreamableHttpView):
         try:
             message = request.data
         except ParseError as exc:
-            code = INVALID_REQUEST if exc.detail == DEEP_NESTING else PARSE_ERROR
+            too_big = exc.detail in (DEEP_NESTING, TOO_MANY_MEMBERS)
+            code = INVALID_REQUEST if too_big else PARSE_ERROR
             return _jsonrpc_error(400, f"Parse error: {exc.detail}", code=code)
         session_key = request.headers.get(SESSION_ID_HEADER)
         refused = _refuse_shape(message)

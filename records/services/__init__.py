@@ -42,6 +42,7 @@ from records.services.memberships import (
     workspace_membership_remove,
 )
 from records.services.record_changes import (
+    lock_records,
     record_alias_add,
     record_alias_remove,
     record_archive,
@@ -70,6 +71,7 @@ __all__ = [
     "collection_create",
     "collection_set_requires_approval",
     "collection_update",
+    "lock_records",
     "record_alias_add",
     "record_alias_remove",
     "record_archive",

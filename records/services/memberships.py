@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
-from django.db import IntegrityError, OperationalError, connection, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.utils import timezone
 
 from records.errors import STORAGE_ERROR, AnchorError, invalid
@@ -115,8 +115,8 @@ def access_token_touch(*, token: Any) -> bool:
         with _sqlite_without_waiting(), transaction.atomic():
             _postgres_without_waiting()
             type(token).objects.filter(pk=token.pk).update(**{field: now})
-    except OperationalError:
-        logger.info("Skipped the last-used stamp of token %s: the store is busy.", token.pk)
+    except DatabaseError as exc:  # busy, or read-only: the request itself is served
+        logger.info("Skipped the last-used stamp of token %s: %s", token.pk, exc)
         return False
     setattr(token, field, now)
     return True

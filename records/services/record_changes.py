@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from records import validation as v
@@ -30,6 +30,17 @@ def lock_record(ctx: WriteContext, record_id: Any, field: str = "record_id") -> 
         kind="record",
         field=field,
     )
+
+
+def lock_records(ctx: WriteContext, record_ids: Iterable[Any]) -> None:
+    """Lock these records of the workspace (those that exist) in one canonical order, by ID,
+    before a write that changes several: two writers each taking them one by one in its own
+    order (a batch's items, a link's ends) could each hold what the other waits for. SQLite
+    needs none: its write transactions run one at a time."""
+    ids = sorted({str(i) for i in record_ids if isinstance(i, str)})
+    if ids and connection.features.has_select_for_update:
+        locking = Record.objects.select_for_update().filter(workspace_id=ctx.workspace_id)
+        list(locking.filter(pk__in=ids).order_by("pk").values_list("pk", flat=True))
 
 
 def lock_current(

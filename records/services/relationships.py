@@ -13,7 +13,7 @@ from records.models import Relationship
 from records.selectors.scoped import check_active, in_workspace
 from records.selectors.serialize import relationship_dict
 from records.services.audit_trail import WriteContext, audit
-from records.services.record_changes import lock_record
+from records.services.record_changes import lock_record, lock_records
 
 
 def relationship_create(
@@ -22,6 +22,7 @@ def relationship_create(
     """Link two records. Linking an existing link again is a no-op that returns it."""
     rel_type = v.relationship_type(relationship_type)
     with transaction.atomic():
+        lock_records(ctx, [source_id, target_id])
         source = lock_record(ctx, source_id, "source_id")
         target = lock_record(ctx, target_id, "target_id")
         if source.pk == target.pk:

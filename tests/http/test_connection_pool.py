@@ -153,6 +153,7 @@ def test_a_request_finding_no_free_connection_is_told_to_retry(one_connection: L
     thread.join(timeout=60)
     assert refused.status_code == 503, refused.text
     assert refused.headers["Retry-After"] == "5"
+    assert refused.json()["id"] == late.next_id - 1, "the 503 answers the request's own id"
     error = refused.json()["error"]
     assert error["code"] == -32603 and "Retry after 5 seconds" in error["message"]
     # Busy, not broken: the cause is the pool's, and the database is never blamed.

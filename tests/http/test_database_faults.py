@@ -6,6 +6,8 @@ it is handed out and replaced, so clients see at most one failed call, and that 
 retry. When no connection can be had, the 503 names the cause: "at capacity" only when every
 connection is busy (tests/http/test_connection_pool.py), and its own message when the
 database refuses connections; once it accepts them again the same server serves the next call.
+A database made read-only refuses writes in JSON at every door, and once writable again the very
+next write succeeds: no connection opened or failed in the read-only spell is handed out again.
 Only this test's database is touched: backends are chosen by its name, never another's.
 """
 
@@ -17,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import httpx
 import psycopg
 import pytest
 from django.db import connection
@@ -131,6 +134,7 @@ def test_a_database_refusing_connections_gets_its_own_503_then_the_next_call_is_
         refused = client.post("tools/call", {"name": "get_server_instructions", "arguments": {}})
     assert refused.status_code == 503, refused.text
     assert refused.headers["Retry-After"] == "5"
+    assert refused.json()["id"] == client.next_id - 1, "the 503 answers the request's own id"
     error = refused.json()["error"]
     assert error["code"] == -32603 and error["data"] == {"cause": "unreachable"}, error
     assert "cannot reach its database" in error["message"], error
@@ -146,5 +150,102 @@ def test_a_database_refusing_connections_gets_its_own_503_then_the_next_call_is_
         assert time.monotonic() < deadline, "the server did not reconnect within 90 s"
     assert reply[1]["ok"], reply
     log = quick_timeout.log.read_text()
-    assert "no database connection for an /mcp request (unreachable)" in log
+    assert "an /mcp request met a database fault (unreachable)" in log
     assert "Traceback" not in log, log[-3000:]
+
+
+@contextmanager
+def read_only_database() -> Iterator[None]:
+    """New sessions on this test's database start read-only (the server's are ended, so its
+    pool reconnects read-only); put back after. This test's own session stays writable."""
+    settings = connection.settings_dict
+    name = psycopg.sql.Identifier(settings["NAME"])
+    connection.ensure_connection()
+    # From the maintenance database: ending the server's sessions must not end this one.
+    with psycopg.connect(postgres_url({**settings, "NAME": "postgres"}), autocommit=True) as admin:
+        admin.execute(
+            psycopg.sql.SQL("ALTER DATABASE {} SET default_transaction_read_only = on").format(name)
+        )
+        try:
+            terminate_the_servers_backends()
+            yield
+        finally:
+            admin.execute(
+                psycopg.sql.SQL("ALTER DATABASE {} RESET default_transaction_read_only").format(
+                    name
+                )
+            )
+
+
+def initialize(server: LiveServer, token: str) -> httpx.Response:
+    return httpx.post(
+        f"{server.url}/mcp",
+        headers={
+            "Accept": "application/json, text/event-stream",
+            "Authorization": f"Bearer {token}",
+        },
+        json={
+            "jsonrpc": "2.0",
+            "id": "start-1",
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "read-only test", "version": "1"},
+            },
+        },
+        timeout=30,
+    )
+
+
+@pytest.fixture
+def small_pool(tmp_path) -> Iterator[LiveServer]:
+    yield from serve_shared(tmp_path, workers=1, ANCHOR_DB_POOL_SIZE="2")
+
+
+def test_a_read_only_database_refuses_in_json_and_the_next_write_after_it_succeeds(
+    small_pool: LiveServer,
+):
+    token = small_pool.token_for("alice", "team-a")
+    clients = [Client(small_pool, token) for _ in range(3)]
+    people = create_people(clients[0], "read-only database")
+
+    def resolve(client: Client, title: str) -> tuple[int, dict[str, Any]]:
+        # A resolution is a write: it stores its review.
+        return call(client, "resolve_record", {"query": title, "collection_id": people})
+
+    def read(client: Client) -> None:
+        for _ in range(3):
+            status, envelope = call(client, "search_records", {"collection_id": people})
+            assert status == 200 and envelope["ok"], envelope
+
+    with read_only_database():
+        for index in range(3):
+            status, refused = resolve(clients[0], f"Refused {index}")
+            assert status == 200 and refused["error"]["code"] == "STORAGE_ERROR", refused
+            assert refused["error"]["details"] == {"cause": "read_only"}, refused
+        # Reads are served, on connections opened read-only that go back into the pool.
+        in_parallel(clients, read)
+        # A session cannot be stored: a JSON-RPC 503 answering the request's id, never HTML.
+        start = initialize(small_pool, token)
+        assert start.status_code == 503, start.text
+        body = start.json()
+        assert body["id"] == "start-1" and body["error"]["data"] == {"cause": "read_only"}, body
+        assert start.headers["Retry-After"] == "5"
+        # An OAuth door that writes answers JSON too.
+        registered = httpx.post(
+            f"{small_pool.url}/oauth/register/",
+            json={"client_name": "read-only", "redirect_uris": ["http://127.0.0.1:9/cb"]},
+            timeout=30,
+        )
+        assert registered.status_code == 503, registered.text
+        assert registered.headers["Content-Type"] == "application/json", registered.headers
+        assert registered.json()["cause"] == "read_only", registered.text
+
+    # Writable again: the very next write succeeds, on every client, and sessions start.
+    for index, client in enumerate(clients):
+        status, healed = resolve(client, f"Healed {index}")
+        assert status == 200 and healed["ok"], healed
+    assert initialize(small_pool, token).status_code == 200
+    log = small_pool.log.read_text()
+    assert "an /mcp request met a database fault (read_only)" in log

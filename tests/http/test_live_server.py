@@ -13,7 +13,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,7 +89,9 @@ def live_one_worker(tmp_path) -> Iterator[LiveServer]:
     yield from serve(tmp_path, workers=1)
 
 
-def serve(tmp_path: Path, workers: int, **extra_env: str) -> Iterator[LiveServer]:
+def serve(
+    tmp_path: Path, workers: int, *, command_prefix: Sequence[str] = (), **extra_env: str
+) -> Iterator[LiveServer]:
     if ON_POSTGRES:
         database = {"DATABASE_URL": postgres_url(connection.settings_dict)}
     else:
@@ -106,7 +108,9 @@ def serve(tmp_path: Path, workers: int, **extra_env: str) -> Iterator[LiveServer
     )
     log = tmp_path / "server.log"
     with open(log, "w") as sink:
-        process = subprocess.Popen(GUNICORN, cwd=REPO_ROOT, env=env, stdout=sink, stderr=sink)
+        process = subprocess.Popen(
+            [*command_prefix, *GUNICORN], cwd=REPO_ROOT, env=env, stdout=sink, stderr=sink
+        )
     url = f"http://127.0.0.1:{port}"
     try:
         wait_until_serving(url, process, log)

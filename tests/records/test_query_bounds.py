@@ -3,11 +3,12 @@ runs no further statement, and the connection serves on."""
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 import time
 
 import pytest
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, OperationalError, connection, transaction
 
 from records.models import Workspace
 from records.query_bounds import (
@@ -17,6 +18,7 @@ from records.query_bounds import (
     cancel_tagged_statements,
 )
 from tests.polling import wait_until
+from workflow.mcp.envelope import run_tool
 
 
 def tagged_statement_running(tag: str) -> bool:
@@ -142,3 +144,36 @@ def test_rows_still_being_fetched_are_under_the_statements_clock():
         cursor.fetchall()
     assert bound.timed_out
     assert time.monotonic() - started < 5
+
+
+def sqlite_busy(tmp_path) -> sqlite3.OperationalError:
+    """SQLite's own error for a write lock another connection held past the busy timeout."""
+    path = tmp_path / "locked.db"
+    holder, waiter = sqlite3.connect(path), sqlite3.connect(path, timeout=0)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        waiter.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        return exc
+    finally:
+        holder.close()
+        waiter.close()
+    raise AssertionError("the second writer was not refused")
+
+
+@pytest.mark.django_db
+def test_a_lock_wait_past_the_limit_is_storage_error_locked_not_query_timeout(tmp_path):
+    busy = sqlite_busy(tmp_path)
+
+    def locked_out(execute, sql, params, many, context):  # as SQLite gives up after its wait
+        raise OperationalError(str(busy)) from busy
+
+    # A limit every statement is past: only the kind of error can tell the two apart.
+    bound = QueryBound(timeout_s=1e-9)
+    with bounded_queries(bound), connection.execute_wrapper(locked_out):
+        reply = run_tool(lambda: connection.cursor().execute("SELECT 1"))
+    assert not bound.timed_out
+    error = reply.get("error")
+    assert error is not None, reply
+    assert error["code"] == "STORAGE_ERROR" and error.get("details") == {"cause": "locked"}, error
+    assert "Retry" in error["message"], error

@@ -3,7 +3,8 @@
 Over stdio with the official MCP client, as an agent meets it: mcp_serve starts on a database
 it cannot write (a read-only SQLite file, a full disk, a read-only PostgreSQL database). Reads
 are served; a write is refused with STORAGE_ERROR naming the cause (details.cause) and writes
-nothing; once the cause is fixed, the same process commits the very next write.
+nothing; once the cause is fixed, the same process commits the very next write, even when it
+served a read in between.
 
 SQLite opens a write-protected file read-only and stays so, and Django keeps a SQLite
 connection whatever failed on it: before the server closed a failed connection, the file being
@@ -159,6 +160,10 @@ def survive(
             )
             refused_for(resolve, "resolve_record", cause, words)
             assert row_counts(database) == before, "a refused call wrote something"
+            # A read served after the refusals opens a connection in the fault: it must not
+            # cost the first write after the fix.
+            found = await call(session, "search_records", {"collection_id": collection_id})
+            assert found["ok"], found
 
             fix_it()
             healed = expect_ok(

@@ -14,6 +14,7 @@ from typing import Any, NotRequired
 from django.db import DatabaseError, close_old_connections, connection
 from typing_extensions import TypedDict
 
+from records.connection_health import left_read_only
 from records.errors import CANCELLED, QUERY_TIMEOUT, STORAGE_ERROR, AnchorError
 from records.query_bounds import CallCancelled, current_bound
 from records.storage_faults import UNKNOWN, storage_fault
@@ -41,6 +42,8 @@ def _drop_dead_connections() -> None:
     # closing here would throw away the statement bounds just set on it (run_bounded).
     if not connection.in_atomic_block and connection.settings_dict.get("CONN_MAX_AGE") != 0:
         close_old_connections()
+        if left_read_only(connection):  # else the first write after a heal would fail
+            connection.close()
 
 
 # Nobody hears this reply (a cancelled request gets none); the rollback is the point.
