@@ -35,12 +35,12 @@ from records.errors import (
 )
 from records.ids import is_valid_id
 from records.names import normalize_name
-from records.services import WriteContext, lock_records, written_records
+from records.services import WriteContext, lock_records
 from workflow import imports
 from workflow.decision_audit import APPROVED, REJECTED, audit_decision
 from workflow.freshness import check_fresh, ensure_fresh, warm
 from workflow.models import OPEN_STATES, ActionState, PreparedAction, ReviewTicket
-from workflow.name_index import follow_write, scope_names
+from workflow.names.cache import scope_names
 from workflow.operations import batch_operation_names, operation_named, parse_operation
 from workflow.operations.checks import created_earlier
 from workflow.operations.registry import Names, Operation
@@ -354,13 +354,13 @@ def _parse_action_id(action_id: Any) -> str:
 
 def _recheck(
     action: PreparedAction, scope: Scope, *, check_expiry: bool = True
-) -> tuple[list[ReviewTicket], dict[str, int]]:
+) -> list[ReviewTicket]:
     """Lock the counters the action relies on and refuse it if any review's answer changed.
 
     A moved counter is not enough: each review that depends on one is re-evaluated, under the
     locks, and refused only if its answer differs (freshness.ensure_fresh); so is an import's
     own duplicate review. Runs inside the caller's transaction; returns the cited tickets for
-    the evidence checks and the counters' locked values.
+    the evidence checks.
     """
     current = lock_counters(action.workspace_id, action.counters)
     tickets = load_tickets(scope, action.review_ids)
@@ -382,7 +382,7 @@ def _recheck(
             changed=moved,
             changes=changes,
         )
-    return tickets, current
+    return tickets
 
 
 def _collections_touched(
@@ -393,22 +393,19 @@ def _collections_touched(
     return approval.collections_touched(action.workspace_id, touched)
 
 
-def _decide(
-    action: PreparedAction, scope: Scope, *, actor: str
-) -> tuple[approval.Decision, dict[str, int]]:
+def _decide(action: PreparedAction, scope: Scope, *, actor: str) -> approval.Decision:
     """Every commit-time check, then the approval policy on what the write touches now.
 
     Runs inside the caller's transaction. Records, links and gates may have changed since
     prepare, so the touched collections are recomputed and stored with the action, and their
     gates stay as read until the write lands. A person's review may take longer than a ticket
-    lives; what it depends on must still be unchanged. Returns the decision and the locked
-    counters' values.
+    lives; what it depends on must still be unchanged.
     """
     held = approval.hold_gates_steady(action.workspace_id, action.collection_ids)  # first
-    tickets, locked = _recheck(action, scope, check_expiry=actor == approval.AGENT)
+    tickets = _recheck(action, scope, check_expiry=actor == approval.AGENT)
     action.collection_ids = _collections_touched(scope, action, tickets)
     decision = approval.decide(action.workspace_id, action.collection_ids, actor=actor, held=held)
-    return decision, locked
+    return decision
 
 
 def _apply(action: PreparedAction, *, approved_by: str = "") -> dict[str, Any]:
@@ -512,16 +509,12 @@ def _commit(
                 before_apply(action)
             # Checked in full before holding, so a stale action is refused at once, not after
             # a person's wait.
-            decision, locked = _decide(action, scope, actor=approval.AGENT)
+            decision = _decide(action, scope, actor=approval.AGENT)
             if decision.hold:
                 action.state = ActionState.AWAITING_APPROVAL
                 action.save(update_fields=["state", "arguments", "collection_ids"])
                 return _outcome(action, replayed=False)
-            own_write = follow_write(scope.workspace_id, locked)
-            with written_records() as written:
-                action.result = _apply(action)
-            if own_write is not None:
-                own_write.written(written)
+            action.result = _apply(action)
             action.state = ActionState.COMMITTED
             action.decided_at = timezone.now()
             action.save(

@@ -15,7 +15,6 @@ from records.services.audit_trail import (
     audit,
     audit_unchanged,
     workspace_ensure,
-    written_records,
 )
 from records.services.clarification_reviews import clarification_review_create
 from records.services.collections import (
@@ -85,7 +84,6 @@ __all__ = [
     "self_mapping_remove",
     "self_mapping_set",
     "workspace_ensure",
-    "written_records",
     "workspace_membership_add",
     "workspace_membership_remove",
 ]

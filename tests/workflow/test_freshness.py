@@ -14,16 +14,17 @@ from records.models import Record
 from tests.conftest import make_collection, make_record
 from tests.mcp_client import call_tool
 from tests.workflow.helpers import ok, refused
-from workflow import freshness, name_index
+from workflow import freshness
 from workflow.actions import approve_prepared_action
 from workflow.models import ActionState, PreparedAction, ReviewTicket
+from workflow.names import cache as names_cache
 
 
 @pytest.fixture(autouse=True)
 def fresh_name_cache():
-    name_index.clear_cache()
+    names_cache.clear_cache()
     yield
-    name_index.clear_cache()
+    names_cache.clear_cache()
 
 
 def resolve(query: str, **kwargs: Any) -> dict[str, Any]:

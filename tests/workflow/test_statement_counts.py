@@ -9,10 +9,11 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from workflow.names.cache import scope_names
+from workflow.names.match import match_names, match_names_many
 
 from tests.workflow.helpers import ok
-from workflow import name_index
-from workflow.name_index import match_names, match_names_many, scope_names
+from workflow.names import cache as names_cache
 
 # resolve_record, prepare_write, commit_write of a create (with its follow-up review); the
 # figures before these were pinned: 8, 16, 29 (SQLite) and 8, 18, 29 (PostgreSQL). A resolve
@@ -31,9 +32,9 @@ IMPORT = {"sqlite": (18, 25), "postgresql": (19, 24)}
 
 @pytest.fixture(autouse=True)
 def fresh_name_cache():
-    name_index.clear_cache()
+    names_cache.clear_cache()
     yield
-    name_index.clear_cache()
+    names_cache.clear_cache()
 
 
 def statements(name, arguments):

@@ -12,15 +12,6 @@ import uuid
 
 import pytest
 from django.db import connection
-
-from records import services
-from records.ids import new_id
-from records.models import Record
-from tests.conftest import WORKSPACE, make_collection, make_record
-from tests.workflow.test_name_index_updates import count_loads
-from workflow import name_index
-from workflow.models import StoredNameList
-from workflow.models.name_lists import NAME_LIST_LAYOUT
 from workflow.name_columns import SEP, STEP, JoinedTexts, PackedIds
 from workflow.name_index import (
     FEW_RECORDS,
@@ -30,14 +21,23 @@ from workflow.name_index import (
     scope_names,
 )
 
+from records import services
+from records.ids import new_id
+from records.models import Record
+from tests.conftest import WORKSPACE, make_collection, make_record
+from tests.workflow.test_name_index_updates import count_loads
+from workflow.models import StoredNameList
+from workflow.models.name_lists import NAME_LIST_LAYOUT
+from workflow.names import cache as names_cache
+
 SIZE = 5 * STEP + 7  # several display marks, and a last block cut short
 
 
 @pytest.fixture(autouse=True)
 def fresh_cache():
-    name_index.clear_cache()
+    names_cache.clear_cache()
     yield
-    name_index.clear_cache()
+    names_cache.clear_cache()
 
 
 def entries(size: int = SIZE) -> list[tuple[str, str, bool]]:
@@ -282,7 +282,7 @@ def test_a_row_that_does_not_read_back_whole_is_rebuilt_and_stored_again(ctx, mo
     corrupt(row)
     row.save()
     assert ScopeNames.from_stored(StoredNameList.objects.get(pk=row.pk)) is None
-    name_index.clear_cache()  # the restart
+    names_cache.clear_cache()  # the restart
     loads = count_loads(monkeypatch)
     restarted = scope_names(WORKSPACE, people.pk)
     assert len(loads) == 1, "read from the records"
@@ -301,7 +301,7 @@ def test_a_fresh_process_reads_ids_and_displays_from_the_row_as_stored(ctx, monk
     services.record_rename(
         ctx=ctx, record_id=records[5].pk, title="Kirat Singh", expected_version=1
     )
-    name_index.clear_cache()
+    names_cache.clear_cache()
     restarted = scope_names(WORKSPACE, people.pk)
     assert restarted.record_ids.tail == [records[5].pk], "only the renamed record appended"
     assert restarted.displays.tail == ["Kirat Singh"]

@@ -12,15 +12,15 @@ from records.models import AuditEvent, Collection
 from tests.conftest import link, make_collection, make_record
 from tests.mcp_client import list_tools
 from tests.workflow.helpers import ok, refused, write
-from workflow import name_index
 from workflow.imports import MAX_COMPARISONS
+from workflow.names import cache as names_cache
 
 
 @pytest.fixture(autouse=True)
 def fresh_name_cache():
-    name_index.clear_cache()
+    names_cache.clear_cache()
     yield
-    name_index.clear_cache()
+    names_cache.clear_cache()
 
 
 def discover(name: str, purpose: str = "Whatever it is for") -> str:

@@ -4,7 +4,7 @@ A resolution by name depends on one names counter (its collection's, or the work
 the names log (records.name_log) says which records moved it since the value the review holds.
 Every other record's names are as they were, so the answer can differ only if one of the
 written records was a candidate (its title, standing or collection may have changed) or now
-matches the query under the review's own rule (workflow.name_index.match_names on just those
+matches the query under the review's own rule (workflow.names.match.match_names on just those
 records' current names). When neither holds, the answer stands without reading the scope.
 
 This is a filter in front of the whole re-evaluation, never a replacement for it: whenever it
@@ -21,7 +21,9 @@ from records.ids import is_valid_id
 from records.name_log import names_written
 from records.names import normalize_name
 from workflow.models import ReviewTicket
-from workflow.name_index import MAX_SCOPE_RECORDS, match_names, names_of, scope_record_count
+from workflow.names.cache import names_of, scope_record_count
+from workflow.names.match import match_names
+from workflow.names.view import MAX_SCOPE_RECORDS
 from workflow.resolution import INCOMPLETE, SELF_WORDS
 
 # Beyond this many names written since the review, re-running it costs about what reading them
