@@ -54,10 +54,6 @@ class ScopeCache(Generic[R, V]):
         with self._lock:
             self._values.pop(scope, None)
 
-    def scopes(self) -> list[Hashable]:
-        with self._lock:
-            return list(self._values)
-
     def clear(self) -> None:
         with self._lock:
             self._values.clear()

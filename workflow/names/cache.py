@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from django.db import IntegrityError, connection, transaction
+from dataclasses import replace
+
+from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 
 from records.counters import counter_values, names_key
@@ -18,7 +20,6 @@ CACHED_SCOPES = 32
 MAX_CHANGED_SHARE = 0.05
 # Below this many records a scope reads from the records about as fast as from a stored list.
 STORE_FROM_RECORDS = 2_000
-STORED_FIELDS = ("revision", "layout", "record_ids", "names", "displays", "aliases")
 
 _cache: ScopeCache[int, ScopeNames] = ScopeCache(CACHED_SCOPES)
 
@@ -68,7 +69,8 @@ def _load(workspace_id: str, collection_id: str | None, revision: int) -> ScopeN
 def _fresh(workspace_id: str, collection_id: str | None, revision: int) -> ScopeNames:
     """The stored list and the log since it when it can say what changed, else the records
     (and the list stored for the next process)."""
-    stored = _read_stored(workspace_id, names_key(collection_id))
+    key = names_key(collection_id)
+    stored = StoredNameList.objects.filter(workspace_id=workspace_id, scope_key=key).first()
     view = None if stored is None else ScopeNames.from_stored(stored)
     if view is not None:
         if view.revision >= revision:  # stored after our counter read: newer is as good
@@ -98,7 +100,7 @@ def _follow_log(
         return None
     changed, added = written
     if not changed:
-        return view.with_revision(revision)
+        return replace(view, revision=revision)
     followed = view.patched(revision, changed, added)
     return None if followed is None or followed.too_large else followed
 
@@ -120,33 +122,6 @@ def _store(workspace_id: str, collection_id: str | None, names: ScopeNames) -> N
             prune_names_log(workspace_id, key, names.revision)
     except IntegrityError:  # another process stored one at the same moment
         pass
-
-
-def _read_stored(workspace_id: str, scope_key: str) -> StoredNameList | None:
-    """The row, in a statement written out (a cold ORM compile costs more than the read). On
-    PostgreSQL through a binary-result cursor: the text protocol sends the IDs hex-encoded."""
-    meta, quote = StoredNameList._meta, connection.ops.quote_name
-    column = {f.name: quote(f.column) for f in meta.concrete_fields}
-    sql = (
-        f"SELECT {', '.join(column[name] for name in STORED_FIELDS)} FROM "
-        f"{quote(meta.db_table)} WHERE {column['workspace']} = %s AND {column['scope_key']} = %s"
-    )
-    if connection.vendor != "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(sql, (workspace_id, scope_key))
-            row = cursor.fetchone()
-    else:
-        import psycopg  # only on PostgreSQL, where Django has imported it already
-
-        connection.ensure_connection()
-        with psycopg.Cursor(connection.connection) as raw:
-            raw.execute(sql, (workspace_id, scope_key), binary=True)
-            row = raw.fetchone()
-    if row is None:
-        return None
-    return StoredNameList(
-        workspace_id=workspace_id, scope_key=scope_key, **dict(zip(STORED_FIELDS, row, strict=True))
-    )
 
 
 def _current_names(

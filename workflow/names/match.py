@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz, process
@@ -27,19 +27,6 @@ class NameMatch:
 
 # Scores held at once by match_names_many (float64): about 8 MB, whatever the scope's size.
 MANY_SCORES_AT_ONCE = 1_000_000
-
-
-def _similar_spellings(names: ScopeNames, normalized_query: str) -> Iterator[tuple[float, int]]:
-    """(score 0-100, index) of every entry whose character ratio reaches the threshold."""
-    for _, score, index in process.extract(
-        normalized_query,
-        names.names,
-        scorer=fuzz.ratio,
-        processor=None,
-        score_cutoff=SIMILARITY_THRESHOLD * 100,
-        limit=None,
-    ):
-        yield score, index
 
 
 def match_names_many(names: ScopeNames, queries: list[tuple[str, str]]) -> list[list[NameMatch]]:
@@ -101,8 +88,17 @@ def match_names(
         keep(index, 1.0, True, False)
     if len(normalized_query) >= MIN_FUZZY_LENGTH:
         all_names = names.names
-        spellings = _similar_spellings(names, normalized_query) if similar is None else similar
-        for score, index in spellings:
+        if similar is None:  # (score 0-100, index) of every entry reaching the threshold
+            found_by = process.extract(
+                normalized_query,
+                all_names,
+                scorer=fuzz.ratio,
+                processor=None,
+                score_cutoff=SIMILARITY_THRESHOLD * 100,
+                limit=None,
+            )
+            similar = [(score, index) for _, score, index in found_by]
+        for score, index in similar:
             name = all_names[index]
             # The three-character rule holds for both sides: "Alx" does not suggest "Al".
             if index in found or len(name) < MIN_FUZZY_LENGTH or not names.is_live(index):

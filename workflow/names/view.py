@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
@@ -171,10 +171,6 @@ class ScopeNames:
             (*tail, *added),
             self.record_count - titles_gone + sum(not alias for _, _, alias in added),
         )
-
-    def with_revision(self, revision: int) -> ScopeNames:
-        """This snapshot at a later revision that changed none of its names."""
-        return replace(self, revision=revision)
 
     @classmethod
     def from_stored(cls, stored: StoredNameList) -> ScopeNames | None:
