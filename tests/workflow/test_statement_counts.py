@@ -9,11 +9,11 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from workflow.names.cache import scope_names
-from workflow.names.match import match_names, match_names_many
 
 from tests.workflow.helpers import ok
 from workflow.names import cache as names_cache
+from workflow.names.cache import scope_names
+from workflow.names.match import match_names, match_names_many
 
 # resolve_record, prepare_write, commit_write of a create (with its follow-up review); the
 # figures before these were pinned: 8, 16, 29 (SQLite) and 8, 18, 29 (PostgreSQL). A resolve

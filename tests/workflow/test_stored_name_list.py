@@ -12,9 +12,6 @@ import uuid
 
 import pytest
 from django.db import connection
-from workflow.names.cache import scope_names
-from workflow.names.match import match_names
-from workflow.names.view import SEP, ScopeNames
 
 from records import services
 from records.ids import new_id
@@ -24,6 +21,9 @@ from tests.workflow.test_name_index_updates import count_loads
 from workflow.models import StoredNameList
 from workflow.models.name_lists import NAME_LIST_LAYOUT
 from workflow.names import cache as names_cache
+from workflow.names.cache import scope_names
+from workflow.names.match import match_names
+from workflow.names.view import SEP, ScopeNames
 
 STEP = 64
 SIZE = 5 * STEP + 7
