@@ -219,7 +219,8 @@ def test_the_workspace_filter_lists_only_the_persons_workspaces(teams, side):
 def test_autocomplete_offers_only_own_rows(teams, side):
     me, other = teams[side], teams[1 - side]
     client = signed_in(me.staff)
-    assert "collection" in admin.site.get_model_admin(Record).autocomplete_fields  # the loop has work
+    # the loop below has work
+    assert "collection" in admin.site.get_model_admin(Record).autocomplete_fields
     for model, model_admin in REGISTERED:
         for field_name in model_admin.autocomplete_fields:
             target: Any = model._meta.get_field(field_name).related_model
