@@ -518,11 +518,7 @@ def _linked_per_key(
             ),
             pairs.params,
         )
-        linked = Sql(
-            f"SELECT l.other AS k{inputs.text} FROM ({pairs.text}) l "
-            f"JOIN records_record r ON r.id = l.own WHERE {condition.text}",
-            inputs.params + pairs.params + condition.params,
-        )
+        linked = _with_records(pairs, inputs, condition)
         unlinked = Sql(
             f"SELECT NULL AS k{inputs.text} FROM records_record r "
             f"WHERE {condition.text} AND r.id NOT IN ({owners.text})",
@@ -542,13 +538,7 @@ def _linked_per_key(
             " UNION ".join(p.text for p in per_record),
             tuple(x for p in per_record for x in p.params),
         )
-        # The pairs' records are matched already; the condition again lets PostgreSQL hash
-        # the matched records for their data rather than the whole records table.
-        linked = Sql(
-            f"SELECT l.other AS k{inputs.text} FROM ({pairs.text}) l "
-            f"JOIN records_record r ON r.id = l.own WHERE {condition.text}",
-            inputs.params + pairs.params + condition.params,
-        )
+        linked = _with_records(pairs, inputs, condition)
         none = " AND ".join(
             f"NOT EXISTS (SELECT 1 FROM records_relationship rel WHERE rel.{own} = r.id"
             f"{types.text})"
@@ -567,6 +557,26 @@ def _linked_per_key(
     return Sql(
         f"{by_linked.text} UNION ALL SELECT * FROM ({not_linked.text}) not_linked WHERE cnt > 0",
         by_linked.params + not_linked.params,
+    )
+
+
+def _with_records(pairs: Sql, inputs: Sql, condition: Sql) -> Sql:
+    """Each (own, other) pair with its matched own record's inputs, the pairs driving: each
+    looks its record up by primary key. Left to choose, a planner without statistics (a store
+    just restored) takes the matched records for one row and the pairs for two, and scans
+    every pair for every record (50,000 records: past the query timeout on PostgreSQL).
+    SQLite keeps the left side of a CROSS JOIN outer; PostgreSQL a LATERAL subquery that the
+    fence keeps from being flattened into a join it could reorder."""
+    if vendor() == "sqlite":
+        join = Sql(f"CROSS JOIN records_record r ON r.id = l.own WHERE {condition.text}")
+    else:
+        join = Sql(
+            "CROSS JOIN LATERAL (SELECT r.data FROM records_record r "
+            f"WHERE r.id = l.own AND {condition.text} OFFSET 0) r"
+        )
+    return Sql(
+        f"SELECT l.other AS k{inputs.text} FROM ({pairs.text}) l {join.text}",
+        inputs.params + pairs.params + condition.params,
     )
 
 
