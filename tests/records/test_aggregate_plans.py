@@ -21,7 +21,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from anchor_site.devtools.benchmarks import data
-from records import selectors
+from records import selectors, services
 from tests.conftest import WORKSPACE, link, make_collection, make_record
 
 
@@ -180,3 +180,28 @@ def test_linked_pairs_drive_the_record_lookups_without_statistics(ctx, few_links
             cursor.execute(f"EXPLAIN {statement}")
             lines = [row[0].strip() for row in cursor.fetchall()]
     assert records_read_per_pair(lines), "\n".join(lines)
+
+
+def test_a_whole_collection_grouped_by_link_is_counted_from_its_kept_count(ctx):
+    """The matched total of a whole collection is its kept active count, not a scan of its
+    records; a narrower match is counted."""
+    ledger = make_collection(ctx, "ledger")
+    entries = [make_record(ctx, ledger, f"Entry {i}", amount=i) for i in range(4)]
+    link(ctx, entries[0], "related_to", entries[1])
+    services.record_archive(ctx=ctx, record_id=entries[3].pk, expected_version=1)
+    for where, matched, scans in (
+        (None, 3, False),
+        ([{"field": ["amount"], "op": "gte", "value": 1}], 2, True),
+    ):
+        with CaptureQueriesContext(connection) as queries:
+            result = selectors.aggregate(
+                workspace_id=WORKSPACE,
+                collection_id=ledger.pk,
+                where=where,
+                group_by={"linked": {}},
+            )
+        assert result["matched"] == matched
+        counted = [
+            q for q in queries.captured_queries if "COUNT(*) FROM records_record" in q["sql"]
+        ]
+        assert bool(counted) == scans
