@@ -179,8 +179,7 @@ def measure(sizes: Sizes, count: int, links: int, restored: str) -> list[Row]:
             by_field,
             "aggregate grouped by a field, same records",
             LINKED_TARGET,
-            f"{restored}; {known}; first call {first:,.0f} ms; "
-            f"{linked['group_count']:,} groups",
+            f"{restored}; {known}; first call {first:,.0f} ms; {linked['group_count']:,} groups",
         ),
         _ratio_row(
             f"restored {count:,} records, no ANALYZE: get_collection_history of the ledger "
