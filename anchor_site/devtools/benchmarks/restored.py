@@ -29,11 +29,12 @@ from django.db import DatabaseError, connection
 from anchor_site.devtools.benchmarks import data, graph, sql_profile
 from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat
 from records import services, transfer
-from records.models import Record
+from records.models import Collection, Record
 from records.query_bounds import QueryBound, bounded_queries
 from records.selectors import aggregate, collection_history, record_history
 
 AREA = "restored"
+LEDGER = "bench ledger"
 SIZES = (5_000, 50_000)
 LINKED_TARGET = 3  # times grouping by a field
 HISTORY_TARGET = 2  # times a record's history
@@ -71,7 +72,7 @@ def build(count: int, out: Path) -> tuple[int, float]:
     """The ledger, its links and a few collection and record events, exported to `out`;
     returns (links, export seconds)."""
     ctx = data.context()
-    ledger_id = data.collection(ctx, "bench ledger").pk
+    ledger_id = data.collection(ctx, LEDGER).pk
     data.bulk_insert(ledger_id, iter(graph.ledger(count)))
     ids = list(
         Record.objects.filter(collection_id=ledger_id)
@@ -149,9 +150,7 @@ def _ratio_row(
 
 
 def measure(sizes: Sizes, count: int, links: int, restored: str) -> list[Row]:
-    ledger_id = (
-        Record.objects.filter(workspace_id=data.WORKSPACE).values_list("collection_id").first()
-    )[0]
+    ledger_id = Collection.objects.get(workspace_id=data.WORKSPACE, name=LEDGER).pk
     known = statistics()  # before the first timed call: what the plans had to go on
 
     def by_linked() -> dict[str, Any]:
