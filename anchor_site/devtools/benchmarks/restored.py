@@ -55,7 +55,7 @@ def new_database(tmp: Path, name: str) -> Iterator[None]:
         from anchor_site.devtools.benchmarks.runner import ScratchDatabase
 
         scratch = ScratchDatabase(os.environ["DATABASE_URL"])
-        scratch.name = f"{scratch.name}_{name}"
+        scratch.name = f"{saved}_{name}"[:63]
         scratch.create()
         database["NAME"] = scratch.name
     try:
