@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('records', '0012_search_pending_list'),
+        ('records', '0014_workspace_feed_key'),
     ]
 
     operations = [
