@@ -1,5 +1,9 @@
 """Export a workspace to JSON Lines and restore it into an empty one, with nothing lost.
 
+An export reads one snapshot and ends with a footer: the row count of each kind and the
+sha256 of every line before it. A restore refuses a file whose footer is missing or does not
+match, before writing anything, and a row that points at a row the file does not hold.
+
 A restore must reproduce history exactly (versions, timestamps, audit events with their IDs),
 which the services by design cannot (they would write new events), so rows are loaded as they
 were. The database triggers still run, so revision counters and the search index are rebuilt
@@ -8,12 +12,16 @@ inside the same transaction, and the load is all or nothing.
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Any
 
 from django.core import serializers
 from django.core.management.color import no_style
+from django.core.serializers.base import DeserializationError
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection, models, transaction
 
@@ -31,6 +39,7 @@ from records.models import (
     SelfMapping,
     Workspace,
 )
+from records.snapshot import read_snapshot
 
 FORMAT = "anchor-workspace"
 VERSION = 1
@@ -76,41 +85,103 @@ def count_rows(workspace_id: str) -> int:
 def export_workspace(
     workspace_id: str, out: IO[str], progress: Callable[[int], None] = lambda n: None
 ) -> int:
-    """Write the header and every row, in a stable order; returns the number of rows."""
-    if not Workspace.objects.filter(pk=workspace_id).exists():
-        raise TransferError(f"workspace {workspace_id!r} does not exist in this database.")
-    out.write(json.dumps({"format": FORMAT, "version": VERSION, "workspace": workspace_id}) + "\n")
-    written = 0
-    for model, path in MODELS:
-        chunk: list[models.Model] = []
-        for row in _rows(model, path, workspace_id).iterator(chunk_size=CHUNK):
-            chunk.append(row)
-            if len(chunk) == CHUNK:
-                written += _write(chunk, out, progress)
-                chunk = []
-        written += _write(chunk, out, progress)
-    return written
+    """Write the header, every row in a stable order, and the footer; returns the row count.
+
+    All reads share one snapshot, so rows written meanwhile are either all in the file (a
+    record with its versions and events) or none of them."""
+    digest = hashlib.sha256()
+    rows: dict[str, int] = {}
+
+    def emit(text: str) -> None:
+        out.write(text)
+        digest.update(text.encode("utf-8"))
+
+    with read_snapshot():
+        if not Workspace.objects.filter(pk=workspace_id).exists():
+            raise TransferError(f"workspace {workspace_id!r} does not exist in this database.")
+        emit(json.dumps({"format": FORMAT, "version": VERSION, "workspace": workspace_id}) + "\n")
+        for model, path in MODELS:
+            label = model._meta.label_lower
+            rows[label] = 0
+            chunk: list[models.Model] = []
+            for row in _rows(model, path, workspace_id).iterator(chunk_size=CHUNK):
+                chunk.append(row)
+                if len(chunk) == CHUNK:
+                    emit(serializers.serialize("jsonl", chunk, cls=ExactJSONEncoder))
+                    rows[label] += len(chunk)
+                    progress(len(chunk))
+                    chunk = []
+            if chunk:
+                emit(serializers.serialize("jsonl", chunk, cls=ExactJSONEncoder))
+                rows[label] += len(chunk)
+                progress(len(chunk))
+    out.write(json.dumps({"footer": {"rows": rows, "sha256": digest.hexdigest()}}) + "\n")
+    return sum(rows.values())
 
 
-def _write(rows: list[models.Model], out: IO[str], progress: Callable[[int], None]) -> int:
-    if rows:
-        serializers.serialize("jsonl", rows, stream=out, cls=ExactJSONEncoder)
-        progress(len(rows))
-    return len(rows)
+@dataclass(frozen=True)
+class Checked:
+    """What a file's header and footer say, once its checksum matched."""
+
+    path: Path
+    workspace_id: str
+    rows: dict[str, int]
+    lines: int
 
 
-def read_header(lines: Iterator[str]) -> str:
+AGAIN = "take the export again with export_workspace"
+
+
+def check_file(path: Path) -> Checked:
+    """Refuse a file that is not a whole, unaltered export, before anything is written."""
+    digest = hashlib.sha256()
+    first: bytes | None = None
+    last: bytes | None = None
+    lines = 0
     try:
-        header = json.loads(next(lines))
-    except (StopIteration, json.JSONDecodeError) as exc:
-        raise TransferError("the file does not start with an Anchor export header.") from exc
+        with open(path, "rb") as stream:
+            for line in stream:
+                if last is not None:
+                    digest.update(last)
+                first = line if first is None else first
+                last = line
+                lines += 1
+    except OSError as exc:
+        raise TransferError(f"{path} cannot be read ({exc.strerror}).") from exc
+    workspace_id = _header(first)
+    footer = _json(last) if lines > 1 and last is not None and last.endswith(b"\n") else None
+    if not isinstance(footer, dict) or not isinstance(footer.get("footer"), dict):
+        raise TransferError(
+            f"the file has no footer: it was cut short, or written before exports had one; {AGAIN}."
+        )
+    body = footer["footer"]
+    rows = body.get("rows")
+    if body.get("sha256") != digest.hexdigest() or not isinstance(rows, dict):
+        raise TransferError(
+            f"the file does not match its footer's checksum: it was altered, reordered or cut "
+            f"short; {AGAIN}."
+        )
+    return Checked(path, workspace_id, rows, lines)
+
+
+def _json(line: bytes | None) -> Any:
+    try:
+        return json.loads(line or b"")
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+
+
+def _header(line: bytes | None) -> str:
+    header = _json(line)
     if not isinstance(header, dict) or header.get("format") != FORMAT:
-        raise TransferError("the file is not an Anchor workspace export.")
+        raise TransferError("the file is not an Anchor workspace export (no export header).")
     if header.get("version") != VERSION:
         raise TransferError(
             f"export version {header.get('version')!r} is not supported "
             f"(this Anchor reads version {VERSION})."
         )
+    if not isinstance(header.get("workspace"), str):
+        raise TransferError("the export header names no workspace; " + AGAIN + ".")
     return str(header["workspace"])
 
 
@@ -128,14 +199,14 @@ def _delete_workspace_rows(workspace_id: str) -> None:
 
 
 def import_workspace(
-    lines: Iterable[str],
+    checked: Checked,
     *,
     replace: bool = False,
     progress: Callable[[int], None] = lambda n: None,
 ) -> tuple[str, int]:
-    """Restore an export; refuses a workspace that holds data unless replace is set."""
-    stream = iter(lines)
-    workspace_id = read_header(stream)
+    """Restore a file check_file passed; refuses a workspace that holds data unless replace is
+    set. All or nothing: a row that does not fit (see References) undoes the whole load."""
+    workspace_id = checked.workspace_id
     with transaction.atomic():
         Workspace.objects.get_or_create(id=workspace_id)
         if count_rows(workspace_id):
@@ -145,51 +216,87 @@ def import_workspace(
                     "database, or pass --replace to discard what is there."
                 )
             _delete_workspace_rows(workspace_id)
-        loaded = 0
-        record_ids: set[str] = set()
-        batch: list[Any] = []
-        batch_model: type[models.Model] | None = None
-        for line in stream:
-            if not line.strip():
-                continue
-            for item in serializers.deserialize("jsonl", line):
-                obj = item.object
-                if isinstance(obj, Record):
-                    record_ids.add(obj.pk)
-                owner = (
-                    workspace_id
-                    if isinstance(obj, RecordVersion) and obj.record_id in record_ids
-                    else getattr(obj, "workspace_id", None)
-                )
-                if owner != workspace_id:
-                    raise TransferError(
-                        "the file mixes workspaces; it was not written by export_workspace."
-                    )
-                if batch_model is not type(obj) or len(batch) >= CHUNK:
-                    loaded += _flush(batch_model, batch, progress)
-                    batch, batch_model = [], type(obj)
-                batch.append(obj)
-        loaded += _flush(batch_model, batch, progress)
+        loaded = _load(checked, progress)
         _reset_sequences()
     return workspace_id, loaded
 
 
-def _workspace_of(obj: models.Model) -> str | None:
-    if isinstance(obj, RecordVersion):
-        return (
-            Record.objects.filter(pk=obj.record_id).values_list("workspace_id", flat=True).first()
-        )
-    return getattr(obj, "workspace_id", None)
+def _load(checked: Checked, progress: Callable[[int], None]) -> int:
+    references = References(checked.workspace_id)
+    batch: list[Any] = []
+    batch_model: type[models.Model] | None = None
+    with open(checked.path, encoding="utf-8") as stream:
+        for number, line in enumerate(stream, start=1):
+            if number == 1 or number == checked.lines:  # the header and the footer
+                continue
+            try:
+                items = list(serializers.deserialize("jsonl", line))
+            except DeserializationError as exc:
+                raise TransferError(f"line {number} is not an export row; {AGAIN}.") from exc
+            for item in items:
+                obj = item.object
+                references.check(obj, number)
+                if batch_model is not type(obj) or len(batch) >= CHUNK:
+                    _flush(batch_model, batch, progress)
+                    batch, batch_model = [], type(obj)
+                batch.append(obj)
+    _flush(batch_model, batch, progress)
+    if references.rows != {label: n for label, n in checked.rows.items() if n}:
+        raise TransferError(f"the rows do not match the footer's counts; {AGAIN}.")
+    return sum(references.rows.values())
+
+
+class References:
+    """Every row belongs to the workspace and points only at rows the file holds before it."""
+
+    def __init__(self, workspace_id: str) -> None:
+        self.workspace_id = workspace_id
+        self.held: dict[type[models.Model], set[Any]] = {
+            Collection: set(),
+            Record: set(),
+            AuditEvent: set(),
+        }
+        self.rows: dict[str, int] = {}
+
+    def check(self, obj: models.Model, number: int) -> None:
+        label = obj._meta.label_lower
+        self.rows[label] = self.rows.get(label, 0) + 1
+        owner = getattr(obj, "workspace_id", self.workspace_id)  # a version goes by its record
+        if owner != self.workspace_id:
+            raise TransferError(
+                f"line {number} belongs to another workspace than the header's; {AGAIN}."
+            )
+        for field, model in self._pointers(obj):
+            value = getattr(obj, field)
+            if value and value not in self.held[model]:
+                raise TransferError(
+                    f"line {number} ({label}) points at {model._meta.model_name} {value!r}, "
+                    f"which the file does not hold; {AGAIN}."
+                )
+        if type(obj) in self.held:
+            self.held[type(obj)].add(obj.pk)
+
+    @staticmethod
+    def _pointers(obj: models.Model) -> list[tuple[str, type[models.Model]]]:
+        if isinstance(obj, (Record, CollectionAlias)):
+            return [("collection_id", Collection)]
+        if isinstance(obj, (RecordVersion, RecordAlias, SelfMapping)):
+            return [("record_id", Record)]
+        if isinstance(obj, Relationship):
+            return [("source_id", Record), ("target_id", Record)]
+        if isinstance(obj, AuditEvent):
+            return [("record_id", Record), ("collection_id", Collection)]
+        if isinstance(obj, ClarificationReview):
+            return [("audit_event_id", AuditEvent)]
+        return []
 
 
 def _flush(
     model: type[models.Model] | None, batch: list[Any], progress: Callable[[int], None]
-) -> int:
-    if model is None or not batch:
-        return 0
-    model._default_manager.bulk_create(batch)
-    progress(len(batch))
-    return len(batch)
+) -> None:
+    if model is not None and batch:
+        model._default_manager.bulk_create(batch)
+        progress(len(batch))
 
 
 def _reset_sequences() -> None:
