@@ -15,9 +15,17 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection, transaction
 
-from records import services
-from records.models import AuditEvent, Record, RecordVersion, Relationship, RevisionCounter
+from records import services, transfer
+from records.models import (
+    AuditEvent,
+    Record,
+    RecordAlias,
+    RecordVersion,
+    Relationship,
+    RevisionCounter,
+)
 from records.transfer import check_file, export_workspace, import_workspace
+from tests.conftest import make_record
 from tests.e2e.server import postgres_url
 from tests.migrated_sqlite import migrated_copy
 
@@ -269,3 +277,42 @@ def test_exports_taken_while_writers_run_all_restore_whole(tmp_path):
             sizes.append(len(records))
             transaction.set_rollback(True)
     assert len(set(sizes)) > 1, f"the writers wrote between the exports: {sizes}"
+
+
+@pytest.mark.postgres
+def test_a_postgres_restore_moves_each_counter_once_and_leaves_triggers_on(history, ctx, tmp_path):
+    kirat = history.kirat
+    path = tmp_path / "export.jsonl"
+    call_command("export_workspace", str(path), verbosity=0)
+    counters = dict(RevisionCounter.objects.values_list("key", "value"))
+    records = Record.objects.filter(workspace_id="local")
+    aliases = RecordAlias.objects.filter(workspace_id="local").count()
+    links = Relationship.objects.filter(workspace_id="local")
+    degree = links.filter(source_id=kirat.pk).count() + links.filter(target_id=kirat.pk).count()
+    call_command("import_workspace", str(path), "--replace", verbosity=0)
+    after = dict(RevisionCounter.objects.values_list("key", "value"))
+    # One move for the replaced rows, then one per restored row, as the triggers would.
+    assert after["names:*"] == counters["names:*"] + 1 + records.count() + aliases
+    assert after["meaning:records"] == counters["meaning:records"] + 1 + records.count()
+    assert degree and after[f"links:{kirat.pk}"] == counters[f"links:{kirat.pk}"] + 1 + degree
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT tgname FROM pg_trigger WHERE tgname = ANY(%s) AND tgenabled = 'O'",
+            [[t for triggers in transfer.BULK_TRIGGERS.values() for t in triggers]],
+        )
+        assert len(cursor.fetchall()) == 5, "every trigger a restore turned off is on again"
+    services.record_update(ctx=ctx, record_id=kirat.pk, changes={"x": 1}, expected_version=3)
+    moved = dict(RevisionCounter.objects.values_list("key", "value"))
+    assert moved["meaning:records"] == after["meaning:records"] + 1
+
+
+@pytest.mark.postgres
+def test_a_postgres_restore_leaves_the_planner_statistics_current(history, ctx, tmp_path):
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE records_record")
+        make_record(ctx, history.people, "One more")  # the statistics are now one row behind
+        path = tmp_path / "export.jsonl"
+        call_command("export_workspace", str(path), verbosity=0)
+        call_command("import_workspace", str(path), "--replace", verbosity=0)
+        cursor.execute("SELECT reltuples FROM pg_class WHERE relname = 'records_record'")
+        assert cursor.fetchone()[0] == Record.objects.count()
