@@ -39,6 +39,7 @@ AREAS = (
     "guarded",
     "search",
     "graph",
+    "restore",
 )
 # Properties of the process, not of the database: measured once, on SQLite.
 PROCESS_ONLY = {"tool_list", "name_rule", "memory"}
@@ -199,6 +200,13 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
         area(areas[-1], lambda: _session_rows(sizes, session_areas, linked, vendor))
     area("search", lambda: search.run(sizes, ctx))
     area("graph", lambda: graph.run(sizes, ctx))
+    area("restore", lambda: _restore_rows(sizes))
+
+
+def _restore_rows(sizes: Sizes) -> list[Row]:
+    from anchor_site.devtools.benchmarks import restore
+
+    return restore.run(sizes)
 
 
 def _session_rows(sizes: Sizes, areas: list[str], linked: Any, vendor: str) -> list[Row]:
