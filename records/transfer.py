@@ -25,7 +25,7 @@ from django.core import serializers
 from django.core.management.color import no_style
 from django.core.serializers.base import DeserializationError
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import connection, models, transaction
+from django.db import IntegrityError, connection, models, transaction
 
 from records.models import (
     AuditEvent,
@@ -227,22 +227,26 @@ def import_workspace(
     `phases` receives the seconds each phase took (the benchmark's)."""
     workspace_id = checked.workspace_id
     clock = Clock(phases if phases is not None else {})
-    with transaction.atomic():
-        Workspace.objects.get_or_create(id=workspace_id)
-        if count_rows(workspace_id) and not replace:
-            raise TransferError(
-                f"workspace {workspace_id!r} already holds data; restore into an empty "
-                "database, or pass --replace to discard what is there."
-            )
-        with bulk_counters(workspace_id):
-            _delete_workspace_rows(workspace_id)
-            clock.lap("prepare")
-            loaded = _load(checked, progress)
-            clock.lap("load")
-        clock.lap("counters")
-        _reset_sequences()
-        refresh_statistics()
-        clock.lap("statistics")
+    try:
+        with transaction.atomic():
+            Workspace.objects.get_or_create(id=workspace_id)
+            if count_rows(workspace_id) and not replace:
+                raise TransferError(
+                    f"workspace {workspace_id!r} already holds data; restore into an empty "
+                    "database, or pass --replace to discard what is there."
+                )
+            with bulk_counters(workspace_id):
+                _delete_workspace_rows(workspace_id)
+                clock.lap("prepare")
+                loaded = _load(checked, progress)
+                clock.lap("load")
+            clock.lap("counters")
+            _reset_sequences()
+            refresh_statistics()
+            clock.lap("statistics")
+    except IntegrityError as exc:  # e.g. a row whose key another workspace here already uses
+        reason = str(exc).strip().splitlines()[0]
+        raise TransferError(f"the file's rows do not fit this database ({reason}).") from exc
     clock.lap("commit")
     return workspace_id, loaded
 

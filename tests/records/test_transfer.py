@@ -148,6 +148,7 @@ def damaged(lines: list[str]) -> dict[str, list[str] | str]:
         "two rows swapped": swapped,
         "footer counts altered": rewrite_footer(lines, **{"records.record": 99}),
         "a record left out": rewrite_footer(lines[:record] + lines[record + 1 :]),
+        "a row twice": rewrite_footer([*lines[: record + 1], *lines[record:]]),
         "a row made unreadable": rewrite_footer(
             [*lines[:2], '{"model": "records.nothing"}\n', *lines[2:]]
         ),
@@ -167,6 +168,7 @@ REFUSALS = {
     "two rows swapped": "does not match its footer's checksum",
     "footer counts altered": "do not match the footer's counts",
     "a record left out": "which the file does not hold",
+    "a row twice": "rows do not fit this database",
     "a row made unreadable": "line 3 is not an export row",
 }
 
