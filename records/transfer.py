@@ -61,6 +61,9 @@ MODELS: list[tuple[type[models.Model], str]] = [
 ]
 
 
+KINDS = {model for model, _ in MODELS}
+
+
 class ExactJSONEncoder(DjangoJSONEncoder):
     """Django's encoder cuts datetimes to milliseconds; a restore must keep microseconds."""
 
@@ -301,6 +304,10 @@ class References:
 
     def check(self, obj: models.Model, number: int) -> None:
         label = obj._meta.label_lower
+        if type(obj) not in KINDS:  # e.g. a person or a token: never part of an export
+            raise TransferError(
+                f"line {number} is a kind of row no export holds ({label}); {AGAIN}."
+            )
         self.rows[label] = self.rows.get(label, 0) + 1
         owner = getattr(obj, "workspace_id", self.workspace_id)  # a version goes by its record
         if owner != self.workspace_id:

@@ -129,6 +129,9 @@ def rewrite_footer(lines: list[str], **rows: int) -> list[str]:
     return [*body, json.dumps({"footer": footer}) + "\n"]
 
 
+INTRUDER = '{"model": "auth.user", "pk": 999, "fields": {"username": "intruder"}}\n'
+
+
 def damaged(lines: list[str]) -> dict[str, list[str] | str]:
     text = "".join(lines)
     versions = [i for i, line in enumerate(lines) if '"records.recordversion"' in line]
@@ -148,6 +151,7 @@ def damaged(lines: list[str]) -> dict[str, list[str] | str]:
         "two rows swapped": swapped,
         "footer counts altered": rewrite_footer(lines, **{"records.record": 99}),
         "a record left out": rewrite_footer(lines[:record] + lines[record + 1 :]),
+        "a row of another kind": rewrite_footer([*lines[:2], INTRUDER, *lines[2:]]),
         "a row twice": rewrite_footer([*lines[: record + 1], *lines[record:]]),
         "a row made unreadable": rewrite_footer(
             [*lines[:2], '{"model": "records.nothing"}\n', *lines[2:]]
@@ -168,6 +172,7 @@ REFUSALS = {
     "two rows swapped": "does not match its footer's checksum",
     "footer counts altered": "do not match the footer's counts",
     "a record left out": "which the file does not hold",
+    "a row of another kind": "line 3 is a kind of row no export holds (auth.user)",
     "a row twice": "rows do not fit this database",
     "a row made unreadable": "line 3 is not an export row",
 }
