@@ -6,8 +6,9 @@ match, before writing anything, and a row that points at a row the file does not
 
 A restore must reproduce history exactly (versions, timestamps, audit events with their IDs),
 which the services by design cannot (they would write new events), so rows are loaded as they
-were. The database triggers still run, so revision counters and the search index are rebuilt
-inside the same transaction, and the load is all or nothing.
+were. The search index is built by its triggers as the rows load and the revision counters
+move (on PostgreSQL once each, at the end: see BULK_TRIGGERS), inside the same transaction, so
+the load is all or nothing; then the planner's statistics are refreshed.
 """
 
 from __future__ import annotations
