@@ -8,7 +8,7 @@ A restore must reproduce history exactly (versions, timestamps, audit events wit
 which the services by design cannot (they would write new events), so rows are loaded as they
 were. The search index is built by its triggers as the rows load and the revision counters
 move (on PostgreSQL once each, at the end: see BULK_TRIGGERS), inside the same transaction, so
-the load is all or nothing; then the planner's statistics are refreshed.
+the load is all or nothing; then PostgreSQL's planner statistics are refreshed.
 """
 
 from __future__ import annotations
@@ -429,16 +429,15 @@ RESTORED_TABLES = [
 
 
 def refresh_statistics() -> None:
-    """Plan the next queries against the restored data rather than an empty store's.
+    """PostgreSQL: ANALYZE the tables a restore wrote, so the next queries are planned against
+    the restored data rather than an empty store's (autovacuum would, some time later).
 
-    PostgreSQL: ANALYZE the tables a restore wrote (autovacuum would, some time later).
-    SQLite: PRAGMA optimize, which analyses the tables whose statistics are missing or stale.
-    """
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
+    SQLite keeps no statistics unless asked, and nothing here asks: PRAGMA optimize after a
+    50,000-record restore cost 1.2 s and left grouping by linked record no faster (1.3 s
+    without, 1.6 s with; 2.0 and 2.1 s in another run), so a restore does not run it."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
             cursor.execute(f"ANALYZE {', '.join(RESTORED_TABLES)}")
-        else:
-            cursor.execute("PRAGMA optimize")
 
 
 def _reset_sequences() -> None:

@@ -323,14 +323,3 @@ def test_a_postgres_restore_leaves_the_planner_statistics_current(history, ctx, 
         call_command("import_workspace", str(path), "--replace", verbosity=0)
         cursor.execute("SELECT reltuples FROM pg_class WHERE relname = 'records_record'")
         assert cursor.fetchone()[0] == Record.objects.count()
-
-
-@pytest.mark.sqlite
-def test_a_sqlite_restore_leaves_the_planner_statistics_current(history, tmp_path):
-    path = tmp_path / "export.jsonl"
-    call_command("export_workspace", str(path), verbosity=0)
-    call_command("import_workspace", str(path), "--replace", verbosity=0)
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT tbl FROM sqlite_stat1")
-        analysed = {row[0] for row in cursor.fetchall()}
-    assert {"records_record", "records_relationship", "records_auditevent"} <= analysed
