@@ -40,6 +40,7 @@ AREAS = (
     "search",
     "graph",
     "restored",
+    "restore",
 )
 # Properties of the process, not of the database: measured once, on SQLite.
 PROCESS_ONLY = {"tool_list", "name_rule", "memory"}
@@ -180,6 +181,7 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
         memory,
         name_rule,
         resolution,
+        restore,
         restored,
         search,
         startup,
@@ -202,6 +204,7 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
     area("search", lambda: search.run(sizes, ctx))
     area("graph", lambda: graph.run(sizes, ctx))
     area("restored", lambda: restored.run(sizes))
+    area("restore", lambda: restore.run(sizes))
 
 
 def _session_rows(sizes: Sizes, areas: list[str], linked: Any, vendor: str) -> list[Row]:
