@@ -106,8 +106,7 @@ def restore(path: Path) -> tuple[int, float]:
             for (table,) in cursor.fetchall():
                 cursor.execute(f'ALTER TABLE "{table}" SET (autovacuum_enabled = false)')
     started = time.perf_counter()
-    with path.open() as stream:
-        _, rows = transfer.import_workspace(stream)
+    _, rows = transfer.import_workspace(transfer.check_file(path))
     return rows, time.perf_counter() - started
 
 
