@@ -225,10 +225,12 @@ def import_workspace(
     replace: bool = False,
     progress: Callable[[int], None] = lambda n: None,
     phases: dict[str, float] | None = None,
+    analyze: bool = True,
 ) -> tuple[str, int]:
     """Restore a file check_file passed; refuses a workspace that holds data unless replace is
     set. All or nothing: a row that does not fit (see References) undoes the whole load.
-    `phases` receives the seconds each phase took (the benchmark's)."""
+    `phases` receives the seconds each phase took, and `analyze=False` leaves the planner
+    without statistics (both for the benchmark, which shows plans that do not need them)."""
     workspace_id = checked.workspace_id
     clock = Clock(phases if phases is not None else {})
     try:
@@ -246,7 +248,8 @@ def import_workspace(
                 clock.lap("load")
             clock.lap("counters")
             _reset_sequences()
-            refresh_statistics()
+            if analyze:
+                refresh_statistics()
             clock.lap("statistics")
     except IntegrityError as exc:  # e.g. a row whose key another workspace here already uses
         reason = str(exc).strip().splitlines()[0]

@@ -106,7 +106,7 @@ def restore(path: Path) -> tuple[int, float]:
             for (table,) in cursor.fetchall():
                 cursor.execute(f'ALTER TABLE "{table}" SET (autovacuum_enabled = false)')
     started = time.perf_counter()
-    _, rows = transfer.import_workspace(transfer.check_file(path))
+    _, rows = transfer.import_workspace(transfer.check_file(path), analyze=False)
     return rows, time.perf_counter() - started
 
 
