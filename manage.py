@@ -6,15 +6,11 @@ import sys
 
 
 def main() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "anchor_site.settings")
-    if sys.argv[1:2] == ["mcp_serve"] and not {"-h", "--help"} & set(sys.argv):
-        # Start-up allocates hundreds of thousands of long-lived objects (modules, classes, the
-        # tool schemas) and little garbage: the cyclic collector would walk them again and
-        # again, a sixth of the start. It resumes, with them frozen, once the server is ready
-        # (workflow.mcp.stdio.resume_garbage_collection).
-        import gc
-
-        gc.disable()
+    serving_stdio = sys.argv[1:2] == ["mcp_serve"]
+    # The stdio server has settings of its own, without the HTTP, OAuth and admin apps.
+    default_settings = "anchor_site.settings_stdio" if serving_stdio else "anchor_site.settings"
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", default_settings)
+    if serving_stdio and not {"-h", "--help"} & set(sys.argv):
         # stdout is the MCP protocol stream: claim it before settings, apps or libraries load,
         # so nothing they print at import or in a ready() hook can reach the client.
         from workflow.mcp.stdio import claim_stdio_for_protocol, exit_quietly_on_sigterm
