@@ -1,108 +1,232 @@
-"""Reads Anchor's configuration from the environment and fails loudly on bad values.
+"""Reads Anchor's configuration from the environment (pydantic-settings), failing loudly.
 
 Every error names the variable and says what a good value looks like, because the usual reader
-is someone editing an MCP client's JSON configuration, not this code.
+is someone editing an MCP client's JSON configuration, not this code. An empty variable means
+its default, except the four whose emptiness is refused (`NOT_EMPTY`).
 """
 
 from __future__ import annotations
 
-import os
+import math
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Any
 
 from django.core.exceptions import ImproperlyConfigured
+from pydantic import BeforeValidator, ValidationError, ValidationInfo, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 if TYPE_CHECKING:  # only the type: the parser itself is imported when a URL is set
     from dj_database_url import DBConfig
 
-WORKSPACE_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 MAX_ACTOR_ID_LENGTH = 300
-
-
-def env_str(name: str, default: str) -> str:
-    value = os.environ.get(name)
-    return default if value is None else value
-
-
-def env_bool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    lowered = raw.strip().lower()
-    if lowered in {"1", "true", "yes", "on"}:
-        return True
-    if lowered in {"0", "false", "no", "off"}:
-        return False
-    raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean; use 1/0, true/false or yes/no.")
-
-
-def env_list(name: str, default: list[str]) -> list[str]:
-    raw = os.environ.get(name)
-    if raw is None or not raw.strip():
-        return default
-    return [item.strip() for item in raw.split(",") if item.strip()]
-
-
-def workspace_id_from_env() -> str:
-    value = env_str("ANCHOR_WORKSPACE_ID", "local").strip()
-    if not WORKSPACE_ID_PATTERN.match(value):
-        raise ImproperlyConfigured(
-            f"ANCHOR_WORKSPACE_ID={value!r} is not a valid workspace ID; use 1-64 letters, "
-            "digits, '.', '_' or '-', starting with a letter or digit (for example 'local')."
-        )
-    return value
-
-
-def actor_id_from_env() -> str:
-    value = env_str("ANCHOR_ACTOR_ID", "local-agent").strip()
-    if not value or len(value) > MAX_ACTOR_ID_LENGTH or any(ord(c) < 32 for c in value):
-        raise ImproperlyConfigured(
-            f"ANCHOR_ACTOR_ID={value!r} is not a valid actor ID; use 1-{MAX_ACTOR_ID_LENGTH} "
-            "printable characters (for example 'local-agent')."
-        )
-    return value
-
-
 MAX_QUERY_TIMEOUT_S = 3600.0
-
-
-def query_timeout_from_env() -> float:
-    raw = env_str("ANCHOR_QUERY_TIMEOUT_S", "10").strip() or "10"
-    try:
-        value = float(raw)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value <= MAX_QUERY_TIMEOUT_S:  # also refuses nan
-        raise ImproperlyConfigured(
-            f"ANCHOR_QUERY_TIMEOUT_S={raw!r} is not a time limit; use seconds greater than 0 "
-            f"and at most {MAX_QUERY_TIMEOUT_S:g} (for example 10 or 2.5)."
-        )
-    return value
-
-
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+RATE_UNITS = {"second": 1, "minute": 60, "hour": 3600}
+WORKSPACE_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+# scheme://host[:port]; any scheme, since desktop apps send their own (e.g. vscode-file://).
+ORIGIN_PATTERN = re.compile(r"^[a-z][a-z0-9+.-]*://[^/\s?#]+$", re.IGNORECASE)
+SCHEME_PATTERN = re.compile(r"^[a-z][a-z0-9+.-]*$")
+NOT_EMPTY = {"ANCHOR_WORKSPACE_ID", "ANCHOR_ACTOR_ID", "ANCHOR_LOG_LEVEL", "ANCHOR_DB_PATH"}
 
 
-def log_level_from_env() -> str:
-    value = env_str("ANCHOR_LOG_LEVEL", "WARNING").strip().upper()
-    if value not in LOG_LEVELS:
-        raise ImproperlyConfigured(
-            f"ANCHOR_LOG_LEVEL={value!r} is not a log level; use one of {', '.join(LOG_LEVELS)}."
-        )
-    return value
+def parsed(parse: Callable[[str], Any], fix: str) -> BeforeValidator:
+    """`parse` takes the stripped text and returns the value, or None for a bad one; `fix` ends
+    the error message after "NAME='value' "."""
+
+    def validate(raw: Any) -> Any:
+        if not isinstance(raw, str):  # a default, or already parsed
+            return raw
+        value = parse(raw.strip())
+        if value is None:
+            raise ValueError(fix)
+        return value
+
+    return BeforeValidator(validate)
 
 
-def sqlite_path_from_env() -> Path:
-    raw = env_str("ANCHOR_DB_PATH", "anchor.db").strip()
-    if not raw:
+def comma_list(check: Callable[[str], bool], fix: str, *, lower: bool = False) -> BeforeValidator:
+    def parse(text: str) -> list[str] | None:
+        items = [item.strip() for item in (text.lower() if lower else text).split(",")]
+        items = [item for item in items if item]
+        return items if all(check(item) for item in items) else None
+
+    return parsed(parse, fix)
+
+
+def _rate(raw: Any) -> tuple[int, int] | None:
+    """`<count>/<second|minute|hour>` as (count, window seconds); `off` (or 0) for no limit."""
+    if not isinstance(raw, str):
+        return raw  # type: ignore[no-any-return]
+    text = raw.strip().lower()
+    if text in {"off", "0", "none"}:
+        return None
+    count, _, unit = text.partition("/")
+    if count.isdigit() and int(count) > 0 and unit in RATE_UNITS:
+        return int(count), RATE_UNITS[unit]
+    raise ValueError(
+        "is not a rate; use <count>/<second|minute|hour> (for example 600/minute), or off."
+    )
+
+
+def _seconds(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if 0 < value <= MAX_QUERY_TIMEOUT_S and not math.isnan(value) else None
+
+
+Bool = Annotated[
+    bool,
+    parsed(
+        lambda text: {"1": True, "true": True, "yes": True, "on": True}.get(
+            text.lower(), {"0": False, "false": False, "no": False, "off": False}.get(text.lower())
+        ),
+        "is not a boolean; use 1/0, true/false or yes/no.",
+    ),
+]
+COUNT = parsed(lambda t: int(t) if t.isdigit() else None, "is not a whole number (e.g. 4).")
+POSITIVE = parsed(
+    lambda t: int(t) or None if t.isdigit() else None, "is not a positive whole number (e.g. 30)."
+)
+Count = Annotated[int, COUNT]
+PositiveCount = Annotated[int, POSITIVE]
+Rate = Annotated[tuple[int, int] | None, BeforeValidator(_rate)]
+
+
+class Environment(BaseSettings):
+    """Every variable Anchor reads, by its exact name, with its default."""
+
+    model_config = SettingsConfigDict(case_sensitive=True, extra="ignore", enable_decoding=False)
+
+    DJANGO_DEBUG: Bool = False
+    SECRET_KEY: str = ""
+    # "*" is refused: the MCP endpoint relies on Host checks against DNS rebinding.
+    ALLOWED_HOSTS: Annotated[
+        list[str],
+        comma_list(
+            lambda host: host != "*",
+            "must not contain '*'; list the host names the server answers to, comma-separated "
+            "(for example anchor.example.com,127.0.0.1).",
+        ),
+    ] = ["localhost", "127.0.0.1", "[::1]"]
+    DATABASE_URL: str = ""
+    ANCHOR_DB_PATH: str = "anchor.db"  # checked against the file system by database_from_env
+    # Set by the ASGI server (anchor_site/asgi.py) to 0; else the backend's default.
+    ANCHOR_DB_CONN_MAX_AGE: Annotated[
+        int | None,
+        parsed(
+            lambda t: int(t) if t.isdigit() else None,
+            "is not a number of seconds (0 closes each connection after its request).",
+        ),
+    ] = None
+    # None: anchor_site.db_pool's defaults (imported only for PostgreSQL).
+    ANCHOR_DB_POOL_SIZE: Annotated[int | None, COUNT] = None
+    ANCHOR_DB_POOL_TIMEOUT_S: Annotated[int | None, POSITIVE] = None
+    ANCHOR_STATIC_ROOT: str = ""
+    ANCHOR_WORKSPACE_ID: Annotated[
+        str,
+        parsed(
+            lambda t: t if WORKSPACE_ID_PATTERN.match(t) else None,
+            "is not a valid workspace ID; use 1-64 letters, digits, '.', '_' or '-', starting "
+            "with a letter or digit (for example 'local').",
+        ),
+    ] = "local"
+    ANCHOR_ACTOR_ID: Annotated[
+        str,
+        parsed(
+            lambda t: t if 0 < len(t) <= MAX_ACTOR_ID_LENGTH and min(t) >= " " else None,
+            f"is not a valid actor ID; use 1-{MAX_ACTOR_ID_LENGTH} printable characters (for "
+            "example 'local-agent').",
+        ),
+    ] = "local-agent"
+    ANCHOR_TOOLS: str = "full"
+    ANCHOR_QUERY_TIMEOUT_S: Annotated[
+        float,
+        parsed(
+            _seconds,
+            f"is not a time limit; use seconds greater than 0 and at most "
+            f"{MAX_QUERY_TIMEOUT_S:g} (for example 10 or 2.5).",
+        ),
+    ] = 10.0
+    ANCHOR_FEED_SETTLE_S: Count = 5
+    ANCHOR_MEANING: Bool = True
+    ANCHOR_HTTP_AUTH: Annotated[
+        str,
+        parsed(
+            lambda t: t.lower() if t.lower() in ("token", "none") else None,
+            "is not an authentication mode; use 'token' (the default) or 'none' (only "
+            "honoured with DJANGO_DEBUG=true).",
+        ),
+    ] = "token"
+    ANCHOR_BEHIND_TLS_PROXY: Bool = False
+    ANCHOR_HSTS_SECONDS: Count = 365 * 24 * 60 * 60
+    ANCHOR_HSTS_INCLUDE_SUBDOMAINS: Bool = True
+    ANCHOR_HSTS_PRELOAD: Bool = False
+    ANCHOR_ACTION_RESULT_RETENTION_DAYS: PositiveCount = 30
+    ANCHOR_HTTP_RATE_LIMIT: Rate = (600, 60)
+    ANCHOR_HTTP_RATE_LIMIT_ANONYMOUS: Rate = (60, 60)
+    ANCHOR_HTTP_ALLOWED_ORIGINS: Annotated[
+        list[str],
+        comma_list(
+            lambda origin: bool(ORIGIN_PATTERN.match(origin)),
+            "is not a list of origins; use scheme://host[:port] with no path, comma-separated "
+            "(for example https://anchor.example.com).",
+            lower=True,
+        ),
+    ] = []
+    # Custom URI schemes OAuth clients may redirect to besides http(s), e.g. cursor,vscode.
+    ANCHOR_OAUTH_REDIRECT_SCHEMES: Annotated[
+        list[str],
+        comma_list(
+            lambda s: bool(SCHEME_PATTERN.match(s)) and s not in {"javascript", "data", "file"},
+            "is not a list of acceptable URI schemes; list bare scheme names, comma-separated "
+            "(for example cursor,vscode).",
+            lower=True,
+        ),
+    ] = []
+    ANCHOR_OAUTH_CIMD: Bool = True
+    ANCHOR_OAUTH_CIMD_TIMEOUT_S: PositiveCount = 5
+    ANCHOR_OAUTH_CIMD_ALLOW_LOOPBACK: Bool = False
+    ANCHOR_OAUTH_REGISTRATION_RATE: Rate = (10, 3600)
+    ANCHOR_OAUTH_MAX_UNCLAIMED_CLIENTS: Count = 1000
+    ANCHOR_OAUTH_UNUSED_CLIENT_DAYS: PositiveCount = 7
+    ANCHOR_LOG_LEVEL: Annotated[
+        str,
+        parsed(
+            lambda t: t.upper() if t.upper() in LOG_LEVELS else None,
+            f"is not a log level; use one of {', '.join(LOG_LEVELS)}.",
+        ),
+    ] = "WARNING"
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _empty_means_default(cls, raw: Any, info: ValidationInfo) -> Any:
+        name = info.field_name or ""
+        if isinstance(raw, str) and not raw.strip() and name not in NOT_EMPTY:
+            return cls.model_fields[name].default
+        return raw
+
+
+def read() -> Environment:
+    try:
+        return Environment()
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        fix = error.get("ctx", {}).get("error", error["msg"])
+        raise ImproperlyConfigured(f"{error['loc'][0]}={error['input']!r} {fix}") from None
+
+
+def sqlite_path(raw: str) -> Path:
+    if not raw.strip():
         raise ImproperlyConfigured(
             "ANCHOR_DB_PATH is empty; set it to the SQLite file to use (for example "
             "/home/me/anchor.db) or unset it to use anchor.db in the working directory."
         )
-    path = Path(raw).expanduser()
-    if not path.is_absolute():
-        path = Path.cwd() / path
+    path = Path(raw.strip()).expanduser()
+    path = path if path.is_absolute() else Path.cwd() / path
     if path.is_dir():
         raise ImproperlyConfigured(
             f"ANCHOR_DB_PATH={raw!r} is a directory; point it at a file inside it, "
@@ -116,22 +240,9 @@ def sqlite_path_from_env() -> Path:
     return path
 
 
-def conn_max_age_from_env(default: int | None) -> int | None:
-    """ANCHOR_DB_CONN_MAX_AGE, set by the ASGI server (anchor_site/asgi.py) to 0; else default."""
-    raw = env_str("ANCHOR_DB_CONN_MAX_AGE", "").strip()
-    if not raw:
-        return default
-    if not raw.isdigit():
-        raise ImproperlyConfigured(
-            f"ANCHOR_DB_CONN_MAX_AGE={raw!r} is not a number of seconds (0 closes each "
-            "connection after its request)."
-        )
-    return int(raw)
-
-
-def database_from_env() -> DBConfig:
+def database_from_env(env: Environment) -> DBConfig:
     """DATABASE_URL (PostgreSQL) wins when set; otherwise the embedded SQLite file."""
-    url = os.environ.get("DATABASE_URL", "").strip()
+    url = env.DATABASE_URL.strip()
     if url:
         import dj_database_url
 
@@ -146,7 +257,7 @@ def database_from_env() -> DBConfig:
                 "named by ANCHOR_DB_PATH."
             )
         # Over HTTP (ANCHOR_DB_CONN_MAX_AGE=0) a pool hands connections out instead.
-        conn_max_age = conn_max_age_from_env(600)
+        conn_max_age = 600 if env.ANCHOR_DB_CONN_MAX_AGE is None else env.ANCHOR_DB_CONN_MAX_AGE
         try:
             # A stdio server lives for hours: keep one connection and let Django check it is
             # alive before each use rather than reconnecting (several ms) on every tool call.
@@ -158,9 +269,10 @@ def database_from_env() -> DBConfig:
                 "DATABASE_URL names no database; add one after the host, e.g. .../anchor."
             )
         config.setdefault("TEST", {})
-        pool_size = non_negative_int_from_env("ANCHOR_DB_POOL_SIZE", DEFAULT_POOL_SIZE)
+        pool_size = env.ANCHOR_DB_POOL_SIZE
+        pool_size = DEFAULT_POOL_SIZE if pool_size is None else pool_size
         if conn_max_age == 0 and pool_size:
-            timeout_s = positive_int_from_env("ANCHOR_DB_POOL_TIMEOUT_S", DEFAULT_POOL_TIMEOUT_S)
+            timeout_s = env.ANCHOR_DB_POOL_TIMEOUT_S or DEFAULT_POOL_TIMEOUT_S
             config.setdefault("OPTIONS", {})["pool"] = pool_options(pool_size, timeout_s)
             # Django gives the pool psycopg_pool's check_connection only with health checks
             # on: without it a connection the database closed is handed out and fails calls.
@@ -168,10 +280,10 @@ def database_from_env() -> DBConfig:
         return config
     return {
         "ENGINE": "django.db.backends.sqlite3",
-        "NAME": str(sqlite_path_from_env()),
+        "NAME": str(sqlite_path(env.ANCHOR_DB_PATH)),
         # Opening the file and running the PRAGMAs costs more than most tool calls; an idle
         # SQLite connection holds no lock, so keep it for the life of the process.
-        "CONN_MAX_AGE": conn_max_age_from_env(None),
+        "CONN_MAX_AGE": env.ANCHOR_DB_CONN_MAX_AGE,
         "OPTIONS": {
             # BEGIN IMMEDIATE takes the write lock up front, so two writers queue on the busy
             # timeout instead of failing with "database is locked" when a read upgrades.
@@ -187,92 +299,3 @@ def database_from_env() -> DBConfig:
             ),
         },
     }
-
-
-def allowed_hosts_from_env() -> list[str]:
-    """ALLOWED_HOSTS, refusing "*": the MCP endpoint relies on Host checks against rebinding."""
-    hosts = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
-    if "*" in hosts:
-        raise ImproperlyConfigured(
-            "ALLOWED_HOSTS must not contain '*'; list the host names the server answers to, "
-            "comma-separated (for example anchor.example.com,127.0.0.1)."
-        )
-    return hosts
-
-
-HTTP_AUTH_MODES = ("token", "none")
-
-
-def http_auth_from_env() -> str:
-    value = env_str("ANCHOR_HTTP_AUTH", "token").strip().lower()
-    if value not in HTTP_AUTH_MODES:
-        raise ImproperlyConfigured(
-            f"ANCHOR_HTTP_AUTH={value!r} is not an authentication mode; use 'token' (the "
-            "default) or 'none' (only honoured with DJANGO_DEBUG=true)."
-        )
-    return value
-
-
-# scheme://host[:port]; any scheme, since desktop apps send their own (e.g. vscode-file://).
-ORIGIN_PATTERN = re.compile(r"^[a-z][a-z0-9+.-]*://[^/\s?#]+$", re.IGNORECASE)
-
-
-def allowed_origins_from_env() -> list[str]:
-    origins = env_list("ANCHOR_HTTP_ALLOWED_ORIGINS", [])
-    for origin in origins:
-        if not ORIGIN_PATTERN.match(origin):
-            raise ImproperlyConfigured(
-                f"ANCHOR_HTTP_ALLOWED_ORIGINS has {origin!r}, which is not an origin; use "
-                "scheme://host[:port] with no path, for example https://anchor.example.com."
-            )
-    return [origin.lower() for origin in origins]
-
-
-SCHEME_PATTERN = re.compile(r"^[a-z][a-z0-9+.-]*$")
-
-
-def oauth_redirect_schemes_from_env() -> list[str]:
-    """Custom URI schemes OAuth clients may redirect to besides http(s), e.g. cursor,vscode."""
-    schemes = [scheme.lower() for scheme in env_list("ANCHOR_OAUTH_REDIRECT_SCHEMES", [])]
-    for scheme in schemes:
-        if not SCHEME_PATTERN.match(scheme) or scheme in {"javascript", "data", "file"}:
-            raise ImproperlyConfigured(
-                f"ANCHOR_OAUTH_REDIRECT_SCHEMES has {scheme!r}, which is not an acceptable URI "
-                "scheme; list bare scheme names, comma-separated (for example cursor,vscode)."
-            )
-    return schemes
-
-
-RATE_UNITS = {"second": 1, "minute": 60, "hour": 3600}
-
-
-def rate_from_env(name: str, default: str) -> tuple[int, int] | None:
-    """`<count>/<second|minute|hour>` as (count, window seconds); `off` (or 0) for no limit."""
-    raw = env_str(name, default).strip().lower() or default
-    if raw in {"off", "0", "none"}:
-        return None
-    count, _, unit = raw.partition("/")
-    if count.isdigit() and int(count) > 0 and unit in RATE_UNITS:
-        return int(count), RATE_UNITS[unit]
-    raise ImproperlyConfigured(
-        f"{name}={raw!r} is not a rate; use <count>/<second|minute|hour> (for example "
-        "600/minute), or off."
-    )
-
-
-def non_negative_int_from_env(name: str, default: int) -> int:
-    raw = env_str(name, "").strip()
-    if not raw:
-        return default
-    if not raw.isdigit():
-        raise ImproperlyConfigured(f"{name}={raw!r} is not a whole number (e.g. 4, or 0 for off).")
-    return int(raw)
-
-
-def positive_int_from_env(name: str, default: int) -> int:
-    raw = env_str(name, "").strip()
-    if not raw:
-        return default
-    if not raw.isdigit() or int(raw) < 1:
-        raise ImproperlyConfigured(f"{name}={raw!r} is not a positive whole number (e.g. 30).")
-    return int(raw)
