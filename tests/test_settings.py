@@ -7,6 +7,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
@@ -38,7 +39,7 @@ def clean_env(monkeypatch, tmp_path) -> pytest.MonkeyPatch:
     return monkeypatch
 
 
-def database() -> dict:
+def database() -> Any:
     return env.database_from_env(env.read())
 
 
