@@ -184,3 +184,34 @@ def test_an_existing_database_is_not_replaced_by_the_template(tmp_path):
     assert not (tmp_path / "cache").exists()  # no template was needed
     with closing(sqlite3.connect(database)) as db:
         assert db.execute("SELECT id FROM records_workspace").fetchall() == [("kept",)]
+
+
+# Run manage.py as a client starts it, reporting at exit which settings module it loaded.
+SETTINGS_PROBE = (
+    "import atexit, runpy, sys\n"
+    "from django.conf import settings\n"
+    "atexit.register(lambda: sys.stderr.write(f'settings={settings.SETTINGS_MODULE}\\n'))\n"
+    "sys.argv = ['manage.py', 'mcp_serve']\n"
+    "runpy.run_path('manage.py', run_name='__main__')\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("chosen", "loaded"),
+    [(None, "anchor_site.settings_stdio"), ("anchor_site.settings", "anchor_site.settings")],
+)
+def test_mcp_serve_picks_the_stdio_settings_unless_told_otherwise(tmp_path, chosen, loaded):
+    env = base_env(ANCHOR_DB_PATH=migrated_copy(tmp_path / "a.db"))
+    if chosen:
+        env["DJANGO_SETTINGS_MODULE"] = chosen
+    done = subprocess.run(
+        [sys.executable, "-c", SETTINGS_PROBE],
+        cwd=REPO_ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"settings={loaded}\n" in done.stderr, done.stderr

@@ -72,6 +72,7 @@ def warm_up(argv: list[str] | None = None) -> None:
 
 def first_and_later_start(directory: Path) -> tuple[float, float]:
     """Spawn to initialize result on a new SQLite file, then on the same file again."""
+    directory.mkdir()
     times = []
     for _ in range(2):
         server = RawServer(ANCHOR_DB_PATH=str(directory / "new.db"), DATABASE_URL="")
@@ -87,9 +88,7 @@ def first_start_row(sizes: Sizes) -> Row:
     with tempfile.TemporaryDirectory() as scratch:
         first_and_later_start(Path(scratch) / "warm")  # builds the migrated template if needed
         for each in range(sizes.startups):
-            directory = Path(scratch) / str(each)
-            directory.mkdir()
-            first, later = first_and_later_start(directory)
+            first, later = first_and_later_start(Path(scratch) / str(each))
             firsts.append(first)
             laters.append(later)
     median, later = statistics.median(firsts), statistics.median(laters)

@@ -135,10 +135,9 @@ def _installed_migrations() -> list[tuple[str, str]]:
 def _template(verbosity: int) -> Path:
     """The migrated template for this checkout: named by the locked dependencies (which fix the
     left-out apps' migrations) and the installed apps' migrations, built on first use."""
-    key = hashlib.sha256(
-        (Path(settings.BASE_DIR) / "uv.lock").read_bytes()
-        + repr(sorted(_installed_migrations())).encode()
-    ).hexdigest()[:16]
+    lock = Path(settings.BASE_DIR) / "uv.lock"
+    locked = lock.read_bytes() if lock.exists() else b""
+    key = hashlib.sha256(locked + repr(sorted(_installed_migrations())).encode()).hexdigest()[:16]
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "anchor"
     template = cache / f"template-{key}.db"
     if template.exists():
