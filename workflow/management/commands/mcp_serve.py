@@ -8,8 +8,9 @@ A new SQLite file starts as a copy of a template database, migrated once per set
 with the full settings (every app, the HTTP, OAuth and admin ones this process leaves out, see
 anchor_site/settings_stdio.py) and kept in the user's cache directory: the same file can then
 serve the admin and team mode, and a first start costs little more than a later one. Whatever
-this process's apps still lack is migrated in-process. A new PostgreSQL database is migrated
-in-process too; the HTTP server migrates the apps it adds when it starts (gunicorn_conf.py).
+this process's apps still lack is migrated in-process. A new PostgreSQL database (no migration
+table yet) is migrated the way the template is; an existing one only for this process's apps,
+and the HTTP server migrates the apps it adds when it starts (gunicorn_conf.py).
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ class Command(BaseCommand):
 
 
 def prepare_database(*, verbosity: int) -> None:
-    """Create a new SQLite file from the template, then apply unapplied migrations; on an
+    """Create a new database with every app's tables, then apply unapplied migrations; on an
     up-to-date database this costs one query."""
     try:
         if not _new_sqlite_file() and not _unapplied_migrations():
@@ -92,6 +93,8 @@ def prepare_database(*, verbosity: int) -> None:
             # Another process may have created or migrated it while we waited for the lock.
             if _new_sqlite_file():
                 _copy_sqlite(_template(verbosity), Path(connection.settings_dict["NAME"]))
+            elif not MigrationRecorder(connection).has_table():  # a new PostgreSQL database
+                _migrate_with_every_app(verbosity)
             if _unapplied_migrations():
                 call_command("migrate", interactive=False, verbosity=verbosity, stdout=sys.stderr)
     except DatabaseError as exc:
@@ -145,28 +148,33 @@ def _template(verbosity: int) -> Path:
     cache.mkdir(parents=True, exist_ok=True)
     building = Path(tempfile.mkdtemp(dir=cache))
     try:
-        # The left-out apps' migrations need their apps loaded: `migrate` with the full
-        # settings, once. Its output goes to our stderr (fd 1 already points there).
-        env = dict(os.environ, ANCHOR_DB_PATH=str(building / "template.db"), DATABASE_URL="")
-        env["DJANGO_SETTINGS_MODULE"] = "anchor_site.settings"
-        done = subprocess.run(
-            [sys.executable, str(Path(settings.BASE_DIR) / "manage.py"), "migrate", "--no-input"]
-            + [f"--verbosity={verbosity}"],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=sys.stderr,
-            stderr=subprocess.PIPE,
-            text=True,
-            check=False,
+        _migrate_with_every_app(
+            verbosity, ANCHOR_DB_PATH=str(building / "template.db"), DATABASE_URL=""
         )
-        if done.returncode != 0:
-            sys.stderr.write(done.stderr)
-            lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
-            raise CommandError(_describe_database_failure(lines[-1] if lines else "failed"))
         os.replace(building / "template.db", template)
     finally:
         shutil.rmtree(building, ignore_errors=True)
     return template
+
+
+def _migrate_with_every_app(verbosity: int, **env: str) -> None:
+    """`migrate` with the full settings: the left-out apps' migrations need their apps loaded,
+    so this runs in a process of its own, once per new database or template. Its output goes to
+    our stderr (fd 1 already points there)."""
+    done = subprocess.run(
+        [sys.executable, str(Path(settings.BASE_DIR) / "manage.py"), "migrate", "--no-input"]
+        + [f"--verbosity={verbosity}"],
+        env={**os.environ, **env, "DJANGO_SETTINGS_MODULE": "anchor_site.settings"},
+        stdin=subprocess.DEVNULL,
+        stdout=sys.stderr,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        sys.stderr.write(done.stderr)
+        lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+        raise CommandError(_describe_database_failure(lines[-1] if lines else "migrate failed"))
 
 
 def _copy_sqlite(source_path: Path, target_path: Path) -> None:
