@@ -11,6 +11,12 @@ def main() -> None:
     default_settings = "anchor_site.settings_stdio" if serving_stdio else "anchor_site.settings"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", default_settings)
     if serving_stdio and not {"-h", "--help"} & set(sys.argv):
+        # Start-up allocates hundreds of thousands of long-lived objects (modules, classes, the
+        # tool schemas) and little garbage: the cyclic collector would walk them again and again,
+        # 15 % of the start measured. mcp_serve turns it back on, with them frozen, once ready.
+        import gc
+
+        gc.disable()
         # stdout is the MCP protocol stream: claim it before settings, apps or libraries load,
         # so nothing they print at import or in a ready() hook can reach the client.
         from workflow.mcp.stdio import claim_stdio_for_protocol, exit_quietly_on_sigterm

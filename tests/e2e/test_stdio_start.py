@@ -215,3 +215,39 @@ def test_mcp_serve_picks_the_stdio_settings_unless_told_otherwise(tmp_path, chos
     )
     assert done.returncode == 0, done.stderr
     assert f"settings={loaded}\n" in done.stderr, done.stderr
+
+
+# Run manage.py as a client starts it, reporting at exit whether the cyclic garbage collector
+# is on and whether start-up's objects were frozen (done only when start-up had paused it).
+GC_PROBE = (
+    "import atexit, gc, runpy, sys\n"
+    "atexit.register(lambda: sys.stderr.write("
+    "f'GC enabled={gc.isenabled()} frozen={gc.get_freeze_count() > 0}\\n'))\n"
+    "sys.argv = ['manage.py', 'mcp_serve']\n"
+    "runpy.run_path('manage.py', run_name='__main__')\n"
+)
+
+
+def test_garbage_collection_is_paused_during_start_and_back_on_while_serving(tmp_path):
+    """Start-up pauses the cyclic collector (15 % of its time went to it) and serving turns
+    it back on: a long session must still free reference cycles."""
+    env = base_env(ANCHOR_DB_PATH=migrated_copy(tmp_path / "a.db"), ANCHOR_LOG_LEVEL="WARNING")
+    process = subprocess.Popen(
+        [sys.executable, "-c", GC_PROBE],
+        cwd=REPO_ROOT,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        initialize_raw(process)
+        assert call_raw(process, 2, "list_collections", {})["structuredContent"]["ok"]
+        assert process.stdin is not None
+        process.stdin.close()
+        assert process.wait(timeout=30) == 0
+        assert process.stderr is not None
+        errors = process.stderr.read().decode()
+    finally:
+        process.kill()
+    assert "GC enabled=True frozen=True" in errors, errors

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import gc
 import hashlib
 import os
 import pkgutil
@@ -77,6 +78,11 @@ class Command(BaseCommand):
                 raise CommandError(str(exc)) from exc
         prepare_database(verbosity=options["verbosity"])
         connections.close_all()  # tool calls run in another thread with their own connection
+        if not gc.isenabled():
+            # manage.py paused the cyclic collector for the start; what the start made lives as
+            # long as the process, so it is frozen out of every later collection.
+            gc.freeze()
+            gc.enable()
 
         if options["verbosity"] >= 2:
             sys.stderr.write(f"anchor: ready in {time.monotonic() - started:.2f}s\n")
