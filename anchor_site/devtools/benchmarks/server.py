@@ -24,7 +24,8 @@ from anchor_site.devtools.benchmarks import data
 from workflow.mcp.client import ClientSession, open_stdio_session, tool_envelope
 
 PROTOCOL_VERSION = "2025-06-18"
-PASSED_THROUGH = ("PATH", "DATABASE_URL", "ANCHOR_DB_PATH", "DJANGO_SETTINGS_MODULE", "HOME")
+# Not DJANGO_SETTINGS_MODULE: manage.py picks the stdio server's own, as for a client.
+PASSED_THROUGH = ("PATH", "DATABASE_URL", "ANCHOR_DB_PATH", "HOME", "XDG_CACHE_HOME")
 
 
 def command() -> list[str]:
@@ -34,7 +35,6 @@ def command() -> list[str]:
 def server_env(**overrides: str) -> dict[str, str]:
     """The variables a client configuration would set, and nothing else."""
     env = {name: os.environ[name] for name in PASSED_THROUGH if name in os.environ}
-    env.setdefault("DJANGO_SETTINGS_MODULE", "anchor_site.settings")
     env.update(
         ANCHOR_WORKSPACE_ID=data.WORKSPACE,
         ANCHOR_ACTOR_ID=data.ACTOR,
