@@ -178,7 +178,8 @@ def test_an_existing_database_is_not_replaced_by_the_template(tmp_path):
         db.execute("DROP TABLE django_session")  # as if sessions were newly installed
         db.execute("DELETE FROM django_migrations WHERE app = 'sessions'")
         db.execute(
-            "INSERT INTO records_workspace (id, created_at, feed_key) VALUES ('kept', '2026-01-01 00:00:00', 'k')"
+            "INSERT INTO records_workspace (id, created_at, feed_key) "
+            "VALUES ('kept', '2026-01-01 00:00:00', 'k')"
         )
     done = run_manage(tmp_path, "mcp_serve", XDG_CACHE_HOME=str(tmp_path / "cache"))
     assert done.stdout == ""
