@@ -138,9 +138,10 @@ STATIC_ROOT = Path(env_str("ANCHOR_STATIC_ROOT", "") or BASE_DIR / "staticfiles"
 # Scope of the stdio server. Over HTTP the authenticated user decides instead.
 ANCHOR_WORKSPACE_ID = workspace_id_from_env()
 ANCHOR_ACTOR_ID = actor_id_from_env()
-# Which tools the MCP server lists: "full" (default), "core" (the everyday path), or a
+# Which tools the MCP server lists: "core" (default: the everyday path, within 4,000 tokens
+# with the instructions), "full" (agendas, history, traversal, totals too), or a
 # comma-separated list of tool names; checked against the tool list at start-up.
-ANCHOR_TOOLS = env_str("ANCHOR_TOOLS", "full").strip() or "full"
+ANCHOR_TOOLS = env_str("ANCHOR_TOOLS", "core").strip() or "core"
 # The longest any one database statement of a tool call may run (QUERY_TIMEOUT after that).
 ANCHOR_QUERY_TIMEOUT_S = query_timeout_from_env()
 # On PostgreSQL the change feed leaves out events younger than this many seconds, so a cursor

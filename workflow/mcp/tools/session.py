@@ -14,13 +14,8 @@ class SessionTools(Toolset):
     def workspace_digest(self) -> ToolResult:
         """Summarise this workspace: call it first in a new conversation.
 
-        Returns up to 50 collections (ID, purpose, active count, typical fields, link types,
-        whether writes need a person's approval), who 'me' is, open and paused agendas, closed
-        ones whose outcomes are not yet synced to their records, your open prepared actions,
-        writes awaiting approval, the eight latest changes as lines by title (recent is not
-        referenced: resolve names), and unread_changes since your read mark (list_changes
-        reads them). An overview: use search_records or
-        get_record_context for details. Changes nothing.
+        Collections (ID, purpose, count, fields, link types), who 'me' is, open agendas, writes
+        waiting on you or a person, the latest changes and how many are unread. Changes nothing.
         """
         scope = scope_for_request(self.request)
         return run_tool(lambda: digest(scope))
