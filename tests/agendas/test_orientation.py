@@ -27,7 +27,9 @@ def test_the_digest_lists_open_and_paused_agendas_with_where_they_stand(db):
             "title": "Triage",
             "status": "active",
             "current_item": {"number": "1", "text": "Bug A"},
-            "next_step": fresh["next_step"],
+            "next_step": f"Call agenda_view agenda_id={fresh['agenda_id']} for its whole "
+            "picture; show whole_picture.text to the user, then agenda_acknowledge with the "
+            "presentation_id it gives.",
         },
         {
             "agenda_id": paused_id,
@@ -43,4 +45,16 @@ def test_the_digest_lists_open_and_paused_agendas_with_where_they_stand(db):
 
 def test_the_instructions_send_a_new_conversation_to_the_digest_for_agendas():
     text = " ".join(SERVER_INSTRUCTIONS.split())
-    assert "open and paused agendas in workspace_digest (open_agendas)" in text
+    assert "Continue an open agenda from the digest with agenda_view" in text
+
+
+def test_the_digest_step_for_a_picture_to_show_leads_to_the_reply_that_carries_it(db):
+    """The digest carries no whole_picture: its step names the call whose reply does."""
+    d = driver()
+    fresh = d.ok("agenda_start", {"title": "Triage", "items": ["Bug A"], "source_reference": "x"})
+    assert "whole_picture" in fresh and fresh["presentation_id"]
+    digest = d.ok("workspace_digest")
+    assert "whole_picture" not in digest["open_agendas"][0]
+    assert digest["open_agendas"][0]["next_step"].startswith("Call agenda_view")
+    view = d.ok("agenda_view", {"agenda_id": fresh["agenda_id"]})
+    assert view["whole_picture"]["text"] and view["presentation_id"] == fresh["presentation_id"]

@@ -230,6 +230,7 @@ def test_nothing_a_core_agent_reads_names_a_tool_it_lacks(ctx, profile):
     tools = {name for name, meta in tool_list.TOOL_LIST.items() if not meta.open_arguments}
     digest = call_tool("workspace_digest", {})["result"]
     assert digest["open_agendas"], "the open agenda is listed"
+    assert "ANCHOR_TOOLS=full" in digest["open_agendas"][0]["next_step"], "how to turn them on"
     assert digest["unsynced_agendas"], "the closed agenda to sync is listed"
     offered = async_to_sync(prompts.list_prompts)()
     assert "work_through_list" not in {p.name for p in offered}

@@ -29,8 +29,8 @@ class SessionTools(Toolset):
 
 
 AGENDA_TOOLS_UNSERVED = (
-    "This server's profile does not offer the agenda tools; a person can see the agenda in the "
-    "admin, or run the server with the full tool list to continue it."
+    "Agenda tools are opt-in: serve them with ANCHOR_TOOLS=full (or mcp_serve --tools full) to "
+    "continue this agenda; a person can see it in the admin meanwhile."
 )
 
 
