@@ -16,6 +16,19 @@ COMMIT_TOOL = {
 }
 
 
+# Words that stand for something said earlier ("him", "that opening"): never a new title.
+REFERRING_WORDS = frozenset(
+    "he him his she her hers they them their it its this that these those there".split()
+)
+
+
+def refers_back(query: str) -> bool:
+    words = query.lower().strip(" .,!?'\"").split()
+    if len(words) == 1:
+        return words[0] in REFERRING_WORDS
+    return 1 < len(words) <= 3 and words[0] in {"this", "that", "these", "those", "the same"}
+
+
 def with_next_step(result: dict[str, Any], step: str) -> dict[str, Any]:
     return {**result, "next_step": step}
 
@@ -24,11 +37,12 @@ def after_resolution(result: dict[str, Any]) -> dict[str, Any]:
     review = result["resolution_id"]
     status = result["status"]
     if status == "resolved":
+        step = f"Cite resolution_id {review} in the write for record {result['selected_record_id']}."
+    elif status == "no_match" and refers_back(str(result.get("query", ""))):
         step = (
-            f"Cite resolution_id {review} in prepare_write for record "
-            f"{result['selected_record_id']}. Proposing this as a NEW title? A record already "
-            "has it: ask the user whether they mean that one, and put their answer in "
-            "clarification."
+            f"{result['query']!r} refers to something said earlier, not a title: resolve the "
+            "name it stands for, or ask the user which record they mean. Never create a "
+            "record with this title."
         )
     elif status == "no_match":
         step = (
