@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 INTRODUCTION = """\
 Anchor is durable, structured memory for this project: collections of records (title + JSON
-data), explicit typed links between records, and a full audit history.
+data), typed links between them, and a full audit history.
 
 Every tool returns {"ok": true, "result": ...} or {"ok": false, "error": {"code", "message"}};
 check "ok" and follow the fix the message names.
@@ -38,11 +38,6 @@ RULES: tuple[tuple[frozenset[str], str], ...] = (
         "something new: go ahead, asking only when identity or organisation is uncertain.",
     ),
     (
-        frozenset({"resolve_record"}),
-        "resolve_record with ask_user=true puts a needs_clarification to the user in the "
-        "client's dialog, recorded as user-confirmed.",
-    ),
-    (
         frozenset({"prepare_write", "commit_write"}),
         "Write in two steps: prepare_write with the review IDs you used, then commit_write; "
         "machine checks, not a question for the user. A committed create returns a "
@@ -55,8 +50,8 @@ RULES: tuple[tuple[frozenset[str], str], ...] = (
     ),
     (
         frozenset(),
-        "Never infer a link from recency or proximity in the conversation; link only what the "
-        "user stated or the stored context shows.",
+        "Never infer a link from recency or proximity; link only what the user stated or the "
+        "stored context shows.",
     ),
     (
         frozenset({"get_record_context", "search_records"}),

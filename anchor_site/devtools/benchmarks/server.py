@@ -39,6 +39,8 @@ def server_env(**overrides: str) -> dict[str, str]:
         ANCHOR_WORKSPACE_ID=data.WORKSPACE,
         ANCHOR_ACTOR_ID=data.ACTOR,
         ANCHOR_LOG_LEVEL="WARNING",
+        # The areas measure every tool; the tool_list area names each profile it counts.
+        ANCHOR_TOOLS="full",
     )
     env.update(overrides)
     return env

@@ -62,8 +62,12 @@ class ReviewTools(Toolset):
             bool,
             Field(
                 description="On needs_clarification, ask the user in the client's own dialog "
-                "(`client_question` gives the answer). Never for secrets."
+                "(recorded as user-confirmed; `client_question` gives the answer). Never for "
+                "secrets."
             ),
+        ] = False,
+        detail: Annotated[
+            bool, Field(description="The whole answer: every candidate, the request echoed.")
         ] = False,
     ) -> ToolResult:
         """Find which stored record a name refers to, without guessing; required before writes.
@@ -84,7 +88,8 @@ class ReviewTools(Toolset):
                     query=query,
                     collection_id=collection_id,
                     context_record_ids=context_record_ids,
-                )
+                ),
+                detail=detail,
             )
         )
 

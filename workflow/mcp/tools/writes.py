@@ -144,7 +144,7 @@ class BatchWriteTools(Toolset):
         """Prepare several record writes to commit together, all or nothing; then commit_batch_write.
 
         Items apply in order; a record's second item expects the version its first makes
-        (set_self and links leave versions alone). A {naming_created} end may be "actions[N]",
+        (a self mapping or a link leaves versions alone). A {naming_created} end may be "actions[N]",
         the record {creating} item N makes (no review needed). Collections: prepare_write.
         """
         scope = scope_for_request(self.request)
