@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-LINKS_SHOWN = 3  # per candidate of a settled answer; links_more counts the rest
+LINKS_SHOWN = 3  # per candidate of a settled answer; links_more counts the rest it has
 # Echoes of the request, and deadlines the next_step already sets.
 RESOLUTION_ECHOES = ("query", "collection_id", "context_record_ids", "expires_at")
 # What a settled candidate says that its status already says.
-SETTLED_NOISE = ("match", "score", "created_at", "links_truncated")
+SETTLED_NOISE = ("match", "score", "created_at")
 # A write's timestamps: provisional in a preview, and not what the agent reports after a commit.
 TIMESTAMPS = ("created_at", "updated_at", "committed_at", "expires_at")
 NEW_OBJECT_ID = {
@@ -34,21 +34,41 @@ def resolution(result: dict[str, Any]) -> dict[str, Any]:
         lean["candidates"] = [_settled(c) for c in chosen]
         if len(candidates) > len(chosen):
             lean["similar_not_shown"] = len(candidates) - len(chosen)
-    elif status != "needs_clarification":
+    elif status == "needs_clarification":
+        # Every candidate whole but for what says nothing (the score of an exact match, nulls,
+        # false flags): links, data, collection and creation time tell namesakes apart.
+        lean["candidates"] = [_uncertain(c) for c in candidates]
+    else:
         lean["candidates"] = [_settled(c) for c in candidates]
     return lean
 
 
-def _settled(candidate: dict[str, Any]) -> dict[str, Any]:
-    lean = {
+def _uncertain(candidate: dict[str, Any]) -> dict[str, Any]:
+    lean = _without_empties(candidate)
+    if candidate.get("match") == "exact":
+        lean.pop("score", None)
+    lean["links"] = [_link(link) for link in candidate.get("links") or []]
+    return lean
+
+
+def _without_empties(candidate: dict[str, Any]) -> dict[str, Any]:
+    return {
         k: v
         for k, v in candidate.items()
-        if k not in SETTLED_NOISE and not (k == "archived_at" and v is None)
+        if not (k == "archived_at" and v is None) and not (k == "links_truncated" and not v)
     }
+
+
+def _link(link: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in link.items() if not (k == "archived" and v is False)}
+
+
+def _settled(candidate: dict[str, Any]) -> dict[str, Any]:
+    lean = {k: v for k, v in _without_empties(candidate).items() if k not in SETTLED_NOISE}
     links = candidate.get("links") or []
-    lean["links"] = links[:LINKS_SHOWN]
-    if len(links) > LINKS_SHOWN or candidate.get("links_truncated"):
-        lean["links_more"] = True if candidate.get("links_truncated") else len(links) - LINKS_SHOWN
+    lean["links"] = [_link(link) for link in links[:LINKS_SHOWN]]
+    if len(links) > LINKS_SHOWN:  # and links_truncated, kept when true: more still exist
+        lean["links_more"] = len(links) - LINKS_SHOWN
     return lean
 
 
