@@ -20,7 +20,8 @@ COMMIT_TOOL = {
 
 # Words that stand for something said earlier ("him", "that opening"): never a new title.
 REFERRING_WORDS = frozenset(
-    "he him his she her hers they them their it its this that these those there".split()
+    {"he", "him", "his", "she", "her", "hers", "they", "them", "their", "it", "its"}
+    | {"this", "that", "these", "those", "there"}
 )
 
 
@@ -39,7 +40,9 @@ def after_resolution(result: dict[str, Any], *, detail: bool = False) -> dict[st
     review = result["resolution_id"]
     status = result["status"]
     if status == "resolved":
-        step = f"Cite resolution_id {review} in the write for record {result['selected_record_id']}."
+        step = (
+            f"Cite resolution_id {review} in the write for record {result['selected_record_id']}."
+        )
     elif status == "no_match" and refers_back(str(result.get("query", ""))):
         step = (
             f"{result['query']!r} refers to something said earlier, not a title: resolve the "

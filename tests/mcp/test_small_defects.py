@@ -11,7 +11,7 @@ from workflow.mcp import prompts
 
 def test_the_catch_up_prompt_reads_unread_changes_with_list_changes(db):
     got = async_to_sync(prompts.get_prompt)("catch_up", {})
-    text = got.messages[0].content.text
+    text = getattr(got.messages[0].content, "text", "")
     assert "workspace_digest" in text and "list_changes since_last_read=true" in text
 
 

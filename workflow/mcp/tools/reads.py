@@ -113,14 +113,10 @@ class ReadTools(Toolset):
 
     def list_changes(
         self,
-        since_last_read: Annotated[
-            bool, Field(description="Start after your read mark.")
-        ] = False,
+        since_last_read: Annotated[bool, Field(description="Start after your read mark.")] = False,
         mark_read: Annotated[
             bool,
-            Field(
-                description="Move your read mark past what is shown (with since_last_read)."
-            ),
+            Field(description="Move your read mark past what is shown (with since_last_read)."),
         ] = False,
         cursor: Annotated[
             str | None,
@@ -171,9 +167,7 @@ class ReadTools(Toolset):
         ] = None,
         filters: Annotated[
             dict[str, Any] | None,
-            Field(
-                description='Exact top-level values, e.g. {"stage": "interview"}.'
-            ),
+            Field(description='Exact top-level values, e.g. {"stage": "interview"}.'),
         ] = None,
         limit: Limit = 20,
         cursor: Cursor = None,
@@ -195,8 +189,7 @@ class ReadTools(Toolset):
         linked_to: Annotated[
             LinkedTo | None,
             Field(
-                description="Only records linked to record_id (outgoing: the match is the "
-                "source)."
+                description="Only records linked to record_id (outgoing: the match is the source)."
             ),
         ] = None,
         order_by: Annotated[
@@ -208,9 +201,7 @@ class ReadTools(Toolset):
         ] = None,
         mode: Annotated[
             Literal["words", "meaning"],
-            Field(
-                description='With text, "meaning" finds other wordings too.'
-            ),
+            Field(description='With text, "meaning" finds other wordings too.'),
         ] = "words",
     ) -> ToolResult:
         """Search active records by title, fields, conditions, links, text or meaning.

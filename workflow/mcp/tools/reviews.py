@@ -21,9 +21,7 @@ class ReviewTools(Toolset):
         self,
         name: Annotated[
             str,
-            Field(
-                description="Proposed collection name or alias, e.g. 'expenses'."
-            ),
+            Field(description="Proposed collection name or alias, e.g. 'expenses'."),
         ],
         purpose: Annotated[
             str,
@@ -43,9 +41,7 @@ class ReviewTools(Toolset):
         self,
         query: Annotated[
             str,
-            Field(
-                description="The name, alias or record ID the user mentioned, or 'me'."
-            ),
+            Field(description="The name, alias or record ID the user mentioned, or 'me'."),
         ],
         collection_id: Annotated[
             str | None,

@@ -141,11 +141,13 @@ class BatchWriteTools(Toolset):
             ),
         ],
     ) -> ToolResult:
-        """Prepare several record writes to commit together, all or nothing; then commit_batch_write.
+        """Prepare several record writes to commit together, all or nothing; then
+        commit_batch_write.
 
         Items apply in order; a record's second item expects the version its first makes
-        (a self mapping or a link leaves versions alone). A {naming_created} end may be "actions[N]",
-        the record {creating} item N makes (no review needed). Collections: prepare_write.
+        (a self mapping or a link leaves versions alone). A {naming_created} end may be
+        "actions[N]", the record {creating} item N makes (no review needed). Collections:
+        prepare_write.
         """
         scope = scope_for_request(self.request)
         return run_tool(
@@ -181,9 +183,7 @@ class ImportTools(Toolset):
                 max_length=100,
             ),
         ],
-        decision_reason: Annotated[
-            str, Field(description="Why these records are added.")
-        ],
+        decision_reason: Annotated[str, Field(description="Why these records are added.")],
         links: Annotated[
             list[ImportLink] | None,
             Field(
@@ -198,9 +198,7 @@ class ImportTools(Toolset):
         ] = None,
         clarification: Annotated[
             str | None,
-            Field(
-                description="What the user said, if a linked record's resolution needed it."
-            ),
+            Field(description="What the user said, if a linked record's resolution needed it."),
         ] = None,
     ) -> ToolResult:
         """Review a pasted list of new records for duplicates and preview the import.
