@@ -22,14 +22,9 @@ RULES: tuple[tuple[frozenset[str], str], ...] = (
     (frozenset({"workspace_digest"}), "Start a new conversation with workspace_digest."),
     (
         frozenset({"list_changes"}),
-        "To learn what others did since you last looked, call list_changes with "
-        "since_last_read=true and mark_read=true.",
+        "Catch up on what others did: list_changes since_last_read=true, mark_read=true.",
     ),
-    (
-        frozenset({"discover_collections"}),
-        "Discover before organising: discover_collections before creating a collection; reuse "
-        "one whose purpose fits.",
-    ),
+    # discover_collections says itself to come before creating a collection (its description).
     (
         frozenset({"resolve_record"}),
         "Resolve before writing: resolve_record every name the user mentions and use the IDs "

@@ -31,8 +31,8 @@ class ReviewTools(Toolset):
         """Review the whole collection catalog before creating, changing or aliasing a collection.
 
         Returns every collection with purpose, fields and samples, lexical `suggestions`, and a
-        `discovery_id` to cite in prepare_write. Read every entry: collections can overlap in
-        meaning without sharing words. Changes nothing.
+        `discovery_id` to cite in prepare_write. Read every entry (collections can overlap in
+        meaning without sharing words) and reuse one that fits. Changes nothing.
         """
         scope = scope_for_request(self.request)
         return run_tool(lambda: after_discovery(discover(scope, name=name, purpose=purpose)))
