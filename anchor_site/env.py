@@ -100,7 +100,7 @@ class Environment(BaseSettings):
     ANCHOR_STATIC_ROOT: str = ""
     ANCHOR_WORKSPACE_ID: str = Field(default="local", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
     ANCHOR_ACTOR_ID: str = Field(default="local-agent", pattern=r"^[^\x00-\x1f]{1,300}$")
-    ANCHOR_TOOLS: str = "full"
+    ANCHOR_TOOLS: str = "core"
     ANCHOR_QUERY_TIMEOUT_S: float = Field(default=10.0, gt=0, le=3600, allow_inf_nan=False)
     ANCHOR_FEED_SETTLE_S: Count = 5
     ANCHOR_MEANING: Bool = True

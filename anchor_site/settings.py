@@ -107,9 +107,10 @@ STATIC_ROOT = Path(_env.ANCHOR_STATIC_ROOT or BASE_DIR / "staticfiles")
 # Scope of the stdio server. Over HTTP the authenticated user decides instead.
 ANCHOR_WORKSPACE_ID = _env.ANCHOR_WORKSPACE_ID
 ANCHOR_ACTOR_ID = _env.ANCHOR_ACTOR_ID
-# Which tools the MCP server lists: "full" (default), "core" (the everyday path), or a
+# Which tools the MCP server lists: "core" (default: the everyday path, within 4,000 tokens
+# with the instructions), "full" (agendas, history, traversal, totals too), or a
 # comma-separated list of tool names; checked against the tool list at start-up.
-ANCHOR_TOOLS = _env.ANCHOR_TOOLS.strip()
+ANCHOR_TOOLS = _env.ANCHOR_TOOLS.strip() or "core"
 # The longest any one database statement of a tool call may run (QUERY_TIMEOUT after that).
 ANCHOR_QUERY_TIMEOUT_S = _env.ANCHOR_QUERY_TIMEOUT_S
 # On PostgreSQL the change feed leaves out events younger than this many seconds, so a cursor

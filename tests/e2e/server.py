@@ -37,6 +37,8 @@ def base_env(**overrides: str) -> dict[str, str]:
     env = {
         "PATH": os.environ.get("PATH", os.defpath),
         "ANCHOR_LOG_LEVEL": "INFO",
+        # The suite exercises every tool; test_first_calls serves the default (core) itself.
+        "ANCHOR_TOOLS": "full",
     }
     env.update(overrides)
     return env

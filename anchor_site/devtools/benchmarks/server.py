@@ -39,6 +39,8 @@ def server_env(**overrides: str) -> dict[str, str]:
         ANCHOR_WORKSPACE_ID=data.WORKSPACE,
         ANCHOR_ACTOR_ID=data.ACTOR,
         ANCHOR_LOG_LEVEL="WARNING",
+        # The areas measure every tool; the tool_list area names each profile it counts.
+        ANCHOR_TOOLS="full",
     )
     env.update(overrides)
     return env
@@ -81,6 +83,7 @@ class RawServer:
             stderr=subprocess.DEVNULL,
         )
         self.next_id = 1
+        self.initialized: dict[str, Any] = {}
 
     def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         request_id = self.next_id
@@ -98,8 +101,8 @@ class RawServer:
                 return message["result"]
 
     def initialize(self) -> float:
-        """Seconds from spawn to the initialize result."""
-        self.request(
+        """Seconds from spawn to the initialize result (kept as `initialized`)."""
+        self.initialized = self.request(
             "initialize",
             {
                 "protocolVersion": PROTOCOL_VERSION,

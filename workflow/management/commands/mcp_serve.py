@@ -62,8 +62,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--tools",
-            help="Which tools to serve: 'full', 'core' (the everyday path) or a comma-separated "
-            "list of tool names. Overrides ANCHOR_TOOLS.",
+            help="Which tools to serve: 'core' (the everyday path, default), 'full' or a "
+            "comma-separated list of tool names. Overrides ANCHOR_TOOLS.",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
