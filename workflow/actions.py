@@ -679,6 +679,32 @@ def commit_batch_write(scope: Scope, *, action_id: Any) -> dict[str, Any]:
     return {**outcome, "result": {**outcome["result"], "items": items}}
 
 
+def prepare_tool_batch(scope: Scope, items: list[dict[str, Any]], collection_ids: list[str]) -> str:
+    """Store a batch one tool composed of its own writes (agenda sync), for commit_batch_write.
+
+    Items are shaped as _batch_items leaves them, each citing its own review. Unlike
+    prepare_batch_write there is no item cap and no preview (nobody reads one) and the checks
+    are left to the commit, which runs every one of them under its locks anyway.
+    """
+    ids = list(dict.fromkeys(r for item in items for r in item["review_ids"]))
+    tickets = load_tickets(scope, ids)
+    now = timezone.now()
+    action = PreparedAction.objects.create(
+        workspace_id=scope.workspace_id,
+        actor_id=scope.actor_id,
+        operation=BATCH,
+        arguments={"items": items},
+        review_ids=ids,
+        decision_reason="; ".join(f"[{i['index']}] {i['decision_reason']}" for i in items)[:2000],
+        evidence=[ticket_evidence(t) for t in tickets],
+        counters=check_fresh(tickets),
+        collection_ids=collection_ids,
+        created_at=now,
+        expires_at=min([now + ACTION_LIFETIME, *(t.expires_at for t in tickets)]),
+    )
+    return action.pk
+
+
 # --- imports -------------------------------------------------------------------------------------
 
 
