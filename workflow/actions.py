@@ -43,7 +43,7 @@ from workflow.models import OPEN_STATES, ActionState, PreparedAction, ReviewTick
 from workflow.name_index import follow_write, scope_names
 from workflow.operations import batch_operation_names, operation_named, parse_operation
 from workflow.operations.checks import created_earlier
-from workflow.operations.registry import Names, Operation
+from workflow.operations.registry import ApplyManyFn, Names, Operation
 from workflow.resolution import resolve_by_ids
 from workflow.scope import Scope
 from workflow.stale_reasons import plain_stale_reason
@@ -155,23 +155,55 @@ def _with_created(args: dict[str, Any], made: dict[int, str]) -> dict[str, Any]:
     }
 
 
+def _item_ctx(ctx: WriteContext, item: dict[str, Any]) -> WriteContext:
+    return WriteContext(
+        workspace_id=ctx.workspace_id,
+        actor_id=ctx.actor_id,
+        decision_reason=item["decision_reason"],
+        clarification=item["clarification"],
+        review_evidence=[
+            e
+            for e in ctx.review_evidence
+            if e.get("review_id") in item["review_ids"] or "approved_by" in e
+        ],
+        action_id=ctx.action_id,
+        item_index=item["index"],
+    )
+
+
+def _apply_many(
+    ctx: WriteContext, items: list[dict[str, Any]], apply_many: ApplyManyFn
+) -> dict[str, Any]:
+    """A batch of one operation on distinct records (an agenda's outcomes) in one go: the
+    same rows and refusals as item by item, in a handful of statements instead of several an
+    item."""
+    try:
+        results = apply_many([(_item_ctx(ctx, i), i["arguments"]) for i in items])
+    except AnchorError as exc:
+        details = dict(exc.details)
+        index = items[details.pop("update_index")]["index"]
+        raise AnchorError(
+            exc.code, f"actions[{index}]: {exc.message}", item_index=index, **details
+        ) from exc
+    return {
+        "items": [
+            {"item_index": i["index"], "operation": i["operation"], **result}
+            for i, result in zip(items, results, strict=True)
+        ]
+    }
+
+
 def _batch_apply(ctx: WriteContext, action: PreparedAction) -> dict[str, Any]:
+    items = action.arguments["items"]
+    names = {i["operation"] for i in items}
+    apply_many = operation_named(names.pop()).apply_many if len(names) == 1 else None
+    records = [i["arguments"].get("record_id") for i in items]
+    if apply_many is not None and len(items) > 1 and len(set(records)) == len(records):
+        return _apply_many(ctx, items, apply_many)
     results = []
     made: dict[int, str] = {}  # item index -> the record a creating item made
-    for item in action.arguments["items"]:
-        item_ctx = WriteContext(
-            workspace_id=ctx.workspace_id,
-            actor_id=ctx.actor_id,
-            decision_reason=item["decision_reason"],
-            clarification=item["clarification"],
-            review_evidence=[
-                e
-                for e in ctx.review_evidence
-                if e.get("review_id") in item["review_ids"] or "approved_by" in e
-            ],
-            action_id=ctx.action_id,
-            item_index=item["index"],
-        )
+    for item in items:
+        item_ctx = _item_ctx(ctx, item)
         try:
             arguments = _with_created(item["arguments"], made)
             result = operation_named(item["operation"]).apply(item_ctx, arguments)

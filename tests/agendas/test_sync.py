@@ -154,14 +154,27 @@ def test_a_sync_writes_every_outcome_in_one_audited_batch(ctx):
     assert set(versions) == {(2,)}
 
 
-def test_a_held_batch_is_approved_once_and_read_for_every_item(ctx):
+def test_a_batch_held_by_a_gate_set_meanwhile_is_approved_once_and_read_for_every_item(
+    ctx, monkeypatch
+):
+    """Outcomes for a gated collection are held one by one (tests/workflow/test_approval_gate);
+    a gate set while the batch was prepared holds the batch whole, and a later sync reads
+    that one decision for every item."""
+    from workflow.agendas import sync
+
     todos = make_collection(ctx, "todos")
-    services.collection_set_requires_approval(
-        ctx=ctx, collection_id=todos.pk, requires_approval=True
-    )
     records = [make_record(ctx, todos, f"Chore {n}") for n in range(3)]
     d = driver()
     finished_with_all_completed(d, records)
+    prepared = sync.prepare_tool_batch
+
+    def gated_meanwhile(scope, items, collection_ids):
+        services.collection_set_requires_approval(
+            ctx=ctx, collection_id=todos.pk, requires_approval=True
+        )
+        return prepared(scope, items, collection_ids)
+
+    monkeypatch.setattr(sync, "prepare_tool_batch", gated_meanwhile)
     waiting = d.ok("agenda_sync_records", d.mine())
     assert waiting["sync"]["counts"] == {"awaiting_approval": 3}
     assert len({r["action_id"] for r in waiting["sync"]["results"]}) == 1

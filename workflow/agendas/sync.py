@@ -4,14 +4,16 @@ The records are read together; one that changed since it was bound (new version,
 title, archived) is reported and left alone, never overwritten. Every other resolved item's
 record is reviewed by ID, and all their updates go in one prepared batch with the version bound
 at start as each expected_version, committed through commit_batch_write: validated, gated,
-versioned and audited like any agent write, in the sync's one transaction. A collection that
-needs approval holds the batch as a whole; a later sync reads the decision once for all of it.
+versioned and audited like any agent write, in the sync's one transaction. Where a collection
+needs approval, each outcome is its own held write instead, so a person decides each one (and
+one going stale leaves the others); a later sync reads each decision, or a batch's once.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from records import approval
 from records import validation as v
 from records.errors import AnchorError, invalid
 from records.models import Record
@@ -254,7 +256,14 @@ def _sync_items(
             records[_bound_id(item)] = Record.objects.get(pk=item.record_id)
         if _unchanged(item, records[_bound_id(item)], report):
             to_write.append(item)
-    if to_write:
+    if not to_write:
+        return reports
+    collections = {records[_bound_id(item)].collection_id for item in to_write}
+    if approval.approval_required(frame.scope.workspace_id, collections):
+        # A person decides each outcome on its own: one going stale leaves the others.
+        for item in to_write:
+            _write_item(frame, item, records[_bound_id(item)], statuses, reports[item.pk])
+    else:
         _write_batch(frame, to_write, records, statuses, reports)
     return reports
 
