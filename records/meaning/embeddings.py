@@ -4,15 +4,16 @@ Embeddings are computed where they are searched. In a process that holds a works
 (it has searched that workspace by meaning), a single-record write (create, update, rename)
 embeds that record in its own transaction and patches the vectors, so the next search finds it
 without a reload, and a commit never waits on more than one embedding. Every other write embeds
-nothing: bulk writes (imports of many rows, restores), and single writes in a process that does
-not search that workspace by meaning (most of an agent's writes, the admin), where a model call
-(about 8 ms a record, and a third of a second to load the model) would buy nothing. The records
-they leave without a current embedding, like a crash between a write and its embedding or a
-change of model, are found by `missing_record_ids` and embedded by the catch-up that search by
-meaning runs before it trusts a workspace's vectors. So are rows that cannot be read (`unreadable`:
-cut short, a scale that is not a number from 0 to 1, a value of another type): one such row
-would fail or poison the whole workspace's vectors, so it counts as missing, is logged once per
-process and record, and the search skips it until it is embedded again.
+nothing: bulk writes (imports of many rows, restores, a batch of updates), and single writes in
+a process that does not search that workspace by meaning (most of an agent's writes, the
+admin), where a model call (about 8 ms a record, and a third of a second to load the model)
+would buy nothing. The records they leave without a current embedding, like a crash between a
+write and its embedding or a change of model, are found by `missing_record_ids` and embedded by
+the catch-up that search by meaning runs before it trusts a workspace's vectors. So are rows
+that cannot be read (`unreadable`: cut short, a scale that is not a number from 0 to 1, a value
+of another type): one such row would fail or poison the whole workspace's vectors, so it counts
+as missing, is logged once per process and record, and the search skips it until it is
+embedded again.
 """
 
 from __future__ import annotations
