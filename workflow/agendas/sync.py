@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import connection
+
 from records import approval
 from records import validation as v
 from records.errors import AnchorError, invalid
@@ -268,6 +270,27 @@ def _sync_items(
     return reports
 
 
+def _save_synced(items: list[AgendaItem]) -> None:
+    """One prepared UPDATE run for every item (bulk_update's CASE over each row cost more to
+    build than a sync of 100 records spent writing them)."""
+    detail = AgendaItem._meta.get_field("sync_detail")
+    rows = [
+        (
+            item.record_version,
+            item.sync_status,
+            detail.get_db_prep_save(item.sync_detail, connection),
+            item.pk,
+        )
+        for item in items
+    ]
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            f"UPDATE {AgendaItem._meta.db_table} SET record_version = %s, sync_status = %s, "
+            "sync_detail = %s WHERE id = %s",
+            rows,
+        )
+
+
 def sync_records(
     scope: Scope, *, agenda_id: Any, cursor_token: Any, status_values: Any = None
 ) -> dict[str, Any]:
@@ -307,7 +330,7 @@ def sync_records(
                 index = report.pop(BATCH_INDEX, None)
                 item.sync_detail = report if index is None else {**report, BATCH_INDEX: index}
                 results.append({**report, "status": item.sync_status})
-        AgendaItem.objects.bulk_update(due, ["record_version", "sync_status", "sync_detail"])
+        _save_synced(due)
         statuses_seen = {r["status"] for r in results}
         if statuses_seen & set(CONFLICTS):
             agenda.sync_state = Agenda.SYNC_CONFLICTS
