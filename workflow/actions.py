@@ -43,7 +43,7 @@ from workflow.models import OPEN_STATES, ActionState, PreparedAction, ReviewTick
 from workflow.name_index import follow_write, scope_names
 from workflow.operations import batch_operation_names, operation_named, parse_operation
 from workflow.operations.checks import created_earlier
-from workflow.operations.registry import Names, Operation
+from workflow.operations.registry import ApplyManyFn, Names, Operation
 from workflow.resolution import resolve_by_ids
 from workflow.scope import Scope
 from workflow.stale_reasons import plain_stale_reason
@@ -165,24 +165,56 @@ def _records_named(items: list[dict[str, Any]]) -> list[Any]:
     ]
 
 
+def _item_ctx(ctx: WriteContext, item: dict[str, Any]) -> WriteContext:
+    return replace(
+        ctx,
+        decision_reason=item["decision_reason"],
+        clarification=item["clarification"],
+        review_evidence=[
+            e
+            for e in ctx.review_evidence
+            if e.get("review_id") in item["review_ids"] or "approved_by" in e
+        ],
+        item_index=item["index"],
+    )
+
+
+def _apply_many(
+    ctx: WriteContext, items: list[dict[str, Any]], apply_many: ApplyManyFn
+) -> dict[str, Any]:
+    """A batch of one operation on distinct records (an agenda's outcomes) in one go: the
+    same rows and refusals as item by item, in a handful of statements instead of several an
+    item."""
+    try:
+        results = apply_many([(_item_ctx(ctx, i), i["arguments"]) for i in items])
+    except AnchorError as exc:
+        details = dict(exc.details)
+        index = items[details.pop("update_index")]["index"]
+        raise AnchorError(
+            exc.code, f"actions[{index}]: {exc.message}", item_index=index, **details
+        ) from exc
+    return {
+        "items": [
+            {"item_index": i["index"], "operation": i["operation"], **result}
+            for i, result in zip(items, results, strict=True)
+        ]
+    }
+
+
 def _batch_apply(ctx: WriteContext, action: PreparedAction) -> dict[str, Any]:
+    items = action.arguments["items"]
+    names = {i["operation"] for i in items}
+    apply_many = operation_named(names.pop()).apply_many if len(names) == 1 else None
+    records = [i["arguments"].get("record_id") for i in items]
+    if apply_many is not None and len(items) > 1 and len(set(records)) == len(records):
+        return _apply_many(ctx, items, apply_many)
     results = []
     made: dict[int, str] = {}  # item index -> the record a creating item made
     # All at once, by ID: locked item by item, two batches naming the same records in
     # different orders could deadlock.
-    lock_records(ctx, _records_named(action.arguments["items"]))
-    for item in action.arguments["items"]:
-        item_ctx = replace(
-            ctx,
-            decision_reason=item["decision_reason"],
-            clarification=item["clarification"],
-            review_evidence=[
-                e
-                for e in ctx.review_evidence
-                if e.get("review_id") in item["review_ids"] or "approved_by" in e
-            ],
-            item_index=item["index"],
-        )
+    lock_records(ctx, _records_named(items))
+    for item in items:
+        item_ctx = _item_ctx(ctx, item)
         try:
             arguments = _with_created(item["arguments"], made)
             result = operation_named(item["operation"]).apply(item_ctx, arguments)
@@ -692,6 +724,32 @@ def commit_batch_write(scope: Scope, *, action_id: Any) -> dict[str, Any]:
         review = follow_up(scope, item) if follow_up else None
         items.append({**item, "review": review} if review else item)
     return {**outcome, "result": {**outcome["result"], "items": items}}
+
+
+def prepare_tool_batch(scope: Scope, items: list[dict[str, Any]], collection_ids: list[str]) -> str:
+    """Store a batch one tool composed of its own writes (agenda sync), for commit_batch_write.
+
+    Items are shaped as _batch_items leaves them, each citing its own review. Unlike
+    prepare_batch_write there is no item cap and no preview (nobody reads one) and the checks
+    are left to the commit, which runs every one of them under its locks anyway.
+    """
+    ids = list(dict.fromkeys(r for item in items for r in item["review_ids"]))
+    tickets = load_tickets(scope, ids)
+    now = timezone.now()
+    action = PreparedAction.objects.create(
+        workspace_id=scope.workspace_id,
+        actor_id=scope.actor_id,
+        operation=BATCH,
+        arguments={"items": items},
+        review_ids=ids,
+        decision_reason="; ".join(f"[{i['index']}] {i['decision_reason']}" for i in items)[:2000],
+        evidence=[ticket_evidence(t) for t in tickets],
+        counters=check_fresh(tickets),
+        collection_ids=collection_ids,
+        created_at=now,
+        expires_at=min([now + ACTION_LIFETIME, *(t.expires_at for t in tickets)]),
+    )
+    return action.pk
 
 
 # --- imports -------------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ AREAS = (
     "graph",
     "restored",
     "restore",
+    "agendas",
 )
 # Properties of the process, not of the database: measured once, on SQLite.
 PROCESS_ONLY = {"tool_list", "name_rule", "memory"}
@@ -175,6 +176,7 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
     save()
 
     from anchor_site.devtools.benchmarks import (
+        agendas,
         graph,
         imports,
         meaning,
@@ -205,6 +207,7 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
     area("graph", lambda: graph.run(sizes, ctx))
     area("restored", lambda: restored.run(sizes))
     area("restore", lambda: restore.run(sizes))
+    area("agendas", lambda: agendas.run(sizes, ctx))
 
 
 def _session_rows(sizes: Sizes, areas: list[str], linked: Any, vendor: str) -> list[Row]:
