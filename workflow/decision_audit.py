@@ -25,16 +25,16 @@ REJECTED = "action.rejected"
 RECORD_KEYS = ("record_id", "source_id", "target_id")
 
 
-def _named_ids(value: Any) -> Iterator[str]:
+def named_ids(value: Any) -> Iterator[str]:
     if isinstance(value, dict):
         for key, item in value.items():
             if key in RECORD_KEYS and is_valid_id(item):
                 yield str(item)
             else:
-                yield from _named_ids(item)
+                yield from named_ids(item)
     elif isinstance(value, list):
         for item in value:
-            yield from _named_ids(item)
+            yield from named_ids(item)
 
 
 def _touched_by_events(action: PreparedAction) -> list[tuple[str, str]]:
@@ -51,7 +51,7 @@ def _touched_by_events(action: PreparedAction) -> list[tuple[str, str]]:
 
 def _touched_by_arguments(action: PreparedAction) -> list[tuple[str, str]]:
     """(record_id, collection_id) of the existing records the unapplied write names."""
-    named = set(_named_ids(action.arguments))
+    named = set(named_ids(action.arguments))
     records = Record.objects.filter(workspace_id=action.workspace_id, pk__in=named)
     pairs = set(records.values_list("id", "collection_id"))
     reached = {collection for _, collection in pairs}
