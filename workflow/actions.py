@@ -865,7 +865,8 @@ def stale_if_approved(action_id: str, *, described: str = "") -> list[tuple[str,
                 _apply(action, approved_by="dry run")
             landed.finish(written)
             cause = _approving(action, described)
-            for other in PreparedAction.objects.filter(pk__in=knock_on.candidates(landed)):
+            candidates = knock_on.candidates(landed, exclude=action.pk)
+            for other in PreparedAction.objects.filter(pk__in=candidates):
                 error = _still_applies(other)
                 if error is not None:
                     found.append((other.pk, _caused(cause, other, error)))
