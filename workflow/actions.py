@@ -519,7 +519,7 @@ def _commit(
                 action.save(update_fields=["state", "arguments", "collection_ids"])
                 return _outcome(action, replayed=False)
             own_write = follow_write(scope.workspace_id, locked)
-            landed = knock_on.watch(scope.workspace_id)
+            landed = knock_on.watch(action)
             with written_records() as written:
                 action.result = _apply(action)
             landed.finish(written)
@@ -819,7 +819,7 @@ def approve_prepared_action(
             scope = Scope(action.workspace_id, action.actor_id)
             # The same rechecks as a commit; the person approving is the approval.
             _decide(action, scope, actor=approval.PERSON)
-            landed = knock_on.watch(action.workspace_id, exclude=action.pk)
+            landed = knock_on.watch(action)
             with written_records() as written:
                 action.result = _apply(action, approved_by=reviewer)
             landed.finish(written)
@@ -860,7 +860,7 @@ def stale_if_approved(action_id: str, *, described: str = "") -> list[tuple[str,
         with transaction.atomic():
             action = _pending(action_id)
             _decide(action, Scope(action.workspace_id, action.actor_id), actor=approval.PERSON)
-            landed = knock_on.watch(action.workspace_id, exclude=action.pk)
+            landed = knock_on.watch(action)
             with written_records() as written:
                 _apply(action, approved_by="dry run")
             landed.finish(written)

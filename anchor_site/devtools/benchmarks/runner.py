@@ -39,6 +39,7 @@ AREAS = (
     "guarded",
     "search",
     "graph",
+    "approvals",
 )
 # Properties of the process, not of the database: measured once, on SQLite.
 PROCESS_ONLY = {"tool_list", "name_rule", "memory"}
@@ -173,6 +174,7 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
     save()
 
     from anchor_site.devtools.benchmarks import (
+        approvals,
         graph,
         imports,
         meaning,
@@ -199,6 +201,7 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
         area(areas[-1], lambda: _session_rows(sizes, session_areas, linked, vendor))
     area("search", lambda: search.run(sizes, ctx))
     area("graph", lambda: graph.run(sizes, ctx))
+    area("approvals", approvals.run)
 
 
 def _session_rows(sizes: Sizes, areas: list[str], linked: Any, vendor: str) -> list[Row]:
