@@ -37,7 +37,7 @@ from records.ids import is_valid_id
 from records.names import normalize_name
 from records.services import WriteContext, lock_records, written_records
 from workflow import imports, knock_on
-from workflow.decision_audit import APPROVED, REJECTED, audit_decision
+from workflow.decision_audit import APPROVED, REJECTED, STALE, audit_decision
 from workflow.freshness import check_fresh, ensure_fresh, warm
 from workflow.models import OPEN_STATES, ActionState, PreparedAction, ReviewTicket
 from workflow.name_index import follow_write, scope_names
@@ -63,6 +63,8 @@ MAX_BATCH_ITEMS = 10
 # At most this many waiting writes an agent's commit may have made stale are checked after it
 # (the rest when a person opens them or approves them).
 SWEEP_AFTER_AGENT_COMMIT = 20
+# Who is named on a stale write's audit events: no person decided it.
+STALE_CHECK = "anchor (stale check)"
 # Errors that mean the prepared write can never succeed as prepared.
 FINAL_ERRORS = (STALE_REVIEW, VERSION_CONFLICT, ARCHIVED)
 
@@ -430,16 +432,24 @@ def _mark_stale(action_id: str, exc: AnchorError, *, told: str = "", reason: str
     """`told`: the agent whose own commit found it stale and read why in the reply; nobody
     else needs telling, so it is not listed for a person's attention (workflow.attention)."""
     pending = PreparedAction.objects.filter(pk=action_id, state__in=OPEN_STATES)
-    workspace_id = pending.values_list("workspace_id", flat=True).first()
-    if workspace_id is not None:
+    action = pending.first()
+    if action is not None:
         now = timezone.now()
-        seen = {"dismissed_by": f"{told} (told when it committed)", "dismissed_at": now}
+        seen = {
+            "dismissed_by": f"{told} (told when it committed)",
+            "dismissed_at": now,
+            "agent_told_at": now,
+        }
+        action.stale_reason = reason or plain_stale_reason(action.workspace_id, exc)
+        action.state = ActionState.STALE
         pending.update(
-            state=ActionState.STALE,
+            state=action.state,
             decided_at=now,
-            stale_reason=reason or plain_stale_reason(workspace_id, exc),
+            stale_reason=action.stale_reason,
             **(seen if told else {}),
         )
+        if not told:  # the agent hears of it in the change feed (and its digest)
+            audit_decision(action, kind=STALE, reviewer=STALE_CHECK, note=action.stale_reason)
 
 
 def _warm(scope: Scope, action_id: str) -> None:
@@ -502,6 +512,8 @@ def _commit(
                     stale_reason=action.stale_reason,
                 )
             if action.state != ActionState.PREPARED:
+                if action.state == ActionState.REJECTED and action.agent_told_at is None:
+                    PreparedAction.objects.filter(pk=action.pk).update(agent_told_at=timezone.now())
                 return _outcome(action, replayed=True)
             if action.expires_at <= timezone.now():
                 raise _stale(

@@ -80,7 +80,7 @@ def candidates(landed: Landed, exclude: str = "") -> list[str]:
         t.pk: t
         for t in ReviewTicket.objects.filter(
             pk__in={r for pk, _, _, review_ids in rows if hit[pk] for r in review_ids}
-        )
+        ).only("workspace_id", "kind", "request", "answer", "counters")
     }
     memo: dict[Any, Any] = {}
 

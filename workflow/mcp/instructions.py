@@ -63,6 +63,11 @@ RULES: tuple[tuple[frozenset[str], str], ...] = (
         "do not prepare it again, and call the commit again later to read the decision.",
     ),
     (
+        frozenset({"workspace_digest"}),
+        "your_writes_not_applied (digest) lists your rejected or stale writes once: tell the "
+        "user why; redo one only if still wanted, after looking again.",
+    ),
+    (
         frozenset(),
         "Never infer a link from recency or proximity in the conversation; link only what the "
         "user stated or the stored context shows.",
