@@ -107,4 +107,3 @@ def _stands(landed: Landed, ticket: ReviewTicket, hit: set[str], memo: dict[Any,
     expected = {key: landed.before.get(key, 0) for key in ticket.counters}
     current = {key: landed.after.get(key, expected[key]) for key in ticket.counters}
     return names_since_leave_standing(ticket, expected, current, memo)
-

@@ -56,7 +56,11 @@ async def held_update(session, record_id: str, title: str, stage: str) -> str:
         "prepare_write",
         {
             "operation": "update_record",
-            "arguments": {"record_id": record_id, "changes": {"stage": stage}, "expected_version": 1},
+            "arguments": {
+                "record_id": record_id,
+                "changes": {"stage": stage},
+                "expected_version": 1,
+            },
             "review_ids": [review["resolution_id"]],
             "decision_reason": f"The user said {title} moves to {stage}.",
         },

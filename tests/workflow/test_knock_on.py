@@ -129,4 +129,3 @@ def test_the_warning_before_approving_lists_what_would_go_stale_and_writes_nothi
     assert state(other).state == ActionState.AWAITING_APPROVAL, "a dry run"
     assert state(choice).state == state(unrelated).state == ActionState.AWAITING_APPROVAL
     assert Record.objects.get(pk=hiring.rahul_frontend.pk).archived_at is None
-
