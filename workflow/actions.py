@@ -900,16 +900,14 @@ def reject_prepared_action(*, action_id: Any, reviewer: str, reason: str) -> dic
         return _outcome(action, replayed=False)
 
 
-def mark_stale_pending(
-    workspace_id: str, action_ids: list[str] | None = None, *, limit: int | None = None
-) -> list[str]:
+def mark_stale_pending(workspace_id: str, action_ids: list[str] | None = None) -> list[str]:
     """Try every write awaiting approval (or those of `action_ids`) as an approval would, and
     roll back; the ones that can no longer apply are marked stale with the reason.
 
-    Called after a write lands, and when a person opens the queue, so a write that went stale
-    says so before anyone tries to approve it. After an agent's commit only the `limit` newest
-    are tried, so a long queue does not slow every agent write; the queue and the dashboard
-    sweep the rest when a person opens them.
+    For what a person opens (a pending write, the record it names, the dashboard: a bounded
+    few), so a write that went stale through a change no sweep followed (a person's edit in the
+    admin) says so before anyone tries to approve it. After a write, mark_stale_after checks
+    only what that write may have changed.
     """
     waiting = PreparedAction.objects.filter(
         workspace_id=workspace_id, state=ActionState.AWAITING_APPROVAL
@@ -917,8 +915,6 @@ def mark_stale_pending(
     if action_ids is not None:
         waiting = waiting.filter(pk__in=action_ids)
     ordered = waiting.order_by("created_at")
-    if limit is not None:
-        ordered = waiting.order_by("-created_at")[:limit]
     stale = []
     for action in ordered:
         error = _still_applies(action)

@@ -76,11 +76,14 @@ def candidates(landed: Landed, exclude: str = "") -> list[str]:
     # Arguments only where they matter: the records a write names, an import's collection.
     reading = [pk for pk, operation, _, _ in rows if landed.records or operation == IMPORT]
     arguments = dict(waiting.filter(pk__in=reading).values_list("pk", "arguments"))
+    # Just what the names check reads, built without the ORM's per-row machinery: with a long
+    # queue this is most of the check's cost.
+    fields = ("id", "workspace_id", "kind", "request", "answer", "counters")
     tickets = {
-        t.pk: t
-        for t in ReviewTicket.objects.filter(
+        row[0]: ReviewTicket(**dict(zip(fields, row, strict=True)))
+        for row in ReviewTicket.objects.filter(
             pk__in={r for pk, _, _, review_ids in rows if hit[pk] for r in review_ids}
-        ).only("workspace_id", "kind", "request", "answer", "counters")
+        ).values_list(*fields)
     }
     memo: dict[Any, Any] = {}
 

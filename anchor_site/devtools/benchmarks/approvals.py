@@ -29,7 +29,7 @@ from workflow.scope import Scope
 
 AREA = "approvals"
 SMALL, LARGE, BULK = 5, 200, 50
-ROUNDS = 3
+ROUNDS = 7
 REVIEWER = "user:bench-reviewer"
 
 
