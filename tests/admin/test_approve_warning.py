@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from django.urls import reverse
 
-from tests.admin.review_helpers import gate, held_update
+from tests.admin.review_helpers import AGENT, gate, held_update
 from tests.workflow.test_knock_on import CHOSEN, archive, state
+from workflow.actions import commit_write, prepare_write
+from workflow.client_confirmation import confirm_resolution, resolution_question
 from workflow.models import ActionState
+from workflow.resolution import resolve_record
 
 
 def test_the_approve_page_warns_first_and_approves_anyway(admin_client_as_maya, hiring, ctx):
@@ -39,3 +42,31 @@ def test_the_approve_page_asks_nothing_when_no_other_write_goes_stale(
     url = reverse("admin:workflow_preparedaction_approve", args=[kirat])
     assert admin_client_as_maya.post(url).status_code == 302
     assert state(kirat).state == ActionState.COMMITTED
+
+
+def test_the_warning_says_when_it_undoes_the_users_choice_in_the_client(
+    admin_client_as_maya, hiring, ctx
+):
+    gate(ctx, hiring.people)
+    review = resolve_record(AGENT, query="Rahul", collection_id=hiring.people.pk)
+    question = resolution_question(AGENT, review["resolution_id"])
+    assert question is not None
+    client = {"name": "test-client", "version": "1"}
+    confirm_resolution(AGENT, question, choice=hiring.rahul_backend.pk, client=client)
+    prepared = prepare_write(
+        AGENT,
+        operation="update_record",
+        arguments={
+            "record_id": hiring.rahul_backend.pk,
+            "changes": {"team": "platform"},
+            "expected_version": 1,
+        },
+        review_ids=[review["resolution_id"]],
+        decision_reason="The user picked the backend Rahul.",
+    )
+    assert commit_write(AGENT, action_id=prepared["action_id"])["status"] == "awaiting_approval"
+    other = archive(hiring.rahul_frontend)
+
+    url = reverse("admin:workflow_preparedaction_approve", args=[other])
+    page = admin_client_as_maya.post(url).content.decode()
+    assert "It undoes a choice the user confirmed in the client." in page
