@@ -59,46 +59,80 @@ def watch(action: PreparedAction) -> Landed:
     return Landed(action.workspace_id, counter_values(action.workspace_id, keys))
 
 
+@dataclass(frozen=True)
+class Depends:
+    """What a waiting write depends on. Fixed once it waits (its counters, arguments and cited
+    reviews are never written again), so each process reads it once per write."""
+
+    counters: frozenset[str]
+    named: frozenset[str]  # the records it names
+    own_names: str  # an import's own duplicate review: its collection's names counter
+    tickets: tuple[ReviewTicket, ...] | None  # None: a cited review is gone (purged)
+
+
+# Bounded: past this many remembered writes the memory starts again (it only saves reads).
+MAX_REMEMBERED = 5_000
+_remembered: dict[str, Depends] = {}
+
+
+def _depends(ids: list[str]) -> dict[str, Depends]:
+    missing = [pk for pk in ids if pk not in _remembered]
+    if missing:
+        if len(_remembered) + len(missing) > MAX_REMEMBERED:
+            _remembered.clear()
+        rows = list(
+            PreparedAction.objects.filter(pk__in=missing).values_list(
+                "pk", "operation", "arguments", "counters", "review_ids"
+            )
+        )
+        # Just what the names check reads, built without the ORM's per-row machinery.
+        fields = ("id", "workspace_id", "kind", "request", "answer", "counters")
+        tickets = {
+            row[0]: ReviewTicket(**dict(zip(fields, row, strict=True)))
+            for row in ReviewTicket.objects.filter(
+                pk__in={r for *_, review_ids in rows for r in review_ids}
+            ).values_list(*fields)
+        }
+        for pk, operation, arguments, counters, review_ids in rows:
+            cited = tuple(tickets[r] for r in review_ids if r in tickets)
+            _remembered[pk] = Depends(
+                counters=frozenset(counters),
+                named=frozenset(named_ids(arguments)),
+                own_names=names_key(arguments["collection_id"]) if operation == IMPORT else "",
+                tickets=cited if len(cited) == len(review_ids) else None,
+            )
+    return {pk: _remembered[pk] for pk in ids if pk in _remembered}
+
+
 def candidates(landed: Landed, exclude: str = "") -> list[str]:
     """The waiting writes, oldest first, whose answer the landed write may have changed."""
     moved = landed.moved()
     if not moved and not landed.records:
         return []
-    waiting = PreparedAction.objects.filter(
-        workspace_id=landed.workspace_id, state=ActionState.AWAITING_APPROVAL
-    ).exclude(pk=exclude)
-    rows = list(
-        waiting.order_by("created_at").values_list("pk", "operation", "counters", "review_ids")
+    ids = list(
+        PreparedAction.objects.filter(
+            workspace_id=landed.workspace_id, state=ActionState.AWAITING_APPROVAL
+        )
+        .exclude(pk=exclude)
+        .order_by("created_at")
+        .values_list("pk", flat=True)
     )
     if CATALOG in moved:  # a collection changed: rare, and any write may rest on it
-        return [row[0] for row in rows]
-    hit = {pk: moved & set(counters) for pk, _, counters, _ in rows}
-    # Arguments only where they matter: the records a write names, an import's collection.
-    reading = [pk for pk, operation, _, _ in rows if landed.records or operation == IMPORT]
-    arguments = dict(waiting.filter(pk__in=reading).values_list("pk", "arguments"))
-    # Just what the names check reads, built without the ORM's per-row machinery: with a long
-    # queue this is most of the check's cost.
-    fields = ("id", "workspace_id", "kind", "request", "answer", "counters")
-    tickets = {
-        row[0]: ReviewTicket(**dict(zip(fields, row, strict=True)))
-        for row in ReviewTicket.objects.filter(
-            pk__in={r for pk, _, _, review_ids in rows if hit[pk] for r in review_ids}
-        ).values_list(*fields)
-    }
+        return ids
     memo: dict[Any, Any] = {}
 
-    def stands(pk: str, operation: str, review_ids: list[str]) -> bool:
-        if operation == IMPORT and names_key(arguments[pk]["collection_id"]) in hit[pk]:
-            return False  # the import's own duplicate review of its rows moved
-        return all(
-            r in tickets and _stands(landed, tickets[r], hit[pk], memo) for r in review_ids
-        )  # a review gone (purged) is for the full check to judge
+    def stands(depends: Depends) -> bool:
+        hit = moved & depends.counters
+        if not hit:
+            return True
+        if depends.own_names in hit or depends.tickets is None:
+            return False  # an import's own review of its rows moved, or a review is gone
+        return all(_stands(landed, ticket, hit, memo) for ticket in depends.tickets)
 
     return [
         pk
-        for pk, operation, _, review_ids in rows
-        if (landed.records and set(named_ids(arguments[pk])) & landed.records)
-        or (hit[pk] and not stands(pk, operation, review_ids))
+        for pk, depends in _depends(ids).items()
+        if depends.named & landed.records or not stands(depends)
     ]
 
 
