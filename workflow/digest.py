@@ -1,6 +1,6 @@
 """workspace_digest: the first call of a conversation, everything needed to orient in one read.
 
-Kept small (under 1,500 tokens on ten collections of 50 records; about 700 on the hiring demo)
+Kept small (about 1,100 tokens on ten collections of 50 records; about 520 on the hiring demo)
 because the agent reads it every time: each collection with its typical fields and the link
 types its records use, open agendas and closed ones whose outcomes still need syncing to their
 records, writes awaiting a person, and the latest changes as one line each by title. A fixed

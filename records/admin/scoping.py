@@ -94,7 +94,7 @@ def reachable(
     rows = model._default_manager.all()
     if reaches_everything(request):
         return rows
-    model_admin = admin_site._registry.get(model)
+    model_admin = admin_site.get_model_admin(model) if admin_site.is_registered(model) else None
     if isinstance(model_admin, WorkspaceScopedAdmin):
         return model_admin.scope_queryset(request, rows)
     return rows.none()

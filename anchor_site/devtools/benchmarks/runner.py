@@ -39,6 +39,8 @@ AREAS = (
     "guarded",
     "search",
     "graph",
+    "restored",
+    "restore",
     "approvals",
 )
 # Properties of the process, not of the database: measured once, on SQLite.
@@ -181,6 +183,8 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
         memory,
         name_rule,
         resolution,
+        restore,
+        restored,
         search,
         startup,
         tool_list,
@@ -201,6 +205,8 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
         area(areas[-1], lambda: _session_rows(sizes, session_areas, linked, vendor))
     area("search", lambda: search.run(sizes, ctx))
     area("graph", lambda: graph.run(sizes, ctx))
+    area("restored", lambda: restored.run(sizes))
+    area("restore", lambda: restore.run(sizes))
     area("approvals", approvals.run)
 
 
