@@ -14,8 +14,9 @@ from tests.e2e.server import REPO_ROOT, base_env, call_ok, mcp_session, seed
 
 # What a person does in the admin, run against the server's database as the admin would.
 PERSON = """
-import json, sys
+import json, os, sys
 import django
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "anchor_site.settings")
 django.setup()
 from django.conf import settings
 from records import services
