@@ -27,6 +27,7 @@ from workflow.actions import (
     approve_prepared_action,
     mark_stale_pending,
     reject_prepared_action,
+    stale_if_approved,
 )
 from workflow.admin.action_review import action_review
 from workflow.admin.queue import QueueChangeList
@@ -189,8 +190,11 @@ class PreparedActionAdmin(ReadOnlyAdmin):
         """Approve one write; the message names it in words ("update Kirat: stage = offer")."""
         action = PreparedAction.objects.filter(pk=action_id).first()
         summary = f"“{action_review(action).summary}”" if action is not None else action_id
+        described = action_review(action).summary if action is not None else ""
         try:
-            approve_prepared_action(action_id=action_id, reviewer=actor_for(request), note=note)
+            approve_prepared_action(
+                action_id=action_id, reviewer=actor_for(request), note=note, described=described
+            )
         except AnchorError as exc:
             stale = PreparedAction.objects.filter(pk=action_id).values_list(
                 "stale_reason", flat=True
@@ -262,9 +266,46 @@ class PreparedActionAdmin(ReadOnlyAdmin):
         action = self.get_object(request, object_id)  # another workspace's action is a 404
         form = ApproveForm(request.POST)
         note = form.cleaned_data["note"] if form.is_valid() else ""
+        if not request.POST.get("anyway"):
+            # Told first when approving would make another waiting write stale.
+            summary = action_review(action).summary
+            undone = stale_if_approved(action.pk, described=summary)
+            if undone:
+                return self._confirm_approval(request, action, summary, note, undone)
         self._approve(request, action.pk, note)
         return HttpResponseRedirect(
             reverse("admin:workflow_preparedaction_change", args=[action.pk])
+        )
+
+    def _confirm_approval(
+        self,
+        request: HttpRequest,
+        action: PreparedAction,
+        summary: str,
+        note: str,
+        undone: list[tuple[str, str]],
+    ) -> HttpResponse:
+        others = {a.pk: a for a in PreparedAction.objects.filter(pk__in=[pk for pk, _ in undone])}
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": "Approving this makes other waiting writes stale",
+            "original": action,
+            "summary": summary,
+            "note": note,
+            "undone": [
+                {
+                    "summary": action_review(others[pk]).summary,
+                    "url": reverse("admin:workflow_preparedaction_change", args=[pk]),
+                    "reason": reason,
+                }
+                for pk, reason in undone
+                if pk in others
+            ],
+            "change_url": reverse("admin:workflow_preparedaction_change", args=[action.pk]),
+        }
+        return TemplateResponse(
+            request, "admin/workflow/preparedaction/approve_confirm.html", context
         )
 
     def dismiss_view(self, request: HttpRequest, object_id: str) -> HttpResponse:

@@ -44,6 +44,11 @@ RULES: tuple[tuple[frozenset[str], str], ...] = (
         "twice. awaiting_approval: tell the user; do not prepare it again.",
     ),
     (
+        frozenset({"workspace_digest"}),
+        "The digest's your_writes_not_applied lists each rejected or stale write once: tell "
+        "the user why; redo one only after looking again.",
+    ),
+    (
         frozenset(),
         "Never infer a link from recency or proximity; link only what the user stated or the "
         "stored context shows.",

@@ -42,6 +42,7 @@ AREAS = (
     "restored",
     "restore",
     "agendas",
+    "approvals",
 )
 # Properties of the process, not of the database: measured once, on SQLite.
 PROCESS_ONLY = {"tool_list", "name_rule", "memory"}
@@ -177,6 +178,7 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
 
     from anchor_site.devtools.benchmarks import (
         agendas,
+        approvals,
         graph,
         imports,
         meaning,
@@ -208,6 +210,7 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
     area("restored", lambda: restored.run(sizes))
     area("restore", lambda: restore.run(sizes))
     area("agendas", lambda: agendas.run(sizes, ctx))
+    area("approvals", approvals.run)
 
 
 def _session_rows(sizes: Sizes, areas: list[str], linked: Any, vendor: str) -> list[Row]:
