@@ -348,7 +348,9 @@ def action_review(action: PreparedAction) -> ActionReview:
     review = ActionReview(summary="", compared_with_now=action.state != ActionState.COMMITTED)
     for index, operation, args, reason, said in _operations(action):
         review.items.append(
-            ItemView(review_operation(operation, args, lookup), index, reason, clarifications([], said))
+            ItemView(
+                review_operation(operation, args, lookup), index, reason, clarifications([], said)
+            )
         )
     if action.operation == imports.OPERATION:
         review.import_view = _import_view(action, lookup)
