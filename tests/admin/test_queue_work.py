@@ -87,7 +87,8 @@ def test_a_decision_opens_the_next_waiting_write_of_the_same_list(admin_client_a
         "admin:workflow_preparedaction_change", args=[rahul.pk]
     )
     page = admin_client_as_maya.get(done["Location"]).content.decode()
-    assert "?q=a&amp;o=1" in page  # the breadcrumb back to the list keeps search and sort
+    back = 'id="back-to-list"'
+    assert f'href="{reverse(QUEUE)}?q=a&amp;o=1" {back}' in page  # the breadcrumb keeps them
     last = reverse("admin:workflow_preparedaction_approve", args=[rahul.pk])
     done = admin_client_as_maya.post(f"{last}?_changelist_filters=q%3Da%26o%3D1")
     assert urlsplit(done["Location"]).path == reverse(
