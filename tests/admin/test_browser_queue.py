@@ -104,6 +104,23 @@ def test_a_reviewer_reads_the_users_answer_and_works_through_the_queue(
     page.goto(f"{live_server.url}{reverse('admin:records_record_change', args=[record_id])}")
     assert page.locator("#history [data-source=user]").count() >= 1
     no_axe_violations(page, "record page")
+    page.click("#edit-link")
+    page.wait_for_selector("#record_form")
+    no_axe_violations(page, "record edit form")
+    reject = reverse("admin:workflow_preparedaction_reject", args=[queue[1].pk])
+    page.goto(f"{live_server.url}{reject}")
+    no_axe_violations(page, "reject page")
+    page.goto(f"{live_server.url}{reverse('admin:workflow_preparedaction_changelist')}")
+    page.check(f"input[name=_selected_action][value='{queue[0].pk}']")
+    page.check(f"input[name=_selected_action][value='{queue[1].pk}']")
+    page.select_option("select[name=action]", "reject_selected")
+    page.click("button[name=index]")
+    page.wait_for_selector("#reject-chosen")
+    no_axe_violations(page, "bulk reject page")
+    page.fill("#id_reason", "Not this week.")
+    page.click("#reject-submit")
+    page.wait_for_selector(".messagelist .success")
+    assert page.locator(".messagelist .success").count() == 2
     event = AuditEvent.objects.filter(action_id=queue[2].pk, kind="record.updated").get()
     page.goto(f"{live_server.url}{reverse('admin:records_auditevent_change', args=[event.pk])}")
     assert page.locator("[data-source=user]").count() == 1
