@@ -142,3 +142,15 @@ def test_record_history_names_nested_changes_by_path(admin_client_as_maya, hirin
         reverse("admin:records_record_change", args=[record.pk])
     ).content.decode()
     assert "data.address.city" in page and "Delhi" in page
+
+
+def test_the_queue_heads_the_sidebar_and_the_index(admin_client_as_maya, held):
+    page = admin_client_as_maya.get(reverse("admin:records_record_changelist")).content.decode()
+    sidebar = page[page.index('id="nav-sidebar"') :]
+    queue = reverse(QUEUE)
+    assert sidebar.index(f'href="{queue}"') < sidebar.index(
+        reverse("admin:records_record_changelist")
+    )
+    assert sidebar.index(f'href="{queue}"') < sidebar.index(
+        reverse("admin:workflow_agenda_changelist")
+    )
