@@ -15,6 +15,8 @@ from records.models import AuditEvent
 from tests.admin.queue_helpers import held_after_asking
 from tests.admin.review_helpers import gate, held_update
 from tests.admin.test_browser import browser_page, sign_in, sync_api  # noqa: F401
+from workflow.actions import approve_prepared_action
+from workflow.models import ActionState, PreparedAction
 
 pytestmark = pytest.mark.slow
 
@@ -129,3 +131,23 @@ def test_a_reviewer_reads_the_users_answer_and_works_through_the_queue(
     no_axe_violations(page, "audit list")
     page.goto(f"{live_server.url}{reverse('admin:index')}")
     no_axe_violations(page, "dashboard")
+
+
+def test_pages_with_a_stale_write_pass_axe(browser_page, live_server, reviewer, hiring, ctx):  # noqa: F811
+    gate(ctx, hiring.people)
+    first = held_update(hiring.kirat, {"stage": "offer"})
+    second = held_update(hiring.kirat, {"stage": "rejected"})
+    approve_prepared_action(action_id=first.pk, reviewer="user:maya")
+    assert PreparedAction.objects.get(pk=second.pk).state == ActionState.STALE
+    page = browser_page
+    sign_in(page, live_server, reviewer)
+    for name, url in [
+        ("dashboard with a stale write", reverse("admin:index")),
+        ("stale write", reverse("admin:workflow_preparedaction_change", args=[second.pk])),
+        (
+            "record with a stale write",
+            reverse("admin:records_record_change", args=[hiring.kirat.pk]),
+        ),
+    ]:
+        page.goto(f"{live_server.url}{url}")
+        no_axe_violations(page, name)
