@@ -14,6 +14,7 @@ from django.urls import reverse
 from records.models import AuditEvent
 from tests.admin.queue_helpers import held_after_asking
 from tests.admin.review_helpers import gate, held_update
+from tests.admin.review_imports import referral_import
 from tests.admin.test_browser import browser_page, sign_in, sync_api  # noqa: F401
 from workflow.actions import approve_prepared_action
 from workflow.models import ActionState, PreparedAction
@@ -136,11 +137,16 @@ def test_a_reviewer_reads_the_users_answer_and_works_through_the_queue(
 def test_pages_with_a_stale_write_pass_axe(browser_page, live_server, reviewer, hiring, ctx):  # noqa: F811
     gate(ctx, hiring.people)
     first = held_update(hiring.kirat, {"stage": "offer"})
-    second = held_update(hiring.kirat, {"stage": "rejected"})
-    approve_prepared_action(action_id=first.pk, reviewer="user:maya")
-    assert PreparedAction.objects.get(pk=second.pk).state == ActionState.STALE
+    second = held_update(hiring.kirat, {"stage": "rejected"}, clarification="The user said no.")
     page = browser_page
     sign_in(page, live_server, reviewer)
+    colliding = reverse("admin:workflow_preparedaction_change", args=[second.pk])
+    page.goto(f"{live_server.url}{colliding}")
+    assert page.locator("#overlaps").count() == 1
+    assert page.locator("[data-source=agent]").count() == 1
+    no_axe_violations(page, "write with a colliding one")
+    approve_prepared_action(action_id=first.pk, reviewer="user:maya")
+    assert PreparedAction.objects.get(pk=second.pk).state == ActionState.STALE
     for name, url in [
         ("dashboard with a stale write", reverse("admin:index")),
         ("stale write", reverse("admin:workflow_preparedaction_change", args=[second.pk])),
@@ -151,3 +157,15 @@ def test_pages_with_a_stale_write_pass_axe(browser_page, live_server, reviewer, 
     ]:
         page.goto(f"{live_server.url}{url}")
         no_axe_violations(page, name)
+
+
+def test_an_import_waiting_and_applied_passes_axe(browser_page, live_server, reviewer, hiring, ctx):  # noqa: F811
+    gate(ctx, hiring.people)
+    held = referral_import(hiring)
+    page = browser_page
+    sign_in(page, live_server, reviewer)
+    page.goto(f"{live_server.url}{reverse('admin:workflow_preparedaction_change', args=[held.pk])}")
+    no_axe_violations(page, "import awaiting a decision")
+    page.click("#approve-button")
+    page.wait_for_selector(".messagelist .success")
+    no_axe_violations(page, "import applied")
