@@ -1,21 +1,32 @@
 """Export a workspace to JSON Lines and restore it into an empty one, with nothing lost.
 
+An export reads one snapshot and ends with a footer: the row count of each kind and the
+sha256 of every line before it. A restore refuses a file whose footer is missing or does not
+match, before writing anything, and a row that points at a row the file does not hold.
+
 A restore must reproduce history exactly (versions, timestamps, audit events with their IDs),
 which the services by design cannot (they would write new events), so rows are loaded as they
-were. The database triggers still run, so revision counters and the search index are rebuilt
-inside the same transaction, and the load is all or nothing.
+were. The search index is built by its triggers as the rows load and the revision counters
+move (on PostgreSQL once each, at the end: see BULK_TRIGGERS), inside the same transaction, so
+the load is all or nothing; then PostgreSQL's planner statistics are refreshed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Any
 
 from django.core import serializers
 from django.core.management.color import no_style
+from django.core.serializers.base import DeserializationError
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import connection, models, transaction
+from django.db import IntegrityError, connection, models, transaction
 
 from records.models import (
     AuditEvent,
@@ -31,6 +42,7 @@ from records.models import (
     SelfMapping,
     Workspace,
 )
+from records.snapshot import read_snapshot
 
 FORMAT = "anchor-workspace"
 VERSION = 1
@@ -48,6 +60,9 @@ MODELS: list[tuple[type[models.Model], str]] = [
     (AuditEvent, "workspace_id"),
     (ClarificationReview, "workspace_id"),
 ]
+
+
+KINDS = {model for model, _ in MODELS}
 
 
 class ExactJSONEncoder(DjangoJSONEncoder):
@@ -76,41 +91,118 @@ def count_rows(workspace_id: str) -> int:
 def export_workspace(
     workspace_id: str, out: IO[str], progress: Callable[[int], None] = lambda n: None
 ) -> int:
-    """Write the header and every row, in a stable order; returns the number of rows."""
-    if not Workspace.objects.filter(pk=workspace_id).exists():
-        raise TransferError(f"workspace {workspace_id!r} does not exist in this database.")
-    out.write(json.dumps({"format": FORMAT, "version": VERSION, "workspace": workspace_id}) + "\n")
-    written = 0
-    for model, path in MODELS:
-        chunk: list[models.Model] = []
-        for row in _rows(model, path, workspace_id).iterator(chunk_size=CHUNK):
-            chunk.append(row)
-            if len(chunk) == CHUNK:
-                written += _write(chunk, out, progress)
-                chunk = []
-        written += _write(chunk, out, progress)
-    return written
+    """Write the workspace as one snapshot: rows written meanwhile are either all in the file
+    (a record with its versions and events) or none of them. Returns the row count."""
+    with read_snapshot():
+        if not Workspace.objects.filter(pk=workspace_id).exists():
+            raise TransferError(f"workspace {workspace_id!r} does not exist in this database.")
+        tables = (
+            (model, _rows(model, path, workspace_id).iterator(chunk_size=CHUNK))
+            for model, path in MODELS
+        )
+        return write_export(workspace_id, tables, out, progress)
 
 
-def _write(rows: list[models.Model], out: IO[str], progress: Callable[[int], None]) -> int:
-    if rows:
-        serializers.serialize("jsonl", rows, stream=out, cls=ExactJSONEncoder)
-        progress(len(rows))
-    return len(rows)
+def write_export(
+    workspace_id: str,
+    tables: Iterable[tuple[type[models.Model], Iterable[models.Model]]],
+    out: IO[str],
+    progress: Callable[[int], None] = lambda n: None,
+) -> int:
+    """The header, each table's rows in MODELS order, and the footer; returns the row count."""
+    digest = hashlib.sha256()
+    rows: dict[str, int] = {}
+
+    def emit(text: str) -> None:
+        out.write(text)
+        digest.update(text.encode("utf-8"))
+
+    emit(json.dumps({"format": FORMAT, "version": VERSION, "workspace": workspace_id}) + "\n")
+    for model, table in tables:
+        label = model._meta.label_lower
+        rows[label] = 0
+        for chunk in _chunks(table):
+            emit(serializers.serialize("jsonl", chunk, cls=ExactJSONEncoder))
+            rows[label] += len(chunk)
+            progress(len(chunk))
+    out.write(json.dumps({"footer": {"rows": rows, "sha256": digest.hexdigest()}}) + "\n")
+    return sum(rows.values())
 
 
-def read_header(lines: Iterator[str]) -> str:
+def _chunks(rows: Iterable[models.Model]) -> Iterator[list[models.Model]]:
+    chunk: list[models.Model] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) == CHUNK:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What a file's header and footer say, once its checksum matched."""
+
+    path: Path
+    workspace_id: str
+    rows: dict[str, int]
+    lines: int
+
+
+AGAIN = "take the export again with export_workspace"
+
+
+def check_file(path: Path) -> Checked:
+    """Refuse a file that is not a whole, unaltered export, before anything is written."""
+    digest = hashlib.sha256()
+    first: bytes | None = None
+    last: bytes | None = None
+    lines = 0
     try:
-        header = json.loads(next(lines))
-    except (StopIteration, json.JSONDecodeError) as exc:
-        raise TransferError("the file does not start with an Anchor export header.") from exc
+        with open(path, "rb") as stream:
+            for line in stream:
+                if last is not None:
+                    digest.update(last)
+                first = line if first is None else first
+                last = line
+                lines += 1
+    except OSError as exc:
+        raise TransferError(f"{path} cannot be read ({exc.strerror}).") from exc
+    workspace_id = _header(first)
+    footer = _json(last) if lines > 1 and last is not None and last.endswith(b"\n") else None
+    if not isinstance(footer, dict) or not isinstance(footer.get("footer"), dict):
+        raise TransferError(
+            f"the file has no footer: it was cut short, or written before exports had one; {AGAIN}."
+        )
+    body = footer["footer"]
+    rows = body.get("rows")
+    if body.get("sha256") != digest.hexdigest() or not isinstance(rows, dict):
+        raise TransferError(
+            f"the file does not match its footer's checksum: it was altered, reordered or cut "
+            f"short; {AGAIN}."
+        )
+    return Checked(path, workspace_id, rows, lines)
+
+
+def _json(line: bytes | None) -> Any:
+    try:
+        return json.loads(line or b"")
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+
+
+def _header(line: bytes | None) -> str:
+    header = _json(line)
     if not isinstance(header, dict) or header.get("format") != FORMAT:
-        raise TransferError("the file is not an Anchor workspace export.")
+        raise TransferError("the file is not an Anchor workspace export (no export header).")
     if header.get("version") != VERSION:
         raise TransferError(
             f"export version {header.get('version')!r} is not supported "
             f"(this Anchor reads version {VERSION})."
         )
+    if not isinstance(header.get("workspace"), str):
+        raise TransferError("the export header names no workspace; " + AGAIN + ".")
     return str(header["workspace"])
 
 
@@ -128,68 +220,227 @@ def _delete_workspace_rows(workspace_id: str) -> None:
 
 
 def import_workspace(
-    lines: Iterable[str],
+    checked: Checked,
     *,
     replace: bool = False,
     progress: Callable[[int], None] = lambda n: None,
+    phases: dict[str, float] | None = None,
+    analyze: bool = True,
 ) -> tuple[str, int]:
-    """Restore an export; refuses a workspace that holds data unless replace is set."""
-    stream = iter(lines)
-    workspace_id = read_header(stream)
-    with transaction.atomic():
-        Workspace.objects.get_or_create(id=workspace_id)
-        if count_rows(workspace_id):
-            if not replace:
+    """Restore a file check_file passed; refuses a workspace that holds data unless replace is
+    set. All or nothing: a row that does not fit (see References) undoes the whole load.
+    `phases` receives the seconds each phase took, and `analyze=False` leaves the planner
+    without statistics (both for the benchmark, which shows plans that do not need them)."""
+    workspace_id = checked.workspace_id
+    clock = Clock(phases if phases is not None else {})
+    try:
+        with transaction.atomic():
+            Workspace.objects.get_or_create(id=workspace_id)
+            if count_rows(workspace_id) and not replace:
                 raise TransferError(
                     f"workspace {workspace_id!r} already holds data; restore into an empty "
                     "database, or pass --replace to discard what is there."
                 )
-            _delete_workspace_rows(workspace_id)
-        loaded = 0
-        record_ids: set[str] = set()
-        batch: list[Any] = []
-        batch_model: type[models.Model] | None = None
-        for line in stream:
-            if not line.strip():
-                continue
-            for item in serializers.deserialize("jsonl", line):
-                obj = item.object
-                if isinstance(obj, Record):
-                    record_ids.add(obj.pk)
-                owner = (
-                    workspace_id
-                    if isinstance(obj, RecordVersion) and obj.record_id in record_ids
-                    else getattr(obj, "workspace_id", None)
-                )
-                if owner != workspace_id:
-                    raise TransferError(
-                        "the file mixes workspaces; it was not written by export_workspace."
-                    )
-                if batch_model is not type(obj) or len(batch) >= CHUNK:
-                    loaded += _flush(batch_model, batch, progress)
-                    batch, batch_model = [], type(obj)
-                batch.append(obj)
-        loaded += _flush(batch_model, batch, progress)
-        _reset_sequences()
+            with bulk_counters(workspace_id):
+                _delete_workspace_rows(workspace_id)
+                clock.lap("prepare")
+                loaded = _load(checked, progress)
+                clock.lap("load")
+            clock.lap("counters")
+            _reset_sequences()
+            if analyze:
+                refresh_statistics()
+            clock.lap("statistics")
+    except IntegrityError as exc:  # e.g. a row whose key another workspace here already uses
+        reason = str(exc).strip().splitlines()[0]
+        raise TransferError(f"the file's rows do not fit this database ({reason}).") from exc
+    clock.lap("commit")
     return workspace_id, loaded
 
 
-def _workspace_of(obj: models.Model) -> str | None:
-    if isinstance(obj, RecordVersion):
-        return (
-            Record.objects.filter(pk=obj.record_id).values_list("workspace_id", flat=True).first()
-        )
-    return getattr(obj, "workspace_id", None)
+class Clock:
+    def __init__(self, phases: dict[str, float]) -> None:
+        self.phases = phases
+        self.last = time.perf_counter()
+
+    def lap(self, phase: str) -> None:
+        now = time.perf_counter()
+        self.phases[phase] = self.phases.get(phase, 0.0) + now - self.last
+        self.last = now
+
+
+def _load(checked: Checked, progress: Callable[[int], None]) -> int:
+    references = References(checked.workspace_id)
+    batch: list[Any] = []
+    batch_model: type[models.Model] | None = None
+    with open(checked.path, encoding="utf-8") as stream:
+        for number, line in enumerate(stream, start=1):
+            if number == 1 or number == checked.lines:  # the header and the footer
+                continue
+            try:
+                items = list(serializers.deserialize("jsonl", line))
+            except DeserializationError as exc:
+                raise TransferError(f"line {number} is not an export row; {AGAIN}.") from exc
+            for item in items:
+                obj = item.object
+                references.check(obj, number)
+                if batch_model is not type(obj) or len(batch) >= CHUNK:
+                    _flush(batch_model, batch, progress)
+                    batch, batch_model = [], type(obj)
+                batch.append(obj)
+    _flush(batch_model, batch, progress)
+    if references.rows != {label: n for label, n in checked.rows.items() if n}:
+        raise TransferError(f"the rows do not match the footer's counts; {AGAIN}.")
+    return sum(references.rows.values())
+
+
+class References:
+    """Every row belongs to the workspace and points only at rows the file holds before it."""
+
+    def __init__(self, workspace_id: str) -> None:
+        self.workspace_id = workspace_id
+        self.held: dict[type[models.Model], set[Any]] = {
+            Collection: set(),
+            Record: set(),
+            AuditEvent: set(),
+        }
+        self.rows: dict[str, int] = {}
+
+    def check(self, obj: models.Model, number: int) -> None:
+        label = obj._meta.label_lower
+        if type(obj) not in KINDS:  # e.g. a person or a token: never part of an export
+            raise TransferError(
+                f"line {number} is a kind of row no export holds ({label}); {AGAIN}."
+            )
+        self.rows[label] = self.rows.get(label, 0) + 1
+        owner = getattr(obj, "workspace_id", self.workspace_id)  # a version goes by its record
+        if owner != self.workspace_id:
+            raise TransferError(
+                f"line {number} belongs to another workspace than the header's; {AGAIN}."
+            )
+        for field, model in self._pointers(obj):
+            value = getattr(obj, field)
+            if value and value not in self.held[model]:
+                raise TransferError(
+                    f"line {number} ({label}) points at {model._meta.model_name} {value!r}, "
+                    f"which the file does not hold; {AGAIN}."
+                )
+        if type(obj) in self.held:
+            self.held[type(obj)].add(obj.pk)
+
+    @staticmethod
+    def _pointers(obj: models.Model) -> list[tuple[str, type[models.Model]]]:
+        if isinstance(obj, (Record, CollectionAlias)):
+            return [("collection_id", Collection)]
+        if isinstance(obj, (RecordVersion, RecordAlias, SelfMapping)):
+            return [("record_id", Record)]
+        if isinstance(obj, Relationship):
+            return [("source_id", Record), ("target_id", Record)]
+        if isinstance(obj, AuditEvent):
+            return [("record_id", Record), ("collection_id", Collection)]
+        if isinstance(obj, ClarificationReview):
+            return [("audit_event_id", AuditEvent)]
+        return []
 
 
 def _flush(
     model: type[models.Model] | None, batch: list[Any], progress: Callable[[int], None]
-) -> int:
-    if model is None or not batch:
-        return 0
-    model._default_manager.bulk_create(batch)
-    progress(len(batch))
-    return len(batch)
+) -> None:
+    if model is not None and batch:
+        model._default_manager.bulk_create(batch)
+        progress(len(batch))
+
+
+# PostgreSQL's row triggers that move one counter row per written row. In one transaction every
+# move leaves a version of that row the next move must walk past (none can be pruned before the
+# commit), so the n-th record costs O(n) and a restore O(n^2): 5,000 records took 20 s, of
+# which 9 s inserting the records, and after them one move of names:* read 152 pages for the
+# one row it found. A restore turns these off inside its transaction (ALTER TABLE is
+# transactional and takes a lock that holds other writers of these tables until the commit),
+# then moves each counter once by what the rows would have moved it. The search and catalog
+# triggers stay on: each record writes a search row of its own, and collections are few.
+BULK_TRIGGERS = {
+    "records_record": ("records_record_names", "records_record_meaning", "records_record_count"),
+    "records_recordalias": ("records_recordalias_names",),
+    "records_relationship": ("records_relationship_links",),
+}
+
+# Where one move per row would have left them. The names log gets no rows for these moves, so
+# a reader behind them sees a gap and reads the names whole (records/name_log.py).
+COUNTER_MOVES = (
+    # Every counter of the workspace moves at least once, also those of replaced rows only.
+    "UPDATE records_revisioncounter SET value = value + 1 WHERE workspace_id = %(ws)s",
+    """INSERT INTO records_revisioncounter (workspace_id, key, value)
+    SELECT %(ws)s, key, count(*) FROM (
+        SELECT 'names:' || collection_id AS key FROM records_record WHERE workspace_id = %(ws)s
+        UNION ALL SELECT 'names:*' FROM records_record WHERE workspace_id = %(ws)s
+        UNION ALL SELECT 'meaning:records' FROM records_record WHERE workspace_id = %(ws)s
+        UNION ALL SELECT 'names:' || r.collection_id FROM records_recordalias a
+            JOIN records_record r ON r.id = a.record_id WHERE a.workspace_id = %(ws)s
+        UNION ALL SELECT 'names:*' FROM records_recordalias WHERE workspace_id = %(ws)s
+        UNION ALL SELECT 'links:' || source_id FROM records_relationship
+            WHERE workspace_id = %(ws)s
+        UNION ALL SELECT 'links:' || target_id FROM records_relationship
+            WHERE workspace_id = %(ws)s
+    ) AS moves GROUP BY key
+    ON CONFLICT (workspace_id, key)
+    DO UPDATE SET value = records_revisioncounter.value + EXCLUDED.value""",
+    # The workspace held no records once the old ones were deleted: the counts are the file's.
+    """INSERT INTO records_collectioncount (collection_id, workspace_id, active)
+    SELECT collection_id, %(ws)s, count(*) FROM records_record
+    WHERE workspace_id = %(ws)s AND archived_at IS NULL GROUP BY collection_id
+    ON CONFLICT (collection_id) DO UPDATE SET active = EXCLUDED.active""",
+)
+
+
+@contextmanager
+def bulk_counters(workspace_id: str) -> Iterator[None]:
+    """Inside a transaction: the counter triggers off for the block, the counters moved after."""
+    if connection.vendor != "postgresql":
+        yield  # a SQLite row is updated in place: the triggers cost the same for every row
+        return
+    with connection.cursor() as cursor:
+        _check_constraints_now(cursor)  # rows written earlier in the transaction (a test's)
+        for table, triggers in BULK_TRIGGERS.items():
+            for trigger in triggers:
+                cursor.execute(f"ALTER TABLE {table} DISABLE TRIGGER {trigger}")
+    yield
+    with connection.cursor() as cursor:
+        for statement in COUNTER_MOVES:
+            cursor.execute(statement, {"ws": workspace_id})
+        _check_constraints_now(cursor)
+        for table, triggers in BULK_TRIGGERS.items():
+            for trigger in triggers:
+                cursor.execute(f"ALTER TABLE {table} ENABLE TRIGGER {trigger}")
+
+
+def _check_constraints_now(cursor: Any) -> None:
+    """Deferred foreign-key checks are pending trigger events, and a table with pending events
+    cannot be altered: run the checks now, then defer again."""
+    cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    cursor.execute("SET CONSTRAINTS ALL DEFERRED")
+
+
+# What a restore writes to, whose planner statistics are stale after it.
+RESTORED_TABLES = [
+    *(model._meta.db_table for model, _ in MODELS),
+    "records_record_search",
+    "records_revisioncounter",
+    "records_collectioncount",
+    "records_namechange",
+]
+
+
+def refresh_statistics() -> None:
+    """PostgreSQL: ANALYZE the tables a restore wrote, so the next queries are planned against
+    the restored data rather than an empty store's (autovacuum would, some time later).
+
+    SQLite keeps no statistics unless asked, and nothing here asks: PRAGMA optimize after a
+    50,000-record restore cost 1.2 s and left grouping by linked record no faster (1.3 s
+    without, 1.6 s with; 2.0 and 2.1 s in another run), so a restore does not run it."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(f"ANALYZE {', '.join(RESTORED_TABLES)}")
 
 
 def _reset_sequences() -> None:

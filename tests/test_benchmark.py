@@ -60,6 +60,8 @@ ROWS = [
     "aggregate count by a field with a where filter",
     "aggregate grouped by linked record, team collection",
     "aggregate grouped by linked record, whole ledger",
+    f"restored {LEDGER_RECORDS:,} records, no ANALYZE: aggregate grouped by linked record",
+    f"restored {LEDGER_RECORDS:,} records, no ANALYZE: get_collection_history",
 ]
 
 
@@ -100,14 +102,18 @@ def test_quick_run_on_postgresql_uses_a_scratch_database():
         benchmark_command(),
         "--quick",
         "--backend=postgresql",
-        "--only=resolution,imports",
+        "--only=resolution,imports,restored",
         "--names=300",
+        f"--records={LEDGER_RECORDS}",
         "--repeat=1",
         stdout=out,
         verbosity=0,
     )
     table = out.getvalue()
     assert "== postgresql ==" in table and "import review, 100 rows against" in table
+    # The restored store's own databases were made and dropped beside the scratch one.
+    assert "no ANALYZE: aggregate grouped by linked record" in table
+    assert "0 pg_stats rows on the records tables" in table
     assert "ERROR" not in table
 
 

@@ -48,6 +48,10 @@ def revoke_tokens_of_code(code: str, client: Any) -> None:
 
 
 class AnchorOAuth2Validator(OAuth2Validator):
+    """The toolkit's validator with Anchor's rules. It overrides two protected methods,
+    `_load_application` and `_create_refresh_token`: tests/http/test_toolkit_reliances.py
+    fails if an upgrade renames either or changes its arguments."""
+
     def _load_application(self, client_id: Any, request: Any) -> Any:
         # Where the toolkit fetches a metadata document (anchor_site.oauth.client_metadata),
         # after a permission check that took a fetch slot: the slot comes back here.

@@ -14,12 +14,18 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
-from django.db.models import QuerySet
+from django.db.models import CharField, OuterRef, QuerySet, Subquery, Value
+from django.db.models.functions import Cast, Concat
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.html import format_html
 
+from records.acting import TOKEN, credential_key
 from records.admin.common import ServiceWriteAdmin, copy_saved
 from records.admin.scoping import reaches_everything
+from records.admin.timeline import readable_kind
+from records.models import AuditEvent
 from records.models.membership import AccessToken, WorkspaceMembership
 from records.roles import role_grant
 from records.services import (
@@ -48,7 +54,15 @@ class TokenStateFilter(admin.SimpleListFilter):
 @admin.register(AccessToken)
 class AccessTokenAdmin(ServiceWriteAdmin):
     owner_path = "user"
-    list_display = ["name", "user", "shown_prefix", "state", "created_at", "last_used_at"]
+    list_display = [
+        "name",
+        "user",
+        "shown_prefix",
+        "state",
+        "created_at",
+        "last_used_at",
+        "last_change",
+    ]
     list_filter = [TokenStateFilter, "created_at"]
     list_select_related = ["user"]
     search_fields = ["name", "prefix", "user__username"]
@@ -57,6 +71,33 @@ class AccessTokenAdmin(ServiceWriteAdmin):
     fields = ["user", "name"]
     readonly_fields = ["shown_prefix", "state", "created_at", "last_used_at", "revoked_at"]
     actions = ["revoke_tokens"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        # The newest change each token made, from the audit's credential index (one subquery).
+        key = Concat(Value(f"{TOKEN}:"), Cast(OuterRef("pk"), CharField()))
+        newest = AuditEvent.objects.filter(credential=key).order_by("-created_at", "-id")
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                last_change_at=Subquery(newest.values("created_at")[:1]),
+                last_change_kind=Subquery(newest.values("kind")[:1]),
+            )
+        )
+
+    @admin.display(description="last change", ordering="last_change_at")
+    def last_change(self, token: Any) -> str:
+        """What the token last did, linked to every audit event it made."""
+        if token.last_change_at is None:
+            return "—"
+        events = reverse("admin:records_auditevent_changelist")
+        return format_html(
+            '<a href="{}?credential={}">{} · {}</a>',
+            events,
+            credential_key(TOKEN, token.pk),
+            readable_kind(token.last_change_kind),
+            f"{token.last_change_at:%Y-%m-%d %H:%M}",
+        )
 
     @admin.display(description="token")
     def shown_prefix(self, token: AccessToken) -> str:

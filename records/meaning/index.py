@@ -7,7 +7,8 @@ while both stand still the cached vectors are exactly the stored ones. When mean
 moved, records written without an embedding (bulk writes, a crash, a new model) are looked
 for first: up to INLINE_CATCH_UP are embedded there and then; more are embedded by a
 background thread, and until it is done `scope_vectors` answers None so the caller searches
-by words and says so.
+by words and says so. A stored row that cannot be read (records.meaning.embeddings.unreadable)
+is left out of the vectors and handed to that thread; the rest still answer by meaning.
 
 Each row holds two vectors (records.meaning.model.PARTS: the title, the whole text); a record's
 similarity is the nearer of the two. Both are compared after centring on the workspace's mean
@@ -39,7 +40,9 @@ from records.meaning.embeddings import (
     CATCH_UP_BATCH,
     compute_for,
     missing_record_ids,
+    report_unreadable,
     save_embeddings,
+    unreadable,
 )
 from records.meaning.vectors import hamming, sign_bits
 from records.models import Record, RecordEmbedding, RevisionCounter
@@ -389,6 +392,7 @@ def _load(workspace_id: str, key: Key, extra: list[RecordEmbedding]) -> ScopeVec
             for row in extra
             if row.record_id in collections
         ]
+    rows = _readable(workspace_id, rows)
     codes: dict[str, int] = {}
     matrix = np.frombuffer(b"".join(bytes(row[2]) for row in rows), dtype=np.int8).reshape(
         len(rows), model.STORED_DIMENSIONS
@@ -408,6 +412,23 @@ def _load(workspace_id: str, key: Key, extra: list[RecordEmbedding]) -> ScopeVec
         bits=bits,
         filled=[len(rows)],  # read-only and exactly full: the first write copies into room
     )
+
+
+def _readable(workspace_id: str, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The rows that can be read; the others are reported and handed to the catch-up, so one
+    damaged row costs its record, not the workspace's search by meaning."""
+    kept = []
+    for row in rows:
+        vector = row[2]
+        length = len(vector) if isinstance(vector, (bytes, bytearray, memoryview)) else None
+        why = unreadable(length, row[3])
+        if why is None:
+            kept.append(row)
+        else:
+            report_unreadable(workspace_id, row[0], why)
+    if len(kept) < len(rows):
+        start_catch_up(workspace_id)
+    return kept
 
 
 def start_catch_up(workspace_id: str) -> None:

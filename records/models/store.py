@@ -206,7 +206,8 @@ class AuditEvent(models.Model):
     kind = models.CharField(max_length=60)
     entity_type = models.CharField(max_length=30)
     entity_id = models.CharField(max_length=36)
-    # Denormalised so record and collection histories are one indexed range scan each.
+    # Denormalised so a record's history is one indexed range scan (a collection's own
+    # events are read by entity: audit_entity).
     record_id = models.CharField(max_length=36, blank=True, default="")
     collection_id = models.CharField(max_length=36, blank=True, default="")
     before = models.JSONField(null=True, blank=True)
@@ -229,6 +230,11 @@ class AuditEvent(models.Model):
                 fields=["workspace", "collection_id", "created_at", "id"], name="audit_collection"
             ),
             models.Index(fields=["workspace", "created_at", "id"], name="audit_ws"),
+            # A collection's history: its own events, not its records' (audit_collection).
+            models.Index(
+                fields=["workspace", "entity_type", "entity_id", "created_at", "id"],
+                name="audit_entity",
+            ),
             # A person's approval lists what the applied action touched by its events.
             models.Index(fields=["workspace", "action_id"], name="audit_action"),
             # What a credential last did (the person's agents page); stdio and the admin

@@ -54,8 +54,9 @@ def collection_history(
         pk=collection_id,
         kind="collection",
     )
+    # By entity, not by collection_id: that index holds every record event of the collection.
     events = AuditEvent.objects.filter(
-        workspace_id=workspace_id, collection_id=collection_id, entity_type="collection"
+        workspace_id=workspace_id, entity_type="collection", entity_id=collection_id
     )
     bound_to = history_fingerprint(workspace_id, "collection", collection_id)
     return _page(events, bound_to=bound_to, limit=limit, cursor=cursor) | {

@@ -15,6 +15,7 @@ from records.services.audit_trail import (
     audit,
     audit_unchanged,
     workspace_ensure,
+    written_records,
 )
 from records.services.clarification_reviews import clarification_review_create
 from records.services.collections import (
@@ -28,8 +29,10 @@ from records.services.collections import (
 from records.services.many import (
     NewLink,
     NewRecord,
+    RecordUpdate,
     can_link_many,
     record_create_many,
+    record_update_many,
     relationship_create_many,
 )
 from records.services.memberships import (
@@ -56,6 +59,7 @@ __all__ = [
     "CollectionFields",
     "NewLink",
     "NewRecord",
+    "RecordUpdate",
     "WriteContext",
     "access_token_create",
     "access_token_revoke",
@@ -76,6 +80,7 @@ __all__ = [
     "record_archive",
     "record_create",
     "record_create_many",
+    "record_update_many",
     "record_rename",
     "record_update",
     "relationship_create",
@@ -84,6 +89,7 @@ __all__ = [
     "self_mapping_remove",
     "self_mapping_set",
     "workspace_ensure",
+    "written_records",
     "workspace_membership_add",
     "workspace_membership_remove",
 ]

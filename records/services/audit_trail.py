@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -23,6 +26,22 @@ class WriteContext:
     review_evidence: list[Any] = field(default_factory=list)
     action_id: str = ""
     item_index: int | None = None
+
+
+# The record IDs audited since the innermost `written_records` began, in this context.
+_written: ContextVar[set[str] | None] = ContextVar("written_records", default=None)
+
+
+@contextmanager
+def written_records() -> Iterator[set[str]]:
+    """Collect the IDs of the records audited inside the block: what a caller keeping its own
+    copy of names must refresh, known without reading the audit log back."""
+    collected: set[str] = set()
+    token = _written.set(collected)
+    try:
+        yield collected
+    finally:
+        _written.reset(token)
 
 
 def workspace_ensure(workspace_id: str) -> Workspace:
@@ -50,6 +69,9 @@ def audit_event(
     at: datetime,
 ) -> AuditEvent:
     """The event `audit` writes, not yet saved: bulk writers insert many in one statement."""
+    collecting = _written.get()
+    if collecting is not None and record_id:
+        collecting.add(record_id)
     return AuditEvent(
         workspace_id=ctx.workspace_id,
         actor_id=ctx.actor_id,

@@ -219,11 +219,12 @@ def test_the_workspace_filter_lists_only_the_persons_workspaces(teams, side):
 def test_autocomplete_offers_only_own_rows(teams, side):
     me, other = teams[side], teams[1 - side]
     client = signed_in(me.staff)
-    assert "collection" in admin.site._registry[Record].autocomplete_fields  # the loop has work
+    # the loop below has work
+    assert "collection" in admin.site.get_model_admin(Record).autocomplete_fields
     for model, model_admin in REGISTERED:
         for field_name in model_admin.autocomplete_fields:
             target: Any = model._meta.get_field(field_name).related_model
-            target_admin = admin.site._registry[target]
+            target_admin = admin.site.get_model_admin(target)
             for term in ("", other.word):
                 response = client.get(
                     reverse("admin:autocomplete"),
@@ -246,7 +247,7 @@ def test_raw_id_popup_lists_only_own_records(teams, side):
     response = signed_in(me.staff).get(
         admin_url(Record, "changelist"), {"_popup": "1", "_to_field": "id"}
     )
-    assert listed(response) == rows_of(admin.site._registry[Record], me)
+    assert listed(response) == rows_of(admin.site.get_model_admin(Record), me)
 
 
 def _offered_choices(form_class: Any) -> dict[str, tuple[Any, set[Any]]]:
@@ -274,7 +275,7 @@ def test_every_foreign_key_choice_offers_no_row_of_the_other_team(teams, side, r
         ]
         for form_class in form_classes:
             for name, (target, offered) in _offered_choices(form_class).items():
-                theirs = rows_of(admin.site._registry[target], other)
+                theirs = rows_of(admin.site.get_model_admin(target), other)
                 assert not offered & theirs, f"{model._meta.label}.{name}"
                 checked += 1
     assert checked >= 4  # collection's workspace, record's collection, a link's ends
@@ -414,7 +415,7 @@ def test_a_superuser_makes_tokens_for_anyone(teams, superuser):
 
 def test_token_hashes_are_never_shown_searched_or_filtered(teams, superuser, rf):
     alpha, bravo = teams
-    token_admin = admin.site._registry[AccessToken]
+    token_admin = admin.site.get_model_admin(AccessToken)
     request = rf.get("/")
     request.user = superuser
     exposed = [

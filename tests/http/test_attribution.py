@@ -150,6 +150,21 @@ def test_a_held_write_and_its_approval_keep_the_agent_and_its_person(dana, peopl
     assert LAPTOP in recent.split("</div>", 2)[0]
 
 
+def test_the_token_list_shows_what_each_token_last_did(dana, people, maya):
+    laptop, laptop_token = agent_of(dana, "laptop")
+    _, idle_token = agent_of(dana, "idle")
+    create_record(laptop, people, "Priya")
+    tokens = maya.get(reverse("admin:records_accesstoken_changelist")).content.decode()
+    only_laptop = f"?credential=token:{laptop_token.pk}"
+    assert f'{only_laptop}">Created' in tokens, "the laptop's last change, linked"
+    assert f"?credential=token:{idle_token.pk}" not in tokens, "a token that wrote nothing"
+
+    events = reverse("admin:records_auditevent_changelist") + only_laptop
+    listed = maya.get(events).content.decode()
+    assert LAPTOP in listed and "Priya" in listed
+    assert "user:dana<br>" not in listed, "dana's own write is not the token's"
+
+
 def test_two_tokens_of_one_person_are_told_apart(dana, people):
     laptop, _ = agent_of(dana, "laptop")
     desktop, _ = agent_of(dana, "desktop")

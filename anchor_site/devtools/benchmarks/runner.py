@@ -39,6 +39,10 @@ AREAS = (
     "guarded",
     "search",
     "graph",
+    "restored",
+    "restore",
+    "agendas",
+    "approvals",
 )
 # Properties of the process, not of the database: measured once, on SQLite.
 PROCESS_ONLY = {"tool_list", "name_rule", "memory"}
@@ -173,12 +177,16 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
     save()
 
     from anchor_site.devtools.benchmarks import (
+        agendas,
+        approvals,
         graph,
         imports,
         meaning,
         memory,
         name_rule,
         resolution,
+        restore,
+        restored,
         search,
         startup,
         tool_list,
@@ -199,6 +207,10 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
         area(areas[-1], lambda: _session_rows(sizes, session_areas, linked, vendor))
     area("search", lambda: search.run(sizes, ctx))
     area("graph", lambda: graph.run(sizes, ctx))
+    area("restored", lambda: restored.run(sizes))
+    area("restore", lambda: restore.run(sizes))
+    area("agendas", lambda: agendas.run(sizes, ctx))
+    area("approvals", approvals.run)
 
 
 def _session_rows(sizes: Sizes, areas: list[str], linked: Any, vendor: str) -> list[Row]:

@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from records.transfer import TransferError, import_workspace
+from records.transfer import TransferError, check_file, import_workspace
 
 
 class Command(BaseCommand):
@@ -26,14 +26,13 @@ class Command(BaseCommand):
         path = Path(options["path"])
         if not path.is_file():
             raise CommandError(f"{path} is not a file.")
-        with open(path, encoding="utf-8") as lines:
-            total = sum(1 for _ in lines) - 1
-        bar = tqdm(total=max(total, 0), unit="rows", disable=None if options["verbosity"] else True)
+        bar = tqdm(unit="rows", disable=None if options["verbosity"] else True)
         try:
-            with open(path, encoding="utf-8") as lines:
-                workspace, loaded = import_workspace(
-                    lines, replace=options["replace"], progress=bar.update
-                )
+            checked = check_file(path)
+            bar.total = sum(n for n in checked.rows.values() if isinstance(n, int))
+            workspace, loaded = import_workspace(
+                checked, replace=options["replace"], progress=bar.update
+            )
         except TransferError as exc:
             raise CommandError(str(exc)) from exc
         finally:

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('workflow', '0011_prepared_action_credential'),
+        ('workflow', '0013_prepared_action_agent_told'),
     ]
 
     operations = [
