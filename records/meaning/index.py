@@ -28,7 +28,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +45,7 @@ from records.meaning.embeddings import (
 )
 from records.meaning.vectors import hamming, sign_bits
 from records.models import Record, RecordEmbedding, RevisionCounter
+from records.scope_cache import ScopeCache
 
 logger = logging.getLogger(__name__)
 
@@ -69,8 +69,10 @@ DERIVE_BATCH = 8192
 
 Key = tuple[tuple[int, int], tuple[int, int]]
 
-_cache_lock = threading.Lock()
-_cache: OrderedDict[str, ScopeVectors] = OrderedDict()
+# Each workspace's vectors at the counters they were read at (records.scope_cache). A patch
+# appends into a buffer views share, so patches take a lock of their own.
+_cache: ScopeCache[Key, ScopeVectors] = ScopeCache(CACHED_WORKSPACES)
+_patch_lock = threading.Lock()
 _running_lock = threading.Lock()
 _running: set[str] = set()
 
@@ -211,9 +213,14 @@ def _counters(workspace_id: str) -> Key:
     return found.get(RECORDS_KEY, (0, 0)), found.get(VECTORS_KEY, (0, 0))
 
 
+def cached(workspace_id: str) -> ScopeVectors | None:
+    """The workspace's vectors this process holds, at whatever counters they were read."""
+    found = _cache.latest(workspace_id)
+    return found[1] if found is not None else None
+
+
 def holds(workspace_id: str) -> bool:
-    with _cache_lock:
-        return workspace_id in _cache
+    return cached(workspace_id) is not None
 
 
 def current_key(workspace_id: str) -> Key:
@@ -230,19 +237,21 @@ def patch(record: Record, vector: tuple[bytes, float] | None, after: Key) -> Non
     forward to the record's new version (archive, alias), so only its presence may change.
     """
     workspace_id = record.workspace_id
-    with _cache_lock:
-        cached = _cache.get(workspace_id)
-        if cached is None:
+    with _patch_lock:
+        found = _cache.latest(workspace_id)
+        if found is None:
             return
+        cached = found[1]
         (records_row, records_at), (vectors_row, vectors_at) = cached.key
         expected = (
             (records_row or after[0][0], records_at + 1),
             (vectors_row or after[1][0], vectors_at + 1),
         )
         if after != expected:
-            del _cache[workspace_id]
+            _cache.drop(workspace_id)
             return
-        _cache[workspace_id] = _patched(cached, record, vector, after)
+        patched = _patched(cached, record, vector, after)
+        _cache.put(workspace_id, patched.key, patched)
 
 
 def _patched(
@@ -320,8 +329,7 @@ def _with_room(rows: np.ndarray) -> np.ndarray:
 
 def forget_cached() -> None:
     """Drop every cached workspace (tests that roll the database back between them)."""
-    with _cache_lock:
-        _cache.clear()
+    _cache.clear()
 
 
 def catching_up(workspace_id: str) -> bool:
@@ -332,14 +340,11 @@ def catching_up(workspace_id: str) -> bool:
 def scope_vectors(workspace_id: str) -> ScopeVectors | None:
     """The workspace's current vectors, or None while a background catch-up runs."""
     key = _counters(workspace_id)
-    with _cache_lock:
-        cached = _cache.get(workspace_id)
-        if cached is not None:
-            _cache.move_to_end(workspace_id)
-    if cached is not None and cached.key == key:
-        return cached
+    held = cached(workspace_id)
+    if held is not None and held.key == key:
+        return held
     extra: list[RecordEmbedding] = []
-    if cached is None or cached.key[0] != key[0]:
+    if held is None or held.key[0] != key[0]:
         missing = missing_record_ids(workspace_id, limit=INLINE_CATCH_UP + 1)
         if len(missing) > INLINE_CATCH_UP or catching_up(workspace_id):
             start_catch_up(workspace_id)
@@ -353,11 +358,7 @@ def scope_vectors(workspace_id: str) -> ScopeVectors | None:
                 # serve this search from memory and a thread of its own stores them.
                 start_catch_up(workspace_id)
     vectors = _load(workspace_id, key, extra)
-    with _cache_lock:
-        _cache[workspace_id] = vectors
-        _cache.move_to_end(workspace_id)
-        while len(_cache) > CACHED_WORKSPACES:
-            _cache.popitem(last=False)
+    _cache.put(workspace_id, vectors.key, vectors)
     return vectors
 
 
