@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from records import selectors, services
@@ -96,7 +98,7 @@ def test_a_small_workspace_is_barely_centred(ctx):
     assert abs(score - float(asked @ title)) < 0.01
 
 
-def reversed_keys(value):
+def reversed_keys(value: Any) -> Any:
     """The same data with every object's keys in the opposite order (lists keep theirs)."""
     if isinstance(value, dict):
         return {key: reversed_keys(value[key]) for key in reversed(value)}
@@ -105,7 +107,7 @@ def reversed_keys(value):
     return value
 
 
-STORE = {
+STORE: dict[str, dict[str, Any]] = {
     "OAuth design decision": {
         "owner": "Mei",
         "body": "Use PKCE for the web app login flow; refresh tokens rotate on every use.",
