@@ -43,21 +43,28 @@ _reported: set[str] = set()
 
 
 def record_text(title: str, data: Any) -> str:
-    """What is embedded: the title, then every string and number among the values (not keys)."""
-    return " ".join([title, *_values(data)])
+    """What is embedded: the title, then every string and number among the values (not keys).
+
+    Values go longest first, ties by their key path, never in stored key order: PostgreSQL's
+    jsonb reorders keys, so that order made a record's vector, and the ranking, depend on the
+    backend. Longest first also puts the prose, what a record is about, inside the tokens that
+    are embedded (model.MAX_TOKENS) ahead of short codes and numbers.
+    """
+    values = sorted(_values(data, ()), key=lambda item: (-len(item[1]), item[0]))
+    return " ".join([title, *(text for _, text in values)])
 
 
-def _values(value: Any) -> Iterator[str]:
+def _values(value: Any, path: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | int, ...], str]]:
     if isinstance(value, dict):
-        for item in value.values():
-            yield from _values(item)
+        for key, item in value.items():
+            yield from _values(item, (*path, key))
     elif isinstance(value, list):
-        for item in value:
-            yield from _values(item)
+        for position, item in enumerate(value):
+            yield from _values(item, (*path, position))
     elif isinstance(value, str):
-        yield value
+        yield path, value
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        yield str(value)
+        yield path, str(value)
 
 
 def embedding_rows(records: list[Record]) -> list[RecordEmbedding]:

@@ -39,8 +39,9 @@ TOKENIZER = Path(__file__).with_name("minilm_tokenizer.json")
 # 97.9 % with the whole text alone, 100 % with the nearer of the two).
 PARTS = ("title", "whole")
 STORED_DIMENSIONS = DIMENSIONS * len(PARTS)
-# Part of the model version: rows stored in another layout are outdated and embedded again.
-LAYOUT = "title+whole"
+# Part of the model version: rows stored in another layout (vector parts, or how a record's
+# text is built: embeddings.record_text) are outdated and embedded again.
+LAYOUT = "title+whole/longest-first"
 # Characters of a record's text, then tokens, that are embedded: the cost grows with the
 # tokens (a record's first 128 say what it is about; the model was trained on 128).
 MAX_TEXT_CHARS = 2000

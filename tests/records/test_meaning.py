@@ -57,7 +57,7 @@ def test_create_stores_the_embedding_with_model_name_and_versions(ctx, decisions
     record = make_record(ctx, decisions["collection"], "OAuth token lifetime")
     stored = RecordEmbedding.objects.get(record=record)
     assert stored.model_name == model.MODEL_NAME
-    assert stored.model_version == model.model_version() == "1.0.0/title+whole"
+    assert stored.model_version == model.model_version() == "1.0.0/title+whole/longest-first"
     assert stored.record_version == 1
     assert len(bytes(stored.vector)) == model.STORED_DIMENSIONS and stored.scale > 0
     assert stored.workspace_id == WORKSPACE

@@ -4,6 +4,9 @@ their records on the first page of a search by meaning over a realistic store.""
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+
 import numpy as np
 import pytest
 
@@ -31,6 +34,17 @@ def test_a_text_embeds_the_same_alone_and_padded_in_a_batch():
     together = model.embed_texts(TEXTS)
     for text, vector in zip(TEXTS, together, strict=True):
         assert float(vector @ _alone(text)) == pytest.approx(1.0 if text else 0.0, abs=1e-4), text
+
+
+@pytest.mark.backend_free
+def test_the_model_runs_without_the_hub_client_which_is_not_installed():
+    # tokenizers needs huggingface-hub (and hf-xet) only to download a tokenizer; the override
+    # in pyproject.toml leaves both out, and loading the tokenizer from its file must not miss them.
+    vectors = model.embed_texts(["sign-in flow"])
+    assert np.linalg.norm(vectors[0]) == pytest.approx(1.0, abs=1e-5)
+    assert importlib.util.find_spec("huggingface_hub") is None
+    assert importlib.util.find_spec("hf_xet") is None
+    assert "huggingface_hub" not in sys.modules
 
 
 @pytest.mark.backend_free

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from records import selectors, services
 from records.meaning import index, model
 from records.meaning.embeddings import record_text
 from records.models import Record
-from tests.conftest import WORKSPACE, make_collection, make_record
+from tests.conftest import OTHER_WORKSPACE, WORKSPACE, make_collection, make_record
 
 BUSY_NOTES = (
     "Rolled the staging cluster to Kubernetes 1.30, rotated the database backup keys, moved the "
@@ -101,3 +103,65 @@ def held_vectors() -> index.ScopeVectors:
     vectors = index.cached(WORKSPACE)
     assert vectors is not None
     return vectors
+
+
+def reversed_keys(value: Any) -> Any:
+    """The same data with every object's keys in the opposite order (lists keep theirs)."""
+    if isinstance(value, dict):
+        return {key: reversed_keys(value[key]) for key in reversed(value)}
+    if isinstance(value, list):
+        return [reversed_keys(item) for item in value]
+    return value
+
+
+STORE: dict[str, dict[str, Any]] = {
+    "OAuth design decision": {
+        "owner": "Mei",
+        "body": "Use PKCE for the web app login flow; refresh tokens rotate on every use.",
+        "links": {"ticket": "ENG-12", "doc": "Sign-in design notes for the mobile app"},
+        "priority": 2,
+    },
+    "Expense: MacBook for Priya": {"amount": 2400, "notes": "Laptop replaced after water damage"},
+    "Database migration to PostgreSQL 16": {
+        "status": "done",
+        "steps": ["dump", "restore and verify row counts", "cut over"],
+    },
+    "Quarterly roadmap planning offsite": {"where": "Lisbon", "agenda": "Goals for next quarter"},
+}
+
+
+def test_a_records_text_is_the_same_whatever_the_order_of_its_keys():
+    data = STORE["OAuth design decision"]
+    assert list(reversed_keys(data)) != list(data)
+    text = record_text("OAuth", data)
+    assert text == record_text("OAuth", reversed_keys(data))
+    # Longest values first (numbers as their digits), equal lengths by key path.
+    assert text == (
+        "OAuth Use PKCE for the web app login flow; refresh tokens rotate on every use. "
+        "Sign-in design notes for the mobile app ENG-12 Mei 2"
+    )
+    assert record_text("t", {"b": "xy", "a": "zw"}) == record_text("t", {"a": "zw", "b": "xy"})
+    assert record_text("t", {"b": "xy", "a": "zw"}) == "t zw xy"
+    vectors = model.embed_texts([text, record_text("OAuth", reversed_keys(data))])
+    assert np.array_equal(vectors[0], vectors[1])
+
+
+def test_the_same_store_written_with_keys_in_another_order_ranks_the_same(ctx, other_ctx):
+    for context, shape in ((ctx, dict), (other_ctx, reversed_keys)):
+        notes = make_collection(context, "decisions", "Decisions we made and why")
+        for title, data in STORE.items():
+            make_record(context, notes, title, **shape(data))
+    question = "how do users sign in"
+    rankings = []
+    for workspace in (WORKSPACE, OTHER_WORKSPACE):
+        page = selectors.search_records(workspace_id=workspace, text=question, mode="meaning")
+        vectors = index.scope_vectors(workspace)
+        assert vectors is not None
+        titles = dict(Record.objects.filter(workspace_id=workspace).values_list("pk", "title"))
+        scores = vectors.nearest(
+            index.query_vector(question), collection_id=None, limit=100, min_similarity=-1.0
+        )
+        ranked = [(titles[pk], round(score, 6)) for pk, score in scores]
+        rankings.append(([item["title"] for item in page["records"]], ranked))
+    assert rankings[0] == rankings[1]
+    assert rankings[0][0][0] == "OAuth design decision"
