@@ -1,4 +1,4 @@
-"""Reads Anchor's configuration from the environment and fails loudly on bad values.
+"""Reads Anchor's configuration from the environment (pydantic-settings), failing loudly.
 
 Every error names the variable and says what a good value looks like, because the usual reader
 is someone editing an MCP client's JSON configuration, not this code.
@@ -6,103 +6,159 @@ is someone editing an MCP client's JSON configuration, not this code.
 
 from __future__ import annotations
 
-import os
-import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from django.core.exceptions import ImproperlyConfigured
+from pydantic import BeforeValidator, Field, ValidationError, ValidationInfo, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 if TYPE_CHECKING:  # only the type: the parser itself is imported when a URL is set
     from dj_database_url import DBConfig
 
-WORKSPACE_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-MAX_ACTOR_ID_LENGTH = 300
+RATE_UNITS = {"second": 1, "minute": 60, "hour": 3600}
+# An empty variable means its default, except these, where it is refused.
+NOT_EMPTY = {"ANCHOR_WORKSPACE_ID", "ANCHOR_ACTOR_ID", "ANCHOR_LOG_LEVEL", "ANCHOR_DB_PATH"}
 
 
-def env_str(name: str, default: str) -> str:
-    value = os.environ.get(name)
-    return default if value is None else value
+def _rate(raw: Any) -> Any:
+    """`<count>/<second|minute|hour>` as (count, window seconds); `off` (or 0) for no limit."""
+    if not isinstance(raw, str):  # a default
+        return raw
+    count, _, unit = raw.lower().partition("/")
+    if count in {"off", "0", "none"} and not unit:
+        return None
+    if count.isdigit() and int(count) > 0 and unit in RATE_UNITS:
+        return int(count), RATE_UNITS[unit]
+    return raw  # refused by the tuple type, with RATE's advice
 
 
-def env_bool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    lowered = raw.strip().lower()
-    if lowered in {"1", "true", "yes", "on"}:
-        return True
-    if lowered in {"0", "false", "no", "off"}:
-        return False
-    raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean; use 1/0, true/false or yes/no.")
+def _comma_list(lower: bool = False) -> BeforeValidator:
+    def split(raw: Any) -> Any:
+        if not isinstance(raw, str):  # a default
+            return raw
+        return [item.strip() for item in (raw.lower() if lower else raw).split(",") if item.strip()]
+
+    return BeforeValidator(split)
 
 
-def env_list(name: str, default: list[str]) -> list[str]:
-    raw = os.environ.get(name)
-    if raw is None or not raw.strip():
-        return default
-    return [item.strip() for item in raw.split(",") if item.strip()]
+def _case(change: Callable[[str], str]) -> BeforeValidator:
+    return BeforeValidator(lambda raw: change(raw) if isinstance(raw, str) else raw)
 
 
-def workspace_id_from_env() -> str:
-    value = env_str("ANCHOR_WORKSPACE_ID", "local").strip()
-    if not WORKSPACE_ID_PATTERN.match(value):
-        raise ImproperlyConfigured(
-            f"ANCHOR_WORKSPACE_ID={value!r} is not a valid workspace ID; use 1-64 letters, "
-            "digits, '.', '_' or '-', starting with a letter or digit (for example 'local')."
-        )
-    return value
+# What a bad value is told, by type or by variable; the error reads "NAME='value' <advice>".
+BOOL = "is not a boolean; use 1/0, true/false or yes/no."
+COUNT = "is not a whole number (e.g. 4, or 0 for off)."
+POSITIVE = "is not a positive whole number (e.g. 30)."
+RATE = "is not a rate; use <count>/<second|minute|hour> (for example 600/minute), or off."
+ADVICE = {
+    "ALLOWED_HOSTS": "must not contain '*'; list the host names the server answers to, "
+    "comma-separated (for example anchor.example.com,127.0.0.1).",
+    "ANCHOR_WORKSPACE_ID": "is not a valid workspace ID; use 1-64 letters, digits, '.', '_' or "
+    "'-', starting with a letter or digit (for example 'local').",
+    "ANCHOR_ACTOR_ID": "is not a valid actor ID; use 1-300 printable characters "
+    "(for example 'local-agent').",
+    "ANCHOR_QUERY_TIMEOUT_S": "is not a time limit; use seconds greater than 0 and at most 3600 "
+    "(for example 10 or 2.5).",
+    "ANCHOR_HTTP_AUTH": "is not an authentication mode; use 'token' (the default) or 'none' "
+    "(only honoured with DJANGO_DEBUG=true).",
+    "ANCHOR_HTTP_ALLOWED_ORIGINS": "is not an origin; use scheme://host[:port] with no path, "
+    "comma-separated (for example https://anchor.example.com).",
+    "ANCHOR_OAUTH_REDIRECT_SCHEMES": "is not an acceptable URI scheme; list bare scheme names, "
+    "comma-separated (for example cursor,vscode).",
+    "ANCHOR_LOG_LEVEL": "is not a log level; use one of DEBUG, INFO, WARNING, ERROR, CRITICAL.",
+}
+Bool = Annotated[bool, Field(description=BOOL)]
+Count = Annotated[int, Field(ge=0, description=COUNT)]
+Positive = Annotated[int, Field(gt=0, description=POSITIVE)]
+Rate = Annotated[tuple[int, int] | None, BeforeValidator(_rate), Field(description=RATE)]
 
 
-def actor_id_from_env() -> str:
-    value = env_str("ANCHOR_ACTOR_ID", "local-agent").strip()
-    if not value or len(value) > MAX_ACTOR_ID_LENGTH or any(ord(c) < 32 for c in value):
-        raise ImproperlyConfigured(
-            f"ANCHOR_ACTOR_ID={value!r} is not a valid actor ID; use 1-{MAX_ACTOR_ID_LENGTH} "
-            "printable characters (for example 'local-agent')."
-        )
-    return value
+class Environment(BaseSettings):
+    """Every variable Anchor reads, by its exact name, with its default."""
+
+    model_config = SettingsConfigDict(
+        case_sensitive=True, extra="ignore", enable_decoding=False, regex_engine="python-re"
+    )
+
+    DJANGO_DEBUG: Bool = False
+    SECRET_KEY: str = ""
+    # "*" is refused: the MCP endpoint relies on Host checks against DNS rebinding.
+    ALLOWED_HOSTS: Annotated[list[Annotated[str, Field(pattern=r"^[^*]+$")]], _comma_list()] = [
+        "localhost",
+        "127.0.0.1",
+        "[::1]",
+    ]
+    DATABASE_URL: str = ""
+    ANCHOR_DB_PATH: str = "anchor.db"  # checked against the file system by database_from_env
+    # Set by the ASGI server (anchor_site/asgi.py) to 0; None: the backend's default.
+    ANCHOR_DB_CONN_MAX_AGE: Count | None = Field(default=None, description=COUNT)
+    # None: anchor_site.db_pool's defaults (imported only for PostgreSQL).
+    ANCHOR_DB_POOL_SIZE: Count | None = Field(default=None, description=COUNT)
+    ANCHOR_DB_POOL_TIMEOUT_S: Positive | None = Field(default=None, description=POSITIVE)
+    ANCHOR_STATIC_ROOT: str = ""
+    ANCHOR_WORKSPACE_ID: str = Field(default="local", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+    ANCHOR_ACTOR_ID: str = Field(default="local-agent", pattern=r"^[^\x00-\x1f]{1,300}$")
+    ANCHOR_TOOLS: str = "core"
+    ANCHOR_QUERY_TIMEOUT_S: float = Field(default=10.0, gt=0, le=3600, allow_inf_nan=False)
+    ANCHOR_FEED_SETTLE_S: Count = 5
+    ANCHOR_MEANING: Bool = True
+    ANCHOR_HTTP_AUTH: Annotated[Literal["token", "none"], _case(str.lower)] = "token"
+    ANCHOR_BEHIND_TLS_PROXY: Bool = False
+    ANCHOR_HSTS_SECONDS: Count = 365 * 24 * 60 * 60
+    ANCHOR_HSTS_INCLUDE_SUBDOMAINS: Bool = True
+    ANCHOR_HSTS_PRELOAD: Bool = False
+    ANCHOR_ACTION_RESULT_RETENTION_DAYS: Positive = 30
+    ANCHOR_HTTP_RATE_LIMIT: Rate = (600, 60)
+    ANCHOR_HTTP_RATE_LIMIT_ANONYMOUS: Rate = (60, 60)
+    # scheme://host[:port]; any scheme, since desktop apps send their own (vscode-file://).
+    ANCHOR_HTTP_ALLOWED_ORIGINS: Annotated[
+        list[Annotated[str, Field(pattern=r"^[a-z][a-z0-9+.-]*://[^/\s?#]+$")]],
+        _comma_list(lower=True),
+    ] = []
+    # Custom URI schemes OAuth clients may redirect to besides http(s), e.g. cursor,vscode.
+    ANCHOR_OAUTH_REDIRECT_SCHEMES: Annotated[
+        list[Annotated[str, Field(pattern=r"^(?!(javascript|data|file)$)[a-z][a-z0-9+.-]*$")]],
+        _comma_list(lower=True),
+    ] = []
+    ANCHOR_OAUTH_CIMD: Bool = True
+    ANCHOR_OAUTH_CIMD_TIMEOUT_S: Positive = 5
+    ANCHOR_OAUTH_CIMD_ALLOW_LOOPBACK: Bool = False
+    ANCHOR_OAUTH_REGISTRATION_RATE: Rate = (10, 3600)
+    ANCHOR_OAUTH_MAX_UNCLAIMED_CLIENTS: Count = 1000
+    ANCHOR_OAUTH_UNUSED_CLIENT_DAYS: Positive = 7
+    ANCHOR_LOG_LEVEL: Annotated[
+        Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"], _case(str.upper)
+    ] = "WARNING"
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _strip(cls, raw: Any, info: ValidationInfo) -> Any:
+        name = info.field_name or ""
+        if isinstance(raw, str) and not raw.strip() and name not in NOT_EMPTY:
+            return cls.model_fields[name].default
+        return raw.strip() if isinstance(raw, str) else raw
 
 
-MAX_QUERY_TIMEOUT_S = 3600.0
-
-
-def query_timeout_from_env() -> float:
-    raw = env_str("ANCHOR_QUERY_TIMEOUT_S", "10").strip() or "10"
+def read() -> Environment:
     try:
-        value = float(raw)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value <= MAX_QUERY_TIMEOUT_S:  # also refuses nan
-        raise ImproperlyConfigured(
-            f"ANCHOR_QUERY_TIMEOUT_S={raw!r} is not a time limit; use seconds greater than 0 "
-            f"and at most {MAX_QUERY_TIMEOUT_S:g} (for example 10 or 2.5)."
-        )
-    return value
+        return Environment()
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        name = str(error["loc"][0])
+        advice = ADVICE.get(name) or Environment.model_fields[name].description or error["msg"]
+        raise ImproperlyConfigured(f"{name}={error['input']!r} {advice}") from None
 
 
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-
-
-def log_level_from_env() -> str:
-    value = env_str("ANCHOR_LOG_LEVEL", "WARNING").strip().upper()
-    if value not in LOG_LEVELS:
-        raise ImproperlyConfigured(
-            f"ANCHOR_LOG_LEVEL={value!r} is not a log level; use one of {', '.join(LOG_LEVELS)}."
-        )
-    return value
-
-
-def sqlite_path_from_env() -> Path:
-    raw = env_str("ANCHOR_DB_PATH", "anchor.db").strip()
-    if not raw:
+def sqlite_path(raw: str) -> Path:
+    if not raw.strip():
         raise ImproperlyConfigured(
             "ANCHOR_DB_PATH is empty; set it to the SQLite file to use (for example "
             "/home/me/anchor.db) or unset it to use anchor.db in the working directory."
         )
-    path = Path(raw).expanduser()
-    if not path.is_absolute():
-        path = Path.cwd() / path
+    path = Path(raw.strip()).expanduser()
+    path = path if path.is_absolute() else Path.cwd() / path
     if path.is_dir():
         raise ImproperlyConfigured(
             f"ANCHOR_DB_PATH={raw!r} is a directory; point it at a file inside it, "
@@ -116,22 +172,9 @@ def sqlite_path_from_env() -> Path:
     return path
 
 
-def conn_max_age_from_env(default: int | None) -> int | None:
-    """ANCHOR_DB_CONN_MAX_AGE, set by the ASGI server (anchor_site/asgi.py) to 0; else default."""
-    raw = env_str("ANCHOR_DB_CONN_MAX_AGE", "").strip()
-    if not raw:
-        return default
-    if not raw.isdigit():
-        raise ImproperlyConfigured(
-            f"ANCHOR_DB_CONN_MAX_AGE={raw!r} is not a number of seconds (0 closes each "
-            "connection after its request)."
-        )
-    return int(raw)
-
-
-def database_from_env() -> DBConfig:
+def database_from_env(env: Environment) -> DBConfig:
     """DATABASE_URL (PostgreSQL) wins when set; otherwise the embedded SQLite file."""
-    url = os.environ.get("DATABASE_URL", "").strip()
+    url = env.DATABASE_URL.strip()
     if url:
         import dj_database_url
 
@@ -146,7 +189,7 @@ def database_from_env() -> DBConfig:
                 "named by ANCHOR_DB_PATH."
             )
         # Over HTTP (ANCHOR_DB_CONN_MAX_AGE=0) a pool hands connections out instead.
-        conn_max_age = conn_max_age_from_env(600)
+        conn_max_age = 600 if env.ANCHOR_DB_CONN_MAX_AGE is None else env.ANCHOR_DB_CONN_MAX_AGE
         try:
             # A stdio server lives for hours: keep one connection and let Django check it is
             # alive before each use rather than reconnecting (several ms) on every tool call.
@@ -158,9 +201,10 @@ def database_from_env() -> DBConfig:
                 "DATABASE_URL names no database; add one after the host, e.g. .../anchor."
             )
         config.setdefault("TEST", {})
-        pool_size = non_negative_int_from_env("ANCHOR_DB_POOL_SIZE", DEFAULT_POOL_SIZE)
+        pool_size = env.ANCHOR_DB_POOL_SIZE
+        pool_size = DEFAULT_POOL_SIZE if pool_size is None else pool_size
         if conn_max_age == 0 and pool_size:
-            timeout_s = positive_int_from_env("ANCHOR_DB_POOL_TIMEOUT_S", DEFAULT_POOL_TIMEOUT_S)
+            timeout_s = env.ANCHOR_DB_POOL_TIMEOUT_S or DEFAULT_POOL_TIMEOUT_S
             config.setdefault("OPTIONS", {})["pool"] = pool_options(pool_size, timeout_s)
             # Django gives the pool psycopg_pool's check_connection only with health checks
             # on: without it a connection the database closed is handed out and fails calls.
@@ -168,10 +212,10 @@ def database_from_env() -> DBConfig:
         return config
     return {
         "ENGINE": "django.db.backends.sqlite3",
-        "NAME": str(sqlite_path_from_env()),
+        "NAME": str(sqlite_path(env.ANCHOR_DB_PATH)),
         # Opening the file and running the PRAGMAs costs more than most tool calls; an idle
         # SQLite connection holds no lock, so keep it for the life of the process.
-        "CONN_MAX_AGE": conn_max_age_from_env(None),
+        "CONN_MAX_AGE": env.ANCHOR_DB_CONN_MAX_AGE,
         "OPTIONS": {
             # BEGIN IMMEDIATE takes the write lock up front, so two writers queue on the busy
             # timeout instead of failing with "database is locked" when a read upgrades.
@@ -187,92 +231,3 @@ def database_from_env() -> DBConfig:
             ),
         },
     }
-
-
-def allowed_hosts_from_env() -> list[str]:
-    """ALLOWED_HOSTS, refusing "*": the MCP endpoint relies on Host checks against rebinding."""
-    hosts = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
-    if "*" in hosts:
-        raise ImproperlyConfigured(
-            "ALLOWED_HOSTS must not contain '*'; list the host names the server answers to, "
-            "comma-separated (for example anchor.example.com,127.0.0.1)."
-        )
-    return hosts
-
-
-HTTP_AUTH_MODES = ("token", "none")
-
-
-def http_auth_from_env() -> str:
-    value = env_str("ANCHOR_HTTP_AUTH", "token").strip().lower()
-    if value not in HTTP_AUTH_MODES:
-        raise ImproperlyConfigured(
-            f"ANCHOR_HTTP_AUTH={value!r} is not an authentication mode; use 'token' (the "
-            "default) or 'none' (only honoured with DJANGO_DEBUG=true)."
-        )
-    return value
-
-
-# scheme://host[:port]; any scheme, since desktop apps send their own (e.g. vscode-file://).
-ORIGIN_PATTERN = re.compile(r"^[a-z][a-z0-9+.-]*://[^/\s?#]+$", re.IGNORECASE)
-
-
-def allowed_origins_from_env() -> list[str]:
-    origins = env_list("ANCHOR_HTTP_ALLOWED_ORIGINS", [])
-    for origin in origins:
-        if not ORIGIN_PATTERN.match(origin):
-            raise ImproperlyConfigured(
-                f"ANCHOR_HTTP_ALLOWED_ORIGINS has {origin!r}, which is not an origin; use "
-                "scheme://host[:port] with no path, for example https://anchor.example.com."
-            )
-    return [origin.lower() for origin in origins]
-
-
-SCHEME_PATTERN = re.compile(r"^[a-z][a-z0-9+.-]*$")
-
-
-def oauth_redirect_schemes_from_env() -> list[str]:
-    """Custom URI schemes OAuth clients may redirect to besides http(s), e.g. cursor,vscode."""
-    schemes = [scheme.lower() for scheme in env_list("ANCHOR_OAUTH_REDIRECT_SCHEMES", [])]
-    for scheme in schemes:
-        if not SCHEME_PATTERN.match(scheme) or scheme in {"javascript", "data", "file"}:
-            raise ImproperlyConfigured(
-                f"ANCHOR_OAUTH_REDIRECT_SCHEMES has {scheme!r}, which is not an acceptable URI "
-                "scheme; list bare scheme names, comma-separated (for example cursor,vscode)."
-            )
-    return schemes
-
-
-RATE_UNITS = {"second": 1, "minute": 60, "hour": 3600}
-
-
-def rate_from_env(name: str, default: str) -> tuple[int, int] | None:
-    """`<count>/<second|minute|hour>` as (count, window seconds); `off` (or 0) for no limit."""
-    raw = env_str(name, default).strip().lower() or default
-    if raw in {"off", "0", "none"}:
-        return None
-    count, _, unit = raw.partition("/")
-    if count.isdigit() and int(count) > 0 and unit in RATE_UNITS:
-        return int(count), RATE_UNITS[unit]
-    raise ImproperlyConfigured(
-        f"{name}={raw!r} is not a rate; use <count>/<second|minute|hour> (for example "
-        "600/minute), or off."
-    )
-
-
-def non_negative_int_from_env(name: str, default: int) -> int:
-    raw = env_str(name, "").strip()
-    if not raw:
-        return default
-    if not raw.isdigit():
-        raise ImproperlyConfigured(f"{name}={raw!r} is not a whole number (e.g. 4, or 0 for off).")
-    return int(raw)
-
-
-def positive_int_from_env(name: str, default: int) -> int:
-    raw = env_str(name, "").strip()
-    if not raw:
-        return default
-    if not raw.isdigit() or int(raw) < 1:
-        raise ImproperlyConfigured(f"{name}={raw!r} is not a positive whole number (e.g. 30).")
-    return int(raw)

@@ -8,34 +8,20 @@ from pathlib import Path
 
 from django.core.management.utils import get_random_secret_key
 
-from anchor_site.env import (
-    actor_id_from_env,
-    allowed_hosts_from_env,
-    allowed_origins_from_env,
-    database_from_env,
-    env_bool,
-    env_str,
-    http_auth_from_env,
-    log_level_from_env,
-    non_negative_int_from_env,
-    oauth_redirect_schemes_from_env,
-    positive_int_from_env,
-    query_timeout_from_env,
-    rate_from_env,
-    workspace_id_from_env,
-)
+from anchor_site import env
 
+_env = env.read()
 BASE_DIR = Path(__file__).resolve().parent.parent
 # Anchor's own version, from pyproject.toml: what serverInfo.version tells MCP clients.
 with (BASE_DIR / "pyproject.toml").open("rb") as _pyproject:
     ANCHOR_VERSION: str = tomllib.load(_pyproject)["project"]["version"]
 
-DEBUG = env_bool("DJANGO_DEBUG", False)
+DEBUG = _env.DJANGO_DEBUG
 # A per-process random key is safe for the stdio server (it signs nothing that outlives the
 # process); the HTTP deployment must set SECRET_KEY, which a system check enforces.
-SECRET_KEY = env_str("SECRET_KEY", "") or get_random_secret_key()
-ANCHOR_SECRET_KEY_FROM_ENV = bool(env_str("SECRET_KEY", ""))
-ALLOWED_HOSTS = allowed_hosts_from_env()  # "*" is refused: Host checks guard /mcp
+SECRET_KEY = _env.SECRET_KEY or get_random_secret_key()
+ANCHOR_SECRET_KEY_FROM_ENV = bool(_env.SECRET_KEY)
+ALLOWED_HOSTS = _env.ALLOWED_HOSTS  # "*" is refused: Host checks guard /mcp
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -55,24 +41,7 @@ INSTALLED_APPS = [
     "anchor_site.http",
     # The developer tools (benchmarks, walkthrough) are installed by anchor_site.settings_dev.
 ]
-# `manage.py mcp_serve` claims stdio before settings load (workflow.mcp.stdio). That process
-# serves one agent over stdio: no HTTP endpoint, no OAuth and no admin pages. So it leaves out
-# django-mcp-server (whose import pulls in Django REST framework and, through it, psycopg even
-# on SQLite; the SDK's own FastMCP serves instead, see workflow.mcp.sdk), the OAuth provider
-# (oauthlib, jwcrypto and cryptography at import) and the admin (its package imports its
-# forms, options and site machinery, and its app config discovers every admin module):
-# together more than half of its start. Their tables stay in the database all the same: when
-# it needs migrating, mcp_serve migrates it with every app (workflow mcp_serve command).
-ANCHOR_APPS_LEFT_OUT_OF_STDIO = [
-    "django.contrib.admin",
-    "mcp_server",
-    "oauth2_provider",
-    "anchor_site.oauth",
-]
-_stdio = sys.modules.get("workflow.mcp.stdio")
-ANCHOR_STDIO_SERVER = _stdio is not None and _stdio.protocol_claimed()
-if ANCHOR_STDIO_SERVER:
-    INSTALLED_APPS = [app for app in INSTALLED_APPS if app not in ANCHOR_APPS_LEFT_OUT_OF_STDIO]
+# The stdio server leaves out the HTTP, OAuth and admin apps: anchor_site/settings_stdio.py.
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
@@ -112,7 +81,7 @@ WSGI_APPLICATION = "anchor_site.wsgi.application"
 # `manage.py test` runs the pytest suite (the tests are pytest-django, not unittest).
 TEST_RUNNER = "anchor_site.testing.PytestTestRunner"
 
-DATABASES = {"default": database_from_env()}
+DATABASES = {"default": env.database_from_env(_env)}
 # Connections a server process may hold (4: db_pool's default, which would import psycopg).
 _pool_size = DATABASES["default"].get("OPTIONS", {}).get("pool", {}).get("max_size", 4)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -133,26 +102,27 @@ STATIC_URL = "static/"
 # WhiteNoise serves the admin's files straight from the apps, so `runserver` without DEBUG (or
 # before collectstatic) still shows a styled admin.
 WHITENOISE_USE_FINDERS = True
-STATIC_ROOT = Path(env_str("ANCHOR_STATIC_ROOT", "") or BASE_DIR / "staticfiles")
+STATIC_ROOT = Path(_env.ANCHOR_STATIC_ROOT or BASE_DIR / "staticfiles")
 
 # Scope of the stdio server. Over HTTP the authenticated user decides instead.
-ANCHOR_WORKSPACE_ID = workspace_id_from_env()
-ANCHOR_ACTOR_ID = actor_id_from_env()
-# Which tools the MCP server lists: "full" (default), "core" (the everyday path), or a
+ANCHOR_WORKSPACE_ID = _env.ANCHOR_WORKSPACE_ID
+ANCHOR_ACTOR_ID = _env.ANCHOR_ACTOR_ID
+# Which tools the MCP server lists: "core" (default: the everyday path, within 4,000 tokens
+# with the instructions), "full" (agendas, history, traversal, totals too), or a
 # comma-separated list of tool names; checked against the tool list at start-up.
-ANCHOR_TOOLS = env_str("ANCHOR_TOOLS", "full").strip() or "full"
+ANCHOR_TOOLS = _env.ANCHOR_TOOLS.strip() or "core"
 # The longest any one database statement of a tool call may run (QUERY_TIMEOUT after that).
-ANCHOR_QUERY_TIMEOUT_S = query_timeout_from_env()
+ANCHOR_QUERY_TIMEOUT_S = _env.ANCHOR_QUERY_TIMEOUT_S
 # On PostgreSQL the change feed leaves out events younger than this many seconds, so a cursor
 # never passes a transaction that committed out of ID order (workflow.change_feed).
-ANCHOR_FEED_SETTLE_S = non_negative_int_from_env("ANCHOR_FEED_SETTLE_S", 5)
+ANCHOR_FEED_SETTLE_S = _env.ANCHOR_FEED_SETTLE_S
 # Search by meaning (search_records' mode "meaning", records/meaning): on by default. Off, no
 # embeddings are computed and mode "meaning" is refused (UNSUPPORTED, naming the variable).
-ANCHOR_MEANING = env_bool("ANCHOR_MEANING", True)
+ANCHOR_MEANING = _env.ANCHOR_MEANING
 
 # Team mode: the MCP endpoint at /mcp (anchor_site/http). "token" authenticates every request
 # with an AccessToken; "none" takes the stdio scope above and is only mounted with DEBUG on.
-ANCHOR_HTTP_AUTH = http_auth_from_env()
+ANCHOR_HTTP_AUTH = _env.ANCHOR_HTTP_AUTH
 # The SDK's own default (mcp.server.transport_security, 4 MiB). The largest call we accept,
 # prepare_import, carries up to 1,000,000 bytes of row data plus titles, keys and links; JSON
 # escaping can double non-ASCII text, and this still fits. Larger bodies get 413.
@@ -165,23 +135,21 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = ANCHOR_HTTP_MAX_BODY_BYTES
 # then, see anchor_site/http/worker.py). The admin's CSRF check then sees https, the session and
 # CSRF cookies travel over TLS only, a request that came in over plain http is redirected, and
 # browsers are told to use https alone for this host (HSTS) for ANCHOR_HSTS_SECONDS.
-ANCHOR_BEHIND_TLS_PROXY = env_bool("ANCHOR_BEHIND_TLS_PROXY", False)
+ANCHOR_BEHIND_TLS_PROXY = _env.ANCHOR_BEHIND_TLS_PROXY
 if ANCHOR_BEHIND_TLS_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_SSL_REDIRECT = True
-    SECURE_HSTS_SECONDS = non_negative_int_from_env("ANCHOR_HSTS_SECONDS", 365 * 24 * 60 * 60)
-    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("ANCHOR_HSTS_INCLUDE_SUBDOMAINS", True)
-    SECURE_HSTS_PRELOAD = env_bool("ANCHOR_HSTS_PRELOAD", False)
+    SECURE_HSTS_SECONDS = _env.ANCHOR_HSTS_SECONDS
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = _env.ANCHOR_HSTS_INCLUDE_SUBDOMAINS
+    SECURE_HSTS_PRELOAD = _env.ANCHOR_HSTS_PRELOAD
 # How long `manage.py anchor_purge` keeps committed actions' stored results (for replay).
-ANCHOR_ACTION_RESULT_RETENTION_DAYS = positive_int_from_env(
-    "ANCHOR_ACTION_RESULT_RETENTION_DAYS", 30
-)
+ANCHOR_ACTION_RESULT_RETENTION_DAYS = _env.ANCHOR_ACTION_RESULT_RETENTION_DAYS
 # Requests per bearer credential, and per client address for requests without one (or whose
 # credential was refused): `<count>/<second|minute|hour>` or `off`. Answered 429 + Retry-After.
-ANCHOR_HTTP_RATE_LIMIT = rate_from_env("ANCHOR_HTTP_RATE_LIMIT", "600/minute")
-ANCHOR_HTTP_RATE_LIMIT_ANONYMOUS = rate_from_env("ANCHOR_HTTP_RATE_LIMIT_ANONYMOUS", "60/minute")
+ANCHOR_HTTP_RATE_LIMIT = _env.ANCHOR_HTTP_RATE_LIMIT
+ANCHOR_HTTP_RATE_LIMIT_ANONYMOUS = _env.ANCHOR_HTTP_RATE_LIMIT_ANONYMOUS
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     # The rate limiter's counters (anchor_site.http.ratelimit); per process unless shared.
@@ -195,7 +163,7 @@ CACHES = {
 }
 # Origins accepted besides the server's own, for clients that send an Origin header (desktop
 # apps, browser-based MCP clients). /mcp answers any other Origin 403.
-ANCHOR_HTTP_ALLOWED_ORIGINS = allowed_origins_from_env()
+ANCHOR_HTTP_ALLOWED_ORIGINS = _env.ANCHOR_HTTP_ALLOWED_ORIGINS
 # CORS (anchor_site/http/cors.py): what a browser client on another origin needs from the
 # endpoints it calls with fetch. The OAuth metadata documents are public to any origin; the
 # endpoints below are for the listed origins only, and get no CORS while none is listed. Sign-in,
@@ -258,12 +226,16 @@ OAUTH2_PROVIDER = {
     # Native clients listen on a loopback port chosen at run time (RFC 8252 §7.3). Registration
     # accepts plain http only to loopback (anchor_site.oauth.registration).
     "ALLOW_LOCALHOST_LOOPBACK": True,
-    "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https", *oauth_redirect_schemes_from_env()],
+    "ALLOWED_REDIRECT_URI_SCHEMES": [
+        "http",
+        "https",
+        *_env.ANCHOR_OAUTH_REDIRECT_SCHEMES,
+    ],
     "REQUEST_APPROVAL_PROMPT": "force",
     # Client ID Metadata Documents (anchor_site.oauth.client_metadata): an https client_id is
     # fetched, checked like a registration and kept as an Application, refetched after its
     # max-age (5 min to 1 day); a URL that failed is not fetched again for 60 s.
-    "CIMD_ENABLED": env_bool("ANCHOR_OAUTH_CIMD", True),
+    "CIMD_ENABLED": _env.ANCHOR_OAUTH_CIMD,
     "CIMD_METADATA_FETCHER": "anchor_site.oauth.client_metadata.MetadataFetcher",
     "CIMD_REGISTRATION_PERMISSION_CLASSES": (
         "anchor_site.oauth.client_metadata.NewClientPermission",
@@ -271,22 +243,20 @@ OAUTH2_PROVIDER = {
     # Fewer than a process's pooled connections (ANCHOR_DB_POOL_SIZE, or its default without a
     # pool): a fetch holds none, but a request waiting on one must never crowd the pool out.
     "CIMD_MAX_CONCURRENT_FETCHES": max(1, _pool_size // 2),
-    "CIMD_FETCH_TIMEOUT_SECONDS": positive_int_from_env("ANCHOR_OAUTH_CIMD_TIMEOUT_S", 5),
+    "CIMD_FETCH_TIMEOUT_SECONDS": _env.ANCHOR_OAUTH_CIMD_TIMEOUT_S,
     "CIMD_MAX_DOCUMENT_SIZE": 16 * 1024,
     "CIMD_METADATA_MIN_AGE_SECONDS": 5 * 60,
     "CIMD_METADATA_MAX_AGE_SECONDS": 24 * 60 * 60,
     "CIMD_FAILURE_BACKOFF_SECONDS": 60,
 }
 # For tests only: lets a metadata document be served from this machine (still over https).
-ANCHOR_OAUTH_CIMD_ALLOW_LOOPBACK = env_bool("ANCHOR_OAUTH_CIMD_ALLOW_LOOPBACK", False)
+ANCHOR_OAUTH_CIMD_ALLOW_LOOPBACK = _env.ANCHOR_OAUTH_CIMD_ALLOW_LOOPBACK
 # Registration attempts per client address, whatever headers they carry (anchor_site.oauth.
 # registration), and the most clients no one owns (registered or from a metadata document;
 # 0: no cap). `manage.py anchor_purge` removes those unused after ANCHOR_OAUTH_UNUSED_CLIENT_DAYS.
-ANCHOR_OAUTH_REGISTRATION_RATE = rate_from_env("ANCHOR_OAUTH_REGISTRATION_RATE", "10/hour")
-ANCHOR_OAUTH_MAX_UNCLAIMED_CLIENTS = non_negative_int_from_env(
-    "ANCHOR_OAUTH_MAX_UNCLAIMED_CLIENTS", 1000
-)
-ANCHOR_OAUTH_UNUSED_CLIENT_DAYS = positive_int_from_env("ANCHOR_OAUTH_UNUSED_CLIENT_DAYS", 7)
+ANCHOR_OAUTH_REGISTRATION_RATE = _env.ANCHOR_OAUTH_REGISTRATION_RATE
+ANCHOR_OAUTH_MAX_UNCLAIMED_CLIENTS = _env.ANCHOR_OAUTH_MAX_UNCLAIMED_CLIENTS
+ANCHOR_OAUTH_UNUSED_CLIENT_DAYS = _env.ANCHOR_OAUTH_UNUSED_CLIENT_DAYS
 
 # oauth2_provider.W008 says http callbacks are allowed; registration limits them to loopback.
 # security.W021 asks for HSTS preloading, which is a per-domain submission (hstspreload.org),
@@ -317,5 +287,5 @@ LOGGING = {
     # (or a scan), so one WARNING line says it.
     "filters": {"one_line_warning": {"()": "anchor_site.http.security_log.OneLineWarning"}},
     "loggers": {"django.security.DisallowedHost": {"filters": ["one_line_warning"]}},
-    "root": {"handlers": ["stderr"], "level": log_level_from_env()},
+    "root": {"handlers": ["stderr"], "level": _env.ANCHOR_LOG_LEVEL},
 }

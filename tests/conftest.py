@@ -90,6 +90,15 @@ def slow_files_first(items: list[pytest.Item]) -> None:
     items[:] = [item for tests in ordered for item in tests]
 
 
+@pytest.fixture(autouse=True, scope="session")
+def every_tool_served() -> None:
+    """The suite exercises every tool in process, as subprocess servers do (tests.e2e.server);
+    the default (core) profile is tested where it is served on purpose."""
+    from workflow.mcp.server import select_tools
+
+    select_tools("full")
+
+
 @pytest.fixture(autouse=True)
 def forget_meaning_vectors() -> Iterator[None]:
     """Each test starts with no workspace's vectors cached: a rolled-back test's counters come

@@ -29,7 +29,7 @@ import pytest
 from django.db import connection, transaction
 from pytest_django.fixtures import validate_django_db
 
-from workflow import name_index
+from workflow.names import cache as names_cache
 
 TRANSACTIONAL_FIXTURES = {
     "transactional_db",
@@ -104,7 +104,7 @@ class SharedDemos:
             transaction.set_rollback(True)
             atomic.__exit__(None, None, None)
         # Names the demo's build cached are of rows rolled back just now.
-        name_index.clear_cache()
+        names_cache.clear_cache()
 
     def for_this_test(self, name: str) -> Any | None:
         """The test's own copy of the demo, or None when this test must build its own."""
@@ -117,7 +117,7 @@ class SharedDemos:
             )
         # Its record IDs are the same in every test that shares it: a name list cached by an
         # earlier test (for writes since rolled back) must not answer this one.
-        name_index.clear_cache()
+        names_cache.clear_cache()
         return copy.deepcopy(self._demo)
 
 

@@ -164,7 +164,7 @@ def test_a_missed_name_list_patch_prints_where_its_python_time_went(monkeypatch)
     row = resolution.patch_row(Sizes(profile=1), data.WORKSPACE, people, 30)
     text = "\n".join(row.profile)
     assert row.passed is False and "0 SQL statement(s)" in text, text
-    assert "top functions by cumulative time" in text and "workflow/name_index.py" in text
+    assert "top functions by cumulative time" in text and "workflow/names/view.py" in text
     quiet = resolution.patch_row(Sizes(profile=0), data.WORKSPACE, people, 30)
     assert quiet.passed is False and quiet.profile == []
 

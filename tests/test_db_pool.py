@@ -29,7 +29,7 @@ def from_django(driver_error: Exception) -> OperationalError:
 def test_the_pool_checks_connections_and_observes_connects(monkeypatch):
     monkeypatch.setenv("DATABASE_URL", "postgres://anchor@db.internal:5432/memory")
     monkeypatch.setenv("ANCHOR_DB_CONN_MAX_AGE", "0")
-    config = env.database_from_env()
+    config = env.database_from_env(env.read())
     # Django hands psycopg_pool its check_connection exactly when health checks are on.
     assert config["CONN_HEALTH_CHECKS"] is True
     assert config["OPTIONS"]["pool"]["connection_class"] is ObservedConnection

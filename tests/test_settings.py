@@ -7,6 +7,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
@@ -38,13 +39,18 @@ def clean_env(monkeypatch, tmp_path) -> pytest.MonkeyPatch:
     return monkeypatch
 
 
+def database() -> Any:
+    return env.database_from_env(env.read())
+
+
 def test_defaults(clean_env, tmp_path):
-    assert env.workspace_id_from_env() == "local"
-    assert env.actor_id_from_env() == "local-agent"
-    assert env.log_level_from_env() == "WARNING"
-    assert env.env_bool("DJANGO_DEBUG", False) is False
-    assert env.env_list("ALLOWED_HOSTS", ["localhost"]) == ["localhost"]
-    database = env.database_from_env()
+    values = env.read()
+    assert values.ANCHOR_WORKSPACE_ID == "local"
+    assert values.ANCHOR_ACTOR_ID == "local-agent"
+    assert values.ANCHOR_LOG_LEVEL == "WARNING"
+    assert values.DJANGO_DEBUG is False
+    assert values.ALLOWED_HOSTS == ["localhost", "127.0.0.1", "[::1]"]
+    database = env.database_from_env(values)
     assert database["ENGINE"] == "django.db.backends.sqlite3"
     assert Path(database["NAME"]) == tmp_path / "anchor.db"
 
@@ -57,33 +63,43 @@ def test_values_are_read_and_normalised(clean_env, tmp_path):
     clean_env.setenv("DJANGO_DEBUG", "yes")
     clean_env.setenv("ALLOWED_HOSTS", "anchor.example.com, localhost ,")
     clean_env.setenv("ANCHOR_DB_PATH", "data/memory.db")
-    assert env.workspace_id_from_env() == "team-a.v2"
-    assert env.actor_id_from_env() == "claude in window 2"
-    assert env.log_level_from_env() == "DEBUG"
-    assert env.env_bool("DJANGO_DEBUG", False) is True
-    assert env.env_list("ALLOWED_HOSTS", []) == ["anchor.example.com", "localhost"]
+    values = env.read()
+    assert values.ANCHOR_WORKSPACE_ID == "team-a.v2"
+    assert values.ANCHOR_ACTOR_ID == "claude in window 2"
+    assert values.ANCHOR_LOG_LEVEL == "DEBUG"
+    assert values.DJANGO_DEBUG is True
+    assert values.ALLOWED_HOSTS == ["anchor.example.com", "localhost"]
     # A relative path resolves against the working directory at start-up.
-    assert Path(env.database_from_env()["NAME"]) == tmp_path / "data" / "memory.db"
+    assert Path(database()["NAME"]) == tmp_path / "data" / "memory.db"
+
+
+def test_an_empty_variable_means_its_default(clean_env):
+    clean_env.setenv("DJANGO_DEBUG", "")
+    clean_env.setenv("ANCHOR_FEED_SETTLE_S", " ")
+    clean_env.setenv("ANCHOR_HTTP_RATE_LIMIT", "")
+    values = env.read()
+    assert (values.DJANGO_DEBUG, values.ANCHOR_FEED_SETTLE_S) == (False, 5)
+    assert values.ANCHOR_HTTP_RATE_LIMIT == (600, 60)
 
 
 BAD_VALUES = [
-    ("ANCHOR_WORKSPACE_ID", "bad id!", env.workspace_id_from_env),
-    ("ANCHOR_WORKSPACE_ID", "", env.workspace_id_from_env),
-    ("ANCHOR_WORKSPACE_ID", "-leading-dash", env.workspace_id_from_env),
-    ("ANCHOR_WORKSPACE_ID", "w" * 65, env.workspace_id_from_env),
-    ("ANCHOR_ACTOR_ID", "", env.actor_id_from_env),
-    ("ANCHOR_ACTOR_ID", "agent\x07bell", env.actor_id_from_env),
-    ("ANCHOR_ACTOR_ID", "a" * 301, env.actor_id_from_env),
-    ("ANCHOR_LOG_LEVEL", "loud", env.log_level_from_env),
-    ("ANCHOR_DB_PATH", "   ", env.database_from_env),
-    ("ANCHOR_DB_PATH", "{tmp}", env.database_from_env),
-    ("ANCHOR_DB_PATH", "{tmp}/no/such/dir/anchor.db", env.database_from_env),
-    ("DATABASE_URL", "mysql://anchor@localhost/anchor", env.database_from_env),
-    ("DATABASE_URL", "sqlite:///anchor.db", env.database_from_env),
-    ("DATABASE_URL", "postgres://anchor@localhost:5432", env.database_from_env),
-    ("DATABASE_URL", "postgres://anchor@localhost:notaport/anchor", env.database_from_env),
-    ("DJANGO_DEBUG", "maybe", lambda: env.env_bool("DJANGO_DEBUG", False)),
-    ("ANCHOR_DB_CONN_MAX_AGE", "soon", env.database_from_env),
+    ("ANCHOR_WORKSPACE_ID", "bad id!", env.read),
+    ("ANCHOR_WORKSPACE_ID", "", env.read),
+    ("ANCHOR_WORKSPACE_ID", "-leading-dash", env.read),
+    ("ANCHOR_WORKSPACE_ID", "w" * 65, env.read),
+    ("ANCHOR_ACTOR_ID", "", env.read),
+    ("ANCHOR_ACTOR_ID", "agent\x07bell", env.read),
+    ("ANCHOR_ACTOR_ID", "a" * 301, env.read),
+    ("ANCHOR_LOG_LEVEL", "loud", env.read),
+    ("ANCHOR_DB_PATH", "   ", database),
+    ("ANCHOR_DB_PATH", "{tmp}", database),
+    ("ANCHOR_DB_PATH", "{tmp}/no/such/dir/anchor.db", database),
+    ("DATABASE_URL", "mysql://anchor@localhost/anchor", database),
+    ("DATABASE_URL", "sqlite:///anchor.db", database),
+    ("DATABASE_URL", "postgres://anchor@localhost:5432", database),
+    ("DATABASE_URL", "postgres://anchor@localhost:notaport/anchor", database),
+    ("DJANGO_DEBUG", "maybe", env.read),
+    ("ANCHOR_DB_CONN_MAX_AGE", "soon", database),
 ]
 
 POSTGRES = "postgres://anchor@db.internal:5432/memory"
@@ -101,7 +117,7 @@ def test_bad_pool_values_fail_naming_the_variable(clean_env, variable, value):
     clean_env.setenv("ANCHOR_DB_CONN_MAX_AGE", "0")
     clean_env.setenv(variable, value)
     with pytest.raises(ImproperlyConfigured) as failure:
-        env.database_from_env()
+        database()
     assert variable in str(failure.value)
 
 
@@ -110,20 +126,20 @@ def test_postgres_over_http_takes_connections_from_a_bounded_pool(clean_env):
 
     clean_env.setenv("DATABASE_URL", POSTGRES)
     # stdio: one connection kept for the life of the process, no pool.
-    stdio = env.database_from_env()
+    stdio = database()
     assert stdio["CONN_MAX_AGE"] == 600 and "pool" not in stdio.get("OPTIONS", {})
     # The ASGI server sets ANCHOR_DB_CONN_MAX_AGE=0: a pool of 4 by default.
     clean_env.setenv("ANCHOR_DB_CONN_MAX_AGE", "0")
-    served = env.database_from_env()
+    served = database()
     assert served["CONN_MAX_AGE"] == 0
     pool = served["OPTIONS"]["pool"]
     assert (pool["max_size"], pool["timeout"], pool["reset"]) == (4, 20, reset_pooled_connection)
     clean_env.setenv("ANCHOR_DB_POOL_SIZE", "9")
     clean_env.setenv("ANCHOR_DB_POOL_TIMEOUT_S", "5")
-    pool = env.database_from_env()["OPTIONS"]["pool"]
+    pool = database()["OPTIONS"]["pool"]
     assert (pool["max_size"], pool["timeout"]) == (9, 5)
     clean_env.setenv("ANCHOR_DB_POOL_SIZE", "0")  # off: a connection per request
-    assert "pool" not in env.database_from_env().get("OPTIONS", {})
+    assert "pool" not in database().get("OPTIONS", {})
 
 
 @pytest.mark.parametrize(("variable", "value", "read"), BAD_VALUES)
@@ -139,15 +155,19 @@ def test_database_url_wins_over_anchor_db_path(clean_env):
     # Even a broken ANCHOR_DB_PATH does not matter once DATABASE_URL chooses PostgreSQL.
     clean_env.setenv("ANCHOR_DB_PATH", "/no/such/dir/anchor.db")
     clean_env.setenv("DATABASE_URL", "postgres://anchor:s3cret@db.internal:6543/memory")
-    database = env.database_from_env()
-    assert database["ENGINE"] == "django.db.backends.postgresql"
-    assert (database["NAME"], database["HOST"], database["PORT"]) == ("memory", "db.internal", 6543)
-    assert (database["USER"], database["PASSWORD"]) == ("anchor", "s3cret")
+    database_ = database()
+    assert database_["ENGINE"] == "django.db.backends.postgresql"
+    assert (database_["NAME"], database_["HOST"], database_["PORT"]) == (
+        "memory",
+        "db.internal",
+        6543,
+    )
+    assert (database_["USER"], database_["PASSWORD"]) == ("anchor", "s3cret")
 
 
 def test_sqlite_options_are_in_effect_on_a_real_connection(clean_env, tmp_path, django_db_blocker):
     clean_env.setenv("ANCHOR_DB_PATH", str(tmp_path / "probe.db"))
-    handler = ConnectionHandler({"default": env.database_from_env()})
+    handler = ConnectionHandler({"default": database()})
     probe = handler["default"]
     with django_db_blocker.unblock():
         try:
@@ -185,16 +205,16 @@ def assert_write_lock_taken_at_begin(probe, path: Path) -> None:
 
 def test_query_timeout_defaults_to_ten_seconds_and_reads_the_variable(monkeypatch):
     monkeypatch.delenv("ANCHOR_QUERY_TIMEOUT_S", raising=False)
-    assert env.query_timeout_from_env() == 10
+    assert env.read().ANCHOR_QUERY_TIMEOUT_S == 10
     monkeypatch.setenv("ANCHOR_QUERY_TIMEOUT_S", "2.5")
-    assert env.query_timeout_from_env() == 2.5
+    assert env.read().ANCHOR_QUERY_TIMEOUT_S == 2.5
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "soon", "inf", "7200"])
 def test_a_bad_query_timeout_stops_start_up_naming_the_variable(monkeypatch, value):
     monkeypatch.setenv("ANCHOR_QUERY_TIMEOUT_S", value)
     with pytest.raises(ImproperlyConfigured, match="ANCHOR_QUERY_TIMEOUT_S"):
-        env.query_timeout_from_env()
+        env.read()
 
 
 def test_sqlite_configuration_does_not_import_psycopg(tmp_path):
@@ -204,8 +224,8 @@ def test_sqlite_configuration_does_not_import_psycopg(tmp_path):
     environment["ANCHOR_DB_PATH"] = str(tmp_path / "anchor.sqlite3")
     probe = (
         "import sys\n"
-        "from anchor_site.env import database_from_env\n"
-        "assert database_from_env()['ENGINE'] == 'django.db.backends.sqlite3'\n"
+        "from anchor_site.env import database_from_env, read\n"
+        "assert database_from_env(read())['ENGINE'] == 'django.db.backends.sqlite3'\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'psycopg'"
         " or m == 'anchor_site.db_pool'))\n"
     )

@@ -36,14 +36,14 @@ from records.errors import (
 from records.ids import is_valid_id
 from records.names import normalize_name
 from records.services import WriteContext, lock_records, written_records
-from workflow import imports
-from workflow.decision_audit import APPROVED, REJECTED, audit_decision
+from workflow import imports, knock_on
+from workflow.decision_audit import APPROVED, REJECTED, STALE, audit_decision
 from workflow.freshness import check_fresh, ensure_fresh, warm
 from workflow.models import OPEN_STATES, ActionState, PreparedAction, ReviewTicket
-from workflow.name_index import follow_write, scope_names
+from workflow.names.cache import scope_names
 from workflow.operations import batch_operation_names, operation_named, parse_operation
 from workflow.operations.checks import created_earlier
-from workflow.operations.registry import Names, Operation
+from workflow.operations.registry import ApplyManyFn, Names, Operation
 from workflow.resolution import resolve_by_ids
 from workflow.scope import Scope
 from workflow.stale_reasons import plain_stale_reason
@@ -60,8 +60,11 @@ ACTION_LIFETIME = TICKET_LIFETIME
 BATCH = "batch"
 REFERENCE_KEYS = ("source_id", "target_id")  # the link ends that may name "actions[N]"
 MAX_BATCH_ITEMS = 10
-# Pending approvals re-tried after each agent commit (the rest when a person opens the queue).
+# At most this many waiting writes an agent's commit may have made stale are checked after it
+# (the rest when a person opens them or approves them).
 SWEEP_AFTER_AGENT_COMMIT = 20
+# Who is named on a stale write's audit events: no person decided it.
+STALE_CHECK = "anchor (stale check)"
 # Errors that mean the prepared write can never succeed as prepared.
 FINAL_ERRORS = (STALE_REVIEW, VERSION_CONFLICT, ARCHIVED)
 
@@ -165,24 +168,56 @@ def _records_named(items: list[dict[str, Any]]) -> list[Any]:
     ]
 
 
+def _item_ctx(ctx: WriteContext, item: dict[str, Any]) -> WriteContext:
+    return replace(
+        ctx,
+        decision_reason=item["decision_reason"],
+        clarification=item["clarification"],
+        review_evidence=[
+            e
+            for e in ctx.review_evidence
+            if e.get("review_id") in item["review_ids"] or "approved_by" in e
+        ],
+        item_index=item["index"],
+    )
+
+
+def _apply_many(
+    ctx: WriteContext, items: list[dict[str, Any]], apply_many: ApplyManyFn
+) -> dict[str, Any]:
+    """A batch of one operation on distinct records (an agenda's outcomes) in one go: the
+    same rows and refusals as item by item, in a handful of statements instead of several an
+    item."""
+    try:
+        results = apply_many([(_item_ctx(ctx, i), i["arguments"]) for i in items])
+    except AnchorError as exc:
+        details = dict(exc.details)
+        index = items[details.pop("update_index")]["index"]
+        raise AnchorError(
+            exc.code, f"actions[{index}]: {exc.message}", item_index=index, **details
+        ) from exc
+    return {
+        "items": [
+            {"item_index": i["index"], "operation": i["operation"], **result}
+            for i, result in zip(items, results, strict=True)
+        ]
+    }
+
+
 def _batch_apply(ctx: WriteContext, action: PreparedAction) -> dict[str, Any]:
+    items = action.arguments["items"]
+    names = {i["operation"] for i in items}
+    apply_many = operation_named(names.pop()).apply_many if len(names) == 1 else None
+    records = [i["arguments"].get("record_id") for i in items]
+    if apply_many is not None and len(items) > 1 and len(set(records)) == len(records):
+        return _apply_many(ctx, items, apply_many)
     results = []
     made: dict[int, str] = {}  # item index -> the record a creating item made
     # All at once, by ID: locked item by item, two batches naming the same records in
     # different orders could deadlock.
-    lock_records(ctx, _records_named(action.arguments["items"]))
-    for item in action.arguments["items"]:
-        item_ctx = replace(
-            ctx,
-            decision_reason=item["decision_reason"],
-            clarification=item["clarification"],
-            review_evidence=[
-                e
-                for e in ctx.review_evidence
-                if e.get("review_id") in item["review_ids"] or "approved_by" in e
-            ],
-            item_index=item["index"],
-        )
+    lock_records(ctx, _records_named(items))
+    for item in items:
+        item_ctx = _item_ctx(ctx, item)
         try:
             arguments = _with_created(item["arguments"], made)
             result = operation_named(item["operation"]).apply(item_ctx, arguments)
@@ -354,13 +389,13 @@ def _parse_action_id(action_id: Any) -> str:
 
 def _recheck(
     action: PreparedAction, scope: Scope, *, check_expiry: bool = True
-) -> tuple[list[ReviewTicket], dict[str, int]]:
+) -> list[ReviewTicket]:
     """Lock the counters the action relies on and refuse it if any review's answer changed.
 
     A moved counter is not enough: each review that depends on one is re-evaluated, under the
     locks, and refused only if its answer differs (freshness.ensure_fresh); so is an import's
     own duplicate review. Runs inside the caller's transaction; returns the cited tickets for
-    the evidence checks and the counters' locked values.
+    the evidence checks.
     """
     current = lock_counters(action.workspace_id, action.counters)
     tickets = load_tickets(scope, action.review_ids)
@@ -382,7 +417,7 @@ def _recheck(
             changed=moved,
             changes=changes,
         )
-    return tickets, current
+    return tickets
 
 
 def _collections_touched(
@@ -393,22 +428,19 @@ def _collections_touched(
     return approval.collections_touched(action.workspace_id, touched)
 
 
-def _decide(
-    action: PreparedAction, scope: Scope, *, actor: str
-) -> tuple[approval.Decision, dict[str, int]]:
+def _decide(action: PreparedAction, scope: Scope, *, actor: str) -> approval.Decision:
     """Every commit-time check, then the approval policy on what the write touches now.
 
     Runs inside the caller's transaction. Records, links and gates may have changed since
     prepare, so the touched collections are recomputed and stored with the action, and their
     gates stay as read until the write lands. A person's review may take longer than a ticket
-    lives; what it depends on must still be unchanged. Returns the decision and the locked
-    counters' values.
+    lives; what it depends on must still be unchanged.
     """
     held = approval.hold_gates_steady(action.workspace_id, action.collection_ids)  # first
-    tickets, locked = _recheck(action, scope, check_expiry=actor == approval.AGENT)
+    tickets = _recheck(action, scope, check_expiry=actor == approval.AGENT)
     action.collection_ids = _collections_touched(scope, action, tickets)
     decision = approval.decide(action.workspace_id, action.collection_ids, actor=actor, held=held)
-    return decision, locked
+    return decision
 
 
 def _apply(action: PreparedAction, *, approved_by: str = "") -> dict[str, Any]:
@@ -425,20 +457,28 @@ def _apply(action: PreparedAction, *, approved_by: str = "") -> dict[str, Any]:
     return kind.apply(ctx, action)
 
 
-def _mark_stale(action_id: str, exc: AnchorError, *, told: str = "") -> None:
+def _mark_stale(action_id: str, exc: AnchorError, *, told: str = "", reason: str = "") -> None:
     """`told`: the agent whose own commit found it stale and read why in the reply; nobody
     else needs telling, so it is not listed for a person's attention (workflow.attention)."""
     pending = PreparedAction.objects.filter(pk=action_id, state__in=OPEN_STATES)
-    workspace_id = pending.values_list("workspace_id", flat=True).first()
-    if workspace_id is not None:
+    action = pending.first()
+    if action is not None:
         now = timezone.now()
-        seen = {"dismissed_by": f"{told} (told when it committed)", "dismissed_at": now}
+        seen = {
+            "dismissed_by": f"{told} (told when it committed)",
+            "dismissed_at": now,
+            "agent_told_at": now,
+        }
+        action.stale_reason = reason or plain_stale_reason(action.workspace_id, exc)
+        action.state = ActionState.STALE
         pending.update(
-            state=ActionState.STALE,
+            state=action.state,
             decided_at=now,
-            stale_reason=plain_stale_reason(workspace_id, exc),
+            stale_reason=action.stale_reason,
             **(seen if told else {}),
         )
+        if not told:  # the agent hears of it in the change feed (and its digest)
+            audit_decision(action, kind=STALE, reviewer=STALE_CHECK, note=action.stale_reason)
 
 
 def _warm(scope: Scope, action_id: str) -> None:
@@ -501,6 +541,8 @@ def _commit(
                     stale_reason=action.stale_reason,
                 )
             if action.state != ActionState.PREPARED:
+                if action.state == ActionState.REJECTED and action.agent_told_at is None:
+                    PreparedAction.objects.filter(pk=action.pk).update(agent_told_at=timezone.now())
                 return _outcome(action, replayed=True)
             if action.expires_at <= timezone.now():
                 raise _stale(
@@ -512,23 +554,23 @@ def _commit(
                 before_apply(action)
             # Checked in full before holding, so a stale action is refused at once, not after
             # a person's wait.
-            decision, locked = _decide(action, scope, actor=approval.AGENT)
+            decision = _decide(action, scope, actor=approval.AGENT)
             if decision.hold:
                 action.state = ActionState.AWAITING_APPROVAL
                 action.save(update_fields=["state", "arguments", "collection_ids"])
                 return _outcome(action, replayed=False)
-            own_write = follow_write(scope.workspace_id, locked)
+            landed = knock_on.watch(action)
             with written_records() as written:
                 action.result = _apply(action)
-            if own_write is not None:
-                own_write.written(written)
+            landed.finish(written)
             action.state = ActionState.COMMITTED
             action.decided_at = timezone.now()
             action.save(
                 update_fields=["result", "state", "decided_at", "collection_ids", "arguments"]
             )
+            cause = f"The agent's write {action.pk} ({action.operation})"
             transaction.on_commit(
-                lambda: mark_stale_pending(scope.workspace_id, limit=SWEEP_AFTER_AGENT_COMMIT)
+                lambda: mark_stale_after(landed, cause, limit=SWEEP_AFTER_AGENT_COMMIT)
             )
             return _outcome(action, replayed=False)
     except AnchorError as exc:
@@ -694,6 +736,32 @@ def commit_batch_write(scope: Scope, *, action_id: Any) -> dict[str, Any]:
     return {**outcome, "result": {**outcome["result"], "items": items}}
 
 
+def prepare_tool_batch(scope: Scope, items: list[dict[str, Any]], collection_ids: list[str]) -> str:
+    """Store a batch one tool composed of its own writes (agenda sync), for commit_batch_write.
+
+    Items are shaped as _batch_items leaves them, each citing its own review. Unlike
+    prepare_batch_write there is no item cap and no preview (nobody reads one) and the checks
+    are left to the commit, which runs every one of them under its locks anyway.
+    """
+    ids = list(dict.fromkeys(r for item in items for r in item["review_ids"]))
+    tickets = load_tickets(scope, ids)
+    now = timezone.now()
+    action = PreparedAction.objects.create(
+        workspace_id=scope.workspace_id,
+        actor_id=scope.actor_id,
+        operation=BATCH,
+        arguments={"items": items},
+        review_ids=ids,
+        decision_reason="; ".join(f"[{i['index']}] {i['decision_reason']}" for i in items)[:2000],
+        evidence=[ticket_evidence(t) for t in tickets],
+        counters=check_fresh(tickets),
+        collection_ids=collection_ids,
+        created_at=now,
+        expires_at=min([now + ACTION_LIFETIME, *(t.expires_at for t in tickets)]),
+    )
+    return action.pk
+
+
 # --- imports -------------------------------------------------------------------------------------
 
 
@@ -796,8 +864,13 @@ def _pending(action_id: Any) -> PreparedAction:
     return action
 
 
-def approve_prepared_action(*, action_id: Any, reviewer: str, note: str = "") -> dict[str, Any]:
-    """A person approves: the same rechecks as commit (stale is refused), then apply."""
+def approve_prepared_action(
+    *, action_id: Any, reviewer: str, note: str = "", described: str = ""
+) -> dict[str, Any]:
+    """A person approves: the same rechecks as commit (stale is refused), then apply.
+
+    `described`: the write in words ("archive Rahul Mehta"), for the reason given on the
+    waiting writes this approval makes stale."""
     note = v.description(note, "note", allow_blank=True)
     pending = (
         PreparedAction.objects.filter(pk=str(action_id)).first() if is_valid_id(action_id) else None
@@ -810,7 +883,10 @@ def approve_prepared_action(*, action_id: Any, reviewer: str, note: str = "") ->
             scope = Scope(action.workspace_id, action.actor_id)
             # The same rechecks as a commit; the person approving is the approval.
             _decide(action, scope, actor=approval.PERSON)
-            action.result = _apply(action, approved_by=reviewer)
+            landed = knock_on.watch(action)
+            with written_records() as written:
+                action.result = _apply(action, approved_by=reviewer)
+            landed.finish(written)
             action.state = ActionState.COMMITTED
             action.decided_by = reviewer
             action.decision_note = note
@@ -831,8 +907,36 @@ def approve_prepared_action(*, action_id: Any, reviewer: str, note: str = "") ->
         if exc.code in FINAL_ERRORS:
             _mark_stale(str(action_id), exc)
         raise
-    mark_stale_pending(action.workspace_id)  # what this write made stale says so at once
+    # What this write made stale says so at once, and says it was this approval.
+    mark_stale_after(landed, _approving(action, described))
     return outcome
+
+
+def _approving(action: PreparedAction, described: str) -> str:
+    return f"Approving “{described}”" if described else f"Approving write {action.pk}"
+
+
+def stale_if_approved(action_id: str, *, described: str = "") -> list[tuple[str, str]]:
+    """(action ID, stale reason) of each waiting write approving `action_id` would make stale,
+    found as the approval finds them, then all rolled back. Empty when it would not apply."""
+    found: list[tuple[str, str]] = []
+    try:
+        with transaction.atomic():
+            action = _pending(action_id)
+            _decide(action, Scope(action.workspace_id, action.actor_id), actor=approval.PERSON)
+            landed = knock_on.watch(action)
+            with written_records() as written:
+                _apply(action, approved_by="dry run")
+            landed.finish(written)
+            cause = _approving(action, described)
+            candidates = knock_on.candidates(landed, exclude=action.pk)
+            for other in PreparedAction.objects.filter(pk__in=candidates):
+                error = _still_applies(other)
+                if error is not None:
+                    found.append((other.pk, _caused(cause, other, error)))
+            raise _Rollback({})
+    except (_Rollback, AnchorError):
+        return found
 
 
 def reject_prepared_action(*, action_id: Any, reviewer: str, reason: str) -> dict[str, Any]:
@@ -848,16 +952,14 @@ def reject_prepared_action(*, action_id: Any, reviewer: str, reason: str) -> dic
         return _outcome(action, replayed=False)
 
 
-def mark_stale_pending(
-    workspace_id: str, action_ids: list[str] | None = None, *, limit: int | None = None
-) -> list[str]:
+def mark_stale_pending(workspace_id: str, action_ids: list[str] | None = None) -> list[str]:
     """Try every write awaiting approval (or those of `action_ids`) as an approval would, and
     roll back; the ones that can no longer apply are marked stale with the reason.
 
-    Called after a write lands, and when a person opens the queue, so a write that went stale
-    says so before anyone tries to approve it. After an agent's commit only the `limit` newest
-    are tried, so a long queue does not slow every agent write; the queue and the dashboard
-    sweep the rest when a person opens them.
+    For what a person opens (a pending write, the record it names, the dashboard: a bounded
+    few), so a write that went stale through a change no sweep followed (a person's edit in the
+    admin) says so before anyone tries to approve it. After a write, mark_stale_after checks
+    only what that write may have changed.
     """
     waiting = PreparedAction.objects.filter(
         workspace_id=workspace_id, state=ActionState.AWAITING_APPROVAL
@@ -865,19 +967,45 @@ def mark_stale_pending(
     if action_ids is not None:
         waiting = waiting.filter(pk__in=action_ids)
     ordered = waiting.order_by("created_at")
-    if limit is not None:
-        ordered = waiting.order_by("-created_at")[:limit]
     stale = []
     for action in ordered:
-        try:
-            with transaction.atomic():
-                _decide(action, Scope(action.workspace_id, action.actor_id), actor=approval.PERSON)
-                raise _Rollback(_apply(action, approved_by="dry run"))
-        except _Rollback:
-            continue
-        except AnchorError as exc:
-            if exc.code not in FINAL_ERRORS:
-                continue  # e.g. a gate changed: still a person's call, not stale
-            _mark_stale(action.pk, exc)
+        error = _still_applies(action)
+        if error is not None:
+            _mark_stale(action.pk, error)
+            stale.append(action.pk)
+    return stale
+
+
+def _still_applies(action: PreparedAction) -> AnchorError | None:
+    """Try a waiting write as an approval would, and roll back: the final refusal, if any."""
+    try:
+        with transaction.atomic():
+            _decide(action, Scope(action.workspace_id, action.actor_id), actor=approval.PERSON)
+            raise _Rollback(_apply(action, approved_by="dry run"))
+    except _Rollback:
+        return None
+    except AnchorError as exc:
+        # Not final (e.g. a gate changed): still a person's call, not stale.
+        return exc if exc.code in FINAL_ERRORS else None
+
+
+def _caused(cause: str, action: PreparedAction, exc: AnchorError) -> str:
+    """The stale reason naming the write that caused it, and a choice the user made."""
+    users = any("user_confirmed_in_client" in e for e in action.evidence if isinstance(e, dict))
+    chosen = " It undoes a choice the user confirmed in the client." if users else ""
+    return f"{cause} made this write stale.{chosen} {plain_stale_reason(action.workspace_id, exc)}"
+
+
+def mark_stale_after(landed: knock_on.Landed, cause: str, *, limit: int | None = None) -> list[str]:
+    """After a write: check only the waiting writes it may have made stale (workflow.knock_on),
+    the `limit` newest of them when given, and mark those that can no longer apply."""
+    found = knock_on.candidates(landed)
+    if limit is not None:
+        found = found[-limit:]
+    stale = []
+    for action in PreparedAction.objects.filter(pk__in=found).order_by("created_at"):
+        error = _still_applies(action)
+        if error is not None:
+            _mark_stale(action.pk, error, reason=_caused(cause, action, error))
             stale.append(action.pk)
     return stale

@@ -21,27 +21,30 @@ from workflow.models import PreparedAction
 
 APPROVED = "action.approved"
 REJECTED = "action.rejected"
+# A waiting write found stale: in the change feed, so the agent that made it hears of it.
+STALE = "action.stale"
+VERBS = {APPROVED: "approved", REJECTED: "rejected", STALE: "stale"}
 # Argument keys that name an existing record, at any depth (batch items, import links).
 RECORD_KEYS = ("record_id", "source_id", "target_id")
 
 
-def _named_ids(value: Any) -> Iterator[str]:
+def named_ids(value: Any) -> Iterator[str]:
     if isinstance(value, dict):
         for key, item in value.items():
             if key in RECORD_KEYS and is_valid_id(item):
                 yield str(item)
             else:
-                yield from _named_ids(item)
+                yield from named_ids(item)
     elif isinstance(value, list):
         for item in value:
-            yield from _named_ids(item)
+            yield from named_ids(item)
 
 
 def _touched_by_events(action: PreparedAction) -> list[tuple[str, str]]:
     """(record_id, collection_id) of everything the applied write audited."""
     rows = (
         AuditEvent.objects.filter(workspace_id=action.workspace_id, action_id=action.pk)
-        .exclude(kind__in=[APPROVED, REJECTED])
+        .exclude(kind__in=list(VERBS))
         .values_list("record_id", "collection_id")
         .order_by()
         .distinct()
@@ -51,7 +54,7 @@ def _touched_by_events(action: PreparedAction) -> list[tuple[str, str]]:
 
 def _touched_by_arguments(action: PreparedAction) -> list[tuple[str, str]]:
     """(record_id, collection_id) of the existing records the unapplied write names."""
-    named = set(_named_ids(action.arguments))
+    named = set(named_ids(action.arguments))
     records = Record.objects.filter(workspace_id=action.workspace_id, pk__in=named)
     pairs = set(records.values_list("id", "collection_id"))
     reached = {collection for _, collection in pairs}
@@ -60,17 +63,18 @@ def _touched_by_arguments(action: PreparedAction) -> list[tuple[str, str]]:
 
 
 def audit_decision(action: PreparedAction, *, kind: str, reviewer: str, note: str) -> int:
-    """One event per record (or, when no record is named, per collection) the write touches."""
+    """One event per record (or, when no record is named, per collection) the write touches.
+    For a stale write `reviewer` is who found it so (the stale check)."""
     touched = _touched_by_events(action) if kind == APPROVED else _touched_by_arguments(action)
-    verb = "Approved" if kind == APPROVED else "Rejected"
+    verb = VERBS[kind]
     now = timezone.now()
     # Shaped like the approval the applied write's own events carry, so every event of an
     # approved action names its approver the same way.
-    said = {f"{verb.lower()}_by": reviewer, f"{verb.lower()}_at": now.isoformat()}
+    said = {f"{verb}_by": reviewer, f"{verb}_at": now.isoformat()}
     ctx = WriteContext(
         workspace_id=action.workspace_id,
         actor_id=reviewer,
-        decision_reason=note or f"{verb} in the admin by {reviewer}.",
+        decision_reason=note or f"{verb.capitalize()} in the admin by {reviewer}.",
         review_evidence=[said],
         action_id=action.pk,
     )

@@ -1,6 +1,6 @@
 """workspace_digest: the first call of a conversation, everything needed to orient in one read.
 
-Kept small (under 1,500 tokens on ten collections of 50 records; about 700 on the hiring demo)
+Kept small (about 1,100 tokens on ten collections of 50 records; about 520 on the hiring demo)
 because the agent reads it every time: each collection with its typical fields and the link
 types its records use, open agendas and closed ones whose outcomes still need syncing to their
 records, writes awaiting a person, and the latest changes as one line each by title. A fixed
@@ -29,6 +29,7 @@ RECENT_EVENTS = 8  # the latest events, grouped by title (so at most eight entri
 MAX_COLLECTIONS = 50
 MAX_LINK_TYPES = 8
 OPEN_ACTIONS = 20
+NOT_APPLIED = 20  # the oldest untold first; the rest in the next digest
 RECENCY_NOTE = "Recent is not referenced: resolve every name the user mentions."
 SYNC_STEP = "Outcomes not yet on their records: agenda_view, then agenda_sync_records."
 
@@ -83,6 +84,7 @@ def workspace_digest(scope: Scope) -> dict[str, Any]:
                 state=ActionState.AWAITING_APPROVAL, actor_id=scope.actor_id
             ).values_list("id", flat=True)[:20]
         ),
+        **_not_applied(scope),
         "your_open_prepared_actions": [
             {"action_id": a.pk, "operation": a.operation, "expires_at": a.expires_at.isoformat()}
             for a in open_actions
@@ -91,6 +93,38 @@ def workspace_digest(scope: Scope) -> dict[str, Any]:
         "recent_changes_note": RECENCY_NOTE,
         # Catching up: list_changes since_last_read=true, or later with this cursor.
         **change_feed.catching_up(scope),
+    }
+
+
+def _not_applied(scope: Scope) -> dict[str, Any]:
+    """This agent's writes a person rejected or that went stale, each told once (here, or in
+    the reply to its own commit); said only when there are some, to keep the digest small."""
+    untold = PreparedAction.objects.filter(
+        workspace_id=scope.workspace_id,
+        actor_id=scope.actor_id,
+        state__in=[ActionState.REJECTED, ActionState.STALE],
+        agent_told_at__isnull=True,
+    )
+    shown = list(
+        untold.order_by("decided_at").values(
+            "id", "operation", "state", "decision_note", "stale_reason"
+        )[:NOT_APPLIED]
+    )
+    if not shown:
+        return {}
+    PreparedAction.objects.filter(pk__in=[row["id"] for row in shown]).update(
+        agent_told_at=timezone.now()
+    )
+    return {
+        "your_writes_not_applied": [
+            {
+                "action_id": row["id"],
+                "operation": row["operation"],
+                "state": row["state"],
+                "why": row["decision_note"] or row["stale_reason"],
+            }
+            for row in shown
+        ]
     }
 
 

@@ -20,7 +20,7 @@ from records.selectors.active_counts import active_counts
 from records.selectors.serialize import collection_dict
 from records.validation import canonical_json
 from workflow.models import ReviewTicket
-from workflow.name_rule import ratio as similarity
+from workflow.names.rule import ratio as similarity
 from workflow.scope import Scope
 from workflow.tickets import issue_ticket
 

@@ -2,7 +2,7 @@
 
 A ticket records the revision counters its answer depended on. While none has moved the answer
 stands. When only a resolution's names counter moved, the names written since are matched
-against its query alone (workflow.name_delta): none a candidate and none matching, it stands.
+against its query alone (workflow.names.delta): none a candidate and none matching, it stands.
 Otherwise the review is evaluated again with the same request and the same rules
 (resolution.evaluate_resolution, discovery.evaluate_discovery) and the two answers compared: a
 resolution stays valid when no candidate appeared, vanished, or changed its standing (title,
@@ -26,7 +26,7 @@ from records.counters import counter_values, moved_counters
 from records.errors import STALE_REVIEW, AnchorError
 from workflow.discovery import evaluate_discovery
 from workflow.models import ReviewTicket
-from workflow.name_delta import names_since_leave_standing
+from workflow.names.delta import names_since_leave_standing
 from workflow.resolution import evaluate_resolution
 from workflow.scope import Scope
 

@@ -23,8 +23,9 @@ from records.selectors.serialize import relationship_dict
 from records.services import WriteContext
 from workflow import evidence
 from workflow.models import ReviewTicket
-from workflow.name_index import MIN_FUZZY_LENGTH, match_names_many, scope_names
-from workflow.name_rule import is_similar
+from workflow.names.cache import scope_names
+from workflow.names.match import MIN_FUZZY_LENGTH, match_names_many
+from workflow.names.rule import is_similar
 from workflow.scope import Scope
 
 OPERATION = "import"

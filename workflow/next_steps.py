@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from workflow import reply_size
+
 COMMIT_TOOL = {
     "prepare_write": "commit_write",
     "prepare_batch_write": "commit_batch_write",
@@ -16,25 +18,41 @@ COMMIT_TOOL = {
 }
 
 
+# Words that stand for something said earlier ("him", "that opening"): never a new title.
+REFERRING_WORDS = frozenset(
+    {"he", "him", "his", "she", "her", "hers", "they", "them", "their", "it", "its"}
+    | {"this", "that", "these", "those", "there"}
+)
+
+
+def refers_back(query: str) -> bool:
+    words = query.lower().strip(" .,!?'\"").split()
+    if len(words) == 1:
+        return words[0] in REFERRING_WORDS
+    return 1 < len(words) <= 3 and words[0] in {"this", "that", "these", "those", "the same"}
+
+
 def with_next_step(result: dict[str, Any], step: str) -> dict[str, Any]:
     return {**result, "next_step": step}
 
 
-def after_resolution(result: dict[str, Any]) -> dict[str, Any]:
+def after_resolution(result: dict[str, Any], *, detail: bool = False) -> dict[str, Any]:
     review = result["resolution_id"]
     status = result["status"]
     if status == "resolved":
         step = (
-            f"Cite resolution_id {review} in prepare_write for record "
-            f"{result['selected_record_id']}. Proposing this as a NEW title? A record already "
-            "has it: ask the user whether they mean that one, and put their answer in "
-            "clarification."
+            f"Cite resolution_id {review} in the write for record {result['selected_record_id']}."
+        )
+    elif status == "no_match" and refers_back(str(result.get("query", ""))):
+        step = (
+            f"{result['query']!r} refers to something said earlier, not a title: resolve the "
+            "name it stands for, or ask the user which record they mean. Never create a "
+            "record with this title."
         )
     elif status == "no_match":
         step = (
-            f"The expected answer before a create: cite resolution_id {review} in prepare_write "
-            "create_record with this exact title and collection_id. Ask first only if the user "
-            "may mean something stored under another name."
+            f"The expected answer before a create: cite resolution_id {review} in create_record "
+            "with this exact title and collection_id."
         )
     elif status == "needs_clarification":
         step = (
@@ -46,7 +64,7 @@ def after_resolution(result: dict[str, Any]) -> dict[str, Any]:
             "Narrow the review (a collection_id, context_record_ids or a longer name) and "
             "resolve again; an incomplete review cannot authorize a write."
         )
-    return with_next_step(result, step)
+    return with_next_step(result if detail else reply_size.resolution(result), step)
 
 
 def after_batch_resolution(result: dict[str, Any]) -> dict[str, Any]:
@@ -86,13 +104,13 @@ def after_prepare(result: dict[str, Any], *, tool: str) -> dict[str, Any]:
             f"action_id {action} and one decision per flagged key."
         )
     else:
-        step = f"Call {commit} with action_id {action} (before {result.get('expires_at')})."
+        step = f"Call {commit} with action_id {action}."
     if result.get("requires_human_approval"):
         step += (
             " This write needs a person's approval: the commit will hold it as "
             "awaiting_approval until someone approves it in the admin. Tell the user now."
         )
-    return with_next_step(result, step)
+    return with_next_step(reply_size.prepared(result, result.get("operation")), step)
 
 
 def after_commit(result: dict[str, Any]) -> dict[str, Any]:
@@ -126,7 +144,7 @@ def after_commit(result: dict[str, Any]) -> dict[str, Any]:
         step = "Tell the user a person rejected it, and why; do not retry it unchanged."
     else:
         step = "Read the status and message above."
-    return with_next_step(result, step)
+    return with_next_step(reply_size.committed(result), step)
 
 
 def _rows_reviewed(result: dict[str, Any]) -> bool:

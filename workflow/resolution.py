@@ -23,7 +23,8 @@ from records.names import normalize_name
 from records.selectors import in_workspace, values_by_id
 from records.validation import canonical_json
 from workflow.models import ReviewTicket
-from workflow.name_index import NameMatch, match_names, scope_names
+from workflow.names.cache import scope_names
+from workflow.names.match import NameMatch, match_names
 from workflow.scope import Scope
 from workflow.tickets import issue_ticket, issue_tickets, new_ticket
 

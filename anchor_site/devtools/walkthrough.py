@@ -198,8 +198,11 @@ class Walkthrough:
         query: str,
         collection: str | None = None,
         context: list[str] | None = None,
+        *,
+        links: bool = False,
     ) -> dict[str, Any]:
-        arguments: dict[str, Any] = {"query": query}
+        """links=True: the whole answer (detail), every link of the candidates to follow."""
+        arguments: dict[str, Any] = {"query": query, **({"detail": True} if links else {})}
         if collection:
             arguments["collection_id"] = self.ids[collection]
         if context:
@@ -213,14 +216,13 @@ class Walkthrough:
         """The selected record of a `resolved` answer (checked against expected_id)."""
         self.expect(
             result["status"] == "resolved",
-            f"resolving {result['query']!r} should be 'resolved', got {result['status']!r} "
-            f"({result['message']})",
+            f"resolving should be 'resolved', got {result['status']!r} ({result.get('message')})",
         )
         selected = result["selected_record_id"]
         if expected_id is not None:
             self.expect(
                 selected == expected_id,
-                f"resolving {result['query']!r} selected {selected}, expected {expected_id}",
+                f"resolving selected {selected}, expected {expected_id}",
             )
         return selected
 
@@ -263,7 +265,7 @@ class Walkthrough:
 
     async def clarify_and_follow_links(self, session: ClientSession) -> None:
         self.begin(1, f'"{REQUEST}": clarify the name, then follow the links')
-        catalog = await self.call(session, "list_collections")
+        catalog = await self.call(session, "workspace_digest")
         for collection in catalog["collections"]:
             self.ids[collection["name"]] = collection["collection_id"]
             self.labels[collection["collection_id"]] = collection["name"]
@@ -285,7 +287,7 @@ class Walkthrough:
         self.say(NOTE, f'agent asks: "Did you mean {INTENDED_NAME}?"')
         self.say(NOTE, f'user (scripted): "{USER_ANSWER}"')
 
-        person = await self.resolve(session, INTENDED_NAME, "people")
+        person = await self.resolve(session, INTENDED_NAME, "people", links=True)
         kirat = self.resolved(person)
         self.labels[kirat] = INTENDED_NAME
         links = person["candidates"][0]["links"]
@@ -302,7 +304,7 @@ class Walkthrough:
         )
         application_title = backend[0]["title"]
 
-        found = await self.resolve(session, application_title, "applications", [kirat])
+        found = await self.resolve(session, application_title, "applications", [kirat], links=True)
         application = self.resolved(found, backend[0]["record_id"])
         self.labels[application] = application_title
         interviews = [
@@ -320,7 +322,9 @@ class Walkthrough:
             f"{[link['title'] for link in interviews]}",
         )
 
-        found = await self.resolve(session, coding[0]["title"], "interviews", [application])
+        found = await self.resolve(
+            session, coding[0]["title"], "interviews", [application], links=True
+        )
         interview = self.resolved(found, coding[0]["record_id"])
         self.labels[interview] = "coding interview"
         self.ids.update(

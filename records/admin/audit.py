@@ -15,12 +15,14 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join, strip_tags
 from django.utils.safestring import mark_safe
 
 from records.acting import acted_by, by_person
+from records.admin.clarifications import clarifications
 from records.admin.common import ReadOnlyAdmin, admin_context, json_block, report_refusal
 from records.admin.scoping import member_workspace_ids
 from records.admin.timeline import HEADLINES, event_changes, readable_kind
@@ -112,54 +114,18 @@ def event_subject(event: AuditEvent) -> str:
     return label or f"{event.entity_type} {event.entity_id}"
 
 
-# The review evidence key under which the workflow keeps an answer the user gave in the
-# client's own dialog (MCP elicitation): it came from the client, not from the agent's text.
-CLIENT_CONFIRMATION = "user_confirmed_in_client"
-
-
-def client_confirmations(event: AuditEvent) -> list[dict[str, Any]]:
-    return [
-        e[CLIENT_CONFIRMATION]
-        for e in event.review_evidence or []
-        if isinstance(e, dict) and isinstance(e.get(CLIENT_CONFIRMATION), dict)
-    ]
-
-
-def _client_confirmation_html(confirmation: dict[str, Any], limit: int) -> str:
-    client = confirmation.get("client") or {}
-    said_by = " ".join(str(client.get(k) or "") for k in ("name", "version")).strip()
-    return format_html(
-        '<span class="anchor-badge anchor-ok">user-confirmed in the client</span> “{}” '
-        '<span class="anchor-muted">{} · {} · asked: {}</span>',
-        _shorten(str(confirmation.get("answer", "")), limit),
-        said_by or "unnamed client",
-        str(confirmation.get("at", ""))[:19].replace("T", " "),
-        _shorten(str(confirmation.get("question", "")), limit),
-    )
-
-
 def clarification_html(
-    event: AuditEvent, verdict: str | None, review_url: str = "", limit: int = 2000
+    event: AuditEvent, verdict: str | None, review_url: str = "", brief: bool = False
 ) -> str:
-    """What the user is said to have told: answers from the client's dialog, labelled
-    user-confirmed in the client, apart from the agent-reported text."""
-    confirmed = [_client_confirmation_html(c, limit) for c in client_confirmations(event)]
-    if not event.agent_reported_clarification.strip():
-        return mark_safe("<br>".join(confirmed)) if confirmed else "—"  # each part escaped
-    badge = mark_safe(  # constant markup, no user text
-        {
-            ClarificationReview.CONFIRMED: '<span class="anchor-badge anchor-ok">confirmed</span>',
-            ClarificationReview.DISPUTED: '<span class="anchor-badge anchor-bad">disputed</span>',
-        }.get(verdict or "", '<span class="anchor-badge">not reviewed</span>')
+    """What the user is said to have told, each with its source (records/clarifications.html)."""
+    shown = clarifications(
+        event.review_evidence, event.agent_reported_clarification, verdict, review_url
     )
-    review = format_html(' <a href="{}">review</a>', review_url) if review_url else ""
-    reported = format_html(
-        '<span class="anchor-badge anchor-agent">agent-reported</span> “{}” {}{}',
-        _shorten(event.agent_reported_clarification, limit),
-        badge,
-        review,
+    if not shown:
+        return "—"
+    return render_to_string(
+        "records/clarifications.html", {"clarifications": shown, "brief": brief}
     )
-    return mark_safe("<br>".join([*confirmed, reported]))  # each part escaped
 
 
 def _named_link(url_name: str, pk: str, label: str) -> str:
@@ -315,7 +281,8 @@ class AuditEventAdmin(ReadOnlyAdmin):
 
     @admin.display(description="clarification")
     def clarification(self, obj: AuditEvent) -> str:
-        return clarification_html(obj, getattr(obj, "verdict", None), limit=90)
+        url = reverse("admin:records_auditevent_review", args=[obj.pk])
+        return clarification_html(obj, getattr(obj, "verdict", None), url, brief=True)
 
     @admin.display(description="clarification (agent-reported text is unverified by the server)")
     def clarification_detail(self, obj: AuditEvent) -> str:

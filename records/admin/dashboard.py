@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, F, Max, QuerySet, Window
+from django.db.models.functions import RowNumber
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
@@ -25,9 +26,6 @@ from records.models import AuditEvent
 
 LIST_LIMIT = 10
 RECENT_LIMIT = 15
-# Events read to draw the recent lines: one import of 200 rows and links is one line, so a
-# few hundred events still leave room for the writes around it.
-RECENT_SCAN = 400
 NAMED_IN_LINE = 3
 DIAGNOSTICS = frozenset(
     {"RevisionCounter", "ReviewTicket", "RecordVersion", "AgendaEvent", "ClarificationReview"}
@@ -67,35 +65,50 @@ def _write_line(first: AuditEvent, kinds: Counter[str], named: list[AuditEvent])
 
 
 def _recent(events: QuerySet[AuditEvent]) -> list[dict[str, Any]]:
-    """The newest agent changes, one line per event, except that the events of one write (an
-    import's rows and links, a batch's items) share one line that counts them."""
-    order: list[str] = []
-    firsts: dict[str, AuditEvent] = {}
-    named: dict[str, list[AuditEvent]] = {}
-    for event in with_titles(events)[:RECENT_SCAN]:
-        key = event.action_id or f"event:{event.pk}"
-        if key not in firsts:
-            if len(order) == RECENT_LIMIT:
-                break
-            order.append(key)
-            firsts[key] = event
-            named[key] = []
-        named[key].append(event)
-    writes = [key for key in order if not key.startswith("event:") and len(named[key]) > 1]
-    kinds: dict[str, Counter[str]] = {key: Counter() for key in writes}
-    if writes:  # counted in full: a write's events may run past the ones read above
-        counted = (
-            events.filter(action_id__in=writes)
-            .values_list("action_id", "kind")
-            .annotate(n=Count("id"))
-            .order_by()
-        )
-        for action_id, kind, n in counted:
-            kinds[action_id][kind] = n
-    return [
-        _write_line(firsts[key], kinds[key], named[key]) if key in kinds else _row(firsts[key])
-        for key in order
-    ]
+    """The newest agent changes: one line per agent write (an import's rows and links, a
+    batch's items share one line that counts them), one per event made outside a write.
+    Grouped by the database, so it is right however many events the newest writes made."""
+    writes = list(
+        events.exclude(action_id="")
+        .values("action_id")
+        .annotate(latest=Max("created_at"))
+        .order_by("-latest")[:RECENT_LIMIT]
+    )
+    loose = list(with_titles(events.filter(action_id=""))[:RECENT_LIMIT])
+    newest_first = sorted(
+        [(w["latest"], w["action_id"]) for w in writes] + [(e.created_at, e) for e in loose],
+        key=lambda pair: pair[0],
+        reverse=True,
+    )[:RECENT_LIMIT]
+    shown = [key for _, key in newest_first if isinstance(key, str)]
+    kinds: dict[str, Counter[str]] = {key: Counter() for key in shown}
+    counted = (
+        events.filter(action_id__in=shown)
+        .values_list("action_id", "kind")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    for action_id, kind, n in counted:
+        kinds[action_id][kind] = n
+    # The newest few events of each write, to name what it touched.
+    place = Window(
+        RowNumber(),
+        partition_by=[F("action_id")],
+        order_by=[F("created_at").desc(), F("id").desc()],
+    )
+    named: dict[str, list[AuditEvent]] = {key: [] for key in shown}
+    firsts = with_titles(events.filter(action_id__in=shown)).annotate(place=place)
+    for event in firsts.filter(place__lte=NAMED_IN_LINE).order_by("action_id", "place"):
+        named[event.action_id].append(event)
+    lines = []
+    for _, key in newest_first:
+        if isinstance(key, AuditEvent):
+            lines.append(_row(key))
+        elif sum(kinds[key].values()) > 1:
+            lines.append(_write_line(named[key][0], kinds[key], named[key]))
+        else:
+            lines.append(_row(named[key][0]))
+    return lines
 
 
 def dashboard(request: HttpRequest, app_list: list[dict[str, Any]]) -> dict[str, Any]:

@@ -264,3 +264,12 @@ class WorkspaceScopedAdmin(ScopedChoicesMixin, admin.ModelAdmin):
 
 class ScopedInline(ScopedChoicesMixin):
     """For inlines: the parent's admin scopes the rows; this scopes the choices in each row."""
+
+    def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        # A table row's inputs have only the column header above them: name each for
+        # assistive technology (an unlabelled input is a WCAG 2.1 A failure).
+        formfield = super().formfield_for_dbfield(db_field, request, **kwargs)  # type: ignore[misc]
+        if formfield is not None:
+            label = str(formfield.label or db_field.verbose_name)
+            formfield.widget.attrs.setdefault("aria-label", label)
+        return formfield

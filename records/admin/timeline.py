@@ -13,6 +13,7 @@ from typing import Any
 from django.urls import reverse
 
 from records.acting import by_person
+from records.admin.clarifications import Clarification, clarifications
 from records.models import AuditEvent, Record
 from records.selectors import ClarificationVerdict, clarification_reviews_for
 from records.validation import canonical_json
@@ -67,6 +68,7 @@ class TimelineEntry:
     link: dict[str, str] | None = None
     verdict: ClarificationVerdict | None = None
     review_url: str = ""
+    clarifications: list[Clarification] = field(default_factory=list)
     # The person who let an agent's write through, or turned it down.
     approved_by: str = ""
     rejected_by: str = ""
@@ -83,6 +85,25 @@ def _diff_values(name: str, before: Any, after: Any) -> FieldChange | None:
     return FieldChange(name, "changed", _show(before), _show(after))
 
 
+_MISSING = object()
+
+
+def _by_path(path: str, before: Any, after: Any) -> list[FieldChange]:
+    """Leaf by leaf, objects walked key by key, so history reads `data.address.city: Pune →
+    Delhi` as the review page does rather than two whole objects."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        found: list[FieldChange] = []
+        for key in sorted(set(before) | set(after)):
+            found += _by_path(f"{path}.{key}", before.get(key, _MISSING), after.get(key, _MISSING))
+        return found
+    if before is _MISSING:
+        return [FieldChange(path, "added", after=_show(after))]
+    if after is _MISSING:
+        return [FieldChange(path, "removed", before=_show(before))]
+    change = _diff_values(path, before, after)
+    return [change] if change else []
+
+
 def state_changes(before: dict[str, Any] | None, after: dict[str, Any] | None) -> list[FieldChange]:
     """Title, every data key, aliases and archival, compared between two record states."""
     before, after = before or {}, after or {}
@@ -92,15 +113,7 @@ def state_changes(before: dict[str, Any] | None, after: dict[str, Any] | None) -
             changes.append(FieldChange("title", "added", after=_show(after.get("title"))))
         elif change := _diff_values("title", before.get("title"), after.get("title")):
             changes.append(change)
-    old_data, new_data = before.get("data") or {}, after.get("data") or {}
-    for key in sorted(set(old_data) | set(new_data)):
-        name = f"data.{key}"
-        if key not in old_data:
-            changes.append(FieldChange(name, "added", after=_show(new_data[key])))
-        elif key not in new_data:
-            changes.append(FieldChange(name, "removed", before=_show(old_data[key])))
-        elif change := _diff_values(name, old_data[key], new_data[key]):
-            changes.append(change)
+    changes += _by_path("data", before.get("data") or {}, after.get("data") or {})
     old_aliases, new_aliases = set(before.get("aliases") or []), set(after.get("aliases") or [])
     changes += [FieldChange("alias", "added", after=a) for a in sorted(new_aliases - old_aliases)]
     changes += [
@@ -195,4 +208,10 @@ def record_timeline(record: Record, limit: int = 50) -> tuple[list[TimelineEntry
     )
     for entry in entries:
         entry.verdict = verdicts.get(entry.event.pk)
+        entry.clarifications = clarifications(
+            entry.event.review_evidence,
+            entry.event.agent_reported_clarification,
+            entry.verdict,
+            entry.review_url,
+        )
     return entries, more

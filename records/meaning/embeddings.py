@@ -4,17 +4,23 @@ Embeddings are computed where they are searched. In a process that holds a works
 (it has searched that workspace by meaning), a single-record write (create, update, rename)
 embeds that record in its own transaction and patches the vectors, so the next search finds it
 without a reload, and a commit never waits on more than one embedding. Every other write embeds
-nothing: bulk writes (imports of many rows, restores), and single writes in a process that does
-not search that workspace by meaning (most of an agent's writes, the admin), where a model call
-(about 8 ms a record, and a third of a second to load the model) would buy nothing. The records
-they leave without a current embedding, like a crash between a write and its embedding or a
-change of model, are found by `missing_record_ids` and embedded by the catch-up that search by
-meaning runs before it trusts a workspace's vectors.
+nothing: bulk writes (imports of many rows, restores, a batch of updates), and single writes in
+a process that does not search that workspace by meaning (most of an agent's writes, the
+admin), where a model call (about 8 ms a record, and a third of a second to load the model)
+would buy nothing. The records they leave without a current embedding, like a crash between a
+write and its embedding or a change of model, are found by `missing_record_ids` and embedded by
+the catch-up that search by meaning runs before it trusts a workspace's vectors. So are rows
+that cannot be read (`unreadable`: cut short, a scale that is not a number from 0 to 1, a value
+of another type): one such row would fail or poison the whole workspace's vectors, so it counts
+as missing, is logged once per process and record, and the search skips it until it is
+embedded again.
 """
 
 from __future__ import annotations
 
+import logging
 import sys
+import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -25,7 +31,15 @@ from records.dry_run import in_dry_run
 from records.meaning import model
 from records.models import Record, RecordEmbedding
 
+logger = logging.getLogger(__name__)
+
 CATCH_UP_BATCH = 500
+# quantise writes a scale of max|v| / 127 for a vector of two unit parts: never above 1/127. A
+# larger one, finite or not, swamps the workspace's mean; a negative one flips the vector.
+MAX_SCALE = 1.0
+
+_reported_lock = threading.Lock()
+_reported: set[str] = set()
 
 
 def record_text(title: str, data: Any) -> str:
@@ -132,21 +146,57 @@ def _patch_cache(record: Record, row: RecordEmbedding | None) -> None:
     transaction.on_commit(lambda: index.patch(record, vector, after))
 
 
+def unreadable(length: int | None, scale: Any) -> str | None:
+    """Why a stored row (its vector's length in bytes, None if not bytes; its scale) cannot be
+    used, or None if it can."""
+    if length != model.STORED_DIMENSIONS:
+        shown = "not bytes" if length is None else f"{length} bytes"
+        return f"its vector is {shown}, not {model.STORED_DIMENSIONS}"
+    if not isinstance(scale, float) or not 0.0 <= scale <= MAX_SCALE:
+        return f"its scale is {scale!r}, not a number from 0 to {MAX_SCALE:g}"
+    return None
+
+
+def report_unreadable(workspace_id: str, record_id: str, why: str) -> None:
+    """Log a row that cannot be read, once per process and record (every search skips it)."""
+    with _reported_lock:
+        if record_id in _reported:
+            return
+        _reported.add(record_id)
+    logger.warning(
+        "The embedding of record %s in workspace %s cannot be read (%s): search by meaning "
+        "skips the record until the catch-up embeds it again.",
+        record_id,
+        workspace_id,
+        why,
+    )
+
+
 def missing_record_ids(workspace_id: str, limit: int | None = None) -> list[str]:
-    """Active records of the workspace whose embedding is missing or outdated, by record ID.
+    """Active records of the workspace whose embedding is missing, outdated or unreadable.
 
     Two plain scans of the workspace compared here rather than an anti-join: right after a
     bulk load PostgreSQL's statistics still call the embeddings table empty, and it then
-    planned the join as a nested loop over a scan of it (minutes at 100,000 records).
+    planned the join as a nested loop over a scan of it (minutes at 100,000 records). The
+    vectors' lengths are read, not the vectors.
     """
     params: list[Any] = [workspace_id, model.MODEL_NAME, model.model_version()]
+    length = "length(vector)"
+    if connection.vendor == "sqlite":  # a column there holds any type: text is not a vector
+        length = "CASE WHEN typeof(vector) = 'blob' THEN length(vector) END"
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT record_id, record_version FROM records_recordembedding "
+            f"SELECT record_id, record_version, {length}, scale FROM records_recordembedding "
             "WHERE workspace_id = %s AND model_name = %s AND model_version = %s",
             params,
         )
-        current = set(cursor.fetchall())
+        current = set()
+        for record_id, version, size, scale in cursor.fetchall():
+            why = unreadable(size, scale)
+            if why is None:
+                current.add((record_id, version))
+            else:
+                report_unreadable(workspace_id, record_id, why)
         cursor.execute(
             "SELECT id, version FROM records_record "
             "WHERE workspace_id = %s AND archived_at IS NULL",

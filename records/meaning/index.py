@@ -7,7 +7,8 @@ while both stand still the cached vectors are exactly the stored ones. When mean
 moved, records written without an embedding (bulk writes, a crash, a new model) are looked
 for first: up to INLINE_CATCH_UP are embedded there and then; more are embedded by a
 background thread, and until it is done `scope_vectors` answers None so the caller searches
-by words and says so.
+by words and says so. A stored row that cannot be read (records.meaning.embeddings.unreadable)
+is left out of the vectors and handed to that thread; the rest still answer by meaning.
 
 Each row holds two vectors (records.meaning.model.PARTS: the title, the whole text); a record's
 similarity is the nearer of the two. Both are compared after centring on the workspace's mean
@@ -27,7 +28,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,10 +39,13 @@ from records.meaning.embeddings import (
     CATCH_UP_BATCH,
     compute_for,
     missing_record_ids,
+    report_unreadable,
     save_embeddings,
+    unreadable,
 )
 from records.meaning.vectors import hamming, sign_bits
 from records.models import Record, RecordEmbedding, RevisionCounter
+from records.scope_cache import ScopeCache
 
 logger = logging.getLogger(__name__)
 
@@ -66,8 +69,10 @@ DERIVE_BATCH = 8192
 
 Key = tuple[tuple[int, int], tuple[int, int]]
 
-_cache_lock = threading.Lock()
-_cache: OrderedDict[str, ScopeVectors] = OrderedDict()
+# Each workspace's vectors at the counters they were read at (records.scope_cache). A patch
+# appends into a buffer views share, so patches take a lock of their own.
+_cache: ScopeCache[Key, ScopeVectors] = ScopeCache(CACHED_WORKSPACES)
+_patch_lock = threading.Lock()
 _running_lock = threading.Lock()
 _running: set[str] = set()
 
@@ -208,9 +213,14 @@ def _counters(workspace_id: str) -> Key:
     return found.get(RECORDS_KEY, (0, 0)), found.get(VECTORS_KEY, (0, 0))
 
 
+def cached(workspace_id: str) -> ScopeVectors | None:
+    """The workspace's vectors this process holds, at whatever counters they were read."""
+    found = _cache.latest(workspace_id)
+    return found[1] if found is not None else None
+
+
 def holds(workspace_id: str) -> bool:
-    with _cache_lock:
-        return workspace_id in _cache
+    return cached(workspace_id) is not None
 
 
 def current_key(workspace_id: str) -> Key:
@@ -227,19 +237,21 @@ def patch(record: Record, vector: tuple[bytes, float] | None, after: Key) -> Non
     forward to the record's new version (archive, alias), so only its presence may change.
     """
     workspace_id = record.workspace_id
-    with _cache_lock:
-        cached = _cache.get(workspace_id)
-        if cached is None:
+    with _patch_lock:
+        found = _cache.latest(workspace_id)
+        if found is None:
             return
+        cached = found[1]
         (records_row, records_at), (vectors_row, vectors_at) = cached.key
         expected = (
             (records_row or after[0][0], records_at + 1),
             (vectors_row or after[1][0], vectors_at + 1),
         )
         if after != expected:
-            del _cache[workspace_id]
+            _cache.drop(workspace_id)
             return
-        _cache[workspace_id] = _patched(cached, record, vector, after)
+        patched = _patched(cached, record, vector, after)
+        _cache.put(workspace_id, patched.key, patched)
 
 
 def _patched(
@@ -317,8 +329,7 @@ def _with_room(rows: np.ndarray) -> np.ndarray:
 
 def forget_cached() -> None:
     """Drop every cached workspace (tests that roll the database back between them)."""
-    with _cache_lock:
-        _cache.clear()
+    _cache.clear()
 
 
 def catching_up(workspace_id: str) -> bool:
@@ -329,14 +340,11 @@ def catching_up(workspace_id: str) -> bool:
 def scope_vectors(workspace_id: str) -> ScopeVectors | None:
     """The workspace's current vectors, or None while a background catch-up runs."""
     key = _counters(workspace_id)
-    with _cache_lock:
-        cached = _cache.get(workspace_id)
-        if cached is not None:
-            _cache.move_to_end(workspace_id)
-    if cached is not None and cached.key == key:
-        return cached
+    held = cached(workspace_id)
+    if held is not None and held.key == key:
+        return held
     extra: list[RecordEmbedding] = []
-    if cached is None or cached.key[0] != key[0]:
+    if held is None or held.key[0] != key[0]:
         missing = missing_record_ids(workspace_id, limit=INLINE_CATCH_UP + 1)
         if len(missing) > INLINE_CATCH_UP or catching_up(workspace_id):
             start_catch_up(workspace_id)
@@ -350,11 +358,7 @@ def scope_vectors(workspace_id: str) -> ScopeVectors | None:
                 # serve this search from memory and a thread of its own stores them.
                 start_catch_up(workspace_id)
     vectors = _load(workspace_id, key, extra)
-    with _cache_lock:
-        _cache[workspace_id] = vectors
-        _cache.move_to_end(workspace_id)
-        while len(_cache) > CACHED_WORKSPACES:
-            _cache.popitem(last=False)
+    _cache.put(workspace_id, vectors.key, vectors)
     return vectors
 
 
@@ -389,6 +393,7 @@ def _load(workspace_id: str, key: Key, extra: list[RecordEmbedding]) -> ScopeVec
             for row in extra
             if row.record_id in collections
         ]
+    rows = _readable(workspace_id, rows)
     codes: dict[str, int] = {}
     matrix = np.frombuffer(b"".join(bytes(row[2]) for row in rows), dtype=np.int8).reshape(
         len(rows), model.STORED_DIMENSIONS
@@ -408,6 +413,23 @@ def _load(workspace_id: str, key: Key, extra: list[RecordEmbedding]) -> ScopeVec
         bits=bits,
         filled=[len(rows)],  # read-only and exactly full: the first write copies into room
     )
+
+
+def _readable(workspace_id: str, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The rows that can be read; the others are reported and handed to the catch-up, so one
+    damaged row costs its record, not the workspace's search by meaning."""
+    kept = []
+    for row in rows:
+        vector = row[2]
+        length = len(vector) if isinstance(vector, (bytes, bytearray, memoryview)) else None
+        why = unreadable(length, row[3])
+        if why is None:
+            kept.append(row)
+        else:
+            report_unreadable(workspace_id, row[0], why)
+    if len(kept) < len(rows):
+        start_catch_up(workspace_id)
+    return kept
 
 
 def start_catch_up(workspace_id: str) -> None:

@@ -536,10 +536,18 @@ def _linked_per_key(
             inputs.params + condition.params + owners.params,
         )
     else:
+        # Each matched record looks its links up by the relationship index, whatever the
+        # planner believes of the tables' sizes (a LATERAL behind a fence on PostgreSQL; the
+        # left side of a CROSS JOIN stays outer on SQLite): left to choose without statistics,
+        # PostgreSQL scanned every link for every record.
         per_record = [
             Sql(
-                f"SELECT r.id AS own, rel.{other} AS other FROM records_record r "
-                f"JOIN records_relationship rel ON rel.{own} = r.id{types.text} "
+                f"SELECT r.id AS own, rel.other FROM records_record r CROSS JOIN LATERAL "
+                f"(SELECT rel.{other} AS other FROM records_relationship rel "
+                f"WHERE rel.{own} = r.id{types.text} OFFSET 0) rel WHERE {condition.text}"
+                if vendor() != "sqlite"
+                else f"SELECT r.id AS own, rel.{other} AS other FROM records_record r "
+                f"CROSS JOIN records_relationship rel ON rel.{own} = r.id{types.text} "
                 f"WHERE {condition.text}",
                 types.params + condition.params,
             )

@@ -148,6 +148,9 @@ def _change(event: AuditEvent, records: dict[str, dict[str, Any]]) -> dict[str, 
             "target_id": state.get("target_id"),
             "target_title": _title(records, state.get("target_id"), state.get("target_title")),
         }
+    elif event.entity_type == "action":  # a person's decision on an agent's write, or stale
+        change["action_id"] = event.entity_id
+        change["prepared_by"] = before.get("prepared_by")
     elif event.kind == "record.updated":
         paths = changed_paths(before.get("data"), after.get("data"))
         change["fields"] = paths[:MAX_FIELD_PATHS]

@@ -16,6 +16,7 @@ from typing import Any
 
 from django.db import connection
 
+from records.field_paths import data_keys
 from records.selectors.conditions import OPERATORS, Condition, Criteria, criteria_sql, value_kind
 from records.selectors.jsonpath import SQLITE_TYPES, DataField
 from records.selectors.sql import all_of
@@ -47,10 +48,19 @@ def mismatch_hint(workspace_id: str, criteria: Criteria) -> str:
 
 
 def data_prefix_hint(workspace_id: str, criteria: Criteria) -> str:
-    """A sentence per condition whose path starts with a "data" key no record here holds."""
+    """A sentence per condition whose path starts with a "data" key, or a dotted key
+    (["data.amount"]), that no record here holds."""
     said = []
     for index, condition in enumerate(criteria.where[:MAX_CHECKED_CONDITIONS]):
-        if len(condition.keys) < 2 or condition.keys[0] != "data":
+        first = condition.keys[0]
+        if "." in first and not _holds_key(workspace_id, criteria.collection_id, first):
+            keys = json.dumps(data_keys(first) + condition.keys[1:], ensure_ascii=False)
+            said.append(
+                f"where[{index}].field holds {json.dumps(first, ensure_ascii=False)} as one key, "
+                f"and no record here has that key: a path is a list of keys, use {keys}."
+            )
+            continue
+        if len(condition.keys) < 2 or first != "data":
             continue
         if _holds_key(workspace_id, criteria.collection_id, "data"):
             break  # the scope does use a key "data": the path may mean it

@@ -29,8 +29,10 @@ from records.services.collections import (
 from records.services.many import (
     NewLink,
     NewRecord,
+    RecordUpdate,
     can_link_many,
     record_create_many,
+    record_update_many,
     relationship_create_many,
 )
 from records.services.memberships import (
@@ -57,6 +59,7 @@ __all__ = [
     "CollectionFields",
     "NewLink",
     "NewRecord",
+    "RecordUpdate",
     "WriteContext",
     "access_token_create",
     "access_token_revoke",
@@ -77,6 +80,7 @@ __all__ = [
     "record_archive",
     "record_create",
     "record_create_many",
+    "record_update_many",
     "record_rename",
     "record_update",
     "relationship_create",

@@ -49,6 +49,12 @@ def lock_current(
     """Lock the record and refuse a stale expected version, then (unless `doing` is None, for
     changes allowed on archived records) an archived record. The order fixes which error wins."""
     record = lock_record(ctx, record_id)
+    check_current(record, expected_version, doing)
+    return record
+
+
+def check_current(record: Record, expected_version: Any, doing: str | None) -> None:
+    """lock_current's checks, of a record the caller locked."""
     expected = v.expected_version(expected_version)
     if record.version != expected:
         raise AnchorError(
@@ -61,7 +67,6 @@ def lock_current(
         )
     if doing is not None:
         check_active(record, doing)
-    return record
 
 
 def record_aliases(record: Record) -> list[str]:
@@ -204,9 +209,18 @@ def new_record_rows(
     return record, version, event
 
 
-def _check_merged_size(record: Record, merged: dict[str, Any]) -> None:
-    """The merged record must fit too; the error says it is the merge, not the changes, that
-    is too big (both parts are valid JSON already)."""
+def checked_changes(changes: Any) -> dict[str, Any]:
+    changes_obj = v.json_object("changes", changes)
+    if not changes_obj:
+        raise invalid("changes", "is empty; name at least one field to change.")
+    return changes_obj
+
+
+def merged_data(record: Record, changes: dict[str, Any]) -> dict[str, Any]:
+    """The record's data with the changes' top-level keys replaced. The merged record must fit
+    too; the error says it is the merge, not the changes, that is too big (both parts are
+    valid JSON already)."""
+    merged = {**record.data, **changes}
     size = len(v.canonical_json(merged).encode("utf-8"))
     if size > v.MAX_DATA_BYTES:
         current = len(v.canonical_json(record.data).encode("utf-8"))
@@ -220,20 +234,17 @@ def _check_merged_size(record: Record, merged: dict[str, Any]) -> None:
             current_size=current,
             limit=v.MAX_DATA_BYTES,
         )
+    return merged
 
 
 def record_update(
     *, ctx: WriteContext, record_id: Any, changes: Any, expected_version: Any
 ) -> Record:
     """Shallow merge: omitted keys stay, explicit null is stored, nested objects are replaced."""
-    changes_obj = v.json_object("changes", changes)
-    if not changes_obj:
-        raise invalid("changes", "is empty; name at least one field to change.")
+    changes_obj = checked_changes(changes)
 
     def merge(record: Record, now: datetime) -> RecordChange:
-        merged = {**record.data, **changes_obj}
-        _check_merged_size(record, merged)
-        return RecordChange(fields={"data": merged})
+        return RecordChange(fields={"data": merged_data(record, changes_obj)})
 
     return record_change(
         ctx,

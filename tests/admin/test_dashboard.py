@@ -4,11 +4,13 @@ agendas; whose workspace each item is for a person who sees several; one line pe
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 from django.urls import reverse
+from django.utils import timezone
 
 from records import services
-from records.models import Record
+from records.models import AuditEvent, Record
 from tests.admin.review_helpers import AGENT, gate, held_update
 from tests.admin.review_imports import referral_import
 from workflow.actions import commit_write, prepare_write
@@ -121,3 +123,35 @@ def test_a_person_in_one_workspace_sees_no_labels(client, teams):
     assert 'class="anchor-badge anchor-workspace"' not in page
     services.workspace_ensure("team-c")  # a workspace they are not in changes nothing
     assert 'class="anchor-badge anchor-workspace"' not in dashboard(client)
+
+
+def test_recent_changes_see_past_two_big_writes(admin_client_as_maya, hiring):
+    """Two writes of 300 events each after an earlier agent change: each write is one line,
+    and the earlier change is still listed (not hidden behind the writes' events)."""
+    services.record_update(
+        ctx=services.WriteContext(workspace_id="local", actor_id="local-agent"),
+        record_id=hiring.abhishek.pk,
+        changes={"earlier": "yes"},
+        expected_version=Record.objects.get(pk=hiring.abhishek.pk).version,
+    )
+    earlier = AuditEvent.objects.filter(record_id=hiring.abhishek.pk).latest("created_at")
+    later = timezone.now() + timedelta(minutes=1)
+    AuditEvent.objects.bulk_create(
+        AuditEvent(
+            workspace_id="local",
+            actor_id="local-agent",
+            kind="record.updated",
+            entity_type="record",
+            entity_id=hiring.kirat.pk,
+            record_id=hiring.kirat.pk,
+            action_id=action_id,
+            created_at=later + timedelta(seconds=i),
+        )
+        for action_id in ("a" * 36, "b" * 36)
+        for i in range(300)
+    )
+    recent = panel(dashboard(admin_client_as_maya), "dashboard-recent")
+    for action_id in ("a" * 36, "b" * 36):
+        url = reverse("admin:workflow_preparedaction_change", args=[action_id])
+        assert recent.count(url) == 1 and "Data updated 300" in recent
+    assert reverse("admin:records_auditevent_change", args=[earlier.pk]) in recent

@@ -140,13 +140,14 @@ def test_audit_shows_user_confirmed_in_the_client_apart_from_agent_reported(
         url = reverse("admin:records_auditevent_change", args=[event.pk])
         return admin_client_as_maya.get(url).content.decode()
 
-    badge = '<span class="anchor-badge anchor-ok">user-confirmed in the client</span>'
+    badge = '<span class="anchor-badge anchor-user">user-confirmed in the client</span>'
     shown = page(confirmed)
     assert badge in shown
     assert "dialog-client 7.1" in shown and "Kirat (people)" in shown
     assert "Which one do you mean by “Kriat”?" in shown
-    assert ">agent-reported<" not in shown
+    agent_badge = 'class="anchor-badge anchor-agent">agent-reported'
+    assert agent_badge not in shown
     reported = page(clarified)
-    assert ">agent-reported<" in reported and badge not in reported
+    assert agent_badge in reported and badge not in reported
     listing = admin_client_as_maya.get(reverse("admin:records_auditevent_changelist"))
     assert badge in listing.content.decode()

@@ -7,14 +7,14 @@ from django.db import connection
 
 from tests.e2e.server import postgres_url
 from tests.migrated_sqlite import migrated_copy
-from workflow import name_index
+from workflow.names import cache as names_cache
 
 
 @pytest.fixture(autouse=True)
 def fresh_name_cache():
-    name_index.clear_cache()
+    names_cache.clear_cache()
     yield
-    name_index.clear_cache()
+    names_cache.clear_cache()
 
 
 @pytest.fixture

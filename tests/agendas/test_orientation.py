@@ -8,7 +8,7 @@ from workflow.mcp.instructions import SERVER_INSTRUCTIONS
 
 def test_the_digest_lists_open_and_paused_agendas_with_where_they_stand(db):
     d = driver()
-    assert d.ok("workspace_digest")["open_agendas"] == []
+    assert "open_agendas" not in d.ok("workspace_digest")
     started(d, ["Finished thing"])
     d.step("complete", "Done.")
     d.ok("agenda_control", d.mine(action="finish", text="All done."))
@@ -20,14 +20,16 @@ def test_the_digest_lists_open_and_paused_agendas_with_where_they_stand(db):
     fresh = d.ok("agenda_start", {"title": "Triage", "items": ["Bug A"], "source_reference": "x"})
 
     digest = d.ok("workspace_digest")
-    assert digest["open_agendas_truncated"] is False
+    assert "open_agendas_truncated" not in digest  # said only when true
     assert digest["open_agendas"] == [
         {
             "agenda_id": fresh["agenda_id"],
             "title": "Triage",
             "status": "active",
             "current_item": {"number": "1", "text": "Bug A"},
-            "next_step": fresh["next_step"],
+            "next_step": f"Call agenda_view agenda_id={fresh['agenda_id']} for its whole "
+            "picture; show whole_picture.text to the user, then agenda_acknowledge with the "
+            "presentation_id it gives.",
         },
         {
             "agenda_id": paused_id,
@@ -43,4 +45,16 @@ def test_the_digest_lists_open_and_paused_agendas_with_where_they_stand(db):
 
 def test_the_instructions_send_a_new_conversation_to_the_digest_for_agendas():
     text = " ".join(SERVER_INSTRUCTIONS.split())
-    assert "open and paused agendas in workspace_digest (open_agendas)" in text
+    assert "Continue an open agenda from the digest with agenda_view" in text
+
+
+def test_the_digest_step_for_a_picture_to_show_leads_to_the_reply_that_carries_it(db):
+    """The digest carries no whole_picture: its step names the call whose reply does."""
+    d = driver()
+    fresh = d.ok("agenda_start", {"title": "Triage", "items": ["Bug A"], "source_reference": "x"})
+    assert "whole_picture" in fresh and fresh["presentation_id"]
+    digest = d.ok("workspace_digest")
+    assert "whole_picture" not in digest["open_agendas"][0]
+    assert digest["open_agendas"][0]["next_step"].startswith("Call agenda_view")
+    view = d.ok("agenda_view", {"agenda_id": fresh["agenda_id"]})
+    assert view["whole_picture"]["text"] and view["presentation_id"] == fresh["presentation_id"]

@@ -121,3 +121,99 @@ def test_a_sync_of_100_bound_records_answers_in_under_16_kb(ctx):
     assert size < 16 * 1024, f"the sync reply is {size} bytes"
     assert synced["sync"]["results_omitted"] == 100 and synced["sync"]["results"] == []
     assert Record.objects.filter(collection=todos, version=2).count() == 100
+
+
+def finished_with_all_completed(d, records) -> None:
+    start_bound(d, records)
+    for number in range(len(records)):
+        d.step("complete", f"Chore {number} done.")
+        if number < len(records) - 1:
+            d.step("next")
+    d.ok("agenda_control", d.mine(action="finish", text="All done."))
+
+
+def test_a_sync_writes_every_outcome_in_one_audited_batch(ctx):
+    todos = make_collection(ctx, "todos")
+    records = [make_record(ctx, todos, f"Chore {n}") for n in range(12)]
+    d = driver()
+    finished_with_all_completed(d, records)
+    synced = d.ok("agenda_sync_records", d.mine())
+    assert synced["sync"]["counts"] == {"synced": 12}
+    assert all("batch_index" not in r for r in synced["sync"]["results"])
+    action = PreparedAction.objects.get()
+    assert action.operation == "batch" and len(action.arguments["items"]) == 12
+    events = AuditEvent.objects.filter(kind="record.updated").order_by("item_index")
+    assert [e.record_id for e in events] == [r.pk for r in records]
+    assert {e.action_id for e in events} == {action.pk}
+    assert [e.item_index for e in events] == list(range(12))
+    for event, record in zip(events, records, strict=True):
+        assert event.review_evidence[0]["kind"] == "resolution"
+        assert event.review_evidence[0]["selected_record_id"] == record.pk
+        assert event.decision_reason.startswith(f"Outcome of item {records.index(record) + 1} ")
+    versions = Record.objects.filter(pk__in=[r.pk for r in records]).values_list("version")
+    assert set(versions) == {(2,)}
+
+
+def test_a_batch_held_by_a_gate_set_meanwhile_is_approved_once_and_read_for_every_item(
+    ctx, monkeypatch
+):
+    """Outcomes for a gated collection are held one by one (tests/workflow/test_approval_gate);
+    a gate set while the batch was prepared holds the batch whole, and a later sync reads
+    that one decision for every item."""
+    from workflow.agendas import sync
+
+    todos = make_collection(ctx, "todos")
+    records = [make_record(ctx, todos, f"Chore {n}") for n in range(3)]
+    d = driver()
+    finished_with_all_completed(d, records)
+    prepared = sync.prepare_tool_batch
+
+    def gated_meanwhile(scope, items, collection_ids):
+        services.collection_set_requires_approval(
+            ctx=ctx, collection_id=todos.pk, requires_approval=True
+        )
+        return prepared(scope, items, collection_ids)
+
+    monkeypatch.setattr(sync, "prepare_tool_batch", gated_meanwhile)
+    waiting = d.ok("agenda_sync_records", d.mine())
+    assert waiting["sync"]["counts"] == {"awaiting_approval": 3}
+    assert len({r["action_id"] for r in waiting["sync"]["results"]}) == 1
+    assert all(Record.objects.get(pk=r.pk).version == 1 for r in records)
+    approve_prepared_action(action_id=waiting["sync"]["results"][0]["action_id"], reviewer="ana")
+    done = d.ok("agenda_sync_records", d.mine())
+    assert done["sync"]["counts"] == {"synced": 3} and done["sync_state"] == "synced"
+    assert [r["record_version"] for r in done["sync"]["results"]] == [2, 2, 2]
+    assert PreparedAction.objects.count() == 1
+    for number, record in enumerate(records):
+        stored = Record.objects.get(pk=record.pk).data["agenda_outcome"]
+        assert stored["conclusion"] == f"Chore {number} done."
+
+
+def test_a_record_written_while_the_batch_was_prepared_is_left_alone_and_the_rest_synced(
+    ctx, monkeypatch
+):
+    """The batch cannot apply as a whole: nothing of it is written, and each item is tried on
+    its own, from its record as it is now."""
+    from workflow.agendas import sync
+
+    todos = make_collection(ctx, "todos")
+    records = [make_record(ctx, todos, f"Chore {n}") for n in range(3)]
+    d = driver()
+    finished_with_all_completed(d, records)
+    reviewed = sync.resolve_by_ids
+
+    def reviewed_then_written_meanwhile(scope, record_ids):
+        reviews = reviewed(scope, record_ids)
+        services.record_update(
+            ctx=ctx, record_id=records[1].pk, changes={"owner": "sam"}, expected_version=1
+        )
+        return reviews
+
+    monkeypatch.setattr(sync, "resolve_by_ids", reviewed_then_written_meanwhile)
+    synced = d.ok("agenda_sync_records", d.mine())
+    assert [r["status"] for r in synced["sync"]["results"]] == ["synced", "changed", "synced"]
+    assert synced["sync_state"] == "synced_with_conflicts"
+    assert Record.objects.get(pk=records[1].pk).data == {"owner": "sam"}
+    assert Record.objects.get(pk=records[0].pk).data["agenda_outcome"]["state"] == "completed"
+    assert PreparedAction.objects.filter(state="stale").count() == 1  # the batch, not applied
+    assert PreparedAction.objects.filter(state="committed", operation="update_record").count() == 2

@@ -36,8 +36,9 @@ PROTOCOL_VERSION = "2025-06-18"
 def base_env(**overrides: str) -> dict[str, str]:
     env = {
         "PATH": os.environ.get("PATH", os.defpath),
-        "DJANGO_SETTINGS_MODULE": "anchor_site.settings",
         "ANCHOR_LOG_LEVEL": "INFO",
+        # The suite exercises every tool; test_first_calls serves the default (core) itself.
+        "ANCHOR_TOOLS": "full",
     }
     env.update(overrides)
     return env
@@ -195,7 +196,7 @@ def _shares_this_process_database(env: dict[str, str]) -> bool:
 def _seed_here(env: dict[str, str], arguments: tuple[str, ...]) -> dict[str, str]:
     """The seed script's writes, made in this process: a Django start-up fewer per seed. The
     workspace and actor are read from the server's environment, as the script would."""
-    from anchor_site.env import actor_id_from_env, workspace_id_from_env
+    from anchor_site import env as anchor_env
     from tests.e2e.seed import seed_as
 
     with mock.patch.dict(os.environ):  # restored whole on the way out
@@ -203,7 +204,8 @@ def _seed_here(env: dict[str, str], arguments: tuple[str, ...]) -> dict[str, str
             os.environ.pop(key, None)
             if key in env:
                 os.environ[key] = env[key]
-        workspace_id, actor_id = workspace_id_from_env(), actor_id_from_env()
+        values = anchor_env.read()
+        workspace_id, actor_id = values.ANCHOR_WORKSPACE_ID, values.ANCHOR_ACTOR_ID
     return seed_as(workspace_id, actor_id, list(arguments))
 
 

@@ -1,7 +1,8 @@
 """First calls as an agent makes them, through the official client over stdio.
 
-Two new records in two collections and a link between them in four calls; an ID of the wrong
-kind answered with what it is; an import's rows linked without resolving them again.
+Two new records in two collections and a link between them in four calls, on the default
+profile, whose tool list and instructions cost at most 4,000 tokens; an ID of the wrong kind
+answered with what it is; an import's rows linked without resolving them again.
 """
 
 from __future__ import annotations
@@ -10,15 +11,29 @@ import uuid
 
 import anyio
 
+from anchor_site.devtools.benchmarks.tool_list import CORE_BUDGET, token_count
 from tests.e2e.server import base_env, call_ok, envelope, mcp_session, seed
 
 
 def test_create_and_link_across_collections_in_four_calls(server_database, server_log):
     env = base_env(**server_database)
+    del env["ANCHOR_TOOLS"]  # a plain mcp_serve, as a client configuration starts it
     seed(env)
 
     async def scenario():
-        async with mcp_session(env, server_log) as (session, _):
+        async with mcp_session(env, server_log) as (session, init):
+            tools = [
+                t.model_dump(mode="json", exclude_none=True, by_alias=True)
+                for t in (await session.list_tools()).tools
+            ]
+            names = {t["name"] for t in tools}
+            assert "prepare_batch_write" in names and "agenda_start" not in names
+            assert "create_record" not in names and "list_collections" not in names
+            assert token_count(tools, init.instructions or "") <= CORE_BUDGET
+            # A retired tool is not listed, yet a call by name still gives its replacement.
+            retired = envelope(await session.call_tool("create_record", {"title": "x"}))
+            assert retired["error"]["code"] == "REVIEW_REQUIRED"
+            assert "prepare_write" in retired["error"]["message"]
             calls = 0
 
             async def call(name, arguments):
@@ -26,7 +41,7 @@ def test_create_and_link_across_collections_in_four_calls(server_database, serve
                 calls += 1
                 return await call_ok(session, name, arguments)
 
-            catalog = await call("list_collections", {})
+            catalog = await call("workspace_digest", {})
             ids = {c["name"]: c["collection_id"] for c in catalog["collections"]}
             resolved = await call(
                 "batch_resolve_records",

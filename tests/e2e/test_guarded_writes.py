@@ -33,7 +33,7 @@ def count_titled(env: dict[str, str], title: str) -> int:
     done = subprocess.run(
         [sys.executable, "-c", script],
         cwd=REPO_ROOT,
-        env=env,
+        env={**env, "DJANGO_SETTINGS_MODULE": "anchor_site.settings"},
         capture_output=True,
         text=True,
         timeout=60,

@@ -125,61 +125,99 @@ def test_other_commands_still_load_django_mcp_server_and_the_admin(tmp_path):
     )
 
 
-def run_manage(tmp_path: Path, *args: str) -> str:
+def run_manage(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=REPO_ROOT,
-        env=base_env(ANCHOR_DB_PATH=str(tmp_path / "a.db")),
+        env=base_env(ANCHOR_DB_PATH=str(tmp_path / "a.db"), **env),
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
-    return done.stdout
+    return done
 
 
 def unapplied(tmp_path: Path) -> list[str]:
     """Every app's unapplied migrations, as a process with the whole app list sees them."""
-    plan = run_manage(tmp_path, "showmigrations", "--plan").splitlines()
+    plan = run_manage(tmp_path, "showmigrations", "--plan").stdout.splitlines()
     return [line for line in plan if line.startswith("[ ]")]
 
 
 def test_a_new_database_gets_every_apps_migrations_from_a_stdio_server(tmp_path):
-    """The OAuth provider is left out of the stdio process, not out of the database: the admin
-    and team mode on the same file need its tables."""
-    run_manage(tmp_path, "mcp_serve")  # input already closed: migrate, serve nothing, exit
-    assert unapplied(tmp_path) == []
+    """The OAuth provider and the admin are left out of the stdio process, not out of the
+    database: the admin and team mode on the same file need their tables. The first new file
+    builds the migrated template (its migration output on stderr, stdout left to JSON-RPC);
+    later new files are copies of it."""
+    cache = tmp_path / "cache"
+    first = tmp_path / "first"
+    first.mkdir()
+    # Input already closed: prepare the database, serve nothing, exit.
+    done = run_manage(first, "mcp_serve", XDG_CACHE_HOME=str(cache))
+    assert done.stdout == ""
+    assert "Applying oauth2_provider.0001_initial... OK" in done.stderr, done.stderr
+    assert unapplied(first) == []
+    [template] = (cache / "anchor").glob("template-*.db")
+    built = template.stat().st_mtime_ns
+
+    second = tmp_path / "second"
+    second.mkdir()
+    done = run_manage(second, "mcp_serve", XDG_CACHE_HOME=str(cache))
+    assert (done.stdout, "Applying" in done.stderr) == ("", False), done.stderr
+    assert unapplied(second) == []
+    assert [template] == list((cache / "anchor").glob("template-*.db"))
+    assert template.stat().st_mtime_ns == built
 
 
-# A left-out app's tables, by label (the admin's label is not its module's name).
-TABLES_OF = {"oauth2_provider": "oauth2_provider_%", "admin": "django_admin_log"}
-
-
-def unapply(database: Path, label: str) -> None:
-    """What `migrate LABEL zero` leaves: the app's tables and migration rows gone, the rest
-    intact. Done in SQL: two Django start-ups and a reverse migration cost seconds each."""
+def test_an_existing_database_is_not_replaced_by_the_template(tmp_path):
+    """Only a new (missing or empty) file is a copy of the template: an existing one keeps its
+    rows, and gets only the migrations it lacks, in-process."""
+    database = Path(migrated_copy(tmp_path / "a.db"))
     with closing(sqlite3.connect(database)) as db, db:
-        db.execute("PRAGMA foreign_keys = OFF")
-        names = db.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE ?",
-            (TABLES_OF[label],),
-        ).fetchall()
-        assert names, f"no {label} tables in the migrated copy"
-        for (name,) in names:
-            db.execute(f'DROP TABLE "{name}"')
-        assert db.execute("DELETE FROM django_migrations WHERE app = ?", (label,)).rowcount
+        db.execute("DROP TABLE django_session")  # as if sessions were newly installed
+        db.execute("DELETE FROM django_migrations WHERE app = 'sessions'")
+        db.execute(
+            "INSERT INTO records_workspace (id, created_at, feed_key) "
+            "VALUES ('kept', '2026-01-01 00:00:00', 'k')"
+        )
+    done = run_manage(tmp_path, "mcp_serve", XDG_CACHE_HOME=str(tmp_path / "cache"))
+    assert done.stdout == ""
+    assert "Applying sessions.0001_initial... OK" in done.stderr, done.stderr
+    assert not (tmp_path / "cache").exists()  # no template was needed
+    with closing(sqlite3.connect(database)) as db:
+        assert db.execute("SELECT id FROM records_workspace").fetchall() == [("kept",)]
 
 
-@pytest.mark.parametrize("label", sorted(TABLES_OF))
-def test_a_stdio_server_applies_a_left_out_apps_missing_migrations(tmp_path, label):
-    """Its own apps up to date, but a left-out app's migrations missing (as after that package
-    is upgraded): the stdio server still migrates it, found by its label, which for the admin
-    is not its module's name."""
-    migrated_copy(tmp_path / "a.db")  # what `migrate` makes, without a migration run
-    unapply(tmp_path / "a.db", label)
-    run_manage(tmp_path, "mcp_serve")
-    assert unapplied(tmp_path) == []
+# Run manage.py as a client starts it, reporting at exit which settings module it loaded.
+SETTINGS_PROBE = (
+    "import atexit, runpy, sys\n"
+    "from django.conf import settings\n"
+    "atexit.register(lambda: sys.stderr.write(f'settings={settings.SETTINGS_MODULE}\\n'))\n"
+    "sys.argv = ['manage.py', 'mcp_serve']\n"
+    "runpy.run_path('manage.py', run_name='__main__')\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("chosen", "loaded"),
+    [(None, "anchor_site.settings_stdio"), ("anchor_site.settings", "anchor_site.settings")],
+)
+def test_mcp_serve_picks_the_stdio_settings_unless_told_otherwise(tmp_path, chosen, loaded):
+    env = base_env(ANCHOR_DB_PATH=migrated_copy(tmp_path / "a.db"))
+    if chosen:
+        env["DJANGO_SETTINGS_MODULE"] = chosen
+    done = subprocess.run(
+        [sys.executable, "-c", SETTINGS_PROBE],
+        cwd=REPO_ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"settings={loaded}\n" in done.stderr, done.stderr
 
 
 # Run manage.py as a client starts it, reporting at exit whether the cyclic garbage collector
@@ -194,7 +232,7 @@ GC_PROBE = (
 
 
 def test_garbage_collection_is_paused_during_start_and_back_on_while_serving(tmp_path):
-    """Start-up pauses the cyclic collector (a sixth of its time went to it) and serving turns
+    """Start-up pauses the cyclic collector (15 % of its time went to it) and serving turns
     it back on: a long session must still free reference cycles."""
     env = base_env(ANCHOR_DB_PATH=migrated_copy(tmp_path / "a.db"), ANCHOR_LOG_LEVEL="WARNING")
     process = subprocess.Popen(

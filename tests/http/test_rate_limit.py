@@ -19,7 +19,7 @@ from django.core.cache import caches
 from django.core.exceptions import ImproperlyConfigured
 from django.test import Client, override_settings
 
-from anchor_site.env import rate_from_env
+from anchor_site import env
 from anchor_site.http import ratelimit
 from tests.e2e.server import base_env, mcp_session
 from tests.http.conftest import MCP_URL, PROTOCOL_VERSION, no_writes
@@ -220,15 +220,15 @@ def test_the_stdio_server_is_not_limited(tmp_path):
 
 def test_rates_are_read_from_the_environment(monkeypatch):
     monkeypatch.setenv("ANCHOR_HTTP_RATE_LIMIT", "120/minute")
-    assert rate_from_env("ANCHOR_HTTP_RATE_LIMIT", "600/minute") == (120, 60)
+    assert env.read().ANCHOR_HTTP_RATE_LIMIT == (120, 60)
     monkeypatch.setenv("ANCHOR_HTTP_RATE_LIMIT", "off")
-    assert rate_from_env("ANCHOR_HTTP_RATE_LIMIT", "600/minute") is None
+    assert env.read().ANCHOR_HTTP_RATE_LIMIT is None
     monkeypatch.delenv("ANCHOR_HTTP_RATE_LIMIT")
-    assert rate_from_env("ANCHOR_HTTP_RATE_LIMIT", "600/minute") == (600, 60)
+    assert env.read().ANCHOR_HTTP_RATE_LIMIT == (600, 60)
     for bad in ("fast", "10/week", "-1/second", "1.5/hour"):
         monkeypatch.setenv("ANCHOR_HTTP_RATE_LIMIT", bad)
         with pytest.raises(ImproperlyConfigured, match="ANCHOR_HTTP_RATE_LIMIT"):
-            rate_from_env("ANCHOR_HTTP_RATE_LIMIT", "600/minute")
+            env.read()
 
 
 # --- against the production server ------------------------------------------------------------

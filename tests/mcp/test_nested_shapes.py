@@ -8,14 +8,14 @@ from __future__ import annotations
 import pytest
 
 from tests.workflow.helpers import ok, refused, store_snapshot
-from workflow import name_index
+from workflow.names import cache as names_cache
 
 
 @pytest.fixture(autouse=True)
 def fresh_name_cache():
-    name_index.clear_cache()
+    names_cache.clear_cache()
     yield
-    name_index.clear_cache()
+    names_cache.clear_cache()
 
 
 def refused_at(tool: str, arguments: dict, field: str) -> dict:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
+from mcp.shared.exceptions import McpError
 
 from anchor_site.devtools.benchmarks.tool_list import CORE_BUDGET, FULL_BUDGET, token_count
 from tests.mcp_client import call_tool_raw, list_tools
@@ -88,13 +89,64 @@ def test_unknown_arguments_are_refused_not_dropped(hiring):
     assert retired.isError and retired.structuredContent["error"]["code"] == "REVIEW_REQUIRED"
 
 
-def test_tool_list_fits_the_token_budgets(db, profile):
-    full = listed()
-    assert tokens(full) < FULL_BUDGET_TOKENS, f"full tool list is {tokens(full)} tokens"
+def test_each_profile_fits_its_budget_before_the_first_call(db, profile):
+    """The tool list and the instructions, as a model receives them."""
+    from workflow.mcp.instructions import current_instructions
+
+    full = tokens(listed(), current_instructions())
+    assert full < FULL_BUDGET_TOKENS, f"the full profile costs {full} tokens"
     profile(sdk.global_server(), "core")
-    core = listed()
-    assert tokens(core) < CORE_BUDGET_TOKENS, f"core tool list is {tokens(core)} tokens"
-    assert {t["name"] for t in core} == {n for n, meta in tool_list.TOOL_LIST.items() if meta.core}
+    core_tools = listed()
+    core = tokens(core_tools, current_instructions())
+    assert core <= CORE_BUDGET_TOKENS == 4_000, f"the core profile costs {core} tokens"
+    assert {t["name"] for t in core_tools} == {
+        n for n, meta in tool_list.TOOL_LIST.items() if meta.core
+    }
+
+
+def test_the_default_profile_is_core_with_the_everyday_tools():
+    from anchor_site import settings
+
+    assert settings.ANCHOR_TOOLS == "core" or os.environ.get("ANCHOR_TOOLS")
+    core = {n for n, meta in tool_list.TOOL_LIST.items() if meta.core}
+    # Create-and-link and multi-record updates in a batch, imports, catch-up, search by meaning.
+    assert {
+        "workspace_digest",
+        "list_changes",
+        "search_records",
+        "get_record_context",
+        "discover_collections",
+        "resolve_record",
+        "batch_resolve_records",
+        "prepare_write",
+        "commit_write",
+        "prepare_batch_write",
+        "commit_batch_write",
+        "prepare_import",
+        "commit_import",
+    } == core
+    assert not any(name.startswith("agenda_") for name in core)
+
+
+def legacy_names() -> set[str]:
+    from workflow.mcp.tools import legacy
+
+    return set(legacy.STEPS)
+
+
+def test_retired_tools_answer_by_name_in_a_profile_that_does_not_list_them(db, profile):
+    profile(sdk.global_server(), "core")
+    listed_names = {t["name"] for t in listed()}
+    for name in legacy_names():
+        assert name not in listed_names
+        refusal = call_tool_raw(name, {"title": "x"})
+        assert refusal.isError, name
+        error = refusal.structuredContent["error"]
+        assert error["code"] == "REVIEW_REQUIRED" and "prepare_write" in error["message"], name
+    # Any other tool the profile leaves out is still unknown here.
+    with pytest.raises(BaseException) as caught:  # the in-memory client's task group wraps it
+        call_tool_raw("agenda_start", {})
+    assert caught.group_contains(McpError, match="No tool named")
 
 
 def test_profiles_and_tool_lists(db, profile):
@@ -178,6 +230,7 @@ def test_nothing_a_core_agent_reads_names_a_tool_it_lacks(ctx, profile):
     tools = {name for name, meta in tool_list.TOOL_LIST.items() if not meta.open_arguments}
     digest = call_tool("workspace_digest", {})["result"]
     assert digest["open_agendas"], "the open agenda is listed"
+    assert "ANCHOR_TOOLS=full" in digest["open_agendas"][0]["next_step"], "how to turn them on"
     assert digest["unsynced_agendas"], "the closed agenda to sync is listed"
     offered = async_to_sync(prompts.list_prompts)()
     assert "work_through_list" not in {p.name for p in offered}

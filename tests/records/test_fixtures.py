@@ -11,7 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from records.models import AuditEvent, Collection, Record, Relationship, RevisionCounter
+from records.models import AuditEvent, Collection, Record, Relationship, RevisionCounter, Workspace
 
 FIXTURE = Path(__file__).resolve().parents[2] / "records" / "fixtures" / "hiring_demo.json"
 
@@ -43,6 +43,8 @@ def _search(word: str) -> set[str]:
 @pytest.mark.django_db
 def test_hiring_demo_loads_with_counters_index_and_history_consistent():
     call_command("loaddata", "hiring_demo", stdout=StringIO())
+    assert "feed_key" not in FIXTURE.read_text(encoding="utf-8"), "no shared secret in the file"
+    assert len(Workspace.objects.get(pk="local").feed_key) == 64, "drawn where it is loaded"
 
     titles = set(Record.objects.values_list("title", flat=True))
     assert {"Kirat", "Abhishek", "Priya", "Rahul", "Junior Backend", "Senior Frontend"} <= titles

@@ -235,16 +235,16 @@ def test_a_committed_write_patches_the_cached_vectors_without_a_reload(
     search(text="laptop", mode="meaning")  # loads the workspace's vectors
     with django_capture_on_commit_callbacks(execute=True):
         added = make_record(ctx, decisions["collection"], "Notebook computer refund for Ana")
-    cached = index._cache[WORKSPACE]
+    cached = held_vectors()
     assert added.pk in cached.record_ids and cached.key == index.current_key(WORKSPACE)
     with django_capture_on_commit_callbacks(execute=True):
         services.record_archive(ctx=ctx, record_id=decisions["laptop"].pk, expected_version=1)
-    cached = index._cache[WORKSPACE]
+    cached = held_vectors()
     assert decisions["laptop"].pk not in cached.record_ids
     assert cached.key == index.current_key(WORKSPACE)
     page = search(text="laptop reimbursement", mode="meaning")
     assert titles(page)[0] == "Notebook computer refund for Ana"
-    assert index._cache[WORKSPACE] is cached  # served from the patched vectors
+    assert held_vectors() is cached  # served from the patched vectors
 
 
 def test_a_write_the_cache_cannot_follow_drops_it(
@@ -284,13 +284,13 @@ def test_creates_append_into_the_cached_vectors_room_and_earlier_views_are_uncha
     ctx, decisions, django_capture_on_commit_callbacks
 ):
     search(text="laptop", mode="meaning")
-    loaded = index._cache[WORKSPACE]
+    loaded = held_vectors()
     loaded_rows = loaded.matrix[: len(loaded)].copy()
     views = []
     for n in range(3):
         with django_capture_on_commit_callbacks(execute=True):
             make_record(ctx, decisions["collection"], f"Refund for a lost charger {n}", amount=n)
-        views.append(index._cache[WORKSPACE])
+        views.append(held_vectors())
     # The first create copied the vectors into a buffer with room; the next ones wrote into it.
     assert views[0].matrix is not loaded.matrix and len(views[0].matrix) > len(views[0])
     assert views[1].matrix is views[0].matrix and views[2].matrix is views[0].matrix
@@ -306,3 +306,10 @@ def test_creates_append_into_the_cached_vectors_room_and_earlier_views_are_uncha
     assert [s for _, s in patched] == pytest.approx([s for _, s in reloaded], abs=1e-4)
     earlier = views[0].nearest(question, collection_id=None, limit=7, min_similarity=-1.0)
     assert len(earlier) == 5  # the view taken after the first create still has five rows
+
+
+def held_vectors() -> index.ScopeVectors:
+    """The vectors this process holds for the test's workspace (there must be some)."""
+    vectors = index.cached(WORKSPACE)
+    assert vectors is not None
+    return vectors

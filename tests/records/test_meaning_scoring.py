@@ -73,15 +73,15 @@ def test_similarity_is_the_nearer_part_centred_on_the_workspace_mean(
     assert max(abs(cached[k] - expected[k]) for k in expected) < 0.01
 
     # Writes patch the cached vectors (no reload) and the mean moves with them.
-    loaded = index._cache[WORKSPACE]
+    loaded = held_vectors()
     with django_capture_on_commit_callbacks(execute=True):
         make_record(ctx, notes, "Laptop stand for the office", price=40)
     with django_capture_on_commit_callbacks(execute=True):
         services.record_archive(ctx=ctx, record_id=first.pk, expected_version=1)
-    patched_vectors = index._cache[WORKSPACE]
+    patched_vectors = held_vectors()
     assert patched_vectors is not loaded and patched_vectors.key == index.current_key(WORKSPACE)
     patched = cached_similarities(question)
-    assert index._cache[WORKSPACE] is patched_vectors
+    assert held_vectors() is patched_vectors
     expected = expected_similarities(question)
     assert patched.keys() == expected.keys() and len(patched) == len(cached)
     assert max(abs(patched[k] - expected[k]) for k in expected) < 0.01
@@ -94,3 +94,10 @@ def test_a_small_workspace_is_barely_centred(ctx):
     score = cached_similarities("laptop reimbursement")[only.pk]
     asked, title = model.embed_texts(["laptop reimbursement", "MacBook expense claim"])
     assert abs(score - float(asked @ title)) < 0.01
+
+
+def held_vectors() -> index.ScopeVectors:
+    """The vectors this process holds for the test's workspace (there must be some)."""
+    vectors = index.cached(WORKSPACE)
+    assert vectors is not None
+    return vectors

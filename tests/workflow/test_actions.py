@@ -11,15 +11,15 @@ from records import services
 from records.models import AuditEvent, Record, Relationship
 from tests.conftest import make_collection, make_record
 from tests.workflow.helpers import ok, refused, store_snapshot, write
-from workflow import name_index
 from workflow.models import PreparedAction, ReviewTicket
+from workflow.names import cache as names_cache
 
 
 @pytest.fixture(autouse=True)
 def fresh_name_cache():
-    name_index.clear_cache()
+    names_cache.clear_cache()
     yield
-    name_index.clear_cache()
+    names_cache.clear_cache()
 
 
 def resolve(query, **kwargs):

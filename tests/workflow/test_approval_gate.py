@@ -25,18 +25,18 @@ from tests.agendas.helpers import driver
 from tests.conftest import Hiring
 from tests.polling import lock_waiters, wait_until
 from tests.workflow.helpers import ok, store_snapshot
-from workflow import name_index
 from workflow.actions import approve_prepared_action
 from workflow.models import ActionState, PreparedAction
+from workflow.names import cache as names_cache
 
 IMPORTED = "Rohan Mehta application"
 
 
 @pytest.fixture(autouse=True)
 def fresh_name_cache():
-    name_index.clear_cache()
+    names_cache.clear_cache()
     yield
-    name_index.clear_cache()
+    names_cache.clear_cache()
 
 
 def gate(ctx, collection, requires_approval: bool = True) -> None:

@@ -11,14 +11,14 @@ import pytest
 
 from records.models import AuditEvent, Record, Relationship
 from tests.workflow.helpers import ok, refused, store_snapshot
-from workflow import name_index
+from workflow.names import cache as names_cache
 
 
 @pytest.fixture(autouse=True)
 def fresh_name_cache():
-    name_index.clear_cache()
+    names_cache.clear_cache()
     yield
-    name_index.clear_cache()
+    names_cache.clear_cache()
 
 
 def resolve_both(hiring, person="Meera Iyer", opening="Staff Designer"):

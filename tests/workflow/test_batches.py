@@ -6,14 +6,14 @@ import pytest
 
 from records.models import AuditEvent, Record
 from tests.workflow.helpers import ok, refused, store_snapshot
-from workflow import name_index
+from workflow.names import cache as names_cache
 
 
 @pytest.fixture(autouse=True)
 def fresh_name_cache():
-    name_index.clear_cache()
+    names_cache.clear_cache()
     yield
-    name_index.clear_cache()
+    names_cache.clear_cache()
 
 
 def test_batch_resolve_gives_each_item_its_own_ticket(hiring):

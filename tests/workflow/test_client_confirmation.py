@@ -13,7 +13,6 @@ import pytest
 from records.errors import AnchorError
 from tests.conftest import ACTOR, WORKSPACE
 from tests.workflow.helpers import ok
-from workflow import name_index
 from workflow.client_confirmation import (
     CANCEL,
     DIFFERENT,
@@ -21,6 +20,7 @@ from workflow.client_confirmation import (
     resolution_question,
 )
 from workflow.models import ReviewTicket
+from workflow.names import cache as names_cache
 from workflow.scope import Scope
 from workflow.tickets import ticket_evidence
 
@@ -30,9 +30,9 @@ CLIENT = {"name": "dialog-client", "version": "7.1"}
 
 @pytest.fixture(autouse=True)
 def fresh_name_cache():
-    name_index.clear_cache()
+    names_cache.clear_cache()
     yield
-    name_index.clear_cache()
+    names_cache.clear_cache()
 
 
 def test_the_question_offers_the_candidates_a_different_one_and_cancel(hiring):

@@ -7,14 +7,14 @@ import pytest
 from records.models import Record, Relationship
 from tests.conftest import make_collection
 from tests.workflow.helpers import ok, refused, store_snapshot, write
-from workflow import name_index
+from workflow.names import cache as names_cache
 
 
 @pytest.fixture(autouse=True)
 def fresh_name_cache():
-    name_index.clear_cache()
+    names_cache.clear_cache()
     yield
-    name_index.clear_cache()
+    names_cache.clear_cache()
 
 
 def test_feedback_for_kriats_backend_coding_interview(hiring):

@@ -13,14 +13,14 @@ import pytest
 
 from tests.conftest import make_collection, make_record
 from tests.workflow.helpers import ok, refused
-from workflow import name_index
+from workflow.names import cache as names_cache
 
 
 @pytest.fixture(autouse=True)
 def fresh_name_cache():
-    name_index.clear_cache()
+    names_cache.clear_cache()
     yield
-    name_index.clear_cache()
+    names_cache.clear_cache()
 
 
 def test_a_made_up_id_names_the_field_and_the_kind_expected(hiring):

@@ -8,14 +8,15 @@ from records import services
 from records.errors import AnchorError
 from records.models import AuditEvent, Record, Relationship
 from tests.workflow.helpers import ok, refused, store_snapshot
-from workflow import imports, name_index
+from workflow import imports
+from workflow.names import cache as names_cache
 
 
 @pytest.fixture(autouse=True)
 def fresh_name_cache():
-    name_index.clear_cache()
+    names_cache.clear_cache()
     yield
-    name_index.clear_cache()
+    names_cache.clear_cache()
 
 
 def prepare(collection, rows, **extra):

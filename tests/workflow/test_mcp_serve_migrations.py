@@ -36,15 +36,3 @@ def test_an_unrecorded_migration_is_planned(monkeypatch):
         assert [(m.app_label, m.name) for m, _backwards in plan] == [("workflow", latest)]
     finally:
         recorder.record_applied("workflow", latest)
-
-
-@pytest.mark.django_db
-def test_a_stdio_server_finds_the_left_out_apps_migrations_recorded_by_their_labels(
-    no_graph, settings
-):
-    """A stdio server also checks the apps it leaves out, by label: the admin's is "admin",
-    not its module's name, or every start would see it unmigrated and run migrate."""
-    settings.ANCHOR_STDIO_SERVER = True
-    assert ("admin", "0001_initial") in mcp_serve._left_out_migrations()
-    assert ("oauth2_provider", "0001_initial") in mcp_serve._left_out_migrations()
-    assert mcp_serve._unapplied_migrations() == []

@@ -18,16 +18,19 @@ from records.models import NameChange, Record, RevisionCounter
 from tests.conftest import make_collection, make_record
 from tests.workflow.helpers import ok, refused
 from tests.workflow.test_freshness import prepare, prepared_collection, prepared_create
-from workflow import freshness, name_delta, name_index
+from workflow import freshness
 from workflow.freshness import check_fresh
 from workflow.models import ActionState, PreparedAction, ReviewTicket
+from workflow.names import cache as names_cache
+from workflow.names import delta as name_delta
+from workflow.names import view as names_view
 
 
 @pytest.fixture(autouse=True)
 def fresh_name_cache():
-    name_index.clear_cache()
+    names_cache.clear_cache()
     yield
-    name_index.clear_cache()
+    names_cache.clear_cache()
 
 
 @pytest.fixture
@@ -180,7 +183,7 @@ def test_a_scope_grown_past_the_scan_limit_is_re_run_and_stale(hiring, ctx, full
     action_id = prepared_create(hiring.people.pk, "Charlie Brown")
     count = Record.objects.filter(collection=hiring.people).count()
     make_record(ctx, hiring.people, "Delphine Arnaud")
-    for module in (name_delta, name_index):  # the limit both the delta and the rule read
+    for module in (name_delta, names_view):  # the limit both the delta and the rule read
         monkeypatch.setattr(module, "MAX_SCOPE_RECORDS", count)
     error = refused("commit_write", {"action_id": action_id}, "STALE_REVIEW")
     assert "incomplete" in error["message"]

@@ -16,24 +16,25 @@ from records import services
 from records.ids import new_id
 from records.models import NameChange, Record
 from tests.conftest import WORKSPACE, make_collection, make_record
-from workflow import name_index
 from workflow.models import StoredNameList
-from workflow.name_index import FEW_RECORDS, ScopeNames, match_names, scope_names
+from workflow.names import cache as names_cache
+from workflow.names import view as names_view
+from workflow.names.cache import scope_names
+from workflow.names.match import match_names
+from workflow.names.view import ScopeNames
 
 WORDS = ["kirat", "rahul", "priya", "sharma", "backend", "junior", "lead", "ops", "north"]
 
 
 @pytest.fixture(autouse=True)
 def fresh_cache():
-    name_index.clear_cache()
+    names_cache.clear_cache()
     yield
-    name_index.clear_cache()
+    names_cache.clear_cache()
 
 
 def live_entries(names: ScopeNames) -> list[tuple[str, str, bool]]:
-    return sorted(
-        (names.record_ids[i], names.displays[i], names.is_alias[i]) for i in names.live_indices()
-    )
+    return sorted(names.entry(i) for i in names.live_indices())
 
 
 def assert_indexes_agree(names: ScopeNames) -> None:
@@ -54,16 +55,17 @@ def title(rng: random.Random) -> str:
 @pytest.mark.parametrize("floor", [100, 4])  # 4: the dead entries pile up and force rebuilds
 @pytest.mark.parametrize("restarts", [False, True])  # True: lists stored, and read back often
 def test_updates_from_the_changes_match_a_fresh_load(ctx, monkeypatch, floor, restarts):
-    monkeypatch.setattr(name_index, "PATCH_FLOOR", floor)
+    monkeypatch.setattr(names_cache, "PATCH_FLOOR", floor)
+    monkeypatch.setattr(names_view, "PATCH_FLOOR", floor)
     if restarts:
-        monkeypatch.setattr(name_index, "STORE_FROM_RECORDS", 1)
+        monkeypatch.setattr(names_cache, "STORE_FROM_RECORDS", 1)
     rng = random.Random(7)
     collections = [make_collection(ctx, "people"), make_collection(ctx, "openings")]
     records = [make_record(ctx, rng.choice(collections), title(rng)) for _ in range(30)]
     scopes = [collections[0].pk, None]
     for scope in scopes:
         scope_names(WORKSPACE, scope)
-    real_load = name_index._load
+    real_load = names_cache._load
     loads = count_loads(monkeypatch)
 
     for step in range(60):
@@ -96,7 +98,7 @@ def test_updates_from_the_changes_match_a_fresh_load(ctx, monkeypatch, floor, re
             Record.objects.filter(pk=record.pk).delete()
             records = [r for r in records if r.pk != record.pk]
         if restarts and step % 7 == 0:
-            name_index.clear_cache()  # the next use reads the stored list and the log since
+            names_cache.clear_cache()  # the next use reads the stored list and the log since
         for scope in scopes:
             cached = scope_names(WORKSPACE, scope)
             fresh = real_load(WORKSPACE, scope, cached.revision)
@@ -115,7 +117,7 @@ def test_a_write_that_moved_the_counter_but_no_name_keeps_the_list(ctx, monkeypa
     people = make_collection(ctx, "people")
     kirat = make_record(ctx, people, "Kirat")
     first = scope_names(WORKSPACE, people.pk)
-    monkeypatch.setattr(name_index, "_load", lambda *a: pytest.fail("reloaded every name"))
+    monkeypatch.setattr(names_cache, "_load", lambda *a: pytest.fail("reloaded every name"))
     services.record_rename(ctx=ctx, record_id=kirat.pk, title="Kirat S", expected_version=1)
     renamed = scope_names(WORKSPACE, people.pk)
     assert renamed.revision > first.revision
@@ -126,10 +128,11 @@ def test_a_write_that_moved_the_counter_but_no_name_keeps_the_list(ctx, monkeypa
     )
 
 
-@pytest.mark.sqlite  # only SQLite's writers exclude each other from the start
-def test_a_committed_write_brings_the_lists_along_without_a_scan(
+def test_a_committed_write_brings_the_lists_along_without_a_reload(
     ctx, monkeypatch, django_capture_on_commit_callbacks
 ):
+    """A commit's own names reach the cached lists through the names log, as another
+    process's would: the changed records' entries replaced, no scope read whole."""
     from tests.workflow.helpers import ok
 
     people = make_collection(ctx, "people")
@@ -138,14 +141,13 @@ def test_a_committed_write_brings_the_lists_along_without_a_scan(
         make_record(ctx, people, f"Person {index}")
     for scope in (people.pk, None):
         scope_names(WORKSPACE, scope)
-    real_load = name_index._load
+    real_load = names_cache._load
 
     def refuse(*args):
-        raise AssertionError("the list read the log or reloaded instead of following the write")
+        raise AssertionError("the list reloaded instead of following the log")
 
-    monkeypatch.setattr(name_index, "_load", refuse)
-    monkeypatch.setattr(name_index, "_follow_log", refuse)
-    monkeypatch.setattr(name_index, "_fresh", refuse)
+    monkeypatch.setattr(names_cache, "_load", refuse)
+    monkeypatch.setattr(names_cache, "_fresh", refuse)
 
     def commit(operation, arguments, review_ids):
         prepared = ok(
@@ -239,26 +241,37 @@ class Untouchable(list):
 
 def test_a_patch_touches_only_the_changed_entries():
     size = 50_000
-    first = ScopeNames.build(1, [(f"r{i}", f"Person {i}", False) for i in range(size)])
-    store = first.entries
-    store.of_records({f"r{i}" for i in range(FEW_RECORDS + 1)})  # the owner map, built once
-    store.names = Untouchable(store.names)
-    for column in (store.record_ids, store.displays, store.is_alias):  # a built list: all tail
-        column.tail = Untouchable(column.tail)
-    second = first.patched(2, replaced={"r7", "r9"}, added=[("r7", "Kirat Singh", False)])
-    assert second is not None
-    assert second.record_count == size - 1 and second.dead_count == 2
-    assert [second.displays[i] for i in second.exact_indices("kirat singh")] == ["Kirat Singh"]
-    assert second.exact_indices("person 7") == [] and second.exact_indices("person 9") == []
-    assert first.exact_indices("person 7") == [7], "the older view reads what it read before"
+    first = ScopeNames.build(
+        1, [(new_id(), f"Person {i}", False) for i in range(size)] + [("r9", "Person 9b", False)]
+    )
+    r7 = first.entry(7)[0]
+    object.__setattr__(
+        first,
+        "base",
+        names_view.Base(
+            Untouchable(first.base.names),
+            first.base.ids,
+            Untouchable(first.base.displays),
+            first.base.aliases,
+            first.base.joined,
+        ),
+    )
+    second = first.patched(2, {r7, "r9"}, [(r7, "Kirat Singh", False)])
+    assert second is not None and second.base is first.base, "the base is shared, not copied"
+    assert second.record_count == size and second.dead == {7, size}
+    assert [second.entry(i)[1] for i in second.exact_indices("kirat singh")] == ["Kirat Singh"]
+    assert second.exact_indices("person 7") == [] and second.exact_indices("person 9b") == []
+    assert first.exact_indices("person 7") == [7], "the older snapshot reads what it read before"
     assert first.exact_indices("kirat singh") == []
-    assert first.patched(3, replaced=set(), added=[]) is None, "only the newest view is patched"
+    third = second.patched(3, {r7}, [(r7, "Kirat S", False)])
+    assert third is not None and third.tail == ((r7, "Kirat S", False),)
+    assert second.exact_indices("kirat singh") == [size + 1], "the second is left as it was"
 
 
 def test_a_fresh_process_reads_the_stored_list_and_the_log_not_the_records(ctx, monkeypatch):
     """After a restart the list comes from one stored row plus the changes since it, and
     matches exactly as the list read from the records does, other processes' writes included."""
-    monkeypatch.setattr(name_index, "STORE_FROM_RECORDS", 1)
+    monkeypatch.setattr(names_cache, "STORE_FROM_RECORDS", 1)
     people = make_collection(ctx, "people")
     kirat = make_record(ctx, people, "Kirat")
     make_record(ctx, people, "Rahul Sharma")
@@ -269,9 +282,9 @@ def test_a_fresh_process_reads_the_stored_list_and_the_log_not_the_records(ctx, 
     # Written as another process would: this one's cache never sees them happen.
     services.record_rename(ctx=ctx, record_id=kirat.pk, title="Kirat Singh", expected_version=1)
     make_record(ctx, people, "Priya")
-    name_index.clear_cache()  # the restart
-    real_load = name_index._load
-    monkeypatch.setattr(name_index, "_load", lambda *a: pytest.fail("read every record"))
+    names_cache.clear_cache()  # the restart
+    real_load = names_cache._load
+    monkeypatch.setattr(names_cache, "_load", lambda *a: pytest.fail("read every record"))
     restarted = scope_names(WORKSPACE, people.pk)
     assert restarted.revision > stored.revision
     fresh = real_load(WORKSPACE, people.pk, restarted.revision)
@@ -287,7 +300,7 @@ def test_a_fresh_process_reads_the_stored_list_and_the_log_not_the_records(ctx, 
 def test_a_gap_in_the_names_log_reads_the_records_instead(ctx, monkeypatch):
     """A counter moved with no log row (a load that went around the triggers) cannot be
     followed from the log: the list is read whole, never patched from a guess."""
-    monkeypatch.setattr(name_index, "STORE_FROM_RECORDS", 1)
+    monkeypatch.setattr(names_cache, "STORE_FROM_RECORDS", 1)
     people = make_collection(ctx, "people")
     make_record(ctx, people, "Kirat")
     scope_names(WORKSPACE, people.pk)
@@ -296,7 +309,7 @@ def test_a_gap_in_the_names_log_reads_the_records_instead(ctx, monkeypatch):
     loads = count_loads(monkeypatch)
     for restart in (False, True):  # the cached list, and a fresh process on the stored one
         if restart:
-            name_index.clear_cache()
+            names_cache.clear_cache()
         names = scope_names(WORKSPACE, people.pk)
         assert [m.display for m in match_names(names, "abhishek") if m.exact] == ["Abhishek"]
     assert len(loads) == 1, "the gap is read whole once; the list stored then serves the restart"
@@ -308,7 +321,7 @@ def test_a_stored_list_prunes_the_log_and_a_view_behind_it_reads_the_list(ctx, m
     log after it, and answers as a fresh load does."""
     from records.counters import counter_values, names_key
 
-    monkeypatch.setattr(name_index, "STORE_FROM_RECORDS", 1)
+    monkeypatch.setattr(names_cache, "STORE_FROM_RECORDS", 1)
     people = make_collection(ctx, "people")
     kirat = make_record(ctx, people, "Kirat")
     rahul = make_record(ctx, people, "Rahul Sharma")
@@ -320,14 +333,14 @@ def test_a_stored_list_prunes_the_log_and_a_view_behind_it_reads_the_list(ctx, m
     # Another process builds the list at this revision and stores it: the rename's row goes.
     stored_at = counter_values(WORKSPACE, [key])[key]
     assert NameChange.objects.filter(key=key, revision=stored_at).exists()
-    name_index._store(WORKSPACE, people.pk, name_index._load(WORKSPACE, people.pk, stored_at))
+    names_cache._store(WORKSPACE, people.pk, names_cache._load(WORKSPACE, people.pk, stored_at))
     assert not NameChange.objects.filter(key=key, revision__lte=stored_at).exists()
     services.record_rename(ctx=ctx, record_id=rahul.pk, title="Rahul Verma", expected_version=1)
-    name_index._cache[(WORKSPACE, people.pk)] = behind  # this process's view, from before
+    names_cache._cache.put((WORKSPACE, people.pk), behind.revision, behind)  # from before
     loads = count_loads(monkeypatch)
     caught_up = scope_names(WORKSPACE, people.pk)
     assert loads == [], "the stored list and the log after it, not the records"
-    fresh = name_index._load(WORKSPACE, people.pk, caught_up.revision)
+    fresh = names_cache._load(WORKSPACE, people.pk, caught_up.revision)
     assert live_entries(caught_up) == live_entries(fresh)
     for query in ("kirat singh", "kirat", "rahul verma", "rahul sharma"):
         found = [(m.record_id, m.display, m.exact) for m in match_names(caught_up, query)]
@@ -389,7 +402,7 @@ def test_the_log_and_the_current_names_read_in_one_statement_agree_with_the_orm(
         changed, entries = written
         assert changed == names_written(WORKSPACE, key, since, after, limit=100)
         assert {priya.pk, kirat.pk, moved.pk} <= changed
-        assert entries == name_index._current_names(WORKSPACE, collection_id, changed)
+        assert entries == names_cache._current_names(WORKSPACE, collection_id, changed)
         in_scope = {(rid, text, alias) for rid, text, alias in entries}
         assert (kirat.pk, "K Singh", True) in in_scope
         assert any(rid == moved.pk for rid, _, _ in in_scope) == (collection_id is None)
@@ -404,13 +417,13 @@ def test_the_log_and_the_current_names_read_in_one_statement_agree_with_the_orm(
 def count_loads(monkeypatch) -> list[tuple]:
     """The name list's whole reads from here on: one entry per `_load` call, with its arguments."""
     loads: list[tuple] = []
-    real_load = name_index._load
+    real_load = names_cache._load
 
     def counted_load(*args):
         loads.append(args)
         return real_load(*args)
 
-    monkeypatch.setattr(name_index, "_load", counted_load)
+    monkeypatch.setattr(names_cache, "_load", counted_load)
     return loads
 
 
@@ -431,8 +444,8 @@ def test_a_list_read_from_its_stored_row_matches_as_the_list_it_was_stored_from(
     assert columns is not None
     stored = ScopeNames.from_stored(StoredNameList(revision=7, **columns))
     assert stored is not None
-    assert stored.entries.base == built.entries.base
-    assert list(stored.is_alias) == [False, False, True, False]
+    assert stored.base.joined == built.base.joined
+    assert [stored.entry(i)[2] for i in range(4)] == [False, False, True, False]
     assert stored.record_count == built.record_count == 3
     for query in ("rahul sharma", "rahul s", "sharma", "priya", "kirat"):
         assert stored.exact_indices(query) == built.exact_indices(query), query
@@ -444,10 +457,8 @@ def test_a_list_read_from_its_stored_row_matches_as_the_list_it_was_stored_from(
 
 def test_an_empty_stored_list_reads_as_an_empty_list():
     empty = ScopeNames.from_stored(
-        StoredNameList(
-            revision=3, record_ids=b"", names="", displays="", display_marks=b"", aliases=""
-        )
+        StoredNameList(revision=3, record_ids=b"", names="", displays="", aliases="")
     )
     assert empty is not None
-    assert empty.names == [] and list(empty.record_ids) == [] and empty.entries.base == "\x1f\x1f"
+    assert empty.names == [] and empty.length == 0 and empty.base.joined == "\x1f\x1f"
     assert empty.exact_indices("") == [] and empty.word_hits("kirat") == []

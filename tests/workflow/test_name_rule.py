@@ -13,17 +13,17 @@ from anchor_site.devtools.benchmarks.name_rule import score
 from records.names import normalize_name
 from tests.conftest import make_collection, make_record
 from tests.workflow.helpers import ok
-from workflow import name_index
-from workflow.name_rule import is_similar, ratio, ratio_alone, what_differs
+from workflow.names import cache as names_cache
+from workflow.names.rule import is_similar, ratio, ratio_alone, what_differs
 
 TEMPLATED = "Priya feedback on Kirat's coding interview"
 
 
 @pytest.fixture(autouse=True)
 def fresh_name_cache():
-    name_index.clear_cache()
+    names_cache.clear_cache()
     yield
-    name_index.clear_cache()
+    names_cache.clear_cache()
 
 
 def similar(left: str, right: str) -> bool:

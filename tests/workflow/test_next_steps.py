@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from tests.mcp_client import call_tool
 from tests.workflow.helpers import ok
 
 
@@ -26,10 +29,38 @@ def test_a_create_then_link_walks_on_next_step_alone(hiring):
     assert committed["review"]["resolution_id"] in committed["next_step"]
 
 
-def test_resolved_warns_about_proposing_the_same_title_again(hiring):
+def test_resolved_says_only_what_to_cite_and_a_create_of_that_title_is_still_stopped(hiring):
     review = ok("resolve_record", {"query": "Kirat", "collection_id": hiring.people.pk})
     assert review["status"] == "resolved"
-    assert hiring.kirat.pk in review["next_step"] and "NEW title" in review["next_step"]
+    assert review["next_step"] == (
+        f"Cite resolution_id {review['resolution_id']} in the write for record {hiring.kirat.pk}."
+    )
+    # The warning it no longer repeats is the server's to give, when it is relevant.
+    again = call_tool(
+        "prepare_write",
+        {
+            "operation": "create_record",
+            "arguments": {"collection_id": hiring.people.pk, "title": "Kirat", "data": {}},
+            "review_ids": [review["resolution_id"]],
+            "decision_reason": "the user mentioned Kirat",
+        },
+    )
+    assert not again["ok"]
+
+
+@pytest.mark.parametrize("words", ["him", "Her.", "that opening", "those candidates", "it"])
+def test_a_word_referring_back_is_never_offered_as_a_new_title(hiring, words):
+    review = ok("resolve_record", {"query": words})
+    assert review["status"] == "no_match"
+    assert "create_record" not in review["next_step"]
+    assert "Never create a record with this title" in review["next_step"]
+
+
+def test_a_new_name_is_still_offered_for_creation(hiring):
+    review = ok(
+        "resolve_record", {"query": "That Cafe Downtown Project", "collection_id": hiring.people.pk}
+    )
+    assert "create_record" in review["next_step"]
 
 
 def test_needs_clarification_says_to_ask(hiring):

@@ -18,18 +18,18 @@ from records.errors import AnchorError
 from records.models import AuditEvent, Record
 from records.services import WriteContext
 from tests.workflow.helpers import ok, refused
-from workflow import name_index
 from workflow.actions import approve_prepared_action, mark_stale_pending
 from workflow.models import ActionState, PreparedAction
+from workflow.names import cache as names_cache
 
 PERSON = "user:maya"
 
 
 @pytest.fixture(autouse=True)
 def fresh_name_cache():
-    name_index.clear_cache()
+    names_cache.clear_cache()
     yield
-    name_index.clear_cache()
+    names_cache.clear_cache()
 
 
 def _person(ctx: WriteContext) -> WriteContext:

@@ -1,9 +1,9 @@
 """The stored name list's compact layout: what is stored reads back entry for entry, a list
 read from it is patched as a built one is, and a row that does not read back whole is rebuilt.
 
-The record IDs are packed, the displays kept joined with a mark every STEP entries and the
-alias flags kept as stored (workflow.name_columns); these tests take lists long enough to cross
-several marks, and check every entry, not a sample.
+The record IDs are packed 16 bytes each, the names and displays joined (a display its name
+title-cased gives back stored empty) and the alias flags kept as stored (workflow.names.view);
+these tests check every entry, not a sample.
 """
 
 from __future__ import annotations
@@ -18,26 +18,22 @@ from records.ids import new_id
 from records.models import Record
 from tests.conftest import WORKSPACE, make_collection, make_record
 from tests.workflow.test_name_index_updates import count_loads
-from workflow import name_index
 from workflow.models import StoredNameList
 from workflow.models.name_lists import NAME_LIST_LAYOUT
-from workflow.name_columns import SEP, STEP, JoinedTexts, PackedIds
-from workflow.name_index import (
-    FEW_RECORDS,
-    SCANS_BEFORE_OWNERS,
-    ScopeNames,
-    match_names,
-    scope_names,
-)
+from workflow.names import cache as names_cache
+from workflow.names.cache import scope_names
+from workflow.names.match import match_names
+from workflow.names.view import SEP, ScopeNames
 
-SIZE = 5 * STEP + 7  # several display marks, and a last block cut short
+STEP = 64
+SIZE = 5 * STEP + 7
 
 
 @pytest.fixture(autouse=True)
 def fresh_cache():
-    name_index.clear_cache()
+    names_cache.clear_cache()
     yield
-    name_index.clear_cache()
+    names_cache.clear_cache()
 
 
 def entries(size: int = SIZE) -> list[tuple[str, str, bool]]:
@@ -50,11 +46,8 @@ def entries(size: int = SIZE) -> list[tuple[str, str, bool]]:
     return rows
 
 
-def every_entry(names: ScopeNames) -> list[tuple[str, str, str, bool]]:
-    return [
-        (names.record_ids[i], names.names[i], names.displays[i], names.is_alias[i])
-        for i in names.live_indices()
-    ]
+def every_entry(names: ScopeNames) -> list[tuple[str, str, bool, str]]:
+    return [(*names.entry(i), names.names[i]) for i in names.live_indices()]
 
 
 def assert_matches_agree(one: ScopeNames, other: ScopeNames) -> None:
@@ -85,29 +78,19 @@ def test_a_stored_list_reads_back_entry_for_entry():
     read = stored_copy(built)
     assert read.revision == 9 and read.length == built.length == SIZE
     assert every_entry(read) == every_entry(built)
-    assert list(read.record_ids) == list(built.record_ids)
-    assert list(read.displays) == list(built.displays)
-    assert list(read.is_alias) == list(built.is_alias)
     assert read.record_count == built.record_count == SIZE - SIZE // 5
-    assert read.displays[-1] == built.displays[SIZE - 1]
-    with pytest.raises(IndexError):
-        read.displays[SIZE]
-    with pytest.raises(IndexError):
-        read.record_ids[SIZE]
     assert_matches_agree(read, built)
 
 
 def test_the_record_ids_are_stored_packed_not_as_text():
-    built = ScopeNames.build(1, entries())
+    rows = entries()
+    built = ScopeNames.build(1, rows)
     columns = built.stored_form()
     assert columns is not None
-    assert bytes(columns["record_ids"]) == b"".join(
-        uuid.UUID(rid).bytes for rid in built.record_ids
-    )
-    assert len(columns["display_marks"]) == 4 * ((SIZE + STEP - 1) // STEP)
+    assert bytes(columns["record_ids"]) == b"".join(uuid.UUID(rid).bytes for rid, _, _ in rows)
 
 
-@pytest.mark.parametrize("replaced", [2, FEW_RECORDS + 5])  # by search, and by the owner map
+@pytest.mark.parametrize("replaced", [2, 21])
 @pytest.mark.usefixtures("ctx")
 def test_a_list_read_from_its_row_is_patched_as_the_list_it_was_stored_from(replaced):
     rows = entries()
@@ -131,44 +114,10 @@ def test_a_list_read_from_its_row_is_patched_as_the_list_it_was_stored_from(repl
     # A second patch of the same records finds their appended entries, not the stored ones.
     again = patched_read.patched(3, replaced={owners[0]}, added=[(owners[0], "Priya", False)])
     assert again is not None
-    assert [
-        again.displays[i] for i in again.live_indices() if again.record_ids[i] == owners[0]
-    ] == ["Priya"]
+    assert [again.entry(i)[1] for i in again.live_indices() if again.entry(i)[0] == owners[0]] == [
+        "Priya"
+    ]
     assert read.exact_indices("priya nair") == [], "the older view reads what it read before"
-
-
-@pytest.mark.usefixtures("ctx")
-def test_a_list_patched_one_record_at_a_time_indexes_its_owners_once_and_stays_right():
-    rows = entries()
-    owners = list(dict.fromkeys(rid for rid, _, _ in rows))
-    view = stored_copy(ScopeNames.build(1, rows))
-    renames = SCANS_BEFORE_OWNERS + 3
-    for n in range(renames):
-        # Before the map each patch scans every ID; from then on it reads the map.
-        assert (view.entries.owners is None) == (n <= SCANS_BEFORE_OWNERS), n
-        patched = view.patched(
-            n + 2, replaced={owners[n]}, added=[(owners[n], f"Moved {n}", False)]
-        )
-        assert patched is not None
-        view = patched
-    assert view.entries.owners is not None and view.entries.scans == SCANS_BEFORE_OWNERS
-    renamed = {owners[n]: f"Moved {n}" for n in range(renames)}
-    fresh = ScopeNames.build(
-        renames + 1,
-        [e for e in rows if e[0] not in renamed] + [(r, t, False) for r, t in renamed.items()],
-    )
-    assert sorted(every_entry(view)) == sorted(every_entry(fresh))
-    assert_matches_agree(view, fresh)
-
-
-@pytest.mark.usefixtures("ctx")
-def test_a_list_with_appended_entries_stores_and_reads_back_whole():
-    read = stored_copy(ScopeNames.build(1, entries()))
-    grown = read.patched(2, replaced=set(), added=[(new_id(), "Priya Nair", False)])
-    assert grown is not None and grown.dead_count == 0
-    again = stored_copy(grown)
-    assert every_entry(again) == every_entry(grown)
-    assert again.displays[SIZE] == "Priya Nair" and again.record_count == read.record_count + 1
 
 
 DISPLAYS = ["Rahul Sharma", "McDonald", "ACME Ltd", "iPhone", "Zoë Müller", "o'brien", "O'Brien"]
@@ -198,8 +147,7 @@ def test_a_display_its_name_gives_back_is_stored_empty_and_read_back_as_it_was()
     ]
     read = stored_copy(built)
     assert every_entry(read) == every_entry(built)
-    assert list(read.displays) == [display for _, display, _ in rows]
-    assert [read.displays[i] for i in range(len(rows))] == [display for _, display, _ in rows]
+    assert [read.entry(i)[1] for i in range(len(rows))] == [display for _, display, _ in rows]
     assert [m.display for m in match_names(read, "mcdonald") if m.exact][:1] == ["McDonald"]
     assert every_entry(stored_copy(read)) == every_entry(built), "stored again as read"
 
@@ -213,20 +161,13 @@ def test_a_list_that_cannot_be_packed_is_not_stored():
     assert ScopeNames.build(1, [(new_id(), "Kirat", False)]).stored_form() is not None
 
 
-def test_a_non_uuid_id_is_found_in_a_packed_list_only_where_it_was_appended():
-    packed = PackedIds(b"".join(uuid.UUID(new_id()).bytes for _ in range(3)))
-    packed.extend(["r1"])
-    assert list(packed.positions("r1")) == [3]
-    assert packed.key("r1") not in set(list(packed.keys())[:3])
-
-
 def test_a_packed_id_is_found_only_on_its_own_boundary():
     """Two IDs side by side hold every 16-byte run across their boundary: none is a match."""
     first, second = new_id(), new_id()
-    packed = PackedIds(PackedIds(tail=[first, second]).pack() or b"")
-    assert list(packed.positions(first)) == [0] and list(packed.positions(second)) == [1]
-    straddling = packed.packed[8:24]
-    assert list(packed.positions(str(uuid.UUID(bytes=straddling)))) == []
+    base = ScopeNames.build(1, [(first, "A", False), (second, "B", False)]).base
+    assert list(base.positions(first)) == [0] and list(base.positions(second)) == [1]
+    assert isinstance(base.ids, bytes)
+    assert list(base.positions(str(uuid.UUID(bytes=base.ids[8:24])))) == []
 
 
 def corrupt_layout(row: StoredNameList) -> None:
@@ -249,12 +190,6 @@ def corrupt_displays(row: StoredNameList) -> None:
     row.displays = row.displays.replace("\x1f", " ", 1)
 
 
-def corrupt_marks(row: StoredNameList) -> None:
-    marks = bytearray(row.display_marks)
-    marks[4] += 1  # the second mark, one character into its entry
-    row.display_marks = bytes(marks)
-
-
 def corrupt_aliases(row: StoredNameList) -> None:
     row.aliases = row.aliases[:-1] + "2"
 
@@ -267,12 +202,11 @@ def corrupt_aliases(row: StoredNameList) -> None:
         corrupt_torn_id,
         corrupt_names,
         corrupt_displays,
-        corrupt_marks,
         corrupt_aliases,
     ],
 )
 def test_a_row_that_does_not_read_back_whole_is_rebuilt_and_stored_again(ctx, monkeypatch, corrupt):
-    monkeypatch.setattr(name_index, "STORE_FROM_RECORDS", 1)
+    monkeypatch.setattr(names_cache, "STORE_FROM_RECORDS", 1)
     people = make_collection(ctx, "people")
     for n in range(STEP + 3):  # past the first display mark
         make_record(ctx, people, f"Person {n}")
@@ -282,7 +216,7 @@ def test_a_row_that_does_not_read_back_whole_is_rebuilt_and_stored_again(ctx, mo
     corrupt(row)
     row.save()
     assert ScopeNames.from_stored(StoredNameList.objects.get(pk=row.pk)) is None
-    name_index.clear_cache()  # the restart
+    names_cache.clear_cache()  # the restart
     loads = count_loads(monkeypatch)
     restarted = scope_names(WORKSPACE, people.pk)
     assert len(loads) == 1, "read from the records"
@@ -294,34 +228,21 @@ def test_a_row_that_does_not_read_back_whole_is_rebuilt_and_stored_again(ctx, mo
 
 def test_a_fresh_process_reads_ids_and_displays_from_the_row_as_stored(ctx, monkeypatch):
     """After a restart only the names are split; an answer decodes just the entries it names."""
-    monkeypatch.setattr(name_index, "STORE_FROM_RECORDS", 1)
+    monkeypatch.setattr(names_cache, "STORE_FROM_RECORDS", 1)
     people = make_collection(ctx, "people")
     records = [make_record(ctx, people, f"Person {n}") for n in range(2 * STEP)]
     scope_names(WORKSPACE, people.pk)
     services.record_rename(
         ctx=ctx, record_id=records[5].pk, title="Kirat Singh", expected_version=1
     )
-    name_index.clear_cache()
+    names_cache.clear_cache()
     restarted = scope_names(WORKSPACE, people.pk)
-    assert restarted.record_ids.tail == [records[5].pk], "only the renamed record appended"
-    assert restarted.displays.tail == ["Kirat Singh"]
-    assert len(restarted.record_ids.packed) == 16 * 2 * STEP
+    assert restarted.tail == ((records[5].pk, "Kirat Singh", False),), "only the rename appended"
+    assert restarted.dead == {5} and len(restarted.base.ids) == 16 * 2 * STEP
     found = match_names(restarted, "kirat singh")
     assert [(m.record_id, m.display) for m in found if m.exact] == [(records[5].pk, "Kirat Singh")]
     assert [m.record_id for m in match_names(restarted, "person 70") if m.exact] == [records[70].pk]
     assert Record.objects.filter(collection=people).count() == 2 * STEP
-
-
-def test_joined_texts_refuse_marks_that_do_not_begin_entries():
-    texts = [f"name {n}" for n in range(2 * STEP + 1)]
-    joined_form = JoinedTexts(tail=texts).joined_form()
-    assert joined_form is not None
-    joined, marks = joined_form
-    assert list(JoinedTexts.read(joined, len(texts), marks) or []) == texts
-    assert JoinedTexts.read(joined, len(texts) + 1, marks) is None
-    assert JoinedTexts.read(joined, len(texts), marks[:-4]) is None
-    assert JoinedTexts.read(joined[:-1], len(texts), marks) is not None  # shorter last entry
-    assert JoinedTexts.read(joined.replace("\x1f", "", 1), len(texts), marks) is None
 
 
 @pytest.mark.django_db(transaction=True)

@@ -10,17 +10,16 @@ import pytest
 from records import services
 from records.models import AuditEvent, Collection
 from tests.conftest import link, make_collection, make_record
-from tests.mcp_client import list_tools
 from tests.workflow.helpers import ok, refused, write
-from workflow import name_index
 from workflow.imports import MAX_COMPARISONS
+from workflow.names import cache as names_cache
 
 
 @pytest.fixture(autouse=True)
 def fresh_name_cache():
-    name_index.clear_cache()
+    names_cache.clear_cache()
     yield
-    name_index.clear_cache()
+    names_cache.clear_cache()
 
 
 def discover(name: str, purpose: str = "Whatever it is for") -> str:
@@ -255,7 +254,6 @@ def test_aggregate_groups_true_and_1_apart_and_reports_false_as_false(hiring, ct
 
 
 def test_the_import_comparison_cap_is_documented_as_it_is(settings):
-    tool = next(t for t in list_tools() if t.name == "prepare_import")
-    assert f"{MAX_COMPARISONS:,}" in tool.description
+    # The tool list leaves it out (a refusal names rows_that_fit); the usage guide says it.
     readme = (Path(settings.BASE_DIR) / "docs" / "agent-usage.md").read_text()
     assert f"{MAX_COMPARISONS:,} length-weighted comparisons" in readme

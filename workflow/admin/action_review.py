@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from records.admin.clarifications import Clarification, clarifications
 from records.admin.timeline import readable_kind, state_changes
 from records.models import AuditEvent
 from workflow import imports
@@ -51,7 +52,7 @@ class ItemView:
     review: OperationReview
     index: int | None = None
     decision_reason: str = ""
-    clarification: str = ""
+    clarifications: list[Clarification] = field(default_factory=list)
 
 
 @dataclass
@@ -73,7 +74,9 @@ class ImportRowView:
     duplicate_of: str
     made: Ref | None = None  # the record the row became, once applied
     outcome: str = ""  # "created", "used the existing record", "skipped"
-    clarification: str = ""  # the agent's account of why a flagged row is created anyway
+    # The user's answer in the client for this row, and the agent's account of why a flagged
+    # row is created anyway.
+    clarifications: list[Clarification] = field(default_factory=list)
 
 
 @dataclass
@@ -104,6 +107,7 @@ class EvidenceView:
     selected: Ref | None
     candidates: list[Ref]
     created_at: str
+    answered: list[Clarification] = field(default_factory=list)  # the user's, in the client
 
 
 @dataclass
@@ -123,6 +127,7 @@ class ActionReview:
     applied: list[AppliedView] = field(default_factory=list)
     compared_with_now: bool = True
     overlaps: list[Overlap] = field(default_factory=list)  # other open writes on its records
+    clarifications: list[Clarification] = field(default_factory=list)
 
 
 def _operations(action: PreparedAction) -> list[tuple[int | None, str, dict[str, Any], str, str]]:
@@ -190,6 +195,7 @@ def _evidence(action: PreparedAction, lookup: Lookup) -> list[EvidenceView]:
                 selected=lookup.record_ref(selected) if selected else None,
                 candidates=candidates,
                 created_at=str(entry.get("created_at", "")),
+                answered=clarifications([entry]),
             )
         )
     return views
@@ -250,7 +256,7 @@ def _import_view(action: PreparedAction, lookup: Lookup) -> ImportView:
                 duplicate_of=str(row.get("duplicate_of") or ""),
                 made=lookup.record_ref(outcome["record_id"]) if outcome.get("record_id") else None,
                 outcome=OUTCOME_LABELS.get(str(outcome.get("outcome", "")), ""),
-                clarification=str(decision.get("clarification") or ""),
+                clarifications=clarifications([decision], str(decision.get("clarification") or "")),
             )
         )
     result = action.result if isinstance(action.result, dict) else {}
@@ -342,7 +348,9 @@ def action_review(action: PreparedAction) -> ActionReview:
     review = ActionReview(summary="", compared_with_now=action.state != ActionState.COMMITTED)
     for index, operation, args, reason, said in _operations(action):
         review.items.append(
-            ItemView(review_operation(operation, args, lookup), index, reason, said)
+            ItemView(
+                review_operation(operation, args, lookup), index, reason, clarifications([], said)
+            )
         )
     if action.operation == imports.OPERATION:
         review.import_view = _import_view(action, lookup)
@@ -353,6 +361,7 @@ def action_review(action: PreparedAction) -> ActionReview:
             lines[0] if len(lines) == 1 else f"{len(lines)} writes: " + "; ".join(lines)
         )
     review.evidence = _evidence(action, lookup)
+    review.clarifications = clarifications(action.evidence, action.clarification)
     review.overlaps = overlapping(action, touched(action, lookup), lookup)
     if action.state == ActionState.COMMITTED and review.import_view is None:
         # An import's rows table names the record each row became; one line per row and link

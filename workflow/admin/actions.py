@@ -7,14 +7,19 @@ which the agent reads by replaying commit_write. Review tickets are shown for co
 
 from __future__ import annotations
 
+from copy import copy
+from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.exceptions import DisallowedModelAdminLookup
+from django.contrib.admin.options import IncorrectLookupParameters
+from django.contrib.admin.templatetags.admin_urls import add_preserved_filters
 from django.core.exceptions import PermissionDenied
-from django.db.models import Case, IntegerField, QuerySet, Value, When
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
@@ -22,11 +27,14 @@ from django.utils.http import url_has_allowed_host_and_scheme
 
 from records.acting import acted_by
 from records.admin.common import ReadOnlyAdmin, actor_for, json_block
+from records.admin.scoping import member_workspace_ids
 from records.errors import AnchorError
+from records.models import Record
 from workflow.actions import (
     approve_prepared_action,
     mark_stale_pending,
     reject_prepared_action,
+    stale_if_approved,
 )
 from workflow.admin.action_review import action_review
 from workflow.admin.queue import QueueChangeList
@@ -58,6 +66,46 @@ class PendingFilter(admin.SimpleListFilter):
         return queryset
 
 
+class AgentFilter(admin.SimpleListFilter):
+    """Who prepared it, worded as everywhere else: "agent (Claude Code) for user:alice" is one
+    choice, the person's configured agent another."""
+
+    title = "prepared by"
+    parameter_name = "agent"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        seen = (
+            model_admin.get_queryset(request)
+            .order_by()
+            .values_list("actor_id", "credential", "credential_name")
+            .distinct()
+        )
+        choices = {
+            f"{actor}|{credential or ''}": acted_by(Actor(actor, credential, name))
+            for actor, credential, name in seen
+        }
+        return sorted(choices.items(), key=lambda choice: choice[1])
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if not self.value():
+            return queryset
+        actor, _, credential = str(self.value()).partition("|")
+        if credential:
+            return queryset.filter(actor_id=actor, credential=credential)
+        return queryset.filter(actor_id=actor, credential__isnull=True)
+
+
+@dataclass
+class Actor:
+    actor_id: str
+    credential: str | None
+    credential_name: str | None
+
+
+# A title search matches at most this many records; "a" must not become an IN list of all.
+TITLE_MATCH_LIMIT = 50
+
+
 class RejectForm(forms.Form):
     reason = forms.CharField(
         max_length=2000,
@@ -80,11 +128,11 @@ class PreparedActionAdmin(ReadOnlyAdmin):
     workspace_path = "workspace"
     change_form_template = "admin/workflow/preparedaction/change_form.html"
     list_display = ["created_at", "summary", "state_shown", "prepared_by", "reason"]
-    list_filter = [PendingFilter, "state", "operation", "created_at", "workspace"]
+    list_filter = [PendingFilter, AgentFilter, "operation", "state", "created_at", "workspace"]
     search_fields = ["=id", "actor_id", "credential_name", "decision_reason", "clarification"]
     list_display_links = ["summary"]  # the date alone would say nothing
     show_full_result_count = False
-    actions = ["approve_selected"]
+    actions = ["approve_selected", "reject_selected"]
     fieldsets = [
         (
             "Decision",
@@ -123,6 +171,26 @@ class PreparedActionAdmin(ReadOnlyAdmin):
             output_field=IntegerField(),
         )
         return super().get_queryset(request).order_by(pending_first, "-created_at")
+
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet[PreparedAction], search_term: str
+    ) -> tuple[QuerySet[PreparedAction], bool]:
+        """Also by title: the writes whose arguments name a record titled (or aliased) so, or
+        carry the title themselves (a new record, an import's rows)."""
+        found, duplicates = super().get_search_results(request, queryset, search_term)
+        term = search_term.strip()
+        if not term:
+            return found, duplicates
+        records = Record.objects.filter(
+            Q(title__icontains=term) | Q(aliases__alias__icontains=term)
+        )
+        workspaces = member_workspace_ids(request)
+        if workspaces is not None:
+            records = records.filter(workspace_id__in=workspaces)
+        titled = Q(arguments__icontains=term)
+        for record_id in records.values_list("id", flat=True).distinct()[:TITLE_MATCH_LIMIT]:
+            titled |= Q(arguments__icontains=record_id)
+        return found | queryset.filter(titled), duplicates
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[QueueChangeList]:
         return QueueChangeList
@@ -189,8 +257,11 @@ class PreparedActionAdmin(ReadOnlyAdmin):
         """Approve one write; the message names it in words ("update Kirat: stage = offer")."""
         action = PreparedAction.objects.filter(pk=action_id).first()
         summary = f"“{action_review(action).summary}”" if action is not None else action_id
+        described = action_review(action).summary if action is not None else ""
         try:
-            approve_prepared_action(action_id=action_id, reviewer=actor_for(request), note=note)
+            approve_prepared_action(
+                action_id=action_id, reviewer=actor_for(request), note=note, described=described
+            )
         except AnchorError as exc:
             stale = PreparedAction.objects.filter(pk=action_id).values_list(
                 "stale_reason", flat=True
@@ -213,6 +284,59 @@ class PreparedActionAdmin(ReadOnlyAdmin):
         for action_id in chosen:
             # An earlier approval in this loop may have made this one stale; it then says so.
             self._approve(request, action_id)
+
+    @admin.action(description="Reject selected actions with one reason", permissions=["approve"])
+    def reject_selected(
+        self, request: HttpRequest, queryset: QuerySet[PreparedAction]
+    ) -> HttpResponse | None:
+        chosen = list(queryset.filter(state=ActionState.AWAITING_APPROVAL).order_by("created_at"))
+        form = RejectForm(request.POST if "reason" in request.POST else None)
+        if form.is_bound and form.is_valid():
+            for action in chosen:
+                self._reject(request, action, form.cleaned_data["reason"])
+            return None
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": f"Reject {len(chosen)} write{'s' if len(chosen) != 1 else ''}?",
+            "chosen": [(a, action_review(a).summary) for a in chosen],
+            "reject_form": form,
+            "preserved_filters": self.get_preserved_filters(request),
+        }
+        return TemplateResponse(
+            request, "admin/workflow/preparedaction/reject_selected.html", context
+        )
+
+    def _reject(self, request: HttpRequest, action: PreparedAction, reason: str) -> bool:
+        summary = action_review(action).summary
+        try:
+            reject_prepared_action(action_id=action.pk, reviewer=actor_for(request), reason=reason)
+        except AnchorError as exc:
+            self.message_user(request, f"Not rejected: “{summary}”: {exc.message}", messages.ERROR)
+            return False
+        self.message_user(request, f"Rejected “{summary}”.", messages.SUCCESS)
+        return True
+
+    def _next_waiting(self, request: HttpRequest, decided: PreparedAction) -> HttpResponse:
+        """The next write awaiting a decision in the list the reviewer came from (its filters,
+        search and sort kept); the decided write's own page when none is left."""
+        filters = self.get_preserved_filters(request)
+        listed = request.GET.get("_changelist_filters", "")
+        as_listed = copy(request)
+        as_listed.GET = QueryDict(listed)
+        try:
+            changelist = self.get_changelist_instance(as_listed)
+            waiting = changelist.get_queryset(as_listed)
+        except (IncorrectLookupParameters, DisallowedModelAdminLookup):
+            waiting = self.get_queryset(request)
+        following = (
+            waiting.filter(state=ActionState.AWAITING_APPROVAL).exclude(pk=decided.pk).first()
+        )
+        target = following or decided
+        url = reverse("admin:workflow_preparedaction_change", args=[target.pk])
+        return HttpResponseRedirect(
+            add_preserved_filters({"preserved_filters": filters, "opts": self.opts}, url)
+        )
 
     def get_urls(self) -> list[Any]:
         decide = [
@@ -262,9 +386,44 @@ class PreparedActionAdmin(ReadOnlyAdmin):
         action = self.get_object(request, object_id)  # another workspace's action is a 404
         form = ApproveForm(request.POST)
         note = form.cleaned_data["note"] if form.is_valid() else ""
+        if not request.POST.get("anyway"):
+            # Told first when approving would make another waiting write stale.
+            summary = action_review(action).summary
+            undone = stale_if_approved(action.pk, described=summary)
+            if undone:
+                return self._confirm_approval(request, action, summary, note, undone)
         self._approve(request, action.pk, note)
-        return HttpResponseRedirect(
-            reverse("admin:workflow_preparedaction_change", args=[action.pk])
+        return self._next_waiting(request, action)
+
+    def _confirm_approval(
+        self,
+        request: HttpRequest,
+        action: PreparedAction,
+        summary: str,
+        note: str,
+        undone: list[tuple[str, str]],
+    ) -> HttpResponse:
+        others = {a.pk: a for a in PreparedAction.objects.filter(pk__in=[pk for pk, _ in undone])}
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": "Approving this makes other waiting writes stale",
+            "original": action,
+            "summary": summary,
+            "note": note,
+            "undone": [
+                {
+                    "summary": action_review(others[pk]).summary,
+                    "url": reverse("admin:workflow_preparedaction_change", args=[pk]),
+                    "reason": reason,
+                }
+                for pk, reason in undone
+                if pk in others
+            ],
+            "change_url": reverse("admin:workflow_preparedaction_change", args=[action.pk]),
+        }
+        return TemplateResponse(
+            request, "admin/workflow/preparedaction/approve_confirm.html", context
         )
 
     def dismiss_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
@@ -291,18 +450,8 @@ class PreparedActionAdmin(ReadOnlyAdmin):
         change_url = reverse("admin:workflow_preparedaction_change", args=[action.pk])
         form = RejectForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
-            try:
-                reject_prepared_action(
-                    action_id=action.pk,
-                    reviewer=actor_for(request),
-                    reason=form.cleaned_data["reason"],
-                )
-            except AnchorError as exc:
-                self.message_user(request, f"Not rejected: {exc.message}", messages.ERROR)
-            else:
-                summary = action_review(action).summary
-                self.message_user(request, f"Rejected “{summary}”.", messages.SUCCESS)
-            return HttpResponseRedirect(change_url)
+            self._reject(request, action, form.cleaned_data["reason"])
+            return self._next_waiting(request, action)
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts,
@@ -311,6 +460,7 @@ class PreparedActionAdmin(ReadOnlyAdmin):
             "summary": action_review(action).summary,
             "reject_form": form,
             "change_url": change_url,
+            "preserved_filters": self.get_preserved_filters(request),
         }
         return TemplateResponse(request, "admin/workflow/preparedaction/reject.html", context)
 

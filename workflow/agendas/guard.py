@@ -27,7 +27,7 @@ from workflow.agendas.errors import (
     STALE_CURSOR,
     order_error,
 )
-from workflow.agendas.health import check_health
+from workflow.agendas.health import check_health, check_since_verified
 from workflow.agendas.position import Position, load_position
 from workflow.agendas.presentation import state_view
 from workflow.agendas.tokens import new_nonce, token_revision, tokens_match
@@ -50,7 +50,9 @@ def load_agenda(scope: Scope, agenda_id: Any, *, lock: bool = False) -> Agenda:
 
 
 def check_healthy(agenda: Agenda) -> None:
-    report = check_health(agenda)
+    if not check_since_verified(agenda):
+        return
+    report = check_health(agenda)  # the full check decides, and reports what a repair needs
     if report["healthy"]:
         return
     if report["repairable"]:
@@ -77,12 +79,15 @@ def check_healthy(agenda: Agenda) -> None:
 
 
 def seal(agenda: Agenda, *, scope: Scope, kind: str, payload: dict[str, Any], at: datetime) -> None:
-    """Bump the revision, replace the nonce and append the sealed event."""
+    """Bump the revision, replace the nonce, append the sealed event and make it the head."""
     agenda.revision += 1
     agenda.cursor_nonce = new_nonce()
     agenda.updated_at = at
+    # The event seals the state as it is now (the agenda's own fields from this object); it
+    # follows the events checked before this command, so it is the next check's head.
+    event = append_event(agenda, kind=kind, actor_id=scope.actor_id, payload=payload, at=at)
+    agenda.verified_sequence, agenda.verified_hash = event.sequence, event.event_hash
     agenda.save()
-    append_event(agenda, kind=kind, actor_id=scope.actor_id, payload=payload, at=at)
 
 
 def check_token(position: Position, given: str) -> None:

@@ -41,10 +41,21 @@ def open_agendas(scope: Scope) -> dict[str, Any]:
                     if item
                     else None
                 ),
-                "next_step": state["next_step"],
+                "next_step": _digest_step(agenda, state["next_step"]),
             }
         )
     return {"agendas": rows, "truncated": len(agendas) > DIGEST_LIMIT}
+
+
+def _digest_step(agenda: Agenda, step: str) -> str:
+    """The step, from the digest: a picture waiting to be shown is in agenda_view's reply, not
+    the digest's, so the step starts there."""
+    if not agenda.pending_presentation_id:
+        return step
+    return (
+        f"Call agenda_view agenda_id={agenda.pk} for its whole picture; show whole_picture.text "
+        "to the user, then agenda_acknowledge with the presentation_id it gives."
+    )
 
 
 def unsynced_agendas(scope: Scope) -> dict[str, Any]:

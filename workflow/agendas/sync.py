@@ -1,25 +1,31 @@
 """Outcomes of a closed (or paused) agenda flow back to its bound records, guarded.
 
-Each resolved item's record is reviewed (resolve_record by ID), then updated through
-prepare_write/commit_write with the version bound at start as expected_version, so the write is
-validated, versioned and audited like any agent write. A record that changed since it was bound
-(new version, other title, archived) is reported and left alone, never overwritten.
+The records are read together; one that changed since it was bound (new version, other
+title, archived) is reported and left alone, never overwritten. Every other resolved item's
+record is reviewed by ID, and all their updates go in one prepared batch with the version bound
+at start as each expected_version, committed through commit_batch_write: validated, gated,
+versioned and audited like any agent write, in the sync's one transaction. Where a collection
+needs approval, each outcome is its own held write instead, so a person decides each one (and
+one going stale leaves the others); a later sync reads each decision, or a batch's once.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.db import connection
+
+from records import approval
 from records import validation as v
 from records.errors import AnchorError, invalid
 from records.models import Record
-from workflow.actions import commit_write, prepare_write
+from workflow.actions import commit_batch_write, commit_write, prepare_tool_batch, prepare_write
 from workflow.agendas.errors import order_error
 from workflow.agendas.guard import Frame, mutate
 from workflow.agendas.layers_create import title_fingerprint
 from workflow.agendas.presentation import state_view
 from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
-from workflow.resolution import RESOLVED, resolve_record
+from workflow.resolution import RESOLVED, resolve_by_ids, resolve_record
 from workflow.scope import Scope
 
 OUTCOME_KEY = "agenda_outcome"
@@ -32,6 +38,8 @@ MAX_LISTED_RESULTS = 30
 REFUSED = "refused"
 NOT_RESOLVED = "not_resolved"
 CONFLICTS = (CHANGED, ARCHIVED, REFUSED)
+# Kept in an item's sync_detail when its write was one of a batch: its place in the batch.
+BATCH_INDEX = "batch_index"
 
 
 def _status_values(value: Any) -> dict[str, str]:
@@ -80,6 +88,11 @@ def _committed(item: AgendaItem, outcome: dict[str, Any], report: dict[str, Any]
         report["message"] = outcome.get("message", "rejected")
 
 
+def _bound_id(item: AgendaItem) -> str:
+    assert item.record_id is not None  # only bound items are synced
+    return item.record_id
+
+
 def _outdated(item: AgendaItem) -> bool:
     """The record's stored outcome is not the item's current one (revised after it was sent)."""
     stored = Record.objects.get(pk=item.record_id).data.get(OUTCOME_KEY) or {}
@@ -87,26 +100,44 @@ def _outdated(item: AgendaItem) -> bool:
     return any(stored.get(key, "") != value for key, value in current.items())
 
 
-def _sync_item(frame: Frame, item: AgendaItem, statuses: dict[str, str]) -> dict[str, Any]:
-    report: dict[str, Any] = {"item": item.path, "record_id": item.record_id, "state": item.state}
-    scope = frame.scope
-    if item.sync_status == AWAITING and item.sync_detail and item.sync_detail.get("action_id"):
-        # Read the person's decision; a held write that went stale (the record changed while
-        # it waited) is this item's refusal, not the whole sync's.
+def _read_decision(
+    scope: Scope, item: AgendaItem, report: dict[str, Any], decisions: dict[str, Any]
+) -> bool:
+    """Read the person's decision on the item's held write; True if the outcome must be
+    written again (approved, but revised meanwhile). A held write that went stale (the record
+    changed while it waited) is this item's refusal, not the whole sync's. Items held in one
+    batch share its decision, read once."""
+    detail = item.sync_detail or {}
+    action_id, index = detail["action_id"], detail.get(BATCH_INDEX)
+    if action_id not in decisions:
+        commit = commit_write if index is None else commit_batch_write
         try:
-            _committed(item, commit_write(scope, action_id=item.sync_detail["action_id"]), report)
+            decisions[action_id] = commit(scope, action_id=action_id)
         except AnchorError as exc:
-            item.sync_status = REFUSED
-            report["message"] = f"{exc.code}: {exc.message}"
-            return report
-        if item.sync_status != SYNCED or not _outdated(item):
-            return report
-        # Approved, but the item's outcome was revised meanwhile: write the newer one too.
-    record = Record.objects.get(workspace_id=scope.workspace_id, pk=item.record_id)
+            decisions[action_id] = exc
+    outcome = decisions[action_id]
+    if isinstance(outcome, AnchorError):
+        item.sync_status = REFUSED
+        report["message"] = f"{outcome.code}: {outcome.message}"
+        return False
+    _committed(item, _item_outcome(outcome, index), report)
+    report[BATCH_INDEX] = index
+    return item.sync_status == SYNCED and _outdated(item)
+
+
+def _item_outcome(outcome: dict[str, Any], index: int | None) -> dict[str, Any]:
+    """One item's part of a batch's outcome, shaped as a single write's."""
+    if index is None or outcome["status"] != "committed":
+        return outcome
+    return {**outcome, "result": outcome["result"]["items"][index]}
+
+
+def _unchanged(item: AgendaItem, record: Record, report: dict[str, Any]) -> bool:
+    """Whether the record is as the agenda bound it; if not, the item says why."""
     if record.archived_at is not None:
         item.sync_status = ARCHIVED
         report["message"] = "The record was archived since the agenda started; left alone."
-        return report
+        return False
     title_changed = title_fingerprint(record.title) != item.record_fingerprint
     if title_changed or record.version != item.record_version:
         item.sync_status = CHANGED
@@ -121,30 +152,143 @@ def _sync_item(frame: Frame, item: AgendaItem, statuses: dict[str, str]) -> dict
                 "apply this outcome by hand.",
             }
         )
-        return report
+        return False
+    return True
+
+
+def _write_item(
+    frame: Frame, item: AgendaItem, record: Record, statuses: dict[str, str], report: Any
+) -> None:
+    """One outcome as its own guarded write (a batch that could not apply as a whole)."""
+    scope = frame.scope
     review = resolve_record(scope, query=record.pk, collection_id=record.collection_id)
     if review["status"] != RESOLVED:
         item.sync_status = REFUSED
         report["message"] = f"Review of the record returned {review['status']}; left alone."
-        return report
+        return
     try:
         prepared = prepare_write(
             scope,
             operation="update_record",
-            arguments={
-                "record_id": record.pk,
-                "changes": _changes(frame, item, statuses),
-                "expected_version": item.record_version,
-            },
+            arguments=_arguments(frame, item, statuses),
             review_ids=[review["resolution_id"]],
-            decision_reason=f"Outcome of item {item.path} ({item.state}) of agenda "
-            f"{frame.agenda.title!r}.",
+            decision_reason=_reason(frame, item),
         )
         _committed(item, commit_write(scope, action_id=prepared["action_id"]), report)
     except AnchorError as exc:
         item.sync_status = REFUSED
         report["message"] = f"{exc.code}: {exc.message}"
-    return report
+
+
+def _arguments(frame: Frame, item: AgendaItem, statuses: dict[str, str]) -> dict[str, Any]:
+    return {
+        "record_id": item.record_id,
+        "changes": _changes(frame, item, statuses),
+        "expected_version": item.record_version,
+    }
+
+
+def _reason(frame: Frame, item: AgendaItem) -> str:
+    return f"Outcome of item {item.path} ({item.state}) of agenda {frame.agenda.title!r}."
+
+
+def _write_batch(
+    frame: Frame,
+    items: list[AgendaItem],
+    records: dict[str, Record],
+    statuses: dict[str, str],
+    reports: dict[str, dict[str, Any]],
+) -> None:
+    """Every outcome in one prepared batch, committed (checked, gated, audited) as a batch.
+
+    Each update cites a review by ID of its record. If the batch cannot apply as a whole (a
+    record or a review moved since they were read), nothing of it is written and each item is
+    tried on its own, from its record as it is now, so each gets its own answer.
+    """
+    scope = frame.scope
+    reviews = resolve_by_ids(scope, [_bound_id(item) for item in items])
+    batch = [
+        {
+            "index": index,
+            "operation": "update_record",
+            "arguments": _arguments(frame, item, statuses),
+            "review_ids": [reviews[_bound_id(item)]],
+            "decision_reason": _reason(frame, item),
+            "clarification": "",
+        }
+        for index, item in enumerate(items)
+    ]
+    collections = sorted({records[_bound_id(item)].collection_id for item in items})
+    try:
+        outcome = commit_batch_write(scope, action_id=prepare_tool_batch(scope, batch, collections))
+    except AnchorError:
+        fresh = Record.objects.in_bulk([_bound_id(item) for item in items])
+        for item in items:
+            report = reports[item.pk]
+            if _unchanged(item, fresh[_bound_id(item)], report):
+                _write_item(frame, item, fresh[_bound_id(item)], statuses, report)
+        return
+    for index, item in enumerate(items):
+        _committed(item, _item_outcome(outcome, index), reports[item.pk])
+        reports[item.pk][BATCH_INDEX] = index
+
+
+def _sync_items(
+    frame: Frame, items: list[AgendaItem], statuses: dict[str, str]
+) -> dict[str, dict[str, Any]]:
+    """Each item's report, by item ID: decisions read, records checked, outcomes written."""
+    reports = {
+        item.pk: {"item": item.path, "record_id": item.record_id, "state": item.state}
+        for item in items
+    }
+    records = {
+        record.pk: record
+        for record in Record.objects.filter(
+            workspace_id=frame.scope.workspace_id, pk__in=[_bound_id(item) for item in items]
+        )
+    }
+    decisions: dict[str, Any] = {}
+    to_write = []
+    for item in items:
+        report = reports[item.pk]
+        if item.sync_status == AWAITING and item.sync_detail and item.sync_detail.get("action_id"):
+            if not _read_decision(frame.scope, item, report, decisions):
+                continue
+            # Approved, but the item's outcome was revised meanwhile: write the newer one too.
+            records[_bound_id(item)] = Record.objects.get(pk=item.record_id)
+        if _unchanged(item, records[_bound_id(item)], report):
+            to_write.append(item)
+    if not to_write:
+        return reports
+    collections = {records[_bound_id(item)].collection_id for item in to_write}
+    if approval.approval_required(frame.scope.workspace_id, collections):
+        # A person decides each outcome on its own: one going stale leaves the others.
+        for item in to_write:
+            _write_item(frame, item, records[_bound_id(item)], statuses, reports[item.pk])
+    else:
+        _write_batch(frame, to_write, records, statuses, reports)
+    return reports
+
+
+def _save_synced(items: list[AgendaItem]) -> None:
+    """One prepared UPDATE run for every item (bulk_update's CASE over each row cost more to
+    build than a sync of 100 records spent writing them)."""
+    detail = AgendaItem._meta.get_field("sync_detail")
+    rows = [
+        (
+            item.record_version,
+            item.sync_status,
+            detail.get_db_prep_save(item.sync_detail, connection),
+            item.pk,
+        )
+        for item in items
+    ]
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            f"UPDATE {AgendaItem._meta.db_table} SET record_version = %s, sync_status = %s, "
+            "sync_detail = %s WHERE id = %s",
+            rows,
+        )
 
 
 def sync_records(
@@ -160,27 +304,33 @@ def sync_records(
                 "This agenda has no bound records (start one with record_ids to bind them).",
                 current=state_view(frame.position),
             )
-        items = (
+        items = list(
             AgendaItem.objects.filter(layer__agenda=agenda, layer__kind=AgendaLayer.ROOT)
             .exclude(record=None)
             .select_related("layer")
             .order_by("number")
         )
+        due = [
+            item
+            for item in items
+            if item.sync_status not in (SYNCED, *CONFLICTS) and item.state in AgendaItem.RESOLVED
+        ]
+        reports = _sync_items(frame, due, statuses)
         for item in items:
-            if item.sync_status in (SYNCED, *CONFLICTS):
+            report = reports.get(item.pk)
+            if report is None and item.sync_status in (SYNCED, *CONFLICTS):
                 earlier = {"item": item.path, "record_id": item.record_id}
                 results.append({**earlier, "status": item.sync_status, "earlier_sync": True})
-                continue
-            if item.state not in AgendaItem.RESOLVED:
+            elif report is None:
                 results.append(
                     {"item": item.path, "record_id": item.record_id, "status": NOT_RESOLVED}
                 )
-                continue
-            report = _sync_item(frame, item, statuses)
-            report["status"] = item.sync_status
-            item.sync_detail = {k: v for k, v in report.items() if k != "status"}
-            item.save(update_fields=["record_version", "sync_status", "sync_detail"])
-            results.append(report)
+            else:
+                # Its place in a batch is for the next sync to read the decision, not shown.
+                index = report.pop(BATCH_INDEX, None)
+                item.sync_detail = report if index is None else {**report, BATCH_INDEX: index}
+                results.append({**report, "status": item.sync_status})
+        _save_synced(due)
         statuses_seen = {r["status"] for r in results}
         if statuses_seen & set(CONFLICTS):
             agenda.sync_state = Agenda.SYNC_CONFLICTS

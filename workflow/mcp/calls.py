@@ -86,7 +86,7 @@ def unknown_tool_message(name: str) -> str:
 
 
 async def call_tool(name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
-    tool = sdk.served_tool(name)
+    tool = tool_list.callable_tool(name)
     if tool is None:  # refused before this as -32602 (sdk.refuse_unknown_tools); kept safe
         return refusal(AnchorError(INVALID_INPUT, unknown_tool_message(name), field="name"))
     try:

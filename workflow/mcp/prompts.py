@@ -47,10 +47,11 @@ PROMPTS = {
             text=(
                 "Catch me up on what Anchor holds for this project. Call workspace_digest first; "
                 "then summarise the collections, any open or paused agendas (offer to resume "
-                "one), writes waiting for a person's approval, and what changed recently. Do "
-                "not write anything."
+                "one), writes waiting for a person's approval, and what changed recently; when "
+                "it shows unread changes, read them with list_changes since_last_read=true, "
+                "mark_read=true. Do not write anything."
             ),
-            needs=frozenset({"workspace_digest"}),
+            needs=frozenset({"workspace_digest", "list_changes"}),
         ),
         Prompt(
             name="work_through_list",

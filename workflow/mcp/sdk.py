@@ -231,8 +231,8 @@ def stop_without_reply(responder: RequestResponder[Any, Any]) -> None:
     responder._completed = True
 
 
-def refuse_unknown_tools(message_for: Callable[[str], str]) -> None:
-    """Answer tools/call for a tool that is not served with JSON-RPC -32602, as the spec says,
+def refuse_unknown_tools(find: Callable[[str], Any], message_for: Callable[[str], str]) -> None:
+    """Answer tools/call for a tool `find` does not know with JSON-RPC -32602, as the spec says,
     rather than the tool result the SDK's call_tool handler makes of every failure. Install
     after the call_tool handler."""
     handlers = lowlevel_server().request_handlers
@@ -240,7 +240,7 @@ def refuse_unknown_tools(message_for: Callable[[str], str]) -> None:
 
     async def known_tools_only(request: types.CallToolRequest) -> types.ServerResult:
         name = request.params.name
-        if served_tool(name) is None:
+        if find(name) is None:
             raise McpError(types.ErrorData(code=types.INVALID_PARAMS, message=message_for(name)))
         return await answer(request)
 

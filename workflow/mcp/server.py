@@ -26,7 +26,7 @@ def install() -> None:
     sdk.set_version(settings.ANCHOR_VERSION)
     lowlevel = sdk.lowlevel_server()
     lowlevel.call_tool(validate_input=False)(calls.call_tool)
-    sdk.refuse_unknown_tools(calls.unknown_tool_message)
+    sdk.refuse_unknown_tools(tool_list.callable_tool, calls.unknown_tool_message)
     lowlevel.list_resources()(resources.list_resources)
     lowlevel.list_resource_templates()(resources.list_resource_templates)
     lowlevel.read_resource()(resources.read_resource)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import json
 import logging
 import os
@@ -93,21 +92,6 @@ def claim_stdio_for_protocol() -> ProtocolPipe:
     route_logging_to_stderr()
     _claimed = pipe
     return pipe
-
-
-def protocol_claimed() -> bool:
-    """Whether this process has claimed stdio for JSON-RPC (it is a stdio mcp_serve)."""
-    return _claimed is not None
-
-
-def resume_garbage_collection() -> None:
-    """Turn the cyclic garbage collector back on if start-up paused it (manage.py does for
-    mcp_serve), with every object start-up made frozen: they live as long as the process, so
-    no collection need walk them again. The few thousand cycles start-up left stay too."""
-    if gc.isenabled():
-        return
-    gc.freeze()
-    gc.enable()
 
 
 def exit_quietly_on_sigterm() -> None:

@@ -45,7 +45,7 @@ TOOL_LIST: dict[str, ToolMeta] = {
     "workspace_digest": _read("Workspace digest", core=True),
     "get_server_instructions": _read("Server instructions"),
     # Reads
-    "list_collections": _read("List collections", core=True),
+    "list_collections": _read("List collections"),
     "search_records": _read("Search records", core=True),
     "get_record_context": _read("Record with links and history", core=True),
     # Moves only the caller's own read mark, never a record: not read-only, nothing lost.
@@ -58,7 +58,7 @@ TOOL_LIST: dict[str, ToolMeta] = {
     # Reviews: they store a ticket but change no data, so clients may run them unprompted.
     "discover_collections": _read("Review collections before creating one", core=True),
     "resolve_record": _read("Resolve a name to a record", core=True),
-    "batch_resolve_records": _read("Resolve several names"),
+    "batch_resolve_records": _read("Resolve several names", core=True),
     # Guarded writes. Prepare stores a proposal only; commit applies it, and replays of a
     # committed action change nothing. Archive and unlink hide or remove data, so commit is
     # marked destructive.
@@ -66,10 +66,12 @@ TOOL_LIST: dict[str, ToolMeta] = {
     "commit_write": ToolMeta(
         "Commit a prepared write", destructive=True, idempotent=True, core=True
     ),
-    "prepare_batch_write": ToolMeta("Prepare several record changes"),
-    "commit_batch_write": ToolMeta("Commit a prepared batch", destructive=True, idempotent=True),
-    "prepare_import": ToolMeta("Review an import of new records"),
-    "commit_import": ToolMeta("Commit a reviewed import", idempotent=True),
+    "prepare_batch_write": ToolMeta("Prepare several record changes", core=True),
+    "commit_batch_write": ToolMeta(
+        "Commit a prepared batch", destructive=True, idempotent=True, core=True
+    ),
+    "prepare_import": ToolMeta("Review an import of new records", core=True),
+    "commit_import": ToolMeta("Commit a reviewed import", idempotent=True, core=True),
     # Agendas
     "agenda_start": ToolMeta("Start an agenda"),
     "agenda_view": _read("View an agenda"),
@@ -84,7 +86,8 @@ TOOL_LIST: dict[str, ToolMeta] = {
         "Write agenda outcomes back to records", destructive=True, idempotent=True
     ),
     "agenda_repair": ToolMeta("Repair a broken agenda event chain"),
-    # Retired one-step writes: listed so old clients learn the new path; they never write.
+    # Retired one-step writes: in the full list so old clients learn the new path; they never
+    # write, and a call by name answers with that path whatever the profile (`callable_tool`).
     **{
         name: ToolMeta(
             f"Retired: {name.replace('_', ' ')}",
@@ -187,6 +190,14 @@ def parse_selection(value: str) -> set[str]:
             f"{', '.join(sorted(_all_tools))}."
         )
     return set(names)
+
+
+def callable_tool(name: str) -> Any:
+    """The tool a call by this name runs: a served one, or a retired one, served or not."""
+    tool = sdk.served_tool(name)
+    if tool is None and TOOL_LIST.get(name, CAUTIOUS).open_arguments:
+        return _all_tools.get(name)
+    return tool
 
 
 def registered(name: str) -> Any:

@@ -62,6 +62,11 @@ class Agenda(models.Model):
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
     closed_at = models.DateTimeField(null=True, blank=True)
+    # The last event the agenda's commands have verified (its sequence and hash): the next
+    # command re-checks the event log from it on, not from the start (workflow.agendas.health).
+    # Not part of the sealed state: it says what was checked, not what the agenda is.
+    verified_sequence = models.PositiveIntegerField(default=0)
+    verified_hash = models.CharField(max_length=64, blank=True, default="")
 
     class Meta:
         ordering = ["-updated_at"]

@@ -2,8 +2,7 @@
 
 Written whole when a process builds the list from the records; read in one row by the next
 process to start, which brings it up to date from the names log (records.name_log) rather than
-reading every record again. See workflow.name_index; the columns are read as they are stored,
-an entry decoded only when asked for (workflow.name_columns).
+reading every record again. See workflow.names.
 """
 
 from __future__ import annotations
@@ -13,8 +12,8 @@ from django.db import models
 from records.models import Workspace
 
 # The stored form's version: a row of another is read as no row (the list is built again).
-# 3: a display that its name title-cased gives back is stored empty (workflow.name_columns).
-NAME_LIST_LAYOUT = 3
+# 4: no display marks (a display is read by splitting the column once).
+NAME_LIST_LAYOUT = 4
 
 
 class StoredNameList(models.Model):
@@ -28,8 +27,6 @@ class StoredNameList(models.Model):
     record_ids = models.BinaryField()  # each ID's 16 UUID bytes
     names = models.TextField()  # normalized
     displays = models.TextField()  # empty where the name, title-cased, is the display
-    # Where every 64th display begins in `displays`: unsigned 32-bit, little-endian.
-    display_marks = models.BinaryField()
     aliases = models.TextField()  # "1" for an alias, "0" for a title, one character an entry
 
     class Meta:

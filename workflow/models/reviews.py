@@ -121,6 +121,9 @@ class PreparedAction(models.Model):
     # A person saw a stale write and set it aside; until then it is listed as needing attention.
     dismissed_by = models.CharField(max_length=300, blank=True, default="")
     dismissed_at = models.DateTimeField(null=True, blank=True)
+    # When the agent that prepared a rejected or stale write was told (its digest, or its own
+    # commit); each is told once.
+    agent_told_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField()
     expires_at = models.DateTimeField()
     decided_at = models.DateTimeField(null=True, blank=True)

@@ -53,6 +53,9 @@ ChangeFn = Callable[[Args, CurrentRecords], Change]
 FollowUpFn = Callable[[Scope, dict[str, Any]], dict[str, Any] | None]
 # (workspace, args) -> the args a person's approval applies (see update_record.rebase)
 RebaseFn = Callable[[str, Args], Args]
+# apply for many (context, arguments) of distinct records at once: the same rows, fewer
+# statements; a refusal carries `update_index`, the position of the pair it refuses.
+ApplyManyFn = Callable[[list[tuple[WriteContext, Args]]], list[dict[str, Any]]]
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,6 +73,8 @@ class Operation:
     # own title review; later link items may name what it creates), not collection changes.
     batchable: bool = False
     follow_up: FollowUpFn | None = None
+    # A batch of this operation alone on distinct records is applied with it in one go.
+    apply_many: ApplyManyFn | None = None
     # Only for a write a person approves: bring it to the record's current version when what
     # it writes is as the agent saw it. An agent's own commit keeps the exact version check.
     rebase: RebaseFn | None = None

@@ -33,6 +33,20 @@ def apply(ctx: WriteContext, args: Args) -> dict[str, Any]:
     return {"record": record_dict(record, view="write")}
 
 
+def apply_many(updates: list[tuple[WriteContext, Args]]) -> list[dict[str, Any]]:
+    """apply for each (context, arguments), of distinct records, in one bulk write."""
+    written = services.record_update_many(
+        [
+            services.RecordUpdate(ctx, args["record_id"], args["changes"], args["expected_version"])
+            for ctx, args in updates
+        ]
+    )
+    return [
+        {"record": record_dict(record, view="write", aliases=aliases)}
+        for record, aliases in written
+    ]
+
+
 def rebase(workspace_id: str, args: Args) -> Args:
     """The update a person's approval applies when the record moved on since it was prepared.
 
@@ -111,4 +125,5 @@ OPERATION = Operation(
     batchable=True,
     rebase=rebase,
     written_keys=written_keys,
+    apply_many=apply_many,
 )

@@ -29,7 +29,7 @@ from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes, stateme
 from anchor_site.devtools.benchmarks.server import call
 from anchor_site.devtools.benchmarks.writer import NOTE, Writer, guarded_create
 from workflow.mcp.client import ClientSession
-from workflow.name_index import MAX_SCOPE_RECORDS
+from workflow.names.view import MAX_SCOPE_RECORDS
 
 AREA = "guarded"
 SMALL_NAMES = 100

@@ -16,7 +16,8 @@ from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat
 from anchor_site.devtools.benchmarks.resolution import difflib_matches
 from records.names import normalize_name
 from workflow import imports
-from workflow.name_index import ScopeNames, scope_names
+from workflow.names.cache import scope_names
+from workflow.names.view import ScopeNames
 
 AREA = "imports"
 

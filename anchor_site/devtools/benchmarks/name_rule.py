@@ -1,7 +1,7 @@
 """The similar-name rule on the labelled pairs: precision and recall, today's rule beside the old.
 
 "Old" is the character ratio alone; "today" is the ratio with each run of differing words judged
-on its own (`workflow.name_rule`). Recall is the share of typo pairs a rule calls similar;
+on its own (`workflow.names.rule`). Recall is the share of typo pairs a rule calls similar;
 precision the share of pairs it calls similar that are typos. No database is involved.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Callable
 from anchor_site.devtools.benchmarks.measure import Row
 from anchor_site.devtools.benchmarks.name_pairs import labelled_pairs
 from records.names import normalize_name
-from workflow.name_rule import is_similar, ratio_alone
+from workflow.names.rule import is_similar, ratio_alone
 
 AREA = "name_rule"
 

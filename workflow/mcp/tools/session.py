@@ -14,13 +14,8 @@ class SessionTools(Toolset):
     def workspace_digest(self) -> ToolResult:
         """Summarise this workspace: call it first in a new conversation.
 
-        Returns up to 50 collections (ID, purpose, active count, typical fields, link types,
-        whether writes need a person's approval), who 'me' is, open and paused agendas, closed
-        ones whose outcomes are not yet synced to their records, your open prepared actions,
-        writes awaiting approval, the eight latest changes as lines by title (recent is not
-        referenced: resolve names), and unread_changes since your read mark (list_changes
-        reads them). An overview: use search_records or
-        get_record_context for details. Changes nothing.
+        Collections (ID, purpose, count, fields, link types), who 'me' is, open agendas, writes
+        waiting on you or a person, the latest changes and how many are unread. Changes nothing.
         """
         scope = scope_for_request(self.request)
         return run_tool(lambda: digest(scope))
@@ -34,16 +29,34 @@ class SessionTools(Toolset):
 
 
 AGENDA_TOOLS_UNSERVED = (
-    "This server's profile does not offer the agenda tools; a person can see the agenda in the "
-    "admin, or run the server with the full tool list to continue it."
+    "Agenda tools are opt-in: serve them with ANCHOR_TOOLS=full (or mcp_serve --tools full) to "
+    "continue this agenda; a person can see it in the admin meanwhile."
+)
+
+
+# Said only when they say something: an empty list, a zero or a false flag is left out.
+QUIET_WHEN_EMPTY = (
+    "open_agendas",
+    "open_agendas_truncated",
+    "collections_truncated",
+    "self_mapping",
+    "awaiting_human_approval",
+    "your_actions_awaiting_approval",
+    "your_open_prepared_actions",
 )
 
 
 def digest(scope: Any) -> dict[str, Any]:
-    """The digest, with no step naming a tool this server does not offer (core profile)."""
-    result = workspace_digest(scope)
+    """The digest as the agent reads it: no step naming a tool this server does not offer (core
+    profile), no empty parts, and not the workspace and actor the agent's own session names."""
+    result = {
+        key: value
+        for key, value in workspace_digest(scope).items()
+        if key not in ("workspace_id", "actor_id")
+        and not (key in QUIET_WHEN_EMPTY and value in (None, 0, False, []))
+    }
     if sdk.served_tool("agenda_view") is None:
-        for agenda in result["open_agendas"]:
+        for agenda in result.get("open_agendas", []):
             agenda["next_step"] = AGENDA_TOOLS_UNSERVED
         if "unsynced_agendas_next_step" in result:
             result["unsynced_agendas_next_step"] = AGENDA_TOOLS_UNSERVED

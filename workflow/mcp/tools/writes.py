@@ -77,29 +77,25 @@ class WriteTools(Toolset):
         review_ids: Annotated[
             list[str],
             Field(
-                description="1-12 discovery_id / resolution_id values, fresh (under 15 "
-                "minutes), that reviewed every name and record this write touches."
+                description="The discovery_id / resolution_id values that reviewed every name "
+                "and record this write touches."
             ),
         ],
         decision_reason: Annotated[
-            str, Field(description="Why this write, in a sentence (1-2000 chars); audited.")
+            str, Field(description="Why this write, in a sentence; audited.")
         ],
         clarification: Annotated[
             str | None,
             Field(
                 description="Only what the user actually said to settle an ambiguity, a "
-                "possible duplicate or overlap, an alias or a self mapping. Audited as "
-                "agent-reported, never as consent. Omit when nothing needed settling."
+                "duplicate, an alias or a self mapping. Omit when nothing needed settling."
             ),
         ] = None,
     ) -> ToolResult:
-        """Validate an exact write against your reviews and preview it; nothing is changed yet.
+        """Validate an exact write against your reviews and preview it; then commit_write.
 
         Argument keys:
         {operations}
-        Errors: REVIEW_REQUIRED (cite a fitting review), NEEDS_CLARIFICATION (ask the user),
-        STALE_REVIEW (review again), INCOMPLETE_REVIEW, VERSION_CONFLICT, ARCHIVED.
-        Returns `action_id` and a preview; then call commit_write. Preview IDs are provisional.
         """
         scope = scope_for_request(self.request)
         return run_tool(
@@ -122,14 +118,9 @@ class WriteTools(Toolset):
     ) -> ToolResult:
         """Apply a prepared write atomically after rechecking its reviews and versions.
 
-        `status`: `committed` (with the result), `awaiting_approval` (a person must approve in
-        the admin; tell the user, call again later with the same action_id) or `rejected`. A
-        committed create returns `review.resolution_id` (a collection: `review.discovery_id`):
-        cite it in the next write, e.g. to link the new record. Safe to retry: a committed
-        action_id returns its stored result (`replayed: true`) without writing again.
-        STALE_REVIEW: a cited review's answer changed (details name what) or the action
-        expired; read current state, review again and prepare anew, never just substitute a
-        fresh version.
+        `status`: `committed`, `awaiting_approval` (a person must approve it in the admin: tell
+        the user, call again later) or `rejected`. Safe to retry: a committed action_id never
+        writes twice. STALE_REVIEW: review again and prepare anew.
         """
         scope = scope_for_request(self.request)
         return run_tool(
@@ -144,23 +135,19 @@ class BatchWriteTools(Toolset):
         actions: Annotated[
             list[BatchAction],
             Field(
-                description="1-10 items, each as for prepare_write; review_ids may be "
-                'omitted when every record named is "actions[N]".',
+                description="1-10 items, each as for prepare_write.",
                 min_length=1,
                 max_length=10,
             ),
         ],
     ) -> ToolResult:
-        """Prepare several record writes to commit together, all or nothing.
+        """Prepare several record writes to commit together, all or nothing; then
+        commit_batch_write.
 
-        Use it instead of repeated prepare_write/commit_write when one request writes several
-        records (e.g. resolve three, prepare once, commit once). All reviews are checked
-        against one snapshot, then items apply in order, so two writes to one record need
-        successive expected_version values. A {naming_created} end may be "actions[N]": the record
-        that {creating} item N of this batch makes (it needs no review of its own). So
-        create two records and link them: batch_resolve_records both titles, then one batch.
-        Collection changes use prepare_write. Nothing changes until commit_batch_write. Errors
-        name the item as `actions[i]`.
+        Items apply in order; a record's second item expects the version its first makes
+        (a self mapping or a link leaves versions alone). A {naming_created} end may be
+        "actions[N]", the record {creating} item N makes (no review needed). Collections:
+        prepare_write.
         """
         scope = scope_for_request(self.request)
         return run_tool(
@@ -176,13 +163,7 @@ class BatchWriteTools(Toolset):
             str, Field(description="The action_id returned by prepare_batch_write.")
         ],
     ) -> ToolResult:
-        """Apply a prepared batch atomically: every item or none, each audited with its index.
-
-        Same outcomes and replay rules as commit_write: `committed` with per-item results,
-        `awaiting_approval` or `rejected`; a committed action_id returns its stored result
-        without writing again; a changed or expired batch returns STALE_REVIEW and writes
-        nothing.
-        """
+        """Apply a prepared batch atomically, every item or none; outcomes as commit_write."""
         scope = scope_for_request(self.request)
         return run_tool(
             lambda: after_commit(write_actions.commit_batch_write(scope, action_id=action_id))
@@ -192,48 +173,39 @@ class BatchWriteTools(Toolset):
 class ImportTools(Toolset):
     def prepare_import(
         self,
-        collection_id: Annotated[str, Field(description="The existing collection to add to.")],
+        collection_id: Annotated[str, Field(description="The collection to add to.")],
         rows: Annotated[
             list[ImportRow],
             Field(
-                description="1-100 rows; `key` (unique, default the row's index) names the "
-                "row in links and decisions. At most 1 MB of data in all.",
+                description="1-100 rows; `key` (default the row's index) names a row in links "
+                "and decisions.",
                 min_length=1,
                 max_length=100,
             ),
         ],
-        decision_reason: Annotated[
-            str, Field(description="Why these records are being added (1-2000 chars).")
-        ],
+        decision_reason: Annotated[str, Field(description="Why these records are added.")],
         links: Annotated[
             list[ImportLink] | None,
             Field(
-                description="Up to 200 links; at least one end of each is a row. "
-                "Existing-record ends need resolution_ids in review_ids.",
+                description="Links with a row at one end at least; a record end needs its "
+                "resolution_id in review_ids.",
                 max_length=200,
             ),
         ] = None,
         review_ids: Annotated[
             list[str] | None,
-            Field(description="Resolution IDs for existing records named in links (1-12)."),
+            Field(description="Resolution IDs of records named in links."),
         ] = None,
         clarification: Annotated[
             str | None,
-            Field(
-                description="What the user said about the linked existing records, if a "
-                "resolution needed clarifying."
-            ),
+            Field(description="What the user said, if a linked record's resolution needed it."),
         ] = None,
     ) -> ToolResult:
-        """Review many new records for duplicates on the server and preview the import.
+        """Review a pasted list of new records for duplicates and preview the import.
 
-        Use it for a pasted list or CSV instead of one resolve/prepare/commit per record. Every
-        row title is compared with every title and alias in the collection (archives included)
-        and with the other rows. Each row comes back `clean`, `possible_duplicate` (up to five
-        candidates) or `batch_duplicate`; `needs_decision` lists the flagged keys. Nothing is
-        written; call commit_import with a decision for each flagged row. New collections go
-        through discover_collections and prepare_write. Past 2,000,000 comparisons it is
-        refused with `rows_that_fit` per call (100 fit against 20,000 short names).
+        No resolve needed per row: each row comes back `clean`, `possible_duplicate` (with
+        candidates) or `batch_duplicate`, and `needs_decision` lists the flagged keys. Nothing
+        is written until commit_import.
         """
         scope = scope_for_request(self.request)
         return run_tool(
@@ -257,26 +229,22 @@ class ImportTools(Toolset):
         decisions: Annotated[
             dict[str, Decision] | None,
             Field(
-                description="Exactly one per flagged row key: skip; use_existing with one of "
-                "the row's candidates; or create_anyway with what the user said. Omit when "
-                "nothing was flagged."
+                description="One per flagged row key: skip, use_existing (a candidate) or "
+                "create_anyway (with what the user said)."
             ),
         ] = None,
         ask_user: Annotated[
             bool,
             Field(
-                description="True: first ask the user in the client's own dialog about each "
-                "flagged row left out of decisions; `client_question` says what they chose."
+                description="Ask the user in the client's own dialog about each flagged row "
+                "left out of decisions."
             ),
         ] = False,
     ) -> ToolResult:
         """Create the reviewed rows atomically, applying your decision to each flagged row.
 
-        Outcomes as commit_write: `committed`, `awaiting_approval` or `rejected`; committed
-        rows carry their record's `resolution_id` to cite next. Links to skipped rows are
-        dropped and reported; use_existing attaches the row's links to that record. All or
-        nothing, audited per record, replayable by action_id (decisions are ignored on replay).
-        STALE_REVIEW if any name in the collection changed since prepare_import: prepare again.
+        Outcomes and retries as commit_write; each row's record comes with a `resolution_id` to
+        cite next.
         """
         # ask_user=True is served by workflow.mcp.elicitation instead (it awaits the client).
         scope = scope_for_request(self.request)

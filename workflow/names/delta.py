@@ -4,7 +4,7 @@ A resolution by name depends on one names counter (its collection's, or the work
 the names log (records.name_log) says which records moved it since the value the review holds.
 Every other record's names are as they were, so the answer can differ only if one of the
 written records was a candidate (its title, standing or collection may have changed) or now
-matches the query under the review's own rule (workflow.name_index.match_names on just those
+matches the query under the review's own rule (workflow.names.match.match_names on just those
 records' current names). When neither holds, the answer stands without reading the scope.
 
 This is a filter in front of the whole re-evaluation, never a replacement for it: whenever it
@@ -16,12 +16,17 @@ review whole, which alone decides whether it is stale and says how.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from records.counters import moved_counters, names_key
 from records.ids import is_valid_id
 from records.name_log import names_written
 from records.names import normalize_name
 from workflow.models import ReviewTicket
-from workflow.name_index import MAX_SCOPE_RECORDS, match_names, names_of, scope_record_count
+from workflow.names.cache import names_of, scope_record_count
+from workflow.names.match import match_names
+from workflow.names.view import MAX_SCOPE_RECORDS
 from workflow.resolution import INCOMPLETE, SELF_WORDS
 
 # Beyond this many names written since the review, re-running it costs about what reading them
@@ -29,12 +34,24 @@ from workflow.resolution import INCOMPLETE, SELF_WORDS
 MAX_WRITTEN = 500
 
 
+def _read(memo: dict[Any, Any] | None, key: tuple[Any, ...], read: Callable[[], Any]) -> Any:
+    if memo is None:
+        return read()
+    if key not in memo:
+        memo[key] = read()
+    return memo[key]
+
+
 def names_since_leave_standing(
-    ticket: ReviewTicket, expected: dict[str, int], current: dict[str, int]
+    ticket: ReviewTicket,
+    expected: dict[str, int],
+    current: dict[str, int],
+    memo: dict[Any, Any] | None = None,
 ) -> bool:
     """True when what moved since `expected` (up to `current`) cannot change the ticket's
     answer: only its names counter moved, and no record written since was a candidate or now
-    matches the query. False means "re-run it to know", not "stale"."""
+    matches the query. False means "re-run it to know", not "stale". `memo`: the names log and
+    the written names read once for many tickets at the same counter values."""
     if ticket.kind != ReviewTicket.RESOLUTION:
         return False
     request, answer = ticket.request, ticket.answer
@@ -48,8 +65,9 @@ def names_since_leave_standing(
         return False  # a context record's or a candidate's links moved
     if current[key] < expected[key]:
         return False  # a counter gone back (a restored store): the log says nothing of it
-    written = names_written(
-        ticket.workspace_id, key, expected[key], current[key], limit=MAX_WRITTEN
+    ws, was, now = ticket.workspace_id, expected[key], current[key]
+    written = _read(
+        memo, ("log", key, was, now), lambda: names_written(ws, key, was, now, limit=MAX_WRITTEN)
     )
     if written is None:
         return False
@@ -58,9 +76,11 @@ def names_since_leave_standing(
     # Each record in the scope moved its counter at least once: only a counter past the scan
     # limit can mean the scope outgrew it (the answer would now be incomplete).
     if current[key] > MAX_SCOPE_RECORDS and (
-        scope_record_count(ticket.workspace_id, collection_id) > MAX_SCOPE_RECORDS
+        _read(memo, ("count", key), lambda: scope_record_count(ws, collection_id))
+        > MAX_SCOPE_RECORDS
     ):
         return False
     if not written:
         return True
-    return not match_names(names_of(ticket.workspace_id, collection_id, written), normalized, query)
+    names = _read(memo, ("names", key, was, now), lambda: names_of(ws, collection_id, written))
+    return not match_names(names, normalized, query)

@@ -1,0 +1,162 @@
+"""Agendas against the guarded write timed beside them, in process.
+
+- an agenda step (complete, then next) on an agenda of 100 bound records, its event log
+  growing from 2 to about 200 events while it is worked through, against one guarded write
+  (resolve_record -> prepare_write update_record citing it -> commit_write) of a record of the
+  same collection, the two timed in alternation;
+- agenda_sync_records of the finished agenda (100 bound records, each completed) against the
+  same guarded write.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from anchor_site.devtools.benchmarks import data
+from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes
+from records import services
+from records.services import NewRecord, WriteContext
+from workflow.actions import commit_write, prepare_write
+from workflow.agendas.lifecycle import acknowledge, control
+from workflow.agendas.start import agenda_start
+from workflow.agendas.steps import step
+from workflow.agendas.sync import sync_records
+from workflow.resolution import resolve_record
+from workflow.scope import Scope
+
+AREA = "agendas"
+BOUND = 100
+SYNC_RATIO = 10  # a sync of BOUND records may cost this many guarded writes
+STEP_RATIO = 3  # an agenda step may cost this many guarded writes
+ROUNDS = 3  # agendas worked through and synced: the sync row is their median
+
+
+class Guarded:
+    """One record updated by a guarded write per call, as an agent does."""
+
+    def __init__(self, scope: Scope, ctx: WriteContext, collection_id: str) -> None:
+        self.scope = scope
+        self.collection_id = collection_id
+        self.record_id = services.record_create(
+            ctx=ctx,
+            collection_id=collection_id,
+            title="Agenda benchmark counter",
+            data={"n": 0},
+        ).pk
+        self.version = 1
+
+    def write(self) -> float:
+        started = time.perf_counter()
+        review = resolve_record(self.scope, query=self.record_id, collection_id=self.collection_id)
+        prepared = prepare_write(
+            self.scope,
+            operation="update_record",
+            arguments={
+                "record_id": self.record_id,
+                "changes": {"n": self.version},
+                "expected_version": self.version,
+            },
+            review_ids=[review["resolution_id"]],
+            decision_reason="benchmark: guarded write",
+        )
+        outcome = commit_write(self.scope, action_id=prepared["action_id"])
+        assert outcome["status"] == "committed", outcome
+        self.version += 1
+        return time.perf_counter() - started
+
+
+def _worked_agenda(
+    scope: Scope, ctx: WriteContext, collection_id: str, round_: int, guarded: Guarded
+) -> tuple[dict[str, Any], Samples, Samples]:
+    """A finished agenda of BOUND bound records, each completed; its steps' and the guarded
+    writes' times, taken in alternation."""
+    rows = [NewRecord(ctx=ctx, title=f"Chore {round_}-{n}", data={}) for n in range(BOUND)]
+    records = services.record_create_many(collection_id=collection_id, rows=rows)
+    started = agenda_start(
+        scope,
+        title=f"Benchmark chores {round_}",
+        record_ids=[r.pk for r in records],
+        source_reference="benchmark",
+    )
+    state = acknowledge(
+        scope,
+        agenda_id=started["agenda_id"],
+        cursor_token=started["cursor_token"],
+        presentation_id=started["presentation_id"],
+    )
+    steps, writes = Samples(), Samples()
+    for number in range(BOUND):
+        actions: list[tuple[str, str | None]] = [("complete", f"Chore {number} done.")]
+        if number < BOUND - 1:
+            actions.append(("next", None))
+        for action, text in actions:
+            began = time.perf_counter()
+            state = step(
+                scope,
+                agenda_id=state["agenda_id"],
+                cursor_token=state["cursor_token"],
+                action=action,
+                text=text,
+            )
+            steps.seconds.append(time.perf_counter() - began)
+            writes.seconds.append(guarded.write())
+    state = control(
+        scope,
+        agenda_id=state["agenda_id"],
+        cursor_token=state["cursor_token"],
+        action="finish",
+        text="All done.",
+    )
+    return state, steps, writes
+
+
+def run(sizes: Sizes, ctx: WriteContext) -> list[Row]:
+    scope = Scope(data.WORKSPACE, data.ACTOR)
+    collection_id = data.collection(ctx, "bench agenda chores").pk
+    guarded = Guarded(scope, ctx, collection_id)
+    for _ in range(3):
+        guarded.write()  # warm: the collection's names, the model of each tool
+    steps, step_writes, syncs, sync_writes = Samples(), Samples(), Samples(), Samples()
+    events = 0
+    for round_ in range(ROUNDS):
+        state, worked, writes = _worked_agenda(scope, ctx, collection_id, round_, guarded)
+        steps.seconds += worked.seconds
+        step_writes.seconds += writes.seconds
+        events = state["revision"]
+        began = time.perf_counter()
+        synced = sync_records(
+            scope, agenda_id=state["agenda_id"], cursor_token=state["cursor_token"]
+        )
+        syncs.seconds.append(time.perf_counter() - began)
+        assert synced["sync"]["counts"] == {"synced": BOUND}, synced["sync"]["counts"]
+        sync_writes.seconds += [guarded.write() for _ in range(5)]
+    step_ratio = steps.median_ms / step_writes.median_ms
+    sync_ratio = syncs.median_ms / sync_writes.median_ms
+    guarded_what = "one guarded write (resolve_record, prepare_write update_record, commit_write)"
+    return [
+        Row(
+            AREA,
+            f"agenda step (complete / next), {BOUND} bound items, log of 2-{events} events",
+            steps.median_ms,
+            "ms",
+            p95=steps.p95_ms,
+            target=f"<= {STEP_RATIO}x a guarded write",
+            passed=step_ratio <= STEP_RATIO,
+            reference=step_writes.median_ms,
+            reference_what=f"{guarded_what}, timed in alternation",
+            ratio=step_ratio,
+        ),
+        Row(
+            AREA,
+            f"agenda_sync_records of {BOUND} bound records, all completed",
+            syncs.median_ms,
+            "ms",
+            target=f"<= {SYNC_RATIO}x a guarded write",
+            passed=sync_ratio <= SYNC_RATIO,
+            reference=sync_writes.median_ms,
+            reference_what=f"{guarded_what}, timed after each sync",
+            ratio=sync_ratio,
+            note=f"{len(syncs.seconds)} sync(s)",
+        ),
+    ]

@@ -1,0 +1,151 @@
+"""A person's approval against the length of the queue: one at 200 waiting beside one at 5, and
+a bulk approval of 50 at 200 waiting.
+
+The waiting writes are updates of people in one collection that needs approval, each citing a
+lookup by name; the approval timed is of a new person's creation in that same collection, the
+write that moves the names every waiting review depends on (an update of data moves nothing
+they depend on, so it costs even less). Both sizes run in this process, alternately,
+so their ratio holds on a loaded machine; each queue is a workspace of its own.
+"""
+
+from __future__ import annotations
+
+import time
+from itertools import count
+from typing import Any
+
+from django.db.models import QuerySet
+
+from anchor_site.devtools.benchmarks import data
+from anchor_site.devtools.benchmarks.measure import Row, Samples
+from records import services
+from records.errors import AnchorError
+from records.models import Record
+from records.services import WriteContext
+from workflow.actions import approve_prepared_action, commit_write, prepare_write
+from workflow.models import ActionState, PreparedAction
+from workflow.resolution import resolve_record
+from workflow.scope import Scope
+
+AREA = "approvals"
+SMALL, LARGE, BULK = 5, 200, 50
+ROUNDS = 7
+REVIEWER = "user:bench-reviewer"
+
+
+class Queue:
+    """A workspace of its own: what is waiting elsewhere does not count."""
+
+    def __init__(self, size: int) -> None:
+        self.workspace_id = f"{data.WORKSPACE}-approvals-{size}"
+        services.workspace_ensure(self.workspace_id)
+        ctx = WriteContext(
+            workspace_id=self.workspace_id, actor_id=data.ACTOR, decision_reason=data.REASON
+        )
+        self.scope = Scope(self.workspace_id, data.ACTOR)
+        self.collection = data.collection(ctx, "bench approvals")
+        for name in data.person_names(size + BULK + ROUNDS, seed=11):
+            services.record_create(
+                ctx=ctx, collection_id=self.collection.pk, title=name, data={"n": 1}
+            )
+        services.collection_set_requires_approval(
+            ctx=ctx, collection_id=self.collection.pk, requires_approval=True
+        )
+        self.records = iter(
+            Record.objects.filter(collection_id=self.collection.pk).order_by("title")
+        )
+        self.new_names = (f"Newcomer {n}" for n in count())
+
+    def pending(self) -> QuerySet[PreparedAction]:
+        return PreparedAction.objects.filter(
+            workspace_id=self.workspace_id, state=ActionState.AWAITING_APPROVAL
+        )
+
+    def waiting(self) -> int:
+        return self.pending().count()
+
+    def _held(self, operation: str, arguments: dict[str, Any], query: str) -> str:
+        review = resolve_record(self.scope, query=query, collection_id=self.collection.pk)
+        prepared = prepare_write(
+            self.scope,
+            operation=operation,
+            arguments=arguments,
+            review_ids=[review["resolution_id"]],
+            decision_reason="benchmark: the user asked for it",
+            clarification="The user confirmed which one.",
+        )
+        held = commit_write(self.scope, action_id=prepared["action_id"])
+        assert held["status"] == "awaiting_approval", held
+        return str(prepared["action_id"])
+
+    def fill(self, size: int) -> None:
+        """Waiting updates until `size` writes wait."""
+        for _ in range(size - self.waiting()):
+            record = next(self.records)
+            arguments = {
+                "record_id": record.pk,
+                "changes": {"stage": "offer"},
+                "expected_version": record.version,
+            }
+            self._held("update_record", arguments, record.title)
+
+    def time_create_approval(self, size: int) -> float:
+        """One creation approved with `size` writes waiting (itself included)."""
+        self.fill(size - 1)
+        title = next(self.new_names)
+        arguments = {"collection_id": self.collection.pk, "title": title, "data": {}}
+        action_id = self._held("create_record", arguments, title)
+        started = time.perf_counter()
+        approve_prepared_action(action_id=action_id, reviewer=REVIEWER, described=f"add {title}")
+        return time.perf_counter() - started
+
+    def bulk(self, size: int) -> tuple[float, int, int]:
+        """The `size` oldest waiting writes approved one after another, as the admin's bulk
+        action does: (seconds, applied, refused)."""
+        oldest = list(self.pending().order_by("created_at").values_list("pk", flat=True)[:size])
+        applied = refused = 0
+        started = time.perf_counter()
+        for action_id in oldest:
+            try:
+                approve_prepared_action(action_id=action_id, reviewer=REVIEWER)
+                applied += 1
+            except AnchorError:
+                refused += 1
+        return time.perf_counter() - started, applied, refused
+
+
+def run() -> list[Row]:
+    short, long = Queue(SMALL), Queue(LARGE)
+    small, large = Samples(), Samples()
+    short.time_create_approval(SMALL)  # warms the code paths
+    long.time_create_approval(LARGE)
+    for _ in range(ROUNDS):
+        small.seconds.append(short.time_create_approval(SMALL))
+        large.seconds.append(long.time_create_approval(LARGE))
+    long.fill(LARGE)
+    waiting = long.waiting()
+    seconds, applied, refused = long.bulk(BULK)
+    ratio = large.median_ms / small.median_ms
+    return [
+        Row(
+            AREA,
+            f"approve a creation with {LARGE} writes waiting in its collection",
+            large.median_ms,
+            "ms",
+            p95=large.p95_ms,
+            target=f"<= 1.5x the same approval at {SMALL} waiting",
+            passed=ratio <= 1.5,
+            reference=small.median_ms,
+            reference_what=f"the same approval with {SMALL} waiting, same run",
+            note=f"median of {ROUNDS}",
+        ),
+        Row(
+            AREA,
+            f"bulk approval of the {BULK} oldest with {waiting} waiting",
+            seconds,
+            "s",
+            target="well within a proxy's 60 s (<= 30 s)",
+            passed=seconds <= 30,
+            note=f"{applied} applied, {refused} refused (each with its reason)",
+        ),
+    ]
