@@ -121,6 +121,3 @@ def statements(fn: Callable[[], Any]) -> int:
         fn()
     return len(captured.captured_queries)
 
-
-def under(limit: float) -> Callable[[float], bool]:
-    return lambda value: value < limit
