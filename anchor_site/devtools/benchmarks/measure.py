@@ -120,4 +120,3 @@ def statements(fn: Callable[[], Any]) -> int:
     with CaptureQueriesContext(connection) as captured:
         fn()
     return len(captured.captured_queries)
-
