@@ -6,8 +6,10 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Iterator
 from io import StringIO
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.management import call_command
@@ -94,3 +96,57 @@ def test_documentation_links_resolve():
             if not (page.parent / target).exists():
                 broken.append(f"{page.relative_to(REPO_ROOT)} -> {target}")
     assert broken == []
+
+
+def import_cycles(graph: Any) -> list[list[str]]:
+    """Strongly connected components of more than one module (iterative Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(module: str) -> Iterator[str]:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        return iter(sorted(graph.find_modules_directly_imported_by(module)))
+
+    for root in sorted(graph.modules):
+        if root in index:
+            continue
+        work = [(root, visit(root))]
+        while work:
+            module, imported = work[-1]
+            for other in imported:
+                if other not in index:
+                    work.append((other, visit(other)))
+                    break
+                if other in on_stack:
+                    low[module] = min(low[module], index[other])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[module])
+                if low[module] == index[module]:
+                    component = []
+                    while True:
+                        other = stack.pop()
+                        on_stack.discard(other)
+                        component.append(other)
+                        if other == module:
+                            break
+                    if len(component) > 1:
+                        cycles.append(sorted(component))
+    return cycles
+
+
+def test_no_import_cycles_anywhere():
+    # grimp (import-linter's graph) counts function-level imports too: a deferred import that
+    # closes a circle is still a circle.
+    import grimp
+
+    graph = grimp.build_graph("anchor_site", "records", "workflow")
+    assert import_cycles(graph) == []
+    graph.add_import(importer="records.models", imported="anchor_site.devtools.benchmarks.runner")
+    assert any("records.models" in cycle for cycle in import_cycles(graph))

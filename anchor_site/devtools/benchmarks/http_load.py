@@ -53,6 +53,7 @@ from django.conf import settings
 
 from anchor_site.devtools import DEV_SETTINGS_MODULE
 from anchor_site.devtools.benchmarks.measure import Row
+from anchor_site.devtools.benchmarks.spy import py_spy, summarize
 
 AREA = "http"
 CLIENTS = (1, 5, 10, 25)
@@ -104,7 +105,7 @@ def load_average() -> str:
 
 def run(plan: Plan, *, progress: bool) -> dict[str, Any]:
     """Run the worker against a scratch database; its report (rows and notes)."""
-    from anchor_site.devtools.benchmarks.runner import ScratchDatabase
+    from anchor_site.devtools.benchmarks.scratch import ScratchDatabase
 
     scratch = ScratchDatabase(os.environ["DATABASE_URL"])
     with tempfile.TemporaryDirectory(prefix="anchor-bench-http-") as tmp:
@@ -152,7 +153,11 @@ class Seeded:
     tokens: list[str]
 
 
-def work(plan: Plan, results: Path, say: Callable[[str], None]) -> None:
+# The guarded-writes rows: http_writes.measure, passed in because that module builds on this one.
+Writes = Callable[[str, "Seeded", int, float], list[Row]]
+
+
+def work(plan: Plan, results: Path, say: Callable[[str], None], writes: Writes) -> None:
     rows: list[Row] = []
     lines: list[str] = []
 
@@ -166,7 +171,7 @@ def work(plan: Plan, results: Path, say: Callable[[str], None]) -> None:
             tempfile.TemporaryDirectory(prefix="anchor-bench-gunicorn-") as tmp,
             serve(Path(tmp), plan.workers, say) as server,
         ):
-            measure(server, seeded, plan, rows, lines, save, say)
+            measure(server, seeded, plan, rows, lines, save, say, writes)
     except Exception as exc:
         traceback.print_exc(file=sys.stderr)
         rows.append(Row(AREA, "HTTP load", None, "", note=f"error: {type(exc).__name__}: {exc}"))
@@ -181,6 +186,7 @@ def measure(
     lines: list[str],
     save: Callable[[], None],
     say: Callable[[str], None],
+    writes: Writes,
 ) -> None:
     lines.append(
         f"server: gunicorn -c anchor_site/http/gunicorn_conf.py, WEB_CONCURRENCY="
@@ -206,9 +212,7 @@ def measure(
         rows.extend(tool_rows(last))
     save()
     say(f"[http] guarded writes only, {max(plan.clients)} clients, {plan.seconds:g} s ...")
-    from anchor_site.devtools.benchmarks import http_writes  # it builds on this module
-
-    rows.extend(http_writes.measure(server.url, seeded, max(plan.clients), plan.seconds))
+    rows.extend(writes(server.url, seeded, max(plan.clients), plan.seconds))
     lines.append(
         f"p95 first passes {TARGET_MS:g} ms at N={crossing}"
         if crossing is not None
@@ -597,20 +601,6 @@ def tool_rows(load: Load) -> list[Row]:
 # --- the profile ------------------------------------------------------------------------------
 
 
-def py_spy() -> list[str] | None:
-    found = shutil.which("py-spy")
-    if found:
-        return [found]
-    uv = shutil.which("uv")
-    if uv:
-        probe = subprocess.run(
-            [uv, "tool", "run", "py-spy", "--version"], capture_output=True, check=False
-        )
-        if probe.returncode == 0:
-            return [uv, "tool", "run", "py-spy"]
-    return None
-
-
 def _pg_counters() -> tuple[int, float, int]:
     """(sessions opened, active milliseconds, transactions committed) of this database."""
     from django.db import connection
@@ -687,91 +677,4 @@ def profile(
         shutil.copyfile(out, plan.profile_out)
         lines.append(f"  raw collapsed stacks: {plan.profile_out}")
     lines.extend(summarize(out.read_text()))
-    return lines
-
-
-# Frames that stand for well-known costs: (label, "function (file)" as py-spy names it).
-MARKERS = (
-    ("waiting for PostgreSQL's replies", "Connection.wait (psycopg/connection.py)"),
-    ("SQL statements, sent and waited for", "CursorWrapper._execute (django/db/backends/utils.py)"),
-    (
-        "taking a connection (from the pool, or opened when ANCHOR_DB_POOL_SIZE=0)",
-        "BaseDatabaseWrapper.connect (django/db/backends/base/base.py)",
-    ),
-    ("token authentication", "access_token_find (records/selectors/memberships.py)"),
-    ("workspace from membership", "scope_for_user (anchor_site/http/workspace.py)"),
-    ("MCP session lookup", "AnchorMCPView._owned_session (anchor_site/http/views.py)"),
-    ("tool bodies (run_tool)", "run_tool (workflow/mcp/envelope.py)"),
-    ("  resolve_record", "resolve_record (workflow/resolution.py)"),
-    ("  prepare_write", "prepare_write (workflow/actions.py)"),
-    ("  commit_write", "commit_write (workflow/actions.py)"),
-    ("  search_records", "ReadTools.search_records (workflow/mcp/tools/reads.py)"),
-    ("  get_record_context", "record_context (records/selectors/context.py)"),
-    ("  prepare_import", "prepare_import (workflow/actions.py)"),
-    ("  commit_import", "commit_import (workflow/actions.py)"),
-    ("  batch_read", "batch_read (workflow/batch_read.py)"),
-    (
-        "transaction commits (the durable write itself)",
-        "BaseDatabaseWrapper._commit (django/db/backends/base/base.py)",
-    ),
-    ("event loops waiting for work", "EpollSelector.select (selectors.py)"),
-    ("threads handing work over (Condition.wait)", "Condition.wait (threading.py)"),
-)
-# Inclusive figures are listed for these only: the project's code and the libraries it drives
-# (thread, asgiref and middleware entry frames are in nearly every sample and say nothing).
-LISTED = (
-    "anchor_site/",
-    "workflow/",
-    "records/",
-    "psycopg/",
-    "django/db/",
-    "mcp",
-    "rest_framework/",
-)
-
-
-def _frame_name(frame: str) -> str:
-    """'Class.func (pkg/mod.py:12)' -> 'Class.func (pkg/mod.py)'."""
-    name, _, where = frame.partition(" (")
-    return f"{name} ({where.rstrip(')').rsplit(':', 1)[0]})"
-
-
-def summarize(raw: str, top: int = 20, *, whose: str = "the workers'") -> list[str]:
-    """Shares of the samples inside each marker, top listed functions by inclusive samples
-    (each counted once per stack) and top functions by own samples."""
-    inclusive: Counter[str] = Counter()
-    own: Counter[str] = Counter()
-    marked: Counter[str] = Counter()
-    total = 0
-    for line in raw.splitlines():
-        stack, _, count_text = line.rpartition(" ")
-        if not stack or not count_text.isdigit():
-            continue
-        frames = [
-            _frame_name(f) for f in stack.split(";") if " (" in f and not f.startswith("process ")
-        ]
-        if not frames:
-            continue
-        count = int(count_text)
-        total += count
-        unique = set(frames)
-        for frame in unique:
-            inclusive[frame] += count
-        own[frames[-1]] += count
-        for label, marker in MARKERS:
-            if marker in unique:
-                marked[label] += count
-    if not total:
-        return ["  py-spy recorded no samples"]
-    lines = [
-        f"  py-spy: {total:,} samples of {whose} active threads (idle ones left out); share inside:"
-    ]
-    lines += [
-        f"    {100 * marked[label] / total:5.1f}%  {label}" for label, _ in MARKERS if marked[label]
-    ]
-    lines.append("  top functions by inclusive samples (cumulative), project and its libraries:")
-    listed = [(f, n) for f, n in inclusive.most_common() if f.split(" (", 1)[1].startswith(LISTED)]
-    lines += [f"    {100 * n / total:5.1f}%  {frame}" for frame, n in listed[:top]]
-    lines.append("  top functions by own samples:")
-    lines += [f"    {100 * n / total:5.1f}%  {frame}" for frame, n in own.most_common(8)]
     return lines

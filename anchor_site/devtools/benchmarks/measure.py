@@ -120,7 +120,3 @@ def statements(fn: Callable[[], Any]) -> int:
     with CaptureQueriesContext(connection) as captured:
         fn()
     return len(captured.captured_queries)
-
-
-def under(limit: float) -> Callable[[float], bool]:
-    return lambda value: value < limit

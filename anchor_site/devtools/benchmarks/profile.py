@@ -2,7 +2,7 @@
 
 A row that misses its target is explained by where the server spent its time: the runner
 re-runs the phase that missed (fewer rounds) with py-spy recording the measured server, and
-prints the summary under the row (http_load.summarize: the project's functions by inclusive
+prints the summary under the row (spy.summarize: the project's functions by inclusive
 samples, and the well-known costs such as SQL and the tool bodies). The re-run is not timed,
 so the profiler's own cost never reaches a figure.
 """
@@ -17,8 +17,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from anchor_site.devtools.benchmarks.http_load import py_spy, summarize
 from anchor_site.devtools.benchmarks.measure import Row
+from anchor_site.devtools.benchmarks.spy import py_spy, summarize
 
 ATTACH_SECONDS = 1.5  # py-spy attaches before the first call it should see
 STOP_SECONDS = 30

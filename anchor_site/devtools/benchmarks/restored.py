@@ -52,7 +52,7 @@ def new_database(tmp: Path, name: str) -> Iterator[None]:
     if connection.vendor == "sqlite":
         database["NAME"] = str(tmp / f"{name}.db")
     else:
-        from anchor_site.devtools.benchmarks.runner import ScratchDatabase
+        from anchor_site.devtools.benchmarks.scratch import ScratchDatabase
 
         scratch = ScratchDatabase(os.environ["DATABASE_URL"])
         scratch.name = f"{saved}_{name}"[:63]

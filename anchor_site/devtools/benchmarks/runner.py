@@ -18,12 +18,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from django.conf import settings
 
 from anchor_site.devtools import DEV_SETTINGS_MODULE
 from anchor_site.devtools.benchmarks.measure import Row, Sizes
+from anchor_site.devtools.benchmarks.scratch import ScratchDatabase
 
 AREAS = (
     "tool_list",
@@ -98,38 +98,6 @@ def run_backend(
                 ).as_dict()
             )
         return rows
-
-
-class ScratchDatabase:
-    """A database created beside DATABASE_URL's for one run, and dropped after it."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-        parts = urlsplit(url)
-        self.base = parts.path.lstrip("/")
-        self.name = f"{self.base}_scratch_{os.getpid()}"
-        self.scratch_url = urlunsplit(parts._replace(path=f"/{self.name}"))
-
-    def _execute(self, sql: str) -> None:
-        import psycopg
-
-        try:
-            conn = psycopg.connect(self.url, autocommit=True)
-        except psycopg.OperationalError:
-            # The named database need not exist (pytest-django only makes test_<name>):
-            # CREATE and DROP DATABASE work from the server's maintenance database too.
-            parts = urlsplit(self.url)
-            conn = psycopg.connect(urlunsplit(parts._replace(path="/postgres")), autocommit=True)
-        with conn:
-            conn.execute(sql)
-
-    def create(self) -> str:
-        self._execute(f'DROP DATABASE IF EXISTS "{self.name}"')
-        self._execute(f'CREATE DATABASE "{self.name}"')
-        return self.scratch_url
-
-    def drop(self) -> None:
-        self._execute(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
 
 
 # --- the worker: Django is configured against the run's own database ---------------------------

@@ -21,7 +21,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from anchor_site.devtools.benchmarks import http_load, runner
+from anchor_site.devtools.benchmarks import http_load, http_writes, runner
 from anchor_site.devtools.benchmarks.measure import Sizes
 
 
@@ -125,7 +125,9 @@ class Command(BaseCommand):
         if options["http_worker"]:
             plan = http_load.Plan(**json.loads(options["http_plan"]))
             plan = replace(plan, clients=tuple(plan.clients))
-            http_load.work(plan, Path(options["http_worker"]), self._say(options))
+            http_load.work(
+                plan, Path(options["http_worker"]), self._say(options), http_writes.measure
+            )
             return
         if options["http"]:
             self._http(options)
