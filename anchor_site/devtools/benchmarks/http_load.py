@@ -306,6 +306,8 @@ def serve(tmp: Path, workers: int, say: Callable[[str], None]) -> Iterator[Serve
         ANCHOR_STATIC_ROOT=str(tmp / "static"),
         ANCHOR_HTTP_RATE_LIMIT="off",
         ANCHOR_LOG_LEVEL="WARNING",
+        # The no-op reference (get_server_instructions) is outside the default core profile.
+        ANCHOR_TOOLS="full",
     )
     log = tmp / "server.log"
     say(f"[http] starting gunicorn, WEB_CONCURRENCY={workers} ...")
