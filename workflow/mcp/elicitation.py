@@ -135,7 +135,9 @@ async def _ask(result: dict[str, Any]) -> dict[str, Any]:
         lambda: run_tool(lambda: client_confirmation.resolution_question(scope, resolution_id))
     )
     question = built.get("result")
-    if not built["ok"] or question is None:
+    if not built["ok"]:
+        return {"asked": False, "reason": built["error"]["message"]}
+    if question is None:
         return {
             "asked": False,
             "reason": 'Not asked: the resolution has no candidates to choose from ("me" '
