@@ -10,6 +10,7 @@ the evidence rules accept it where they would otherwise need that text.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,10 +71,20 @@ def resolution_question(scope: Scope, resolution_id: str) -> Question | None:
     return Question(resolution_id=ticket.pk, message=message, choices=choices)
 
 
+def _data(candidate: dict[str, Any]) -> dict[str, Any]:
+    """The candidate's data from its preview (a cut preview counts as one opaque value)."""
+    preview = candidate.get("data_preview") or "{}"
+    try:
+        data = json.loads(preview)
+    except ValueError:
+        return {"data": preview}
+    return data if isinstance(data, dict) else {"data": preview}
+
+
 def _differing(candidates: list[dict[str, Any]]) -> set[str]:
     """The data keys whose values are not the same on every candidate."""
-    keys = {k for c in candidates for k in (c.get("data") or {})}
-    return {k for k in keys if len({repr((c.get("data") or {}).get(k)) for c in candidates}) > 1}
+    keys = {k for c in candidates for k in _data(c)}
+    return {k for k in keys if len({repr(_data(c).get(k)) for c in candidates}) > 1}
 
 
 def _links(candidate: dict[str, Any]) -> frozenset[str]:
@@ -91,7 +102,7 @@ def _choice_title(
 ) -> str:
     where = collection_names.get(candidate["collection_id"], "")
     notes = [where] if where else []
-    data = candidate.get("data") or {}
+    data = _data(candidate)
     notes += [f"{k}: {str(data[k])[:40]}" for k in sorted(differ) if k in data][:3]
     notes += [f"linked to {t[:40]}" for t in sorted(_links(candidate) - shared)][:2]
     if candidate.get("status") == "archived":
