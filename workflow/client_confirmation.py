@@ -10,12 +10,13 @@ the evidence rules accept it where they would otherwise need that text.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
 from django.utils import timezone
 
-from records.errors import INVALID_INPUT, AnchorError, not_found
+from records.errors import INVALID_INPUT, NEEDS_CLARIFICATION, AnchorError, not_found
 from records.ids import is_valid_id
 from records.models import Collection
 from workflow.models import ReviewTicket
@@ -53,7 +54,16 @@ def resolution_question(scope: Scope, resolution_id: str) -> Question | None:
     )
     if not candidates:  # "me" with no self mapping: nothing to pick from
         return None
-    choices = [(c["record_id"], _choice_title(c, names)) for c in candidates]
+    differ = _differing(candidates)
+    shared = frozenset.intersection(*(_links(c) for c in candidates))
+    choices = [(c["record_id"], _choice_title(c, names, differ, shared)) for c in candidates]
+    if len({title for _, title in choices}) < len(choices):
+        # Two choices the user cannot tell apart: a pick would be a guess stored as confirmed.
+        raise AnchorError(
+            NEEDS_CLARIFICATION,
+            "Not asked in the client: two candidates read the same there (same collection, "
+            "data and links). Tell them apart with the user in the conversation.",
+        )
     choices.append((DIFFERENT, "A different one (none of these)"))
     choices.append((CANCEL, "Cancel: do not decide now"))
     query = str(ticket.request.get("query", ""))
@@ -61,9 +71,40 @@ def resolution_question(scope: Scope, resolution_id: str) -> Question | None:
     return Question(resolution_id=ticket.pk, message=message, choices=choices)
 
 
-def _choice_title(candidate: dict[str, Any], collection_names: dict[str, str]) -> str:
+def _data(candidate: dict[str, Any]) -> dict[str, Any]:
+    """The candidate's data from its preview (a cut preview counts as one opaque value)."""
+    preview = candidate.get("data_preview") or "{}"
+    try:
+        data = json.loads(preview)
+    except ValueError:
+        return {"data": preview}
+    return data if isinstance(data, dict) else {"data": preview}
+
+
+def _differing(candidates: list[dict[str, Any]]) -> set[str]:
+    """The data keys whose values are not the same on every candidate."""
+    keys = {k for c in candidates for k in _data(c)}
+    return {k for k in keys if len({repr(_data(c).get(k)) for c in candidates}) > 1}
+
+
+def _links(candidate: dict[str, Any]) -> frozenset[str]:
+    return frozenset(
+        str(link.get("title", link)) if isinstance(link, dict) else str(link)
+        for link in candidate.get("links") or []
+    )
+
+
+def _choice_title(
+    candidate: dict[str, Any],
+    collection_names: dict[str, str],
+    differ: set[str],
+    shared: frozenset[str],
+) -> str:
     where = collection_names.get(candidate["collection_id"], "")
     notes = [where] if where else []
+    data = _data(candidate)
+    notes += [f"{k}: {str(data[k])[:40]}" for k in sorted(differ) if k in data][:3]
+    notes += [f"linked to {t[:40]}" for t in sorted(_links(candidate) - shared)][:2]
     if candidate.get("status") == "archived":
         notes.append("archived")
     return f"{candidate['title']} ({', '.join(notes)})" if notes else str(candidate["title"])

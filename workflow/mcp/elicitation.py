@@ -1,15 +1,16 @@
 """Ask the user in the client's own dialog (MCP elicitation, form mode), when the agent asks for it.
 
 Only on the agent's explicit `ask_user: true`, never silently. After resolve_record answers
-`needs_clarification`, the question goes to the client as a one-field form: the candidates by
-title, "a different one", "cancel". An accepted answer is stored on the resolution as
-user-confirmed in the client (`workflow.client_confirmation`); decline, cancel or the cancel
-choice store nothing. commit_import(ask_user=true) asks about the flagged rows the agent left
-undecided, one field per row, and commits with the user's answers as their decisions
-(`workflow.import_confirmation`); a decline commits nothing. When the question cannot be put
-(the client did not declare form-mode elicitation, or the call came over HTTP, where this
-server answers each POST on its own and cannot send the client a request), the plain reply
-stands and `client_question` says why.
+`needs_clarification`, the question goes to the client as a one-field form: each candidate by
+title, collection and the data and links that differ, "a different one", "cancel" (two that would
+read the same are not asked: the candidates go back to the agent). An accepted answer is stored on
+the resolution as user-confirmed in the client (`workflow.client_confirmation`); decline, cancel or
+the cancel choice store nothing. commit_import(ask_user=true) asks about the flagged rows the agent
+left undecided, one field per row, and commits with the user's answers as their decisions
+(`workflow.import_confirmation`); a decline commits nothing. When the question cannot be put (the
+client did not declare form-mode elicitation, or the call came over HTTP, where this server answers
+each POST on its own and cannot send the client a request), the plain reply stands and
+`client_question` says why.
 
 The wait for the user happens here, on the event loop, between two short database steps on the
 worker thread: no transaction and no worker is held while the dialog is open.
@@ -135,7 +136,9 @@ async def _ask(result: dict[str, Any]) -> dict[str, Any]:
         lambda: run_tool(lambda: client_confirmation.resolution_question(scope, resolution_id))
     )
     question = built.get("result")
-    if not built["ok"] or question is None:
+    if not built["ok"]:
+        return {"asked": False, "reason": built["error"]["message"]}
+    if question is None:
         return {
             "asked": False,
             "reason": 'Not asked: the resolution has no candidates to choose from ("me" '
