@@ -14,11 +14,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from django.db.models import Q
 from django.utils import timezone
 
 from records.errors import INVALID_INPUT, NEEDS_CLARIFICATION, AnchorError, not_found
 from records.ids import is_valid_id
-from records.models import Collection
+from records.models import Collection, Record, Relationship
 from workflow.models import ReviewTicket
 from workflow.scope import Scope
 
@@ -54,6 +55,8 @@ def resolution_question(scope: Scope, resolution_id: str) -> Question | None:
     )
     if not candidates:  # "me" with no self mapping: nothing to pick from
         return None
+    # What tells them apart is read as the records are now (a stored answer keeps no data).
+    candidates = _with_data_and_links(scope, candidates)
     differ = _differing(candidates)
     shared = frozenset.intersection(*(_links(c) for c in candidates))
     choices = [(c["record_id"], _choice_title(c, names, differ, shared)) for c in candidates]
@@ -71,8 +74,35 @@ def resolution_question(scope: Scope, resolution_id: str) -> Question | None:
     return Question(resolution_id=ticket.pk, message=message, choices=choices)
 
 
+def _with_data_and_links(scope: Scope, candidates: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    ids = [c["record_id"] for c in candidates]
+    records = Record.objects.filter(workspace_id=scope.workspace_id, pk__in=ids)
+    data = dict(records.values_list("pk", "data"))
+    links: dict[str, set[str]] = {pk: set() for pk in ids}
+    rows = Relationship.objects.filter(workspace_id=scope.workspace_id).filter(
+        Q(source_id__in=ids) | Q(target_id__in=ids)
+    )
+    ends = list(rows.values_list("source_id", "target_id")[:500])
+    titles = dict(
+        Record.objects.filter(
+            workspace_id=scope.workspace_id, pk__in={e for pair in ends for e in pair}
+        ).values_list("pk", "title")
+    )
+    for source, target in ends:
+        for own, other in ((source, target), (target, source)):
+            if own in links:
+                links[own].add(titles.get(other, other))
+    return [
+        {**c, "data": data.get(c["record_id"], {}), "links": sorted(links[c["record_id"]])}
+        for c in candidates
+    ]
+
+
 def _data(candidate: dict[str, Any]) -> dict[str, Any]:
-    """The candidate's data from its preview (a cut preview counts as one opaque value)."""
+    """The candidate's data: as read now, else from its preview (a cut preview counts as one
+    opaque value)."""
+    if isinstance(candidate.get("data"), dict):
+        return dict(candidate["data"])
     preview = candidate.get("data_preview") or "{}"
     try:
         data = json.loads(preview)

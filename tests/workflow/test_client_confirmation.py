@@ -43,6 +43,8 @@ def test_the_question_offers_the_candidates_a_different_one_and_cancel(hiring):
     assert set(values[:-2]) == {hiring.rahul_backend.pk, hiring.rahul_frontend.pk}
     assert values[-2:] == [DIFFERENT, CANCEL]
     assert all(title.startswith("Rahul (people") for _, title in question.choices[:-2])
+    titles = [title for _, title in question.choices[:-2]]
+    assert len(set(titles)) == 2 and all(": " in title for title in titles), titles
     resolved = ok("resolve_record", {"query": "Kirat", "collection_id": hiring.people.pk})
     assert resolution_question(MINE, resolved["resolution_id"]) is None
 
