@@ -151,9 +151,9 @@ def _hold_lock(record_id: str) -> Any:
         )
         holder.execute("SELECT 1 FROM records_record WHERE id = %s FOR UPDATE", [record_id])
         return holder
-    holder = sqlite3.connect(params["NAME"], isolation_level=None)
-    holder.execute("BEGIN IMMEDIATE")
-    return holder
+    writer = sqlite3.connect(params["NAME"], isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    return writer
 
 
 def _blocked_write(scope: Scope, record_id: str, store: int) -> Row:
@@ -181,7 +181,7 @@ def _blocked_write(scope: Scope, record_id: str, store: int) -> Row:
     finally:
         holder.rollback()
         holder.close()
-    error = envelope.get("error") or {}
+    error: dict[str, Any] = dict(envelope.get("error") or {})
     got = f"{error.get('code', 'ok')} {(error.get('details') or {}).get('cause', '')}".strip()
     return Row(
         AREA,
