@@ -43,6 +43,7 @@ AREAS = (
     "restore",
     "agendas",
     "approvals",
+    "locks",
 )
 # Properties of the process, not of the database: measured once, on SQLite.
 PROCESS_ONLY = {"tool_list", "name_rule", "memory"}
@@ -149,6 +150,7 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
         approvals,
         graph,
         imports,
+        locks,
         meaning,
         memory,
         name_rule,
@@ -179,6 +181,7 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
     area("restore", lambda: restore.run(sizes))
     area("agendas", lambda: agendas.run(sizes, ctx))
     area("approvals", approvals.run)
+    area("locks", lambda: locks.run(sizes, ctx))
 
 
 def _session_rows(sizes: Sizes, areas: list[str], linked: Any, vendor: str) -> list[Row]:
