@@ -25,8 +25,8 @@ from anchor_site.devtools.management.commands.benchmark import Command as benchm
 LEDGER_RECORDS = 1001
 
 ROWS = [
-    "tools/list, full tool list",
-    "tools/list, core profile",
+    "tools/list + instructions, full profile",
+    "tools/list + instructions, default core profile",
     "mcp_serve start to initialize result",
     "resident memory of an idle mcp_serve",
     "resident memory after caching",
