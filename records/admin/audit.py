@@ -13,7 +13,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
@@ -24,7 +24,7 @@ from django.utils.safestring import mark_safe
 from records.acting import acted_by, by_person
 from records.admin.clarifications import clarifications
 from records.admin.common import ReadOnlyAdmin, admin_context, json_block, report_refusal
-from records.admin.scoping import member_workspace_ids
+from records.admin.scoping import records_titled
 from records.admin.timeline import HEADLINES, event_changes, readable_kind
 from records.errors import AnchorError
 from records.models import (
@@ -246,13 +246,7 @@ class AuditEventAdmin(ReadOnlyAdmin):
         term = search_term.strip()
         if not term:
             return found, duplicates
-        records = Record.objects.filter(
-            Q(title__icontains=term) | Q(aliases__alias__icontains=term)
-        )
-        workspaces = member_workspace_ids(request)
-        if workspaces is not None:
-            records = records.filter(workspace_id__in=workspaces)
-        ids = list(records.values_list("id", flat=True).distinct()[:RECORD_MATCH_LIMIT])
+        ids = records_titled(request, term, RECORD_MATCH_LIMIT)
         if not ids:
             return found, duplicates
         return found | queryset.filter(record_id__in=ids), duplicates

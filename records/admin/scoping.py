@@ -36,7 +36,7 @@ from django.db import models
 from django.db.models import Q, QuerySet
 from django.http import Http404, HttpRequest
 
-from records.models import Workspace, WorkspaceMembership
+from records.models import Record, Workspace, WorkspaceMembership
 
 # Never displayed, searched, filtered or ordered by, by anyone.
 SECRET_FIELDS = frozenset({"key_hash"})
@@ -273,3 +273,13 @@ class ScopedInline(ScopedChoicesMixin):
             label = str(formfield.label or db_field.verbose_name)
             formfield.widget.attrs.setdefault("aria-label", label)
         return formfield
+
+
+def records_titled(request: HttpRequest, term: str, limit: int) -> list[str]:
+    """IDs of up to `limit` records the person may reach whose title or an alias holds `term`:
+    the admin's searches by title (audit events, waiting writes) find what concerns them."""
+    records = Record.objects.filter(Q(title__icontains=term) | Q(aliases__alias__icontains=term))
+    workspaces = member_workspace_ids(request)
+    if workspaces is not None:
+        records = records.filter(workspace_id__in=workspaces)
+    return list(records.values_list("id", flat=True).distinct()[:limit])

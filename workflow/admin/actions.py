@@ -27,9 +27,8 @@ from django.utils.http import url_has_allowed_host_and_scheme
 
 from records.acting import acted_by
 from records.admin.common import ReadOnlyAdmin, actor_for, json_block
-from records.admin.scoping import member_workspace_ids
+from records.admin.scoping import records_titled
 from records.errors import AnchorError
-from records.models import Record
 from workflow.actions import (
     approve_prepared_action,
     mark_stale_pending,
@@ -181,14 +180,8 @@ class PreparedActionAdmin(ReadOnlyAdmin):
         term = search_term.strip()
         if not term:
             return found, duplicates
-        records = Record.objects.filter(
-            Q(title__icontains=term) | Q(aliases__alias__icontains=term)
-        )
-        workspaces = member_workspace_ids(request)
-        if workspaces is not None:
-            records = records.filter(workspace_id__in=workspaces)
         titled = Q(arguments__icontains=term)
-        for record_id in records.values_list("id", flat=True).distinct()[:TITLE_MATCH_LIMIT]:
+        for record_id in records_titled(request, term, TITLE_MATCH_LIMIT):
             titled |= Q(arguments__icontains=record_id)
         return found | queryset.filter(titled), duplicates
 
