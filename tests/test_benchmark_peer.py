@@ -6,12 +6,14 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
 
 from anchor_site.devtools.benchmarks import peer_tasks, runner
 from anchor_site.devtools.benchmarks.peer_tasks import Store, wrong
 from anchor_site.devtools.management.commands.benchmark import Command as benchmark_command
+from workflow.mcp.client import TextContent
 
 pytestmark = pytest.mark.tooling
 TASKS = {task["name"]: task for task in peer_tasks.PLAN["tasks"]}
@@ -38,6 +40,25 @@ def test_a_task_ends_right_in_anchors_store_and_a_wrong_store_fails_its_check(tm
     assert "Kirat Singh" in wrong(NEW_PERSON, store, replace(store, entities=twice), "")
     other_role = tuple((n, "{}" if n == "Kirat Singh" else t) for n, t in store.entities)
     assert "Kirat Singh" in wrong(NEW_PERSON, store, replace(store, entities=other_role), "")
+
+
+def test_a_refused_step_stops_the_task_and_makes_it_wrong():
+    class Session:
+        async def call_tool(self, name, arguments):
+            refusal = '{"ok":false,"error":{"code":"STALE_REVIEW","message":"review again"}}'
+            return SimpleNamespace(content=[TextContent(type="text", text=refusal)])
+
+    steps = [
+        {"call": "prepare_write", "args": {}, "save": {"action": "action_id"}},
+        {"call": "commit_write", "args": {"action_id": "$action"}},
+    ]
+    task = {"name": "a write", "anchor": steps, "check": []}
+    agent = peer_tasks.Agent(Session())  # type: ignore[arg-type]  # answers every call alike
+    empty = Store((), frozenset())
+    done = asyncio.run(peer_tasks.run_tasks(agent, [task], "anchor", lambda: empty))
+    outcome = done["a write"]
+    assert "prepare_write refused" in outcome.problem and "STALE_REVIEW" in outcome.problem
+    assert [tool for tool, _n, _ids in outcome.spent] == ["prepare_write"]
 
 
 def test_a_memory_store_with_the_misspelled_name_created_fails_the_check(tmp_path):

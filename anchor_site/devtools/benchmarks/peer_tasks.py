@@ -90,7 +90,9 @@ class Agent:
             self.said.append(text.lower())
             if step.get("save"):
                 found = json.loads(text)
-                found = found.get("result", found)  # Anchor's envelope
+                if found.get("ok") is False:  # Anchor's envelope
+                    raise ValueError(f"{step['call']} refused: {found['error']}")
+                found = found.get("result", found)
                 self.saved |= {name: pick(found, path) for name, path in step["save"].items()}
 
     def next_task(self) -> Agent:
@@ -191,7 +193,7 @@ async def run_tasks(agent: Agent, tasks: list[dict[str, Any]], side: str, read: 
             await turn.run(task[side])
             found = wrong(task, before, read(), "\n".join(turn.said))
         except (KeyError, IndexError, StopIteration, ValueError, TypeError) as exc:
-            found = f"a reply lacked what the next step needs: {type(exc).__name__} {exc}"
+            found = f"the script stopped: {type(exc).__name__} {exc}"
         done[task["name"]] = Outcome(turn.spent, found)
     return done
 
