@@ -44,9 +44,11 @@ AREAS = (
     "agendas",
     "approvals",
     "locks",
+    "peer",
 )
 # Properties of the process, not of the database: measured once, on SQLite.
-PROCESS_ONLY = {"tool_list", "name_rule", "memory"}
+PROCESS_ONLY = {"tool_list", "name_rule", "memory", "peer"}
+OPT_IN = {"peer"}  # runs only when --only names it: it fetches the memory server with npx
 
 
 # --- the parent: one worker per backend --------------------------------------------------------
@@ -130,6 +132,12 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
         rows.extend(found)
         save()
 
+    if "peer" in areas:  # it brings its own stores: first, and alone without waiting for data
+        from anchor_site.devtools.benchmarks import peer_tasks
+
+        area("peer", peer_tasks.run)
+        if areas == ["peer"]:
+            return
     say(f"[{vendor}] migrating and generating names ...")
     call_command("migrate", interactive=False, verbosity=0, stdout=sys.stderr)
     ctx = data.context()

@@ -41,7 +41,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--only",
             default="",
-            help=f"Comma-separated areas to run: {', '.join(runner.AREAS)}.",
+            help=f"Comma-separated areas to run: {', '.join(runner.AREAS)} (peer only when named).",
         )
         parser.add_argument(
             "--records",
@@ -205,7 +205,8 @@ class Command(BaseCommand):
         return say
 
     def _areas(self, only: str) -> list[str]:
-        chosen = [a.strip() for a in only.split(",") if a.strip()] or list(runner.AREAS)
+        chosen = [a.strip() for a in only.split(",") if a.strip()]
+        chosen = chosen or [a for a in runner.AREAS if a not in runner.OPT_IN]
         unknown = sorted(set(chosen) - set(runner.AREAS))
         if unknown:
             raise CommandError(

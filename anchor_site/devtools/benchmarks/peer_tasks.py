@@ -1,0 +1,335 @@
+"""Everyday agent tasks on Anchor beside the official memory server: per task the calls, the
+tokens a model reads and writes, and whether the store ends right, read from the store itself.
+
+Each side runs over stdio through the official client on a store of its own: `mcp_serve` on a
+fresh SQLite file with the default tool profile, and `npx -y @modelcontextprotocol/server-memory`
+with a temporary MEMORY_FILE_PATH. The tasks (peer_tasks.json) are the calls a competent agent
+makes following each server's own instructions and descriptions; the scripted user's answers
+cost nothing. Tokens are cl100k as a model receives them: the tool list (name, description,
+input schema) and instructions once per conversation, and per call the arguments plus the
+reply's text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import tempfile
+from contextlib import closing
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from anchor_site.devtools.benchmarks.measure import Row
+from anchor_site.devtools.benchmarks.server import RawServer, client_session
+from anchor_site.devtools.benchmarks.tool_list import token_count, tokens
+from workflow.mcp.client import ClientSession, TextContent, open_stdio_session
+
+AREA = "peer"
+PLAN = json.loads((Path(__file__).with_suffix(".json")).read_text())
+MEMORY_SERVER = ["npx", "-y", "@modelcontextprotocol/server-memory"]
+RATIO_TARGET = 1.5
+FIXED_TARGET = 4_000
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+# A plain mcp_serve: the default profile, on a SQLite file of the run's own.
+ANCHOR_ENV = {"ANCHOR_TOOLS": "", "DATABASE_URL": "", "ANCHOR_ACTOR_ID": "user:agent"}
+
+
+# --- a side's conversation: steps run, calls counted ---------------------------------------------
+
+
+def pick(value: Any, path: str) -> Any:
+    """`a.b.0` walks keys and list positions; `key[field=value]` picks the list item that has it."""
+    for part in path.split("."):
+        key, _, where = part.partition("[")
+        if key:
+            value = value[int(key)] if isinstance(value, list) else value[key]
+        if where:
+            name, _, wanted = where.rstrip("]").partition("=")
+            value = next(item for item in value if str(item[name]) == wanted)
+    return value
+
+
+def fill(value: Any, saved: dict[str, Any]) -> Any:
+    if isinstance(value, str) and value.startswith("$"):
+        return saved[value[1:]]
+    if isinstance(value, dict):
+        return {key: fill(item, saved) for key, item in value.items()}
+    if isinstance(value, list):
+        return [fill(item, saved) for item in value]
+    return value
+
+
+@dataclass
+class Agent:
+    """One side's session. Each call costs its arguments and its reply's text; `spent` holds
+    (tool, tokens, of which the UUIDs) per call."""
+
+    session: ClientSession
+    saved: dict[str, Any] = field(default_factory=dict)  # what the conversation knows
+    spent: list[tuple[str, int, int]] = field(default_factory=list)
+    said: list[str] = field(default_factory=list)
+
+    async def run(self, steps: list[dict[str, Any]]) -> None:
+        for step in steps:
+            if "call" not in step:  # the scripted user's answer
+                continue
+            arguments = fill(step["args"], self.saved)
+            reply = await self.session.call_tool(step["call"], arguments)
+            text = "".join(part.text for part in reply.content if isinstance(part, TextContent))
+            asked = json.dumps(arguments, separators=(",", ":"), ensure_ascii=False)
+            ids = sum(tokens(found) for found in UUID.findall(asked + text))
+            self.spent.append((step["call"], tokens(asked) + tokens(text), ids))
+            self.said.append(text.lower())
+            if step.get("save"):
+                found = json.loads(text)
+                if found.get("ok") is False:  # Anchor's envelope
+                    raise ValueError(f"{step['call']} refused: {found['error']}")
+                found = found.get("result", found)
+                self.saved |= {name: pick(found, path) for name, path in step["save"].items()}
+
+    def next_task(self) -> Agent:
+        return Agent(self.session, self.saved)
+
+
+# --- the stores, read directly: (name, kind, facts) and (from, type, to) -------------------------
+
+
+@dataclass(frozen=True)
+class Store:
+    entities: tuple[tuple[str, str], ...]  # (name, its facts as lower-case text)
+    links: frozenset[tuple[str, str, str]]
+
+    def facts(self, name: str) -> list[str]:
+        return [text for title, text in self.entities if title == name]
+
+
+def anchor_store(path: Path) -> Store:
+    with closing(sqlite3.connect(path)) as db:
+        rows = db.execute(
+            "SELECT id, title, data FROM records_record WHERE archived_at IS NULL ORDER BY 2, 1"
+        ).fetchall()
+        links = db.execute(
+            "SELECT source_id, relationship_type, target_id FROM records_relationship"
+        ).fetchall()
+    title = {row[0]: row[1] for row in rows}
+    return Store(
+        tuple((name, data.lower()) for _id, name, data in rows),
+        frozenset((title[s], t, title[d]) for s, t, d in links if s in title and d in title),
+    )
+
+
+def memory_store(path: Path) -> Store:
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return Store(
+        tuple(
+            (e["name"], " | ".join(e["observations"]).lower())
+            for e in sorted(lines, key=lambda e: e.get("name", ""))
+            if e["type"] == "entity"
+        ),
+        frozenset(
+            (r["from"], r["relationType"], r["to"]) for r in lines if r["type"] == "relation"
+        ),
+    )
+
+
+def problem(check: dict[str, Any], before: Store, after: Store, said: str) -> str:
+    """What is wrong with the outcome for one check, or ""."""
+    if "holds" in check:  # exactly `count` entities of the name, one holding every word
+        name, *words = check["holds"]
+        found, count = after.facts(name), check.get("count", 1)
+        if len(found) == count and (not count or any(all(w in t for w in words) for t in found)):
+            return ""
+        return f"{name}: {found or 'missing'}"
+    if "lacks" in check:
+        name, word = check["lacks"]
+        return f"{name} still holds {word!r}" if any(word in t for t in after.facts(name)) else ""
+    if "linked" in check or "unlinked" in check:
+        link = tuple(check.get("linked") or check["unlinked"])
+        return "" if (link in after.links) == ("linked" in check) else f"link {link} is wrong"
+    missing = [word for word in check["answers"] if word not in said]
+    if before != after:
+        return "a read changed the store"
+    return f"the replies never say {', '.join(missing)}" if missing else ""
+
+
+def wrong(task: dict[str, Any], before: Store, after: Store, said: str) -> str:
+    return "; ".join(p for c in task["check"] if (p := problem(c, before, after, said)))
+
+
+# --- running both sides ---------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    spent: list[tuple[str, int, int]]
+    problem: str  # "" when the store ends right
+
+    @property
+    def tokens(self) -> int:
+        return sum(n for _tool, n, _ids in self.spent)
+
+    @property
+    def id_tokens(self) -> int:
+        return sum(ids for _tool, _n, ids in self.spent)
+
+
+async def run_tasks(agent: Agent, tasks: list[dict[str, Any]], side: str, read: Any) -> dict:
+    """Each task's Outcome, or the sentence saying why this side cannot do it."""
+    done: dict[str, Outcome | str] = {}
+    for task in tasks:
+        if isinstance(task[side], str):
+            done[task["name"]] = task[side]
+            continue
+        turn, before = agent.next_task(), read()
+        try:
+            await turn.run(task[side])
+            found = wrong(task, before, read(), "\n".join(turn.said))
+        except (KeyError, IndexError, StopIteration, ValueError, TypeError) as exc:
+            found = f"the script stopped: {type(exc).__name__} {exc}"
+        done[task["name"]] = Outcome(turn.spent, found)
+    return done
+
+
+async def run_anchor(folder: Path, tasks: list[dict[str, Any]]) -> tuple[int, dict]:
+    """(the opening digest's tokens, each task's outcome), after an uncounted set-up and a
+    teammate's changes since the agent last looked."""
+    db = folder / "anchor.db"
+    env = ANCHOR_ENV | {"ANCHOR_DB_PATH": str(db)}
+    async with client_session(**env) as session:
+        await Agent(session).run(PLAN["setup"]["anchor"])
+    async with client_session(**env | {"ANCHOR_ACTOR_ID": "user:meera"}) as session:
+        await Agent(session).run(PLAN["setup"]["teammate"])
+    async with client_session(**env) as session:
+        agent = Agent(session)
+        await agent.run(PLAN["opener"]["anchor"])  # the instructions open every conversation so
+        return agent.spent[0][1], await run_tasks(agent, tasks, "anchor", lambda: anchor_store(db))
+
+
+async def run_memory(folder: Path, tasks: list[dict[str, Any]]) -> dict:
+    path = folder / "memory.jsonl"
+    env = {name: os.environ[name] for name in ("PATH", "HOME") if name in os.environ}
+    with open(os.devnull, "w") as quiet:
+        async with open_stdio_session(
+            MEMORY_SERVER,
+            env=env | {"MEMORY_FILE_PATH": str(path)},
+            cwd=folder,
+            errlog=quiet,
+            timeout=timedelta(seconds=60),
+        ) as session:
+            await Agent(session).run(PLAN["setup"]["memory"])
+            return await run_tasks(Agent(session), tasks, "memory", lambda: memory_store(path))
+
+
+def fixed_cost(argv: list[str] | None, **env: str) -> int:
+    """Tokens before the first call: the tool list as a model receives it, and instructions."""
+    server = RawServer(argv, **env)
+    try:
+        server.initialize()
+        listed = server.request("tools/list", {})["tools"]
+        return token_count(listed, server.initialized.get("instructions") or "")
+    finally:
+        server.close()
+
+
+def memory_server_missing() -> str:
+    """Why the memory server cannot start here, or "": npx, or the network for a first
+    download. Given no input, the server starts and exits."""
+    if shutil.which("npx") is None:
+        return "npx not found"
+    try:
+        done = subprocess.run(
+            MEMORY_SERVER, stdin=subprocess.DEVNULL, capture_output=True, timeout=300, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return "npx did not start the memory server within 5 minutes (offline?)"
+    return "" if done.returncode == 0 else f"npx exited {done.returncode} (offline?)"
+
+
+def run() -> list[Row]:
+    missing = memory_server_missing()
+    if missing:
+        return [
+            Row(AREA, "agent tasks beside the memory server", None, "", note=f"skipped: {missing}")
+        ]
+    with tempfile.TemporaryDirectory(prefix="anchor-peer-") as tmp:
+        folder = Path(tmp)
+        opener, ours = asyncio.run(run_anchor(folder, PLAN["tasks"]))
+        theirs = asyncio.run(run_memory(folder, PLAN["tasks"]))
+        fixed = fixed_cost(None, **ANCHOR_ENV, ANCHOR_DB_PATH=str(folder / "listed.db"))
+        peer_fixed = fixed_cost(MEMORY_SERVER, MEMORY_FILE_PATH=str(folder / "listed.jsonl"))
+    return rows(ours, theirs, opener, fixed, peer_fixed)
+
+
+def verdict(outcome: Outcome | str) -> str:
+    if isinstance(outcome, str):
+        return outcome
+    return "right" if not outcome.problem else f"WRONG ({outcome.problem})"
+
+
+def rows(ours: dict, theirs: dict, opener: int, fixed: int, peer_fixed: int) -> list[Row]:
+    found, both = [], []
+    for name, mine in ours.items():
+        peer = theirs[name]
+        done = not isinstance(peer, str)
+        if done:
+            both.append((mine.tokens, peer.tokens, mine.tokens - mine.id_tokens))
+        found.append(
+            Row(
+                AREA,
+                f"{name}: Anchor {len(mine.spent)} calls, memory server "
+                + (f"{len(peer.spent)} calls" if done else "cannot"),
+                mine.tokens,
+                "tokens",
+                target="right in the store",
+                passed=not mine.problem,
+                reference=peer.tokens if done else None,
+                reference_what=f"memory server {verdict(peer)}; Anchor {verdict(mine)}",
+                note="Anchor per call (of which IDs): "
+                + ", ".join(f"{tool} {n} ({ids})" for tool, n, ids in mine.spent),
+            )
+        )
+    median, peer_median, idless = (statistics.median(side) for side in zip(*both, strict=True))
+    right = sum(1 for outcome in ours.values() if not outcome.problem)
+    peer_right = sum(1 for o in theirs.values() if not isinstance(o, str) and not o.problem)
+    return [
+        *found,
+        Row(
+            AREA,
+            f"median tokens per task, the {len(both)} tasks both servers do",
+            median,
+            "tokens",
+            target=f"<= {RATIO_TARGET}x the memory server",
+            passed=median <= RATIO_TARGET * peer_median,
+            reference=peer_median,
+            reference_what="the memory server",
+            note=f"Anchor's median without the UUIDs it reads and writes: {idless:,.0f}",
+        ),
+        Row(
+            AREA,
+            f"tasks ending right in Anchor's store, of {len(ours)}",
+            right,
+            "tasks",
+            target="every task",
+            passed=right == len(ours),
+            note=f"the memory server: {peer_right} right of the {len(both)} it can do",
+        ),
+        Row(
+            AREA,
+            "tools/list + instructions, a plain mcp_serve",
+            fixed,
+            "tokens",
+            target=f"<= {FIXED_TARGET:,} tokens",
+            passed=fixed <= FIXED_TARGET,
+            reference=peer_fixed,
+            reference_what="the memory server",
+            note=f"then the opening workspace_digest: {opener:,} tokens per conversation",
+        ),
+    ]
