@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 
-from anchor_site.devtools.benchmarks import restore
+from anchor_site.devtools.benchmarks.store import restore
 from anchor_site.devtools.benchmarks.measure import Sizes
 from records import transfer
 from records.models import AuditEvent, Record, RecordVersion, Relationship

@@ -10,8 +10,7 @@ References, timed in the same run on the same data:
   ->>, one GROUP BY, no skip accounting, no canonical keys), the floor a grouping over a JSON
   field cannot go below. Each row's note says whether the reference got the same answer.
 
-A row that misses its target prints, under it, the missed call's SQL statements with their
-plans and its Python time (sql_profile.py), unless profiling is off (--no-profile, --quick).
+A missed row prints the call's SQL statements, plans and Python time under it (profile.py).
 """
 
 from __future__ import annotations
@@ -23,8 +22,9 @@ from typing import Any
 
 from django.db import connection, transaction
 
-from anchor_site.devtools.benchmarks import data, sql_profile
+from anchor_site.devtools.benchmarks import data
 from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat
+from anchor_site.devtools.benchmarks.profile import explained
 from records.ids import new_id
 from records.models import Record, Relationship
 from records.selectors import aggregate, traverse
@@ -74,12 +74,12 @@ def generate(sizes: Sizes, ctx) -> tuple[str, str, int, Row]:
         .order_by("created_at", "id")
         .values_list("id", flat=True)
     )
-    links = _links(ids)
-    _insert_links(links)
+    made = links(ids)
+    insert_links(made)
     elapsed = time.perf_counter() - started
     row = Row(
         AREA,
-        f"generate {count:,} ledger records + {len(links):,} links (bulk SQL)",
+        f"generate {count:,} ledger records + {len(made):,} links (bulk SQL)",
         elapsed,
         "s",
         note=f"{count / elapsed:,.0f} records/s" if elapsed else "",
@@ -87,7 +87,7 @@ def generate(sizes: Sizes, ctx) -> tuple[str, str, int, Row]:
     return collection_id, ids[0], count, row
 
 
-def _links(ids: list[str]) -> list[tuple[str, str, str]]:
+def links(ids: list[str]) -> list[tuple[str, str, str]]:
     """The hub links to HUB_LINKS entries; each of those depends on two more, and a tenth of
     the ledger has one random related_to link: (source, type, target), unique."""
     rng = random.Random(7)
@@ -105,7 +105,7 @@ def _links(ids: list[str]) -> list[tuple[str, str, str]]:
     return list(found)
 
 
-def _insert_links(links: list[tuple[str, str, str]]) -> None:
+def insert_links(links: list[tuple[str, str, str]]) -> None:
     start = datetime(2024, 6, 1, tzinfo=UTC)
     rows = [
         (
@@ -296,7 +296,7 @@ def team(ctx, ledger_id: str, count: int) -> str:
         Record.objects.filter(collection_id=ledger_id).values_list("id", flat=True)[:2000]
     )
     rng = random.Random(3)
-    _insert_links([(m, "works_on", rng.choice(entries)) for m in members[: size * 9 // 10]])
+    insert_links([(m, "works_on", rng.choice(entries)) for m in members[: size * 9 // 10]])
     return team_id
 
 
@@ -316,7 +316,7 @@ def _row(what: str, sizes: Sizes, measured: Any, reference: Any, same: bool, not
         reference_what="the plainest SQL for the same answer",
         note=f"{note}same answer as reference: {'yes' if same else 'NO'}",
     )
-    return sql_profile.explained(row, sizes, measured)
+    return explained(row, sizes, measured)
 
 
 def aggregate_rows(sizes: Sizes, ledger_id: str) -> list[Row]:
@@ -437,7 +437,7 @@ def run(sizes: Sizes, ctx) -> list[Row]:
     per_node = repeat(lambda: walk_per_node(hub_id), max(3, sizes.reference_repeat))
     deepest = max((node["depth"] for node in walked["records"]), default=0)
     # Profiled before the team's links are added, on the data it was timed on.
-    traversal = sql_profile.explained(
+    traversal = explained(
         Row(
             AREA,
             f"{DEPTH}-hop traversal from a hub of {hub_links:,} links, max_nodes {MAX_NODES}, "

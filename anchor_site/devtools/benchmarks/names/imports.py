@@ -13,7 +13,7 @@ from unittest import mock
 
 from anchor_site.devtools.benchmarks import data
 from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat
-from anchor_site.devtools.benchmarks.resolution import difflib_matches
+from anchor_site.devtools.benchmarks.names.resolution import difflib_matches
 from records.names import normalize_name
 from workflow import imports
 from workflow.names.cache import scope_names
