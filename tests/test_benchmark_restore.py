@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import io
 
-from anchor_site.devtools.benchmarks.store import restore
 from anchor_site.devtools.benchmarks.measure import Sizes
+from anchor_site.devtools.benchmarks.store import restore
 from records import transfer
 from records.models import AuditEvent, Record, RecordVersion, Relationship
 
