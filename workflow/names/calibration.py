@@ -32,8 +32,8 @@ def claimed() -> dict[str, int]:
 
 def labelled_pairs() -> list[tuple[Label, str, str]]:
     """Every pair with its label: `typo` (one name misspelt) or `distinct` (two names)."""
-    data = _data()
-    return [(label, a, b) for label in ("typo", "distinct") for a, b in data[label]]
+    labels: tuple[Label, ...] = ("typo", "distinct")
+    return [(label, a, b) for label in labels for a, b in _data()[label]]
 
 
 def score(rule: Callable[[str, str], bool]) -> tuple[int, int, int]:

@@ -47,7 +47,6 @@ AREAS = (
     "guarded",
     "search",
     "graph",
-    "restored",
     "restore",
     "agendas",
     "approvals",
@@ -144,7 +143,6 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
         area(areas[-1], lambda: session_rows(sizes, session, linked, vendor))
     area("search", lambda: search.run(sizes, ctx))
     area("graph", lambda: graph.run(sizes, ctx))
-    area("restored", lambda: restore.restored_rows(sizes))
     area("restore", lambda: restore.run(sizes))
     area("agendas", lambda: agendas.run(sizes, ctx))
     area("approvals", approvals.run)
@@ -167,6 +165,9 @@ def session_rows(
     timings = guarded.Timings()
     profiles: dict[str, list[str]] = {}
     rate = None
+
+    def timings_for(run: Sizes) -> guarded.Timings:  # a profiled re-run is not kept
+        return timings if run is sizes else guarded.Timings()
 
     def missed(rows: list[Row]) -> bool:
         return any(row.passed is False for row in rows)
@@ -211,21 +212,20 @@ def session_rows(
                         lambda rate: rate < writes.TARGET_PER_S,
                     )
                 if scopes is not None:
-                    for name, measure, miss in (
-                        ("creates", guarded.measure_creates, guarded.creates_missed),
-                        ("imports", guarded.measure_imports, guarded.import_missed),
-                    ):
-                        await phase(
-                            name,
-                            lambda s, measure=measure: measure(
-                                session,
-                                writer,
-                                s,
-                                scopes,
-                                timings if s is sizes else guarded.Timings(),
-                            ),
-                            lambda _, miss=miss: miss(timings),
-                        )
+                    await phase(
+                        "creates",
+                        lambda s: guarded.measure_creates(
+                            session, writer, s, scopes, timings_for(s)
+                        ),
+                        lambda _: guarded.creates_missed(timings),
+                    )
+                    await phase(
+                        "imports",
+                        lambda s: guarded.measure_imports(
+                            session, writer, s, scopes, timings_for(s)
+                        ),
+                        lambda _: guarded.import_missed(timings),
+                    )
         return rows
 
     rows = [built, *asyncio.run(over_stdio())]

@@ -38,7 +38,8 @@ def server_env(**overrides: str) -> dict[str, str]:
     """The variables a client configuration would set, and nothing else; every tool listed."""
     env = {name: os.environ[name] for name in PASSED_THROUGH if name in os.environ}
     env.update(ANCHOR_WORKSPACE_ID=data.WORKSPACE, ANCHOR_ACTOR_ID=data.ACTOR)
-    env.update(ANCHOR_LOG_LEVEL="WARNING", ANCHOR_TOOLS="full", **overrides)
+    env.update(ANCHOR_LOG_LEVEL="WARNING", ANCHOR_TOOLS="full")
+    env.update(overrides)
     return env
 
 
