@@ -195,3 +195,8 @@ def table(title: str, rows: list[dict[str, Any]]) -> list[str]:
             out.append("    " + "; ".join(extra))
         out.extend("  " + line for line in row.get("profile") or [])
     return out
+
+
+def timed_row(area: str, what: str, samples: Samples, **fields: Any) -> Row:
+    """A row of milliseconds: the samples' median, with their p95."""
+    return Row(area, what, samples.median_ms, "ms", p95=samples.p95_ms, **fields)

@@ -11,7 +11,7 @@ from functools import partial
 from django.db.models import F
 
 from anchor_site.devtools.benchmarks import data
-from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat, timed
+from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat, timed, timed_row
 from anchor_site.devtools.benchmarks.profile import explained
 from anchor_site.devtools.benchmarks.server import started
 from records.models import Record
@@ -55,12 +55,10 @@ def run(sizes: Sizes, scope: Scope, names_collection: str, names: list[str]) -> 
     )
     ratio = reference.median_ms / samples.median_ms
     rows = [
-        Row(
+        timed_row(
             AREA,
             f"resolve_record, {len(normalized):,} names in scope, repeated call",
-            samples.median_ms,
-            "ms",
-            p95=samples.p95_ms,
+            samples,
             target="< 20 ms and >= 20x difflib",
             passed=samples.median_ms < 20 and ratio >= 20,
             reference=reference.median_ms,

@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from anchor_site.devtools.benchmarks.data import ACTOR, WORKSPACE, LinkedRecord
-from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes, statements
+from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes, statements, timed_row
 from anchor_site.devtools.benchmarks.server import NOTE, Writer, call, noop, timed_call
 from workflow.batch_read import batch_read
 from workflow.mcp.client import ClientSession
@@ -122,25 +122,21 @@ async def run(
         for samples, seconds in zip((reporting, resolving, noops), spent, strict=True):
             samples.seconds += [seconds] if round_ else []
     return [
-        Row(
+        timed_row(
             AREA,
             "batch_read, reporting shape (3 searches of 20 with contexts, a list, a traverse), "
             f"{events:,} audit events, fresh server",
-            reporting.median_ms,
-            "ms",
-            p95=reporting.p95_ms,
+            reporting,
             target="< 50 ms",
             passed=reporting.median_ms < 50,
             reference=noops.median_ms,
             reference_what=NOOP_WHAT,
             note=f"{statements_per_call} SQL statements; {NOTE}",
         ),
-        Row(
+        timed_row(
             AREA,
             f"batch_resolve_records, 10 record IDs, {events:,} audit events, fresh server",
-            resolving.median_ms,
-            "ms",
-            p95=resolving.p95_ms,
+            resolving,
             target="< 15 ms",
             passed=resolving.median_ms < 15,
             reference=noops.median_ms,
@@ -169,12 +165,10 @@ def saved_row(what: str, batched: Samples, single: Samples, trip: Samples, what_
     fail is the work: the batch may cost no more than the single calls less the six no-op
     round trips it saves (measured in the same rounds)."""
     work = single.median_ms - 6 * trip.median_ms
-    return Row(
+    return timed_row(
         AREA,
         f"{what}, against the single calls less 6 round trips",
-        batched.median_ms,
-        "ms",
-        p95=batched.p95_ms,
+        batched,
         target=f"<= {BATCH_SLACK}x the single calls' work",
         passed=work > 0 and batched.median_ms <= BATCH_SLACK * work,
         reference=work if work > 0 else None,

@@ -17,7 +17,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from anchor_site.devtools.benchmarks import data
-from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes, statements
+from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes, statements, timed_row
 from anchor_site.devtools.benchmarks.server import NOTE, Writer, call, guarded_create, noop
 from anchor_site.devtools.benchmarks.session import writes
 from workflow import actions
@@ -162,12 +162,10 @@ def rows(timings: Timings, sizes: Sizes, scopes: Scopes, events: int) -> list[Ro
     )
 
     def create_row(what: str, samples: Samples) -> Row:
-        return Row(
+        return timed_row(
             AREA,
             what,
-            samples.median_ms,
-            "ms",
-            p95=samples.p95_ms,
+            samples,
             target=f"<= {NOOP_RATIO}x 3 no-op calls",
             passed=samples.median_ms <= NOOP_RATIO * noop_ms,
             reference=noop_ms,
@@ -185,13 +183,11 @@ def rows(timings: Timings, sizes: Sizes, scopes: Scopes, events: int) -> list[Ro
             f"{scopes.big_names + creates_per_collection(sizes):,} by the run's creates), {where}",
             in_big,
         ),
-        Row(
+        timed_row(
             AREA,
             f"prepare_import + commit_import, {IMPORT_ROWS} rows + {IMPORT_ROWS} links, "
             f"{sizes.import_names:,} names, {where}",
-            imported.median_ms,
-            "ms",
-            p95=imported.p95_ms,
+            imported,
             target=f"< {IMPORT_TARGET_MS} ms",
             passed=imported.median_ms < IMPORT_TARGET_MS,
             reference=timings.import_noop.median_ms,

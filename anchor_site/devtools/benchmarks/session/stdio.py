@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from anchor_site.devtools.benchmarks.data import WORKSPACE, LinkedRecord
-from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes, statements
+from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes, statements, timed_row
 from anchor_site.devtools.benchmarks.server import NOTE, Writer, call, noop
 from records.selectors import record_context
 from workflow.mcp.client import ClientSession
@@ -49,13 +49,11 @@ async def run(
     size = len(json.dumps(first, ensure_ascii=False).encode())
     links = sum(len(first["links"][k]) for k in ("outgoing", "incoming"))
     return [
-        Row(
+        timed_row(
             AREA,
             f"stdio round trip, get_record_context ({links} links, {len(first['events'] or [])} "
             f"events), {sizes.calls:,} calls, {events:,} audit events, fresh server",
-            context.median_ms,
-            "ms",
-            p95=context.p95_ms,
+            context,
             target="<= 1.5x no-op",
             passed=context.median_ms <= 1.5 * noops.median_ms,
             reference=noops.median_ms,

@@ -20,7 +20,7 @@ from typing import Any
 from django.db import connection
 
 from anchor_site.devtools.benchmarks import data
-from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat
+from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat, timed_row
 from anchor_site.devtools.benchmarks.profile import explained
 from records.models import Record, Relationship
 from records.selectors import aggregate, traverse
@@ -200,12 +200,10 @@ def _same_totals(result: dict[str, Any], expected: dict[Any, tuple[Any, Any]]) -
 def _row(what: str, sizes: Sizes, measured: Any, reference: Any, same: bool, note: str = "") -> Row:
     times = max(3, sizes.reference_repeat * 2)
     ours, floor = repeat(measured, times), repeat(reference, times)
-    row = Row(
+    row = timed_row(
         AREA,
         what,
-        ours.median_ms,
-        "ms",
-        p95=ours.p95_ms,
+        ours,
         target=f"< {AGGREGATE_TARGET_MS} ms",
         passed=ours.median_ms < AGGREGATE_TARGET_MS,
         reference=floor.median_ms,
@@ -342,13 +340,11 @@ def run(sizes: Sizes, ctx: WriteContext) -> list[Row]:
     deepest = max((node["depth"] for node in walked["records"]), default=0)
     # Profiled before the team's links are added, on the data it was timed on.
     traversal = explained(
-        Row(
+        timed_row(
             AREA,
             f"{DEPTH}-hop traversal from a hub of {min(HUB_LINKS, count - 1):,} links, max_nodes "
             f"{MAX_NODES}, {total:,} records",
-            walks.median_ms,
-            "ms",
-            p95=walks.p95_ms,
+            walks,
             target=f"< {TRAVERSAL_TARGET_MS} ms",
             passed=walks.median_ms < TRAVERSAL_TARGET_MS,
             reference=per_node.median_ms,

@@ -26,7 +26,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection
 
 from anchor_site.devtools.benchmarks import data
-from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat
+from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat, timed_row
 from anchor_site.devtools.benchmarks.profile import explained
 from anchor_site.devtools.benchmarks.store import graph
 from records import services, transfer
@@ -111,12 +111,10 @@ def _ratio_row(
 ) -> Row:
     times = max(3, sizes.reference_repeat * 2)
     ours, floor = repeat(calls[0], times), repeat(calls[1], times)
-    row = Row(
+    row = timed_row(
         AREA,
         what,
-        ours.median_ms,
-        "ms",
-        p95=ours.p95_ms,
+        ours,
         target=f"< {target}x reference",
         passed=bool(floor.median_ms) and ours.median_ms < target * floor.median_ms,
         reference=floor.median_ms,
