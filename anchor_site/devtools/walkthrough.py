@@ -125,9 +125,8 @@ class Walkthrough:
 
     async def call(self, session: ClientSession, tool: str, **arguments: Any) -> Any:
         """Call a tool, show the call, and return its result; a refusal fails the step."""
-        shown = ", ".join(
-            f"{k}={json.dumps(v, ensure_ascii=False)[:40]}" for k, v in arguments.items()
-        )
+        texts = {k: json.dumps(v, ensure_ascii=False) for k, v in arguments.items()}
+        shown = ", ".join(f"{k}={v if len(v) <= 40 else v[:39] + '…'}" for k, v in texts.items())
         self.say(CALL, f"{tool}({shown})")
         self.calls += 1
         envelope = tool_envelope(await session.call_tool(tool, arguments))
