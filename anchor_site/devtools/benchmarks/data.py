@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+import psycopg
 from django.core.management import call_command
 from django.db import connection, transaction
 
@@ -330,8 +331,6 @@ class ScratchDatabase:
         self.scratch_url = urlunsplit(parts._replace(path=f"/{self.name}"))
 
     def _execute(self, sql: str) -> None:
-        import psycopg
-
         try:
             conn = psycopg.connect(self.url, autocommit=True)
         except psycopg.OperationalError:

@@ -8,6 +8,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
 
 @dataclass
 class Row:
@@ -121,9 +124,6 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
 
 def statements(fn: Callable[[], Any]) -> int:
     """SQL statements `fn` runs in this process: its round trips to the database."""
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
     with CaptureQueriesContext(connection) as captured:
         fn()
     return len(captured.captured_queries)
