@@ -1,16 +1,11 @@
-"""Team mode under load: gunicorn on a scratch PostgreSQL database, N clients over HTTP.
-
-The worker migrates, seeds a collection of people and a well-linked record, makes one user and
-token per client with the operator commands, and starts gunicorn as the README does. Each client
-speaks raw JSON-RPC over POST /mcp with its own token and session. One iteration is the guarded
-write of a new record (resolve_record -> prepare_write -> commit_write), search_records,
-get_record_context, and a no-op (get_server_instructions) timed apart as the reference: what
-transport, authentication and session alone cost at that load. Then, at the highest N, guarded
-writes only into the one collection (each commit contends for its names counter) against three
-no-ops an iteration, checked afterwards: no commit lost, no false STALE_REVIEW, and of pairs
-of clients committing the same new title at once, exactly one stored. The per-token rate limit
-is off for the run: it would measure the limiter. With profiling on, the highest N runs once
-more under py-spy, with PostgreSQL's own counters read around it.
+"""Team mode under load: gunicorn (as the README runs it) on a scratch PostgreSQL database, N
+clients over streamable HTTP, each with its own token and session. An iteration is a guarded
+create, a search, a context read, and a no-op timed apart as the reference (transport,
+authentication and session alone). Then at the highest N, guarded writes only into one
+collection against three no-ops an iteration, checked afterwards: no commit lost, no false
+STALE_REVIEW, and of two clients committing one new title at once, exactly one stored. The
+per-token rate limit is off: it would measure the limiter. With profiling on, the highest N runs
+again under py-spy, PostgreSQL's own counters read around it.
 """
 
 from __future__ import annotations
