@@ -62,6 +62,9 @@ ROWS = [
     "aggregate grouped by linked record, whole ledger",
     f"restored {LEDGER_RECORDS:,} records, no ANALYZE: aggregate grouped by linked record",
     f"restored {LEDGER_RECORDS:,} records, no ANALYZE: get_collection_history",
+    "restore, 100 records (",
+    f"restore, {LEDGER_RECORDS:,} records (",
+    f"PRAGMA optimize after a {LEDGER_RECORDS:,}-record restore",
 ]
 
 
@@ -88,6 +91,7 @@ def test_quick_run_prints_every_row():
     for row in ROWS:
         assert row in table, f"row {row!r} is missing from:\n{table}"
     assert "ERROR" not in table
+    assert "<= 12 x the 100-record restore" in table  # the larger restore against the smaller
     for line in table.splitlines():
         if line.startswith(tuple(ROWS)):
             assert line.rstrip().endswith(("PASS", "MISS", "-")), line
@@ -102,7 +106,7 @@ def test_quick_run_on_postgresql_uses_a_scratch_database():
         benchmark_command(),
         "--quick",
         "--backend=postgresql",
-        "--only=resolution,imports,restored",
+        "--only=resolution,imports,restore",
         "--names=300",
         f"--records={LEDGER_RECORDS}",
         "--repeat=1",

@@ -16,16 +16,10 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from anchor_site.devtools.benchmarks import (
-    data,
-    graph,
-    history,
-    profile,
-    resolution,
-    runner,
-    search,
-)
-from anchor_site.devtools.benchmarks.measure import Row, Sizes
+from anchor_site.devtools.benchmarks import data, profile
+from anchor_site.devtools.benchmarks.measure import Row, Sizes, table
+from anchor_site.devtools.benchmarks.names import resolution
+from anchor_site.devtools.benchmarks.store import graph, search
 from records import services
 from records.models import AuditEvent
 from records.selectors import search_records
@@ -93,13 +87,13 @@ def test_the_long_history_is_filled_up_to_the_events_asked_for_and_no_further():
     data.collection(ctx, "already here")  # an event the build counts
     before = AuditEvent.objects.filter(workspace_id=data.WORKSPACE).count()
 
-    first = history.build(sizes, ctx)
-    again = history.build(sizes, ctx)
+    first = data.history(sizes, ctx)
+    again = data.history(sizes, ctx)
 
-    assert history.events() == 60
+    assert data.events() == 60
     assert f"{60 - before - 3:,} added" in first.what  # after the three task collections
     assert "0 added" in again.what
-    assert len(history.task_collections(ctx, 3)) == 3  # the same three, not new ones
+    assert len(data.task_collections(ctx, 3)) == 3  # the same three, not new ones
 
 
 def test_a_profile_is_printed_under_the_first_missed_row_naming_the_others():
@@ -148,7 +142,7 @@ def test_a_missed_aggregate_row_prints_the_calls_statements_plans_and_python(mon
     statements = int(whole_ledger[1].split(" in ")[1].split()[0])
     assert statements >= 3  # the matched records, the links, the groups
     assert statements == sum(line.startswith("  statement ") for line in whole_ledger)
-    printed = "\n".join(runner.table(connection.vendor, [rows[1].as_dict()]))
+    printed = "\n".join(table(connection.vendor, [rows[1].as_dict()]))
     assert "\n    profile of the missed call" in printed
 
     quiet = graph.aggregate_rows(replace(sizes, profile=0), ledger_id)  # --no-profile, --quick

@@ -11,7 +11,7 @@ import uuid
 
 import anyio
 
-from anchor_site.devtools.benchmarks.tool_list import CORE_BUDGET, token_count
+from anchor_site.devtools.benchmarks.process.tool_list import CORE_BUDGET, token_count
 from tests.e2e.server import base_env, call_ok, envelope, mcp_session, seed
 
 

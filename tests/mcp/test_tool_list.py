@@ -15,7 +15,7 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from mcp.shared.exceptions import McpError
 
-from anchor_site.devtools.benchmarks.tool_list import CORE_BUDGET, FULL_BUDGET, token_count
+from anchor_site.devtools.benchmarks.process.tool_list import CORE_BUDGET, FULL_BUDGET, token_count
 from tests.mcp_client import call_tool_raw, list_tools
 from workflow.mcp import sdk, tool_list
 from workflow.mcp.server import select_tools

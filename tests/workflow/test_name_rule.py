@@ -1,19 +1,20 @@
 """The similar-name rule: templated titles and other people are not typos; typos still are.
 
-The labelled pairs are the benchmark's (`anchor_site/devtools/benchmarks/name_pairs.py`); the
-test holds the rule to them, and `resolve_record` and `prepare_import` to the rule.
+The labelled pairs and the threshold are data (`workflow/names/calibration.json`), read by the
+rule, this test and the benchmark; the test holds the rule to the figures the data claims, and
+`resolve_record` and `prepare_import` to the rule.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from anchor_site.devtools.benchmarks import name_pairs
-from anchor_site.devtools.benchmarks.name_rule import score
 from records.names import normalize_name
 from tests.conftest import make_collection, make_record
 from tests.workflow.helpers import ok
 from workflow.names import cache as names_cache
+from workflow.names import calibration, rule
+from workflow.names.calibration import score
 from workflow.names.rule import is_similar, ratio, ratio_alone, what_differs
 
 TEMPLATED = "Priya feedback on Kirat's coding interview"
@@ -31,7 +32,7 @@ def similar(left: str, right: str) -> bool:
 
 
 def test_the_labelled_set_is_big_enough_and_holds_templated_titles():
-    pairs = name_pairs.labelled_pairs()
+    pairs = calibration.labelled_pairs()
     typos = [p for p in pairs if p[0] == "typo"]
     distinct = [p for p in pairs if p[0] == "distinct"]
     assert len(typos) >= 200 and len(distinct) >= 200
@@ -41,7 +42,7 @@ def test_the_labelled_set_is_big_enough_and_holds_templated_titles():
 
 
 def test_every_typo_the_ratio_finds_is_still_found():
-    for label, left, right in name_pairs.labelled_pairs():
+    for label, left, right in calibration.labelled_pairs():
         a, b = normalize_name(left), normalize_name(right)
         if label == "typo" and ratio_alone(a, b):
             assert is_similar(a, b), f"{left!r} / {right!r} is a typo the rule lost"
@@ -53,6 +54,23 @@ def test_precision_on_look_alikes_rises_far_above_the_ratio_alone():
     assert new_found == old_found
     assert old_wrong > 150, "the set no longer holds the look-alikes the ratio trips on"
     assert new_wrong * 10 < old_wrong
+
+
+def test_the_threshold_is_the_calibrated_one_and_scores_what_it_claims():
+    claimed = calibration.claimed()
+    found, typos, wrong = score(is_similar)
+    assert rule.SIMILARITY_THRESHOLD == calibration.similarity_threshold() == 0.75
+    assert (found, wrong) == (claimed["typos_found"], claimed["distinct_called_similar"])
+    assert found == typos - 1  # the one typo the ratio misses too
+
+
+@pytest.mark.parametrize("moved", [0.72, 0.78])
+def test_a_moved_threshold_no_longer_scores_what_the_data_claims(monkeypatch, moved):
+    """Lower, look-alikes pass as typos; higher, typos are lost: the claim pins the threshold."""
+    monkeypatch.setattr(rule, "SIMILARITY_THRESHOLD", moved)
+    claimed = calibration.claimed()
+    found, _, wrong = score(is_similar)
+    assert (found, wrong) != (claimed["typos_found"], claimed["distinct_called_similar"])
 
 
 @pytest.mark.parametrize(

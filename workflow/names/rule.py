@@ -9,9 +9,9 @@ run a little (one edit, or a run that still scores 0.75), a different name repla
 "Sprint 15"). Added or dropped words ("Kirat Singh" / "Kirat K Singh") are not judged: they can
 be the same name written more fully, so the ratio decides.
 
-On the labelled set in `anchor_site/devtools/benchmarks/name_pairs.py` this keeps every typo the
-ratio finds and refuses the templated near misses; `manage.py benchmark --only name_rule` prints
-both rules' precision and recall.
+The threshold and the labelled pairs it was set on are data (calibration.json): on them this
+keeps every typo the ratio finds and refuses the templated near misses; `manage.py benchmark
+--only name_rule` prints both rules' precision and recall.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ from dataclasses import dataclass
 
 from rapidfuzz.distance import OSA, Indel, Levenshtein
 
-SIMILARITY_THRESHOLD = 0.75
+from workflow.names.calibration import similarity_threshold
+
+SIMILARITY_THRESHOLD = similarity_threshold()
 DIGITS = re.compile(r"\d+")
 
 

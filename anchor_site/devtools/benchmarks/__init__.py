@@ -1,5 +1,4 @@
-"""`python manage.py benchmark`: timed rows for every area an agent waits on, one module each.
-
-Every row is measured beside a reference taken in the same run (a slower design, a floor, or the
-same server doing less), so ratios hold on a noisy machine even when absolute figures drift.
-"""
+"""`python manage.py benchmark`: timed rows for every area an agent waits on, each beside a
+reference measured in the same run, so ratios hold on a noisy machine. Areas are grouped by what
+they measure (process/, names/, session/, store/, http_load.py, and the in-process workflow
+areas here) over shared scaffolding: measure, data, server, profile and runner."""

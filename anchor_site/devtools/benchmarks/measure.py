@@ -1,4 +1,4 @@
-"""What a benchmark row holds, the sizes a run uses, and the timing helpers every area shares."""
+"""What a row holds, the sizes a run uses, timing and percentiles, and the printed table."""
 
 from __future__ import annotations
 
@@ -7,6 +7,9 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 
 @dataclass
@@ -49,14 +52,12 @@ class Sizes:
     reference_repeat: int = 3  # repetitions of a slow reference
     startups: int = 5
     collections: int = 10  # the bulk records are spread over this many collections
-    profile: int = 1  # re-run a phase whose row missed under py-spy (0: never)
+    profile: int = 1  # re-run a phase whose row missed under a profiler (0: never)
     meaning_records: int = 100_000  # active records in the workspace searched by meaning
-    # Of those, how many the model embeds (the catch-up row's figure); the rest are given copies
-    # of these vectors, since a search's cost depends on how many vectors it scores, not their
-    # values, and the model embeds 100-200 records a second on one core.
+    # Of those, how many the model embeds; the rest get copies of these vectors: a search's
+    # cost depends on how many vectors it scores, not their values.
     meaning_embedded: int = 2_000
-    # Filler records of the labelled set loaded for recall (0: all of them); every target is
-    # always loaded, so each question can still be answered, among fewer distractors.
+    # Filler records of the meaning labelled set loaded for recall (0: all of them).
     recall_filler: int = 0
 
     @classmethod
@@ -79,18 +80,28 @@ class Sizes:
         return asdict(self)
 
 
+def median_ms(seconds: list[float]) -> float | None:
+    return statistics.median(seconds) * 1000 if seconds else None
+
+
+def p95_ms(seconds: list[float]) -> float | None:
+    ordered = sorted(seconds)
+    return (
+        ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))] * 1000 if seconds else None
+    )
+
+
 @dataclass
 class Samples:
     seconds: list[float] = field(default_factory=list)
 
     @property
     def median_ms(self) -> float:
-        return statistics.median(self.seconds) * 1000
+        return median_ms(self.seconds) or 0.0
 
     @property
     def p95_ms(self) -> float:
-        ordered = sorted(self.seconds)
-        return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))] * 1000
+        return p95_ms(self.seconds) or 0.0
 
 
 def repeat(fn: Callable[[], Any], times: int, *, warmup: int = 1) -> Samples:
@@ -112,11 +123,80 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
 
 
 def statements(fn: Callable[[], Any]) -> int:
-    """SQL statements `fn` runs in this process (what a call costs in round trips to the
-    database, which a loaded machine makes dear)."""
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
+    """SQL statements `fn` runs in this process: its round trips to the database."""
     with CaptureQueriesContext(connection) as captured:
         fn()
     return len(captured.captured_queries)
+
+
+# --- the table ---------------------------------------------------------------------------------
+
+UNITS = {"s": "{:.2f} s", "/s": "{:,.0f} /s", "tokens": "{:,.0f} tok", "MB": "{:.0f} MB"}
+
+
+def amount(value: float | None, unit: str) -> str:
+    if value is None:
+        return "-"
+    if unit == "ms":  # a patch of microseconds still shows its figure
+        return (
+            f"{value:.3f} ms"
+            if value < 1
+            else f"{value:.1f} ms"
+            if value < 100
+            else f"{value:,.0f} ms"
+        )
+    return UNITS.get(unit, "{:g} " + unit).format(value)
+
+
+def verdict(row: dict[str, Any]) -> str:
+    if row["value"] is None and row["note"].startswith(("error", "exit")):
+        return "ERROR"
+    return {True: "PASS", False: "MISS", None: "-"}[row["passed"]]
+
+
+def _ratio(row: dict[str, Any]) -> str:
+    ratio = row.get("ratio")
+    if ratio is None:
+        return "-"
+    return (
+        f"{1 / ratio:.1f}x faster" if row["unit"] in ("ms", "s") and ratio < 1 else f"{ratio:.2f}x"
+    )
+
+
+def table(title: str, rows: list[dict[str, Any]]) -> list[str]:
+    header = ("what", "median", "p95", "target", "reference", "ratio", "result")
+    body = [
+        (
+            row["what"],
+            amount(row["value"], row["unit"]),
+            amount(row["p95"], row["unit"]),
+            row["target"] or "-",
+            amount(row["reference"], row["unit"]),
+            _ratio(row),
+            verdict(row),
+        )
+        for row in rows
+    ]
+    widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
+    widths[0] = min(widths[0], 100)
+
+    def fmt(line: tuple[str, ...]) -> str:
+        first = line[0] if len(line[0]) <= widths[0] else line[0][: widths[0] - 1] + "…"
+        cells = [first.ljust(widths[0])]
+        return "  ".join(cells + [c.rjust(widths[i]) for i, c in enumerate(line[1:], start=1)])
+
+    out = [f"== {title} ==", fmt(header), "  ".join("-" * w for w in widths)]
+    for row, line in zip(rows, body, strict=True):
+        out.append(fmt(line))
+        extra = [row["what"]] if len(row["what"]) > widths[0] else []
+        extra += [f"reference: {row['reference_what']}"] if row["reference_what"] else []
+        extra += [row["note"]] if row["note"] else []
+        if extra:
+            out.append("    " + "; ".join(extra))
+        out.extend("  " + line for line in row.get("profile") or [])
+    return out
+
+
+def timed_row(area: str, what: str, samples: Samples, **fields: Any) -> Row:
+    """A row of milliseconds: the samples' median, with their p95."""
+    return Row(area, what, samples.median_ms, "ms", p95=samples.p95_ms, **fields)

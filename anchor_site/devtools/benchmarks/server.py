@@ -1,9 +1,6 @@
-"""Start `manage.py mcp_serve` the way a client does: the official client, or a raw pipe.
-
-The official client (stdio_client + ClientSession) is what agents use, so round trips are timed
-through it. The raw pipe exposes what the client hides: the process ID (for resident memory)
-and the moment the initialize result arrives.
-"""
+"""Start `manage.py mcp_serve` as a client does: the official client, or a raw pipe (which shows
+the process ID and the moment the initialize result arrives); and the second server that writes
+beside the measured one."""
 
 from __future__ import annotations
 
@@ -26,6 +23,11 @@ from workflow.mcp.client import ClientSession, open_stdio_session, tool_envelope
 PROTOCOL_VERSION = "2025-06-18"
 # Not DJANGO_SETTINGS_MODULE: manage.py picks the stdio server's own, as for a client.
 PASSED_THROUGH = ("PATH", "DATABASE_URL", "ANCHOR_DB_PATH", "HOME", "XDG_CACHE_HOME")
+INITIALIZE = {
+    "protocolVersion": PROTOCOL_VERSION,
+    "capabilities": {},
+    "clientInfo": {"name": "anchor-benchmark", "version": "1"},
+}
 
 
 def command() -> list[str]:
@@ -33,15 +35,10 @@ def command() -> list[str]:
 
 
 def server_env(**overrides: str) -> dict[str, str]:
-    """The variables a client configuration would set, and nothing else."""
+    """The variables a client configuration would set, and nothing else; every tool listed."""
     env = {name: os.environ[name] for name in PASSED_THROUGH if name in os.environ}
-    env.update(
-        ANCHOR_WORKSPACE_ID=data.WORKSPACE,
-        ANCHOR_ACTOR_ID=data.ACTOR,
-        ANCHOR_LOG_LEVEL="WARNING",
-        # The areas measure every tool; the tool_list area names each profile it counts.
-        ANCHOR_TOOLS="full",
-    )
+    env.update(ANCHOR_WORKSPACE_ID=data.WORKSPACE, ANCHOR_ACTOR_ID=data.ACTOR)
+    env.update(ANCHOR_LOG_LEVEL="WARNING", ANCHOR_TOOLS="full")
     env.update(overrides)
     return env
 
@@ -59,20 +56,32 @@ async def client_session(**env: str) -> AsyncIterator[ClientSession]:
             yield session
 
 
-async def call(session: ClientSession, name: str, arguments: dict[str, Any]) -> Any:
+def _result(name: str, envelope: dict[str, Any]) -> Any:
     """The tool's result; a refusal is a benchmark bug, so it raises."""
-    reply = await session.call_tool(name, arguments)
-    envelope = tool_envelope(reply)
     if not envelope.get("ok"):
         raise RuntimeError(f"{name} refused: {envelope.get('error')}")
     return envelope["result"]
 
 
+async def call(session: ClientSession, name: str, arguments: dict[str, Any]) -> Any:
+    return _result(name, tool_envelope(await session.call_tool(name, arguments)))
+
+
+async def timed_call(session: ClientSession, name: str, arguments: dict[str, Any]) -> float:
+    started = time.perf_counter()
+    await call(session, name, arguments)
+    return time.perf_counter() - started
+
+
+async def noop(session: ClientSession) -> float:
+    """One round trip to the closest the server has to a no-op: a fixed text, no database."""
+    return await timed_call(session, "get_server_instructions", {})
+
+
 class RawServer:
-    """mcp_serve on a plain pipe, timed from spawn to the initialize result."""
+    """mcp_serve (or `argv`, another stdio MCP server) on a plain pipe, timed from spawn."""
 
     def __init__(self, argv: list[str] | None = None, **env: str) -> None:
-        """mcp_serve, or `argv` (another stdio MCP server) started the same way."""
         self.started = time.perf_counter()
         self.process = subprocess.Popen(
             argv or command(),
@@ -85,41 +94,35 @@ class RawServer:
         self.next_id = 1
         self.initialized: dict[str, Any] = {}
 
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write((json.dumps(message) + "\n").encode())
+        self.process.stdin.flush()
+
     def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        request_id = self.next_id
-        self.next_id += 1
+        request_id, self.next_id = self.next_id, self.next_id + 1
         self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
         assert self.process.stdout is not None
-        while True:
-            line = self.process.stdout.readline()
-            if not line:
-                raise RuntimeError(f"mcp_serve exited before answering {method}")
+        while line := self.process.stdout.readline():
             message = json.loads(line)
             if message.get("id") == request_id:
                 if "error" in message:
                     raise RuntimeError(f"{method} failed: {message['error']}")
                 return message["result"]
+        raise RuntimeError(f"the server exited before answering {method}")
 
     def initialize(self) -> float:
         """Seconds from spawn to the initialize result (kept as `initialized`)."""
-        self.initialized = self.request(
-            "initialize",
-            {
-                "protocolVersion": PROTOCOL_VERSION,
-                "capabilities": {},
-                "clientInfo": {"name": "anchor-benchmark", "version": "1"},
-            },
-        )
+        self.initialized = self.request("initialize", INITIALIZE)
         elapsed = time.perf_counter() - self.started
         self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return elapsed
 
     def call(self, name: str, arguments: dict[str, Any]) -> Any:
         result = self.request("tools/call", {"name": name, "arguments": arguments})
-        envelope = result.get("structuredContent") or json.loads(result["content"][0]["text"])
-        if not envelope.get("ok"):
-            raise RuntimeError(f"{name} refused: {envelope.get('error')}")
-        return envelope["result"]
+        return _result(
+            name, result.get("structuredContent") or json.loads(result["content"][0]["text"])
+        )
 
     def resident_mb(self) -> float | None:
         """Resident set size from /proc (Linux); None elsewhere."""
@@ -127,10 +130,8 @@ class RawServer:
             status = Path(f"/proc/{self.process.pid}/status").read_text()
         except OSError:
             return None
-        for line in status.splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        return None
+        found = [line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:")]
+        return int(found[0]) / 1024 if found else None
 
     def close(self) -> float:
         """Seconds from closing its input to its exit."""
@@ -147,7 +148,50 @@ class RawServer:
             self.process.stdout.close()
         return stopped
 
-    def _send(self, message: dict[str, Any]) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write((json.dumps(message) + "\n").encode())
-        self.process.stdin.flush()
+
+def started(argv: list[str] | None = None, **env: str) -> tuple[RawServer, float]:
+    """A RawServer, initialized: (it, seconds to its initialize result)."""
+    server = RawServer(argv, **env)
+    try:
+        return server, server.initialize()
+    except BaseException:
+        server.close()
+        raise
+
+
+# --- the second server: a team writing beside the measured one ---------------------------------
+
+NOTE = "another mcp_serve made a guarded create in that collection before each measured call"
+
+
+async def guarded_create(session: ClientSession, collection_id: str, title: str) -> float:
+    """resolve_record -> prepare_write create_record citing it -> commit_write; seconds."""
+    started = time.perf_counter()
+    review = await call(session, "resolve_record", {"query": title, "collection_id": collection_id})
+    prepared = await call(
+        session,
+        "prepare_write",
+        {
+            "operation": "create_record",
+            "arguments": {"collection_id": collection_id, "title": title, "data": {}},
+            "review_ids": [review["resolution_id"]],
+            "decision_reason": "benchmark: guarded create",
+        },
+    )
+    await call(session, "commit_write", {"action_id": prepared["action_id"]})
+    return time.perf_counter() - started
+
+
+class Writer:
+    """Another server's client: before each measured call, one guarded create in the collection
+    that call reads or writes, under a name no generated one uses (each reviews clean)."""
+
+    def __init__(self, session: ClientSession) -> None:
+        self.session = session
+        self.names = data.person_names(50_000, seed=4_242)
+        self.writes = 0
+
+    async def write(self, collection_id: str) -> None:
+        title = f"{self.names[self.writes % len(self.names)]} Wx {self.writes}"
+        self.writes += 1
+        await guarded_create(self.session, collection_id, title)

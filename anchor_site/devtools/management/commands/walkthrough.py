@@ -1,10 +1,5 @@
-"""Run the seed's scripted walkthrough against a temporary database, printing every step.
-
-A scripted agent talks to real `manage.py mcp_serve` processes through the official MCP stdio
-client: Kriat -> clarification -> Kirat, reuse of Feedback, chain resolution, an additional
-assessment, an idempotent retry, removal of a wrong link and retrieval after a restart. Your
-own database (anchor.db or DATABASE_URL) is never opened.
-"""
+"""Run the scripted walkthrough against a temporary database, printing every step; your own
+database (anchor.db or DATABASE_URL) is never opened."""
 
 from __future__ import annotations
 
@@ -29,8 +24,7 @@ class Command(BaseCommand):
         "against a temporary SQLite database through a real MCP stdio client. Never touches "
         "your own database."
     )
-    # It reads no configuration and opens no database of its own: the servers it starts get
-    # an explicit environment pointing at the temporary file.
+    # It opens no database: the servers it starts get an environment naming the temporary file.
     requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: CommandParser) -> None:

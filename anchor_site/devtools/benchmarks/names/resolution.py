@@ -1,8 +1,6 @@
-"""resolve_record over a large scope: a repeated call, and the first call after a names change.
-
-The reference is the matcher of the reference design, standard-library difflib's
-SequenceMatcher ratio, over the very same normalised names and threshold, timed in this run.
-"""
+"""resolve_record over a large scope: repeated, after a rename, in a fresh server; the cached
+list patched; a moved review re-evaluated. The repeated call's reference is the reference
+design's matcher, difflib's SequenceMatcher, over the same normalised names and threshold."""
 
 from __future__ import annotations
 
@@ -12,9 +10,10 @@ from functools import partial
 
 from django.db.models import F
 
-from anchor_site.devtools.benchmarks import data, sql_profile
-from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat, timed
-from anchor_site.devtools.benchmarks.server import RawServer
+from anchor_site.devtools.benchmarks import data
+from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat, timed, timed_row
+from anchor_site.devtools.benchmarks.profile import explained
+from anchor_site.devtools.benchmarks.server import started
 from records.models import Record
 from records.names import normalize_name
 from workflow.freshness import reevaluate
@@ -56,12 +55,10 @@ def run(sizes: Sizes, scope: Scope, names_collection: str, names: list[str]) -> 
     )
     ratio = reference.median_ms / samples.median_ms
     rows = [
-        Row(
+        timed_row(
             AREA,
             f"resolve_record, {len(normalized):,} names in scope, repeated call",
-            samples.median_ms,
-            "ms",
-            p95=samples.p95_ms,
+            samples,
             target="< 20 ms and >= 20x difflib",
             passed=samples.median_ms < 20 and ratio >= 20,
             reference=reference.median_ms,
@@ -106,14 +103,10 @@ def run(sizes: Sizes, scope: Scope, names_collection: str, names: list[str]) -> 
 
 
 def restart_row(sizes: Sizes, scope: Scope, collection_id: str, query: str, in_scope: int) -> Row:
-    """The first resolve_record a freshly started mcp_serve answers, after another process
-    (this one) moved the scope's names, against the same call repeated on that server.
-
-    Both are round trips over stdio to the same process, so the ratio is what loading the list
-    (the stored row and the names log since it) costs over a warm resolve. A miss is explained
-    by the same resolve in this process with its cached lists dropped first, as a fresh
-    server's.
-    """
+    """The first resolve_record of a fresh mcp_serve after another process moved the scope's
+    names, against the same call repeated there: what loading the list (stored row and names
+    log) costs over a warm resolve. A miss is explained by a resolve here with the cache
+    dropped, as a fresh server's."""
     target_id = Record.objects.filter(collection_id=collection_id).values_list("pk", flat=True)[0]
     arguments = {"query": query, "collection_id": collection_id}
     restarts = RESTARTS if sizes.repeat >= 5 else 1  # a smoke run starts one server
@@ -123,9 +116,8 @@ def restart_row(sizes: Sizes, scope: Scope, collection_id: str, query: str, in_s
         Record.objects.filter(pk=target_id).update(
             title=f"Restart Rename {restart} Qz", version=F("version") + 1
         )
-        server = RawServer()
+        server, _ = started()
         try:
-            server.initialize()
             server.call("get_server_instructions", {})  # the session's own first call, no names
             first, _ = timed(partial(server.call, "resolve_record", arguments))
             firsts.append(first * 1000)
@@ -156,7 +148,7 @@ def restart_row(sizes: Sizes, scope: Scope, collection_id: str, query: str, in_s
         reference_what=f"the same call repeated on those servers ({WARM_CALLS} each)",
         note=f"median of {restarts} fresh servers",
     )
-    return sql_profile.explained(row, sizes, cold_resolve)
+    return explained(row, sizes, cold_resolve)
 
 
 def patch_row(sizes: Sizes, workspace_id: str, collection_id: str, in_scope: int) -> Row:
@@ -195,7 +187,7 @@ def patch_row(sizes: Sizes, workspace_id: str, collection_id: str, in_scope: int
         reference=builds.median_ms,
         reference_what="the list built whole",
     )
-    return sql_profile.explained(
+    return explained(
         row,
         sizes,
         lambda: view.patched(len(patches) + 1, {record_id}, [(record_id, "Renamed again", False)]),
@@ -205,13 +197,9 @@ def patch_row(sizes: Sizes, workspace_id: str, collection_id: str, in_scope: int
 def reevaluation_rows(
     sizes: Sizes, review_id: str, target_id: str, names: list[str], in_scope: int
 ) -> list[Row]:
-    """What a commit pays when a counter its review depends on moved: one re-evaluation.
-
-    An unrelated rename moves the collection's names counter; the review is evaluated again with
-    the same query and compared. The first re-evaluation after the change updates the scope's
-    names; a commit does that before taking its write lock (actions._warm), so the re-evaluation
-    under the lock is the second figure.
-    """
+    """What a commit pays when a counter its review depends on moved (an unrelated rename): one
+    re-evaluation. The first after the change updates the scope's names, which a commit does
+    before taking its write lock; the one under the lock is the second figure."""
     ticket = ReviewTicket.objects.get(pk=review_id)
     after_change, cached, changed = [], [], 0
     for index in range(max(3, sizes.reference_repeat + 2)):

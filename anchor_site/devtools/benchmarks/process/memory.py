@@ -1,20 +1,16 @@
-"""Resident memory of mcp_serve: idle after initialize, and after caching a large name scope.
-
-Read from /proc/<pid>/status (VmRSS), so it is reported on Linux only.
-"""
+"""Resident memory of mcp_serve (VmRSS, Linux only): idle, and after caching a large name scope."""
 
 from __future__ import annotations
 
 from anchor_site.devtools.benchmarks.measure import Row
-from anchor_site.devtools.benchmarks.server import RawServer
+from anchor_site.devtools.benchmarks.server import started
 
 AREA = "memory"
 
 
 def run(names_collection: str, name_count: int, query: str) -> list[Row]:
-    server = RawServer()
+    server, _ = started()
     try:
-        server.initialize()
         server.call("get_server_instructions", {})
         idle = server.resident_mb()
         server.call("resolve_record", {"query": query, "collection_id": names_collection})

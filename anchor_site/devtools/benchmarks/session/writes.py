@@ -1,10 +1,6 @@
-"""Guarded write throughput: prepare_write + commit_write of update_record from one client.
-
-The reference is the storage floor measured on the same database in the same run: a one-row
-UPDATE committed durably (SQLite synchronous=FULL, PostgreSQL's default synchronous_commit),
-one transaction at a time. A guarded write needs at least two such commits (prepare stores the
-action, commit applies it).
-"""
+"""Guarded write throughput: prepare_write + commit_write of update_record from one client,
+against the storage floor on the same database: durable one-row commits, one at a time (a
+guarded write needs at least two: prepare stores the action, commit applies it)."""
 
 from __future__ import annotations
 
@@ -18,46 +14,39 @@ from anchor_site.devtools.benchmarks.server import call
 from workflow.mcp.client import ClientSession
 
 AREA = "writes"
-FLOOR_TABLE = "anchor_bench_commit_floor"
+TARGET_PER_S = 100
 
 
 def commit_floor(count: int) -> float:
     """Durable single-row commits per second on the benchmark database."""
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"CREATE TABLE IF NOT EXISTS {FLOOR_TABLE} (id integer PRIMARY KEY, n integer)"
-        )
-        cursor.execute(f"DELETE FROM {FLOOR_TABLE}")
-        cursor.execute(f"INSERT INTO {FLOOR_TABLE} (id, n) VALUES (1, 0)")
+        cursor.execute("CREATE TABLE IF NOT EXISTS bench_floor (id integer PRIMARY KEY, n integer)")
+        cursor.execute("DELETE FROM bench_floor")
+        cursor.execute("INSERT INTO bench_floor (id, n) VALUES (1, 0)")
     started = time.perf_counter()
     for _ in range(count):
         with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(f"UPDATE {FLOOR_TABLE} SET n = n + 1 WHERE id = 1")
+            cursor.execute("UPDATE bench_floor SET n = n + 1 WHERE id = 1")
     return count / (time.perf_counter() - started)
 
 
-async def run(session: ClientSession, sizes: Sizes, linked: LinkedRecord) -> tuple[float, str]:
-    """(guarded writes per second, what was written); the caller adds the floor."""
-    title = "Teammate 5"
+async def run(session: ClientSession, sizes: Sizes, linked: LinkedRecord) -> float:
+    """Guarded writes per second (the caller adds the floor)."""
     review = await call(
-        session, "resolve_record", {"query": title, "collection_id": linked.collection_id}
+        session, "resolve_record", {"query": "Teammate 5", "collection_id": linked.collection_id}
     )
     record_id = review["selected_record_id"]
     version = next(c["version"] for c in review["candidates"] if c["record_id"] == record_id)
-    review_ids = [review["resolution_id"]]
 
     async def one(index: int) -> None:
+        arguments = {"record_id": record_id, "changes": {"counter": index}}
         prepared = await call(
             session,
             "prepare_write",
             {
                 "operation": "update_record",
-                "arguments": {
-                    "record_id": record_id,
-                    "changes": {"counter": index},
-                    "expected_version": version + index,
-                },
-                "review_ids": review_ids,
+                "arguments": {**arguments, "expected_version": version + index},
+                "review_ids": [review["resolution_id"]],
                 "decision_reason": "benchmark: count",
             },
         )
@@ -68,10 +57,7 @@ async def run(session: ClientSession, sizes: Sizes, linked: LinkedRecord) -> tup
     started = time.perf_counter()
     for index in range(sizes.writes):
         await one(index)
-    return sizes.writes / (time.perf_counter() - started), title
-
-
-TARGET_PER_S = 100
+    return sizes.writes / (time.perf_counter() - started)
 
 
 def row(rate: float, floor: float, sizes: Sizes, vendor: str) -> Row:

@@ -12,8 +12,8 @@ import random
 from unittest import mock
 
 from anchor_site.devtools.benchmarks import data
-from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat
-from anchor_site.devtools.benchmarks.resolution import difflib_matches
+from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat, timed_row
+from anchor_site.devtools.benchmarks.names.resolution import difflib_matches
 from records.names import normalize_name
 from workflow import imports
 from workflow.names.cache import scope_names
@@ -50,12 +50,10 @@ def run(sizes: Sizes, workspace_id: str, collection_id: str, names: list[str]) -
     scaled = repeat(reference, sizes.reference_repeat, warmup=0).median_ms
     scaled *= len(rows) / len(sample_rows)
     result = [
-        Row(
+        timed_row(
             AREA,
             f"import review, {len(rows)} rows against {len(stored):,} names",
-            samples.median_ms,
-            "ms",
-            p95=samples.p95_ms,
+            samples,
             target="< 300 ms",
             passed=samples.median_ms < 300,
             reference=scaled,
@@ -92,12 +90,10 @@ def _at_cap(sizes: Sizes, workspace_id: str, collection_id: str, length: int) ->
             lambda: imports.review_rows(workspace_id, collection_id, rows),
             max(3, sizes.reference_repeat),
         )
-    return Row(
+    return timed_row(
         AREA,
         f"import review at the cap, {len(rows)} rows x {count:,} names of {length} chars",
-        samples.median_ms,
-        "ms",
-        p95=samples.p95_ms,
+        samples,
         target="< 1000 ms",
         passed=samples.median_ms < 1000,
         note=f"MAX_COMPARISONS = {imports.MAX_COMPARISONS:,} counted comparisons",

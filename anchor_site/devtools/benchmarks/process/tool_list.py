@@ -1,10 +1,6 @@
-"""What a model reads before its first call: the tool list and the server instructions.
-
-Counted as a model receives them, in cl100k tokens: each tool's name, description and input
-schema as compact JSON (a client's titles and annotations are not put before the model), plus
-the instructions. tests/mcp/test_tool_list.py holds each profile to the same budgets with the
-same count, so the benchmark and the test cannot disagree about whether a profile fits.
-"""
+"""What a model reads before its first call: the tool list and the server instructions, counted
+in cl100k tokens as a model receives them (name, description and input schema as compact JSON).
+tests/mcp/test_tool_list.py holds each profile to the same budgets with the same count."""
 
 from __future__ import annotations
 
@@ -14,7 +10,7 @@ from typing import Any
 import tiktoken
 
 from anchor_site.devtools.benchmarks.measure import Row
-from anchor_site.devtools.benchmarks.server import RawServer
+from anchor_site.devtools.benchmarks.server import started
 
 AREA = "tool_list"
 FULL_BUDGET = 10_000
@@ -35,21 +31,18 @@ def token_count(tools: list[dict[str, Any]], instructions: str = "") -> int:
     )
 
 
-def listed_tokens(profile: str) -> tuple[int, int]:
+def listed(profile: str) -> tuple[int, int]:
     """(tokens before the first call, tool count) with ANCHOR_TOOLS=profile."""
-    server = RawServer(ANCHOR_TOOLS=profile)
+    server, _ = started(ANCHOR_TOOLS=profile)
     try:
-        server.initialize()
-        instructions = server.initialized.get("instructions", "")
         tools = server.request("tools/list", {})["tools"]
     finally:
         server.close()
-    return token_count(tools, instructions), len(tools)
+    return token_count(tools, server.initialized.get("instructions", "")), len(tools)
 
 
 def run() -> list[Row]:
-    full, full_count = listed_tokens("full")
-    core, core_count = listed_tokens("core")
+    (full, full_count), (core, core_count) = listed("full"), listed("core")
     return [
         Row(
             AREA,

@@ -1,17 +1,9 @@
-"""Guarded writes against the no-op round trips measured beside them, on the long history.
-
-Over stdio from the official client, in a server started after the long history was built
-(history.build: `--events` audit events), with another server writing into the same collection
-before each measured call (writer.Writer):
-
-- a guarded create (resolve_record of a fresh title -> prepare_write create_record citing it ->
-  commit_write: 3 calls) in a collection of 100 names and in the collection of `--names`
-  names, each against three no-op round trips (get_server_instructions) timed in the same
-  rounds. The storage floor (three durable one-row commits, the least the three calls' writes
-  can cost) is printed beside it, since it explains a miss on a slow disk;
-- prepare_import + commit_import of 100 rows with 100 links between them into the collection
-  of 10,000 names, against two no-op round trips, with the SQL statements (and savepoints) of
-  one import counted in process.
+"""Guarded writes against no-op round trips measured beside them, on the long history: a
+guarded create (resolve_record of a fresh title -> prepare_write create_record citing it ->
+commit_write) in a collection of 100 names and in one of `--names` names, each against three
+no-op round trips, with the storage floor (three durable one-row commits) beside it to explain
+a miss on a slow disk; and prepare_import + commit_import of 100 rows and 100 links against two
+no-op round trips, with the SQL statements of one import counted in process.
 """
 
 from __future__ import annotations
@@ -24,12 +16,15 @@ from typing import Any
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from anchor_site.devtools.benchmarks import data, writes
-from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes, statements
-from anchor_site.devtools.benchmarks.server import call
-from anchor_site.devtools.benchmarks.writer import NOTE, Writer, guarded_create
+from anchor_site.devtools.benchmarks import data
+from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes, statements, timed_row
+from anchor_site.devtools.benchmarks.server import NOTE, Writer, call, guarded_create, noop
+from anchor_site.devtools.benchmarks.session import writes
+from workflow import actions
 from workflow.mcp.client import ClientSession
 from workflow.names.view import MAX_SCOPE_RECORDS
+from workflow.resolution import resolve_record
+from workflow.scope import Scope
 
 AREA = "guarded"
 SMALL_NAMES = 100
@@ -37,12 +32,6 @@ NOOP_RATIO = 2.5  # a guarded create (3 calls) may cost this many times 3 no-op 
 IMPORT_ROWS = 100
 IMPORT_TARGET_MS = 150
 FRESH = itertools.count()  # numbers the created names, across runs of measure
-
-
-async def noop(session: ClientSession) -> float:
-    started = time.perf_counter()
-    await call(session, "get_server_instructions", {})
-    return time.perf_counter() - started
 
 
 def import_arguments(collection_id: str, round_: int) -> dict[str, Any]:
@@ -105,7 +94,7 @@ def setup(sizes: Sizes) -> Scopes:
     big_names = min(sizes.names, MAX_SCOPE_RECORDS - creates_per_collection(sizes))
     big = data.collection(ctx, "bench big team").pk
     data.bulk_insert(big, data.people(data.person_names(big_names, seed=13)))
-    return Scopes(small, big, big_names, _collection_named("bench applicants"))
+    return Scopes(small, big, big_names, data.collection_named("bench applicants"))
 
 
 @dataclass
@@ -173,12 +162,10 @@ def rows(timings: Timings, sizes: Sizes, scopes: Scopes, events: int) -> list[Ro
     )
 
     def create_row(what: str, samples: Samples) -> Row:
-        return Row(
+        return timed_row(
             AREA,
             what,
-            samples.median_ms,
-            "ms",
-            p95=samples.p95_ms,
+            samples,
             target=f"<= {NOOP_RATIO}x 3 no-op calls",
             passed=samples.median_ms <= NOOP_RATIO * noop_ms,
             reference=noop_ms,
@@ -196,13 +183,11 @@ def rows(timings: Timings, sizes: Sizes, scopes: Scopes, events: int) -> list[Ro
             f"{scopes.big_names + creates_per_collection(sizes):,} by the run's creates), {where}",
             in_big,
         ),
-        Row(
+        timed_row(
             AREA,
             f"prepare_import + commit_import, {IMPORT_ROWS} rows + {IMPORT_ROWS} links, "
             f"{sizes.import_names:,} names, {where}",
-            imported.median_ms,
-            "ms",
-            p95=imported.p95_ms,
+            imported,
             target=f"< {IMPORT_TARGET_MS} ms",
             passed=imported.median_ms < IMPORT_TARGET_MS,
             reference=timings.import_noop.median_ms,
@@ -215,10 +200,6 @@ def rows(timings: Timings, sizes: Sizes, scopes: Scopes, events: int) -> list[Ro
 
 def _statements_per_create(collection_id: str) -> tuple[int, int, int]:
     """SQL statements of one guarded create's three calls, run in this process."""
-    from workflow import actions
-    from workflow.resolution import resolve_record
-    from workflow.scope import Scope
-
     scope = Scope(data.WORKSPACE, data.ACTOR)
     title = f"Counted {next(FRESH)} Qz"
     found: dict[str, Any] = {}
@@ -242,17 +223,8 @@ def _statements_per_create(collection_id: str) -> tuple[int, int, int]:
     return resolved, prepared, committed
 
 
-def _collection_named(name: str) -> str:
-    from records.models import Collection
-
-    return Collection.objects.get(workspace_id=data.WORKSPACE, name=name).pk
-
-
 def _statements_per_import(collection_id: str) -> tuple[int, int]:
     """SQL statements of one prepare_import + commit_import, run in this process."""
-    from workflow import actions
-    from workflow.scope import Scope
-
     scope = Scope(data.WORKSPACE, data.ACTOR)
     with CaptureQueriesContext(connection) as captured:
         prepared = actions.prepare_import(scope, **import_arguments(collection_id, 10_000))

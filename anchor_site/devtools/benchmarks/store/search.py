@@ -1,15 +1,8 @@
-"""Search at scale: the workspace topped up to `records` records by the bulk path, then a
-full-text search and a filtered page sorted by a data field through search_records.
-
-Each row's reference is the same question asked without the store's query layer, timed in the
-same run, so the ratio is what the layer and its indexes buy (or cost):
-
-- full-text: the same word, matched at a word's start (case folded) in the same fields (the
-  title and the data's text) by a plain scan of the workspace's records, ranked title match
-  first as the index ranks it, and cut to the same page of 20 (plus one, for has_more);
-- the sorted page: the same filter, order and limit written as one plain SQL statement over
-  the collection's rows.
-"""
+"""Search at scale: the workspace topped up to `records` records, then a full-text search and
+a filtered page sorted by a data field through search_records. Each reference is the same
+question without the store's query layer (a plain scan matching word starts in the same fields,
+title matches first; the same filter, order and limit as one plain statement), so the ratio is
+what the layer and its indexes buy."""
 
 from __future__ import annotations
 
@@ -17,8 +10,8 @@ import time
 
 from django.db import connection
 
-from anchor_site.devtools.benchmarks import data, history
-from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat
+from anchor_site.devtools.benchmarks import data
+from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat, timed_row
 from records.models import Record
 from records.selectors import search_records
 
@@ -32,7 +25,7 @@ def generate(sizes: Sizes, ctx) -> tuple[list[str], Row]:
     existing = Record.objects.filter(workspace_id=data.WORKSPACE).count()
     missing = max(0, sizes.records - existing)
     started = time.perf_counter()
-    history.add_tasks(ctx, sizes, missing)
+    data.add_tasks(ctx, sizes, missing)
     elapsed = time.perf_counter() - started
     row = Row(
         AREA,
@@ -42,7 +35,7 @@ def generate(sizes: Sizes, ctx) -> tuple[list[str], Row]:
         note=f"{existing:,} stored before (the long history's among them)"
         + (f"; {missing / elapsed:,.0f} records/s" if missing and elapsed else ""),
     )
-    return history.task_collections(ctx, sizes.collections), row
+    return data.task_collections(ctx, sizes.collections), row
 
 
 def scan_sql(word: str) -> tuple[str, list[str | int]]:
@@ -84,7 +77,7 @@ def _fetch(sql: str, params: list) -> list[tuple]:
 def run(sizes: Sizes, ctx) -> list[Row]:
     collections, generated = generate(sizes, ctx)
     total = Record.objects.filter(workspace_id=data.WORKSPACE).count()
-    words = history.vocabulary()
+    words = data.vocabulary()
     word = words[len(words) // 2]
 
     def text_search():
@@ -114,12 +107,10 @@ def run(sizes: Sizes, ctx) -> list[Row]:
     sorted_same = [r["record_id"] for r in found["records"]] == plain_ids[:LIMIT]
     return [
         generated,
-        Row(
+        timed_row(
             AREA,
             f"full-text search, one word, first page of {LIMIT}, {total:,} records",
-            searched.median_ms,
-            "ms",
-            p95=searched.p95_ms,
+            searched,
             target=f"< {TARGET_MS} ms",
             passed=searched.median_ms < TARGET_MS,
             reference=scanned.median_ms,
@@ -129,13 +120,11 @@ def run(sizes: Sizes, ctx) -> list[Row]:
             f"holds {len(scanned_ids[:LIMIT])}, {len(on_page & set(scanned_ids))} of them the "
             "index's",
         ),
-        Row(
+        timed_row(
             AREA,
             f"filtered page sorted by a number field, collection of {per_collection:,} in "
             f"{total:,} records",
-            paged.median_ms,
-            "ms",
-            p95=paged.p95_ms,
+            paged,
             target=f"< {TARGET_MS} ms",
             passed=paged.median_ms < TARGET_MS,
             reference=plained.median_ms,

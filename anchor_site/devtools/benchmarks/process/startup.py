@@ -1,0 +1,125 @@
+"""mcp_serve start-up (spawn to initialize result) and shut-down (end of input to exit, after a
+tool call) on a migrated database, against a no-op FastMCP server started the same way: the part
+of start-up no change to Anchor can remove. A first start on a new SQLite file is measured
+against that file's next start."""
+
+from __future__ import annotations
+
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+from anchor_site.devtools.benchmarks.measure import Row, Sizes
+from anchor_site.devtools.benchmarks.server import command, server_env, started
+
+AREA = "startup"
+NOOP_FASTMCP = [
+    sys.executable,
+    "-c",
+    "from mcp.server.fastmcp import FastMCP; FastMCP('noop').run('stdio')",
+]
+START_TARGET_RATIO = 1.5
+FIRST_START_TARGET_RATIO = 2
+IMPORT_LINE = re.compile(r"import time:\s+(\d+) \|\s+\d+ \|\s*([\w.]+)")
+
+
+def import_self_time(argv: list[str]) -> Counter[str]:
+    """Microseconds of import self time (`-X importtime`) by top-level package, for a server
+    started with its input closed: it imports, initializes nothing, exits."""
+    done = subprocess.run(
+        [argv[0], "-X", "importtime", *argv[1:]],
+        env=server_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+    )
+    found: Counter[str] = Counter()
+    for match in IMPORT_LINE.finditer(done.stderr):
+        found[match[2].split(".")[0]] += int(match[1])
+    return found
+
+
+def imports_beyond_noop() -> str:
+    """What mcp_serve imports that the no-op server does not, costliest first: why a miss."""
+    noop = import_self_time(NOOP_FASTMCP)
+    extra = Counter({k: us for k, us in import_self_time(command()).items() if k not in noop})
+    listed = ", ".join(f"{name} {us / 1000:.0f} ms" for name, us in extra.most_common(6))
+    return f"imported beyond the no-op (importtime self time): {listed}"
+
+
+def first_and_later_start(directory: Path) -> tuple[float, float]:
+    """Spawn to initialize result on a new SQLite file, then on the same file again."""
+    directory.mkdir()
+    times = []
+    for _ in range(2):
+        server, seconds = started(ANCHOR_DB_PATH=str(directory / "new.db"), DATABASE_URL="")
+        server.close()
+        times.append(seconds)
+    return times[0], times[1]
+
+
+def run(sizes: Sizes) -> list[Row]:
+    # One untimed start of each: the first after an install or an edit compiles bytecode.
+    for argv in (None, NOOP_FASTMCP):
+        started(argv)[0].close()
+    starts, floors, exits = [], [], []
+    for _ in range(sizes.startups):
+        server, seconds = started()
+        starts.append(seconds)
+        try:
+            server.call("list_collections", {})
+        finally:
+            exits.append(server.close())
+        noop, seconds = started(NOOP_FASTMCP)
+        noop.close()
+        floors.append(seconds)
+    firsts, laters = [], []
+    with tempfile.TemporaryDirectory() as scratch:
+        first_and_later_start(Path(scratch) / "warm")  # builds the migrated template if needed
+        for each in range(sizes.startups):
+            first, later = first_and_later_start(Path(scratch) / str(each))
+            firsts.append(first)
+            laters.append(later)
+    median, floor = statistics.median(starts), statistics.median(floors)
+    passed = median <= START_TARGET_RATIO * floor
+    first, later = statistics.median(firsts), statistics.median(laters)
+    return [
+        Row(
+            AREA,
+            f"mcp_serve start to initialize result, existing database ({sizes.startups} starts)",
+            median,
+            "s",
+            p95=max(starts),
+            target=f"<= {START_TARGET_RATIO}x no-op FastMCP start",
+            passed=passed,
+            reference=floor,
+            reference_what="no-op FastMCP server, spawn to initialize result, same run",
+            note="" if passed else imports_beyond_noop(),
+        ),
+        Row(
+            AREA,
+            f"mcp_serve end of input to clean exit, after a tool call ({sizes.startups} stops)",
+            statistics.median(exits),
+            "s",
+            p95=max(exits),
+            target="< 2 s",
+            passed=statistics.median(exits) < 2,
+        ),
+        Row(
+            AREA,
+            f"mcp_serve start to initialize result, new SQLite file ({sizes.startups} starts)",
+            first,
+            "s",
+            p95=max(firsts),
+            target=f"<= {FIRST_START_TARGET_RATIO}x a later start",
+            passed=first <= FIRST_START_TARGET_RATIO * later,
+            reference=later,
+            reference_what="the same file's next start, same run",
+        ),
+    ]

@@ -1,0 +1,177 @@
+"""Fewer round trips: seven reads one at a time against one batch_read, and three updates in
+nine calls (resolve, prepare, commit each) against three (batch resolve, prepare, commit); then
+the two batch shapes an agent uses most, the reporting read (three searches of 20 with
+contexts, a list, a traverse) and a batch resolution of 10 IDs, each against a no-op round
+trip. Both ways do the same work on the same server, alternately."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from anchor_site.devtools.benchmarks.data import ACTOR, WORKSPACE, LinkedRecord
+from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes, statements, timed_row
+from anchor_site.devtools.benchmarks.server import NOTE, Writer, call, noop, timed_call
+from workflow.batch_read import batch_read
+from workflow.mcp.client import ClientSession
+from workflow.scope import Scope
+
+AREA = "batches"
+BATCH_SLACK = 1.1  # the batch's work against the single calls' work, as measured
+NOOP_WHAT = "get_server_instructions (no-op) on the same server"
+
+
+def seven_reads(linked: LinkedRecord) -> list[tuple[str, dict[str, Any]]]:
+    team, hub, others = linked.collection_id, linked.record_id, linked.neighbour_ids
+    return [
+        ("list_collections", {}),
+        ("search_records", {"collection_id": team, "limit": 10}),
+        ("search_records", {"collection_id": team, "query": "Teammate 1", "limit": 10}),
+        ("get_record_context", {"record_id": hub, "event_limit": 10}),
+        ("get_record_context", {"record_id": others[0], "event_limit": 10}),
+        ("get_record_context", {"record_id": others[1], "event_limit": 10}),
+        ("traverse", {"start_record_id": hub, "max_nodes": 30}),
+    ]
+
+
+def reporting_shape(linked: LinkedRecord) -> dict[str, Any]:
+    search = {"operation": "search_records", "collection_id": linked.collection_id, "limit": 20}
+    engineers = [{"field": ["role"], "op": "eq", "value": "engineer"}]
+    return {
+        "requests": [
+            {**search, "include_context": True},
+            {**search, "query": "Teammate", "include_context": True},
+            {**search, "where": engineers, "include_context": True},
+            {"operation": "list_collections"},
+            {"operation": "traverse", "start_record_id": linked.record_id, "max_nodes": 30},
+        ]
+    }
+
+
+def reporting_statements(linked: LinkedRecord) -> int:
+    """SQL statements of the reporting batch_read, run in this process."""
+    return statements(lambda: batch_read(Scope(WORKSPACE, ACTOR), **reporting_shape(linked)))
+
+
+def _update(resolution: dict[str, Any], round_: int) -> dict[str, Any]:
+    """An update of the record `resolution` selected, citing it."""
+    chosen = resolution["selected_record_id"]
+    version = next(c["version"] for c in resolution["candidates"] if c["record_id"] == chosen)
+    return {
+        "operation": "update_record",
+        "arguments": {
+            "record_id": chosen,
+            "changes": {"round": round_},
+            "expected_version": version,
+        },
+        "review_ids": [resolution["resolution_id"]],
+        "decision_reason": "benchmark: record the round",
+    }
+
+
+async def run(
+    session: ClientSession,
+    writer: Writer,
+    sizes: Sizes,
+    linked: LinkedRecord,
+    events: int,
+    statements_per_call: int,
+) -> list[Row]:
+    reads = seven_reads(linked)
+    batch = {"requests": [{"operation": name, **args} for name, args in reads]}
+    titles = ["Teammate 2", "Teammate 3", "Teammate 4"]
+    team = linked.collection_id
+    single_reads, batched_reads, single_writes, batched_writes = (Samples() for _ in range(4))
+    trip = Samples()  # one no-op round trip, timed in the same rounds
+    for round_ in range(max(3, sizes.repeat) + 1):  # round 0 warms up
+        started = time.perf_counter()
+        for name, args in reads:
+            await call(session, name, args)
+        middle = time.perf_counter()
+        items = (await call(session, "batch_read", batch))["items"]
+        assert all(item["ok"] for item in items), items
+        done = time.perf_counter()
+        for title in titles:
+            review = await call(session, "resolve_record", {"query": title, "collection_id": team})
+            prepared = await call(session, "prepare_write", _update(review, round_))
+            await call(session, "commit_write", {"action_id": prepared["action_id"]})
+        written = time.perf_counter()
+        requests = [{"query": title, "collection_id": team} for title in titles]
+        resolved = await call(session, "batch_resolve_records", {"requests": requests})
+        actions = [_update(item["result"], round_ + 1000) for item in resolved["items"]]
+        prepared = await call(session, "prepare_batch_write", {"actions": actions})
+        await call(session, "commit_batch_write", {"action_id": prepared["action_id"]})
+        finished = time.perf_counter()
+        spent_trip = await noop(session)
+        if round_:
+            trip.seconds.append(spent_trip)
+            single_reads.seconds.append(middle - started)
+            batched_reads.seconds.append(done - middle)
+            single_writes.seconds.append(written - done)
+            batched_writes.seconds.append(finished - written)
+    report = reporting_shape(linked)
+    ids = {"requests": [{"query": i} for i in [linked.record_id, *linked.neighbour_ids][:10]]}
+    reporting, resolving, noops = Samples(), Samples(), Samples()
+    for round_ in range(max(5, sizes.repeat * 2) + 1):  # round 0 warms up
+        await writer.write(linked.collection_id)
+        spent = (
+            await timed_call(session, "batch_read", report),
+            await timed_call(session, "batch_resolve_records", ids),
+            await noop(session),
+        )
+        for samples, seconds in zip((reporting, resolving, noops), spent, strict=True):
+            samples.seconds += [seconds] if round_ else []
+    return [
+        timed_row(
+            AREA,
+            "batch_read, reporting shape (3 searches of 20 with contexts, a list, a traverse), "
+            f"{events:,} audit events, fresh server",
+            reporting,
+            target="< 50 ms",
+            passed=reporting.median_ms < 50,
+            reference=noops.median_ms,
+            reference_what=NOOP_WHAT,
+            note=f"{statements_per_call} SQL statements; {NOTE}",
+        ),
+        timed_row(
+            AREA,
+            f"batch_resolve_records, 10 record IDs, {events:,} audit events, fresh server",
+            resolving,
+            target="< 15 ms",
+            passed=resolving.median_ms < 15,
+            reference=noops.median_ms,
+            reference_what=NOOP_WHAT,
+            note=NOTE,
+        ),
+        saved_row(
+            "seven reads: 1 batch_read call",
+            batched_reads,
+            single_reads,
+            trip,
+            "the same reads in 7 calls",
+        ),
+        saved_row(
+            "three updates: 3 calls (batch resolve, prepare, commit)",
+            batched_writes,
+            single_writes,
+            trip,
+            "resolve + prepare + commit per record (9 calls)",
+        ),
+    ]
+
+
+def saved_row(what: str, batched: Samples, single: Samples, trip: Samples, what_single: str) -> Row:
+    """A batch saves round trips, so it is faster than single calls by construction; what can
+    fail is the work: the batch may cost no more than the single calls less the six no-op
+    round trips it saves (measured in the same rounds)."""
+    work = single.median_ms - 6 * trip.median_ms
+    return timed_row(
+        AREA,
+        f"{what}, against the single calls less 6 round trips",
+        batched,
+        target=f"<= {BATCH_SLACK}x the single calls' work",
+        passed=work > 0 and batched.median_ms <= BATCH_SLACK * work,
+        reference=work if work > 0 else None,
+        reference_what=f"{what_single} ({single.median_ms:.1f} ms) less 6 no-op round trips "
+        f"({trip.median_ms:.2f} ms each, same rounds)",
+    )

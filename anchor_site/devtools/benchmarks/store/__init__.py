@@ -1,0 +1,1 @@
+"""Reads at scale and restores: search, traversal and aggregates, restore from an export."""
