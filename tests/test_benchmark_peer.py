@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from anchor_site.devtools.benchmarks import peer_tasks, runner
+from anchor_site.devtools.benchmarks import measure, peer_tasks
 from anchor_site.devtools.benchmarks.peer_tasks import Store, wrong
 from anchor_site.devtools.management.commands.benchmark import Command as benchmark_command
 from workflow.mcp.client import TextContent
@@ -86,7 +86,7 @@ def test_without_npx_the_area_prints_a_skipped_row_and_no_error(monkeypatch):
     monkeypatch.setattr(peer_tasks.shutil, "which", lambda name: None)
     (row,) = peer_tasks.run()
     assert row.value is None and row.note == "skipped: npx not found"
-    assert runner._verdict(row.as_dict()) == "-"
+    assert measure.verdict(row.as_dict()) == "-"
 
 
 def test_the_area_runs_only_when_named():

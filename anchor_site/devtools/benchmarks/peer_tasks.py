@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from anchor_site.devtools.benchmarks.measure import Row
+from anchor_site.devtools.benchmarks.process.tool_list import token_count, tokens
 from anchor_site.devtools.benchmarks.server import RawServer, client_session
-from anchor_site.devtools.benchmarks.tool_list import token_count, tokens
 from workflow.mcp.client import ClientSession, TextContent, open_stdio_session
 
 AREA = "peer"
