@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -92,7 +93,7 @@ def typo(name: str, seed: int) -> str:
 @dataclass(frozen=True)
 class BulkRecord:
     title: str
-    data: dict
+    data: dict[str, Any]
 
 
 def people(names: list[str]) -> Iterator[BulkRecord]:
@@ -140,7 +141,11 @@ SQLITE_INSERTS = (
 
 def _insert_sqlite(collection_id: str, values: Iterator[tuple[str, BulkRecord, datetime]]) -> int:
     raw = connection.connection  # the sqlite3 connection: executemany without Django's wrapping
-    chunks: tuple[list[tuple], list[tuple], list[tuple]] = ([], [], [])
+    chunks: tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]]] = (
+        [],
+        [],
+        [],
+    )
     count = 0
 
     def flush() -> None:

@@ -181,7 +181,9 @@ class Outcome:
         return sum(ids for _tool, _n, ids in self.spent)
 
 
-async def run_tasks(agent: Agent, tasks: list[dict[str, Any]], side: str, read: Any) -> dict:
+async def run_tasks(
+    agent: Agent, tasks: list[dict[str, Any]], side: str, read: Any
+) -> dict[str, Outcome | str]:
     """Each task's Outcome, or the sentence saying why this side cannot do it."""
     done: dict[str, Outcome | str] = {}
     for task in tasks:
@@ -198,7 +200,9 @@ async def run_tasks(agent: Agent, tasks: list[dict[str, Any]], side: str, read: 
     return done
 
 
-async def run_anchor(folder: Path, tasks: list[dict[str, Any]]) -> tuple[int, dict]:
+async def run_anchor(
+    folder: Path, tasks: list[dict[str, Any]]
+) -> tuple[int, dict[str, Outcome | str]]:
     """(the opening digest's tokens, each task's outcome), after an uncounted set-up and a
     teammate's changes since the agent last looked."""
     db = folder / "anchor.db"
@@ -213,7 +217,7 @@ async def run_anchor(folder: Path, tasks: list[dict[str, Any]]) -> tuple[int, di
         return agent.spent[0][1], await run_tasks(agent, tasks, "anchor", lambda: anchor_store(db))
 
 
-async def run_memory(folder: Path, tasks: list[dict[str, Any]]) -> dict:
+async def run_memory(folder: Path, tasks: list[dict[str, Any]]) -> dict[str, Outcome | str]:
     path = folder / "memory.jsonl"
     env = {name: os.environ[name] for name in ("PATH", "HOME") if name in os.environ}
     with open(os.devnull, "w") as quiet:
@@ -274,7 +278,9 @@ def verdict(outcome: Outcome | str) -> str:
     return "right" if not outcome.problem else f"WRONG ({outcome.problem})"
 
 
-def rows(ours: dict, theirs: dict, opener: int, fixed: int, peer_fixed: int) -> list[Row]:
+def rows(
+    ours: dict[str, Any], theirs: dict[str, Any], opener: int, fixed: int, peer_fixed: int
+) -> list[Row]:
     found, both = [], []
     for name, mine in ours.items():
         peer = theirs[name]

@@ -95,7 +95,9 @@ def in_worker(vendor: str, args: list[str], *, progress: bool) -> tuple[Any, int
         return (json.loads(out.read_text()) if out.exists() else None), done.returncode
 
 
-def run_backend(vendor: str, sizes: Sizes, areas: list[str], *, progress: bool) -> list[dict]:
+def run_backend(
+    vendor: str, sizes: Sizes, areas: list[str], *, progress: bool
+) -> list[dict[str, Any]]:
     areas = [a for a in areas if vendor == "sqlite" or a not in PROCESS_ONLY]
     if not areas:
         return []

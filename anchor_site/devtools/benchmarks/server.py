@@ -108,7 +108,8 @@ class RawServer:
             if message.get("id") == request_id:
                 if "error" in message:
                     raise RuntimeError(f"{method} failed: {message['error']}")
-                return message["result"]
+                result: dict[str, Any] = message["result"]
+                return result
         raise RuntimeError(f"the server exited before answering {method}")
 
     def initialize(self) -> float:

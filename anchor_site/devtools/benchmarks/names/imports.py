@@ -43,7 +43,7 @@ def run(sizes: Sizes, workspace_id: str, collection_id: str, names: list[str]) -
     samples = repeat(lambda: imports.review_rows(workspace_id, collection_id, rows), sizes.repeat)
     sample_rows = [normalize_name(r["title"]) for r in rows[: max(1, len(rows) // 10)]]
 
-    def reference():
+    def reference() -> None:
         for title in sample_rows:
             difflib_matches(title, stored)
 

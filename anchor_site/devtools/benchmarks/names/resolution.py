@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from difflib import SequenceMatcher
 from functools import partial
+from typing import Any
 
 from django.db.models import F
 
@@ -43,7 +44,7 @@ def difflib_matches(query: str, names: list[str]) -> list[int]:
 def run(sizes: Sizes, scope: Scope, names_collection: str, names: list[str]) -> list[Row]:
     query = data.typo(names[len(names) // 2], seed=7)
 
-    def resolve():
+    def resolve() -> dict[str, Any]:
         return resolve_record(scope, query=query, collection_id=names_collection)
 
     found = resolve()

@@ -131,7 +131,7 @@ MATCHED = "r.workspace_id = %s AND r.archived_at IS NULL AND r.collection_id = %
 def plain(sql: str, collection_id: str, copies: int = 1) -> list[tuple[Any, ...]]:
     with connection.cursor() as cursor:
         cursor.execute(sql, (data.WORKSPACE, collection_id) * copies)
-        return cursor.fetchall()
+        return list(cursor.fetchall())
 
 
 def plain_by_field(collection_id: str, where: str = "") -> dict[Any, int]:
@@ -172,7 +172,7 @@ def plain_by_linked(collection_id: str) -> dict[Any, int]:
     return dict(plain(sql, collection_id, copies=3))
 
 
-def _same_counts(result: dict[str, Any], expected: dict) -> bool:
+def _same_counts(result: dict[str, Any], expected: dict[str, Any]) -> bool:
     """The groups returned (the largest, at most the limit) count what the reference does."""
     got = {group["key"]: group["count"] for group in result["groups"]}
     return result["group_count"] == len(expected) and all(

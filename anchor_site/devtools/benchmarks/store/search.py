@@ -7,6 +7,7 @@ what the layer and its indexes buy."""
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from django.db import connection
 
@@ -20,7 +21,7 @@ LIMIT = 20
 TARGET_MS = 100
 
 
-def generate(sizes: Sizes, ctx) -> tuple[list[str], Row]:
+def generate(sizes: Sizes, ctx: Any) -> tuple[list[str], Row]:
     """Top the workspace up to sizes.records; returns (task collection IDs, row)."""
     existing = Record.objects.filter(workspace_id=data.WORKSPACE).count()
     missing = max(0, sizes.records - existing)
@@ -54,7 +55,7 @@ def scan_sql(word: str) -> tuple[str, list[str | int]]:
     return sql, [data.WORKSPACE, pattern, pattern, pattern, LIMIT + 1]
 
 
-def sorted_sql(collection_id: str) -> tuple[str, list]:
+def sorted_sql(collection_id: str) -> tuple[str, list[str | int]]:
     """The sorted page as one plain statement: status = 'open', amount descending, 20 + 1."""
     if connection.vendor == "sqlite":
         status = "json_extract(r.data, '$.status')"
@@ -68,22 +69,22 @@ def sorted_sql(collection_id: str) -> tuple[str, list]:
     return sql, [collection_id, LIMIT + 1]
 
 
-def _fetch(sql: str, params: list) -> list[tuple]:
+def _fetch(sql: str, params: list[str | int]) -> list[tuple[Any, ...]]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return cursor.fetchall()
+        return list(cursor.fetchall())
 
 
-def run(sizes: Sizes, ctx) -> list[Row]:
+def run(sizes: Sizes, ctx: Any) -> list[Row]:
     collections, generated = generate(sizes, ctx)
     total = Record.objects.filter(workspace_id=data.WORKSPACE).count()
     words = data.vocabulary()
     word = words[len(words) // 2]
 
-    def text_search():
+    def text_search() -> dict[str, Any]:
         return search_records(workspace_id=data.WORKSPACE, text=word, limit=LIMIT)
 
-    def sorted_page():
+    def sorted_page() -> dict[str, Any]:
         return search_records(
             workspace_id=data.WORKSPACE,
             collection_id=collections[0],
