@@ -200,9 +200,7 @@ async def run_tasks(
     return done
 
 
-async def run_anchor(
-    folder: Path, tasks: list[dict[str, Any]]
-) -> tuple[int, dict[str, Outcome | str]]:
+async def run_anchor(folder: Path, tasks: list[dict[str, Any]]) -> tuple[int, dict[str, Any]]:
     """(the opening digest's tokens, each task's outcome), after an uncounted set-up and a
     teammate's changes since the agent last looked."""
     db = folder / "anchor.db"
@@ -217,7 +215,7 @@ async def run_anchor(
         return agent.spent[0][1], await run_tasks(agent, tasks, "anchor", lambda: anchor_store(db))
 
 
-async def run_memory(folder: Path, tasks: list[dict[str, Any]]) -> dict[str, Outcome | str]:
+async def run_memory(folder: Path, tasks: list[dict[str, Any]]) -> dict[str, Any]:
     path = folder / "memory.jsonl"
     env = {name: os.environ[name] for name in ("PATH", "HOME") if name in os.environ}
     with open(os.devnull, "w") as quiet:
