@@ -183,7 +183,7 @@ class Outcome:
 
 async def run_tasks(
     agent: Agent, tasks: list[dict[str, Any]], side: str, read: Any
-) -> dict[str, Outcome | str]:
+) -> dict[str, Any]:
     """Each task's Outcome, or the sentence saying why this side cannot do it."""
     done: dict[str, Outcome | str] = {}
     for task in tasks:
