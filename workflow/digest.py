@@ -1,16 +1,16 @@
 """workspace_digest: the first call of a conversation, everything needed to orient in one read.
 
-Kept small (about 1,100 tokens on ten collections of 50 records; about 520 on the hiring demo)
+Kept small (about 1,100 tokens on ten collections of 50 records; about 540 on the hiring demo)
 because the agent reads it every time: each collection with its typical fields and the link
 types its records use, open agendas and closed ones whose outcomes still need syncing to their
-records, writes awaiting a person, and the latest changes as one line each by title. A fixed
+records, writes awaiting a person, and the latest runs of changes as a line each by title. A fixed
 number of queries whatever the size.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
-from datetime import UTC
 from typing import Any
 
 from django.db.models import Count
@@ -20,12 +20,27 @@ from records.acting import acted_by
 from records.models import AuditEvent, Collection, Record, Relationship, SelfMapping
 from records.selectors import values_by_id
 from records.selectors.active_counts import active_counts
+from records.selectors.changes import TITLES_SHOWN, minute, runs
 from workflow import change_feed
 from workflow.agendas.reads import open_agendas, unsynced_agendas
 from workflow.models import ActionState, PreparedAction
 from workflow.scope import Scope
 
-RECENT_EVENTS = 8  # the latest events, grouped by title (so at most eight entries)
+RECENT_RUNS = 8  # the latest runs of one actor with one reason, a line each
+RUN_SCAN = 1000  # events read to count them (a longer run counts its newest 1,000)
+RUN_FIELDS = (
+    "id",
+    "kind",
+    "entity_type",
+    "record_id",
+    "collection_id",
+    "actor_id",
+    "credential",
+    "credential_name",
+    "decision_reason",
+    "action_id",
+    "created_at",
+)
 MAX_COLLECTIONS = 50
 MAX_LINK_TYPES = 8
 OPEN_ACTIONS = 20
@@ -159,16 +174,23 @@ def _link_types_by_collection(workspace_id: str) -> dict[str, list[str]]:
 
 
 def _recent_changes(workspace_id: str) -> list[str]:
+    """One line per run (one actor, one reason: an import is one line), newest first, by
+    title or collection name and without IDs: recent is not a reference (the note), and
+    list_changes gives IDs, reasons and paths when they are wanted."""
     events = list(
-        AuditEvent.objects.filter(workspace_id=workspace_id).order_by("-created_at", "-id")[
-            :RECENT_EVENTS
-        ]
+        AuditEvent.objects.filter(workspace_id=workspace_id)
+        .order_by("-created_at", "-id")
+        .only(*RUN_FIELDS)[:RUN_SCAN]
     )
-    record_ids = {e.record_id for e in events if e.record_id}
+    shown = runs(events)[:RECENT_RUNS]
+    events = [e for run in shown for e in run]
     titles = {
         row["id"]: row["title"]
         for row in values_by_id(
-            Record.objects, workspace_id=workspace_id, ids=record_ids, fields=["id", "title"]
+            Record.objects,
+            workspace_id=workspace_id,
+            ids={e.record_id for e in events if e.record_id},
+            fields=["id", "title"],
         )
     }
     collection_ids = {e.collection_id for e in events if not e.record_id and e.collection_id}
@@ -177,19 +199,17 @@ def _recent_changes(workspace_id: str) -> list[str]:
             "pk", "name"
         )
     )
-    # One line per entry, by title or collection name and without IDs: recent is not a
-    # reference (the note), and list_changes gives IDs, reasons and paths when they are
-    # wanted. One actor's run of events on one title (a create and its links) is one line.
-    runs: list[tuple[str, str, str, list[str]]] = []  # (at, actor, title, kinds)
-    for event in events:
-        title = titles.get(event.record_id) if event.record_id else names.get(event.collection_id)
-        shown = title or event.entity_type
-        actor = acted_by(event)
-        if runs and runs[-1][1:3] == (actor, shown):
-            if event.kind not in runs[-1][3]:
-                runs[-1][3].append(event.kind)
-            continue
-        at = event.created_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%MZ")
-        runs.append((at, actor, shown, [event.kind]))
-    changes = [f"{at} {actor} {', '.join(kinds)}: {title}" for at, actor, title, kinds in runs]
-    return changes
+    lines = []
+    for run in shown:
+        kinds = Counter(e.kind for e in run)
+        said = dict.fromkeys(
+            (titles.get(e.record_id) if e.record_id else names.get(e.collection_id))
+            or e.entity_type
+            for e in run
+        )
+        what = ", ".join(k if n == 1 else f"{k} ×{n}" for k, n in kinds.items())
+        about = ", ".join(list(said)[:TITLES_SHOWN])
+        if len(said) > TITLES_SHOWN:
+            about += f" and {len(said) - TITLES_SHOWN} more"
+        lines.append(f"{minute(run[0].created_at)} {acted_by(run[0])} {what}: {about}")
+    return lines
