@@ -98,6 +98,9 @@ async def call_tool(name: str, arguments: dict[str, Any] | None) -> types.CallTo
     envelope = await _run(tool, kwargs)
     if kwargs.get("ask_user") is True and name == "resolve_record":
         envelope = await elicitation.ask_about_resolution(envelope)
+    if name == "batch_resolve_records":
+        asked = {i for i, item in enumerate(kwargs["requests"]) if item.get("ask_user") is True}
+        envelope = await elicitation.ask_about_batch(envelope, asked)
     return envelope_result(envelope)
 
 

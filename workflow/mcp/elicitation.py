@@ -5,7 +5,8 @@ Only on the agent's explicit `ask_user: true`, never silently. After resolve_rec
 title, collection and the data and links that differ, "a different one", "cancel" (two that would
 read the same are not asked: the candidates go back to the agent). An accepted answer is stored on
 the resolution as user-confirmed in the client (`workflow.client_confirmation`); decline, cancel or
-the cancel choice store nothing. commit_import(ask_user=true) asks about the flagged rows the agent
+the cancel choice store nothing. batch_resolve_records items with `ask_user` are asked likewise,
+one after another. commit_import(ask_user=true) asks about the flagged rows the agent
 left undecided, one field per row, and commits with the user's answers as their decisions
 (`workflow.import_confirmation`); a decline commits nothing. When the question cannot be put (the
 client did not declare form-mode elicitation, or the call came over HTTP, where this server answers
@@ -108,9 +109,26 @@ async def ask_about_resolution(envelope: dict[str, Any]) -> dict[str, Any]:
     """resolve_record's envelope, with the user's answer from the client when one was given."""
     if not envelope.get("ok"):
         return envelope
-    result = dict(envelope["result"])
+    return {**envelope, "result": await _asked(envelope["result"])}
+
+
+async def ask_about_batch(envelope: dict[str, Any], asked: set[int]) -> dict[str, Any]:
+    """batch_resolve_records' envelope, each item that set ask_user asked as resolve_record's
+    would be, one question after another."""
+    if not envelope.get("ok") or not asked:
+        return envelope
+    items = [
+        {**item, "result": await _asked(item["result"])}
+        if item.get("ok") and item["item_index"] in asked
+        else item
+        for item in envelope["result"]["items"]
+    ]
+    return {**envelope, "result": {**envelope["result"], "items": items}}
+
+
+async def _asked(result: dict[str, Any]) -> dict[str, Any]:
     asked = await _ask(result)
-    result["client_question"] = asked
+    result = {**result, "client_question": asked}
     confirmation = asked.get("confirmation")
     if confirmation is not None:
         result["next_step"] = _next_step(confirmation, result["resolution_id"])
@@ -119,11 +137,10 @@ async def ask_about_resolution(envelope: dict[str, Any]) -> dict[str, Any]:
             "The user cancelled the question in the client: write nothing that depends on it. "
             "Ask in the conversation if the task still needs an answer."
         )
-    return {**envelope, "result": result}
+    return result
 
 
 async def _ask(result: dict[str, Any]) -> dict[str, Any]:
-
     if result.get("status") != "needs_clarification":
         return {"asked": False, "reason": NOTHING_TO_ASK.format(status=result.get("status"))}
     context = sdk.request_context()

@@ -114,6 +114,7 @@ class ResolveRequest(TypedDict):
     query: str
     collection_id: NotRequired[str | None]
     context_record_ids: NotRequired[Ids | None]
+    ask_user: NotRequired[bool]
 
 
 @with_config(ConfigDict(extra="allow"))

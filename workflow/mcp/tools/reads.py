@@ -120,7 +120,7 @@ class ReadTools(Toolset):
         ] = False,
         cursor: Annotated[
             str | None,
-            Field(description="next_cursor of an earlier call, or the digest's changes_cursor."),
+            Field(description="next_cursor, an entry's expand, or the digest's changes_cursor."),
         ] = None,
         since: Annotated[str | None, Field(description="ISO 8601 time to start at.")] = None,
         order: Annotated[
@@ -132,13 +132,14 @@ class ReadTools(Toolset):
         by: Annotated[
             str | None, Field(description="Only changes by this actor, e.g. user:alice.")
         ] = None,
-        limit: Annotated[int, Field(description="Events per page.", ge=1, le=200)] = 50,
+        limit: Annotated[int, Field(description="Entries per page.", ge=1, le=200)] = 50,
     ) -> ToolResult:
         """What changed in this workspace since you last looked, by anyone: per record, who,
-        when, why and which fields moved.
+        when, why and which fields moved; a run by one actor with one reason (an import) is
+        one entry with counts.
 
-        Catch up: since_last_read=true, mark_read=true; or pass a cursor or since. Changes no
-        record; mark_read=true moves your own read mark, so it is not read-only.
+        Catch up: since_last_read=true, mark_read=true. Changes no record; mark_read=true
+        moves your own read mark.
         """
         scope = scope_for_request(self.request)
         return run_tool(

@@ -106,8 +106,10 @@ class BatchReviewTools(Toolset):
 
         An item that fails reports its own error without failing the others. Changes nothing.
         """
+        # Items' ask_user is acted on after this reply, as resolve_record's is.
         scope = scope_for_request(self.request)
-        return run_tool(lambda: after_batch_resolution(batch_resolve(scope, requests=requests)))
+        asked = [{k: v for k, v in item.items() if k != "ask_user"} for item in requests]
+        return run_tool(lambda: after_batch_resolution(batch_resolve(scope, requests=asked)))
 
 
 class BatchReadTools(Toolset):
