@@ -34,8 +34,7 @@ class ReviewTools(Toolset):
         `discovery_id` to cite in prepare_write. Read every entry (collections can overlap in
         meaning without sharing words) and reuse one that fits. Changes nothing.
         """
-        scope = scope_for_request(self.request)
-        return run_tool(lambda: after_discovery(discover(scope, name=name, purpose=purpose)))
+        return self._run(discover, locals(), after_discovery)
 
     def resolve_record(
         self,
