@@ -1,16 +1,12 @@
 """The change feed: what changed in the workspace since a cursor, a time, or the actor's mark.
 
-A new conversation catches up in one call: `list_changes(since_last_read=true,
-mark_read=true)` returns what others (and earlier conversations) did since this actor last
-read, an import or any run by one actor with one reason as one entry (its `expand` cursor reads
-it whole), and moves the actor's read mark. Without a mark a read starts `RECENT_DAYS` back and
-says so. Cursors are sealed (records.selectors.feed_positions): they reveal nothing of other
-workspaces.
+`list_changes(since_last_read=true, mark_read=true)` returns what others (and earlier
+conversations) did since this actor last read, a run by one actor with one reason as one entry
+(its `expand` cursor reads it whole), and moves the mark. Without a mark a read starts
+`RECENT_DAYS` back and says so. Cursors are sealed (records.selectors.feed_positions).
 
-On PostgreSQL, concurrent transactions can commit out of ID order: an event with a lower ID
-may become visible after one with a higher ID was read. So the feed leaves out events younger
-than `ANCHOR_FEED_SETTLE_S` there; a cursor never moves past a commit still in flight. SQLite
-writes one transaction at a time, so nothing is held back.
+On PostgreSQL transactions can commit out of ID order, so the feed leaves out events younger
+than `ANCHOR_FEED_SETTLE_S`: a cursor never moves past a commit still in flight.
 """
 
 from __future__ import annotations
@@ -103,7 +99,8 @@ def list_changes(
     if order not in ORDERS:
         raise invalid("order", f"must be {' or '.join(ORDERS)}.")
     since_last_read, mark_read = _flag(since_last_read, "since_last_read"), _flag(mark_read)
-    starts = [n for n, given in _starts(cursor, since, since_last_read) if given]
+    given = {"cursor": cursor is not None, "since": since is not None}
+    starts = [n for n, on in (given | {"since_last_read": since_last_read}).items() if on]
     if len(starts) > 1:
         raise invalid(
             starts[1],
@@ -148,31 +145,14 @@ def list_changes(
 def _check_markable(since_last_read: bool, newest_first: bool, collection_id: Any, by: Any) -> None:
     """The mark says "read up to here": only a complete, oldest-first read from it may move it."""
     if not since_last_read:
-        raise invalid(
-            "mark_read",
-            "moves your read mark, so it needs since_last_read=true: the page must start at "
-            "the mark, or changes in between would be marked read unseen.",
-        )
+        problem = "needs since_last_read=true: the page must start at your mark, or changes in "
+        raise invalid("mark_read", problem + "between would be marked read unseen.")
     if newest_first:
-        raise invalid(
-            "mark_read",
-            "works with order oldest_first only: a newest-first page would mark older unread "
-            "changes as read. Read oldest first to mark, or leave mark_read out.",
-        )
+        problem = "works with order oldest_first only: a newest-first page would mark older "
+        raise invalid("mark_read", problem + "unread changes as read.")
     if collection_id is not None or by is not None:
-        raise invalid(
-            "mark_read",
-            "cannot be combined with collection_id or by: changes the filter hides would be "
-            "marked read. Read unfiltered to mark, or leave mark_read out.",
-        )
-
-
-def _starts(cursor: Any, since: Any, since_last_read: bool) -> list[tuple[str, bool]]:
-    return [
-        ("cursor", cursor is not None),
-        ("since", since is not None),
-        ("since_last_read", since_last_read),
-    ]
+        problem = "cannot be combined with collection_id or by: changes the filter hides would "
+        raise invalid("mark_read", problem + "be marked read. Read unfiltered to mark.")
 
 
 def _flag(value: Any, field: str = "mark_read") -> bool:

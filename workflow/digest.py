@@ -17,10 +17,9 @@ from django.db.models import Count
 from django.utils import timezone
 
 from records.acting import acted_by
-from records.models import AuditEvent, Collection, Record, Relationship, SelfMapping
-from records.selectors import values_by_id
+from records.models import AuditEvent, Collection, Relationship, SelfMapping
 from records.selectors.active_counts import active_counts
-from records.selectors.changes import TITLES_SHOWN, minute, runs
+from records.selectors.changes import TITLES_SHOWN, minute, records_and_names, runs
 from workflow import change_feed
 from workflow.agendas.reads import open_agendas, unsynced_agendas
 from workflow.models import ActionState, PreparedAction
@@ -183,27 +182,16 @@ def _recent_changes(workspace_id: str) -> list[str]:
         .only(*RUN_FIELDS)[:RUN_SCAN]
     )
     shown = runs(events)[:RECENT_RUNS]
-    events = [e for run in shown for e in run]
-    titles = {
-        row["id"]: row["title"]
-        for row in values_by_id(
-            Record.objects,
-            workspace_id=workspace_id,
-            ids={e.record_id for e in events if e.record_id},
-            fields=["id", "title"],
-        )
-    }
-    collection_ids = {e.collection_id for e in events if not e.record_id and e.collection_id}
-    names = dict(
-        Collection.objects.filter(workspace_id=workspace_id, pk__in=collection_ids).values_list(
-            "pk", "name"
-        )
-    )
+    records, names = records_and_names(workspace_id, [e for r in shown for e in r], ends=False)
     lines = []
     for run in shown:
         kinds = Counter(e.kind for e in run)
         said = dict.fromkeys(
-            (titles.get(e.record_id) if e.record_id else names.get(e.collection_id))
+            (
+                records.get(e.record_id, {}).get("title")
+                if e.record_id
+                else names.get(e.collection_id)
+            )
             or e.entity_type
             for e in run
         )

@@ -58,20 +58,16 @@ def count_events(workspace_id: str, window: ChangeWindow, cap: int) -> int:
 
 
 def _in_window(workspace_id: str, window: ChangeWindow) -> QuerySet[AuditEvent]:
-    events = AuditEvent.objects.filter(workspace_id=workspace_id)
-    if window.after_id is not None:
-        events = events.filter(id__gt=window.after_id)
-    if window.before_id is not None:
-        events = events.filter(id__lt=window.before_id)
-    if window.since is not None:
-        events = events.filter(created_at__gte=window.since)
-    if window.settled_before is not None:
-        events = events.filter(created_at__lt=window.settled_before)
-    if window.collection_id is not None:
-        events = events.filter(collection_id=window.collection_id)
-    if window.actor_id is not None:
-        events = events.filter(acted_by_lookup(window.actor_id))
-    return events
+    lookups = {
+        "id__gt": window.after_id,
+        "id__lt": window.before_id,
+        "created_at__gte": window.since,
+        "created_at__lt": window.settled_before,
+        "collection_id": window.collection_id,
+    }
+    given = {lookup: value for lookup, value in lookups.items() if value is not None}
+    events = AuditEvent.objects.filter(workspace_id=workspace_id, **given)
+    return events if window.actor_id is None else events.filter(acted_by_lookup(window.actor_id))
 
 
 def runs(events: list[AuditEvent]) -> list[list[AuditEvent]]:
@@ -130,23 +126,7 @@ def _described(
     """The entries, titles as they are now: a group per record (or collection), in the order
     of each group's first event, and one entry per folded run in its place."""
     events = [e for item in plan for e in (item if isinstance(item, list) else [item])]
-    record_ids = {e.record_id for e in events if e.record_id} | _link_targets(events)
-    records: dict[str, dict[str, Any]] = {
-        row["id"]: row
-        for row in values_by_id(
-            Record.objects,
-            workspace_id=workspace_id,
-            ids=record_ids,
-            fields=["id", "title", "collection_id", "archived_at"],
-        )
-    }
-    collection_ids = {e.collection_id for e in events if e.collection_id}
-    collection_ids |= {row["collection_id"] for row in records.values()}
-    names = dict(
-        Collection.objects.filter(workspace_id=workspace_id, pk__in=collection_ids).values_list(
-            "id", "name"
-        )
-    )
+    records, names = records_and_names(workspace_id, events)
     entries: dict[Any, dict[str, Any]] = {}
     for item in plan:
         if isinstance(item, list):
@@ -157,6 +137,21 @@ def _described(
             entries[key] = _group(item, key, records, names)
         entries[key]["changes"].append(_change(item, records))
     return list(entries.values())
+
+
+def records_and_names(
+    workspace_id: str, events: list[AuditEvent], ends: bool = True
+) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """The events' records (and links' other ends) as they are now, and collections' names."""
+    record_ids = {e.record_id for e in events if e.record_id}
+    record_ids |= _link_targets(events) if ends else set()
+    fields = ["id", "title", "collection_id", "archived_at"]
+    rows = values_by_id(Record.objects, workspace_id=workspace_id, ids=record_ids, fields=fields)
+    records = {row["id"]: row for row in rows}
+    collection_ids = {e.collection_id for e in events if e.collection_id}
+    collection_ids |= {row["collection_id"] for row in records.values()}
+    collections = Collection.objects.filter(workspace_id=workspace_id, pk__in=collection_ids)
+    return records, dict(collections.values_list("id", "name"))
 
 
 def _group(

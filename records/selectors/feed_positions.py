@@ -1,15 +1,10 @@
 """Change-feed positions sealed with the workspace's own key, so a cursor reveals nothing.
 
-A position is an audit event ID, and those are numbered across every workspace: handed out as
-they are, two cursors a member took an hour apart would say how much every other workspace
-wrote in between. Sealed, a cursor says only where to resume in its own workspace's log.
-
-The seal is deterministic (the same position gives the same cursor, so a cursor that does not
-move shows that nothing moved) and authenticated: a synthetic IV, HMAC-SHA256 of the position,
-seeds the pad that hides it and is checked again on opening, so a cursor of another workspace,
-an altered one or one from before sealing is refused rather than read as some other position.
-The start of the log, the only position of a workspace with no events, is not sealed. A "run"
-cursor reads one folded run of the feed whole: after its first event's predecessor, up to its last.
+Audit event IDs are numbered across workspaces: two plain cursors an hour apart would say how
+much every other workspace wrote between. The seal is deterministic (a cursor that does not move
+shows nothing moved) and authenticated (a synthetic IV, HMAC-SHA256 of the position, seeds the
+pad and is checked on opening), so another workspace's, an altered or an old cursor is refused.
+The start of the log is not sealed. A "run" cursor also holds the last event of a folded run.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ worker thread: no transaction and no worker is held while the dialog is open.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -28,7 +29,7 @@ from mcp.shared.exceptions import McpError
 from records.errors import NEEDS_CLARIFICATION
 from workflow import actions as write_actions
 from workflow import client_confirmation
-from workflow.client_confirmation import CANCEL, Question
+from workflow.client_confirmation import CANCEL
 from workflow.import_confirmation import import_decisions, import_question
 from workflow.mcp import sdk
 from workflow.mcp.bounded_calls import run_bounded
@@ -63,22 +64,27 @@ def _next_step(confirmation: dict[str, Any], resolution_id: str) -> str:
     )
 
 
-def _single_select(title: str, choices: list[tuple[str, str]]) -> dict[str, Any]:
-    """A titled single-select field of a form (the 2025-11-25 enum shape)."""
-    return {
-        "type": "string",
-        "title": title,
-        "oneOf": [{"const": value, "title": label} for value, label in choices],
-    }
-
-
-def _form(question: Question) -> dict[str, Any]:
-    """The requested schema: one required single-select."""
+def _form(fields: dict[str, tuple[str, list[tuple[str, str]]]]) -> dict[str, Any]:
+    """The requested schema: each field a required, titled single-select (the 2025-11-25 enum
+    shape), given as field: (title, [(value, label)])."""
     return {
         "type": "object",
-        "properties": {"choice": _single_select("Your answer", question.choices)},
-        "required": ["choice"],
+        "properties": {
+            field: {
+                "type": "string",
+                "title": title,
+                "oneOf": [{"const": value, "title": label} for value, label in choices],
+            }
+            for field, (title, choices) in fields.items()
+        },
+        "required": list(fields),
     }
+
+
+async def _on_worker(call: Callable[[], Any]) -> dict[str, Any]:
+    """A database step on the worker thread, in the envelope (the dialog waits between)."""
+    envelope: dict[str, Any] = await run_bounded(lambda: run_tool(call))
+    return envelope
 
 
 async def _elicit(
@@ -149,9 +155,7 @@ async def _ask(result: dict[str, Any]) -> dict[str, Any]:
         return {"asked": False, "reason": why_not}
     scope = scope_for_request(SimpleNamespace())  # stdio: the configured scope
     resolution_id = result["resolution_id"]
-    built = await run_bounded(
-        lambda: run_tool(lambda: client_confirmation.resolution_question(scope, resolution_id))
-    )
+    built = await _on_worker(lambda: client_confirmation.resolution_question(scope, resolution_id))
     question = built.get("result")
     if not built["ok"]:
         return {"asked": False, "reason": built["error"]["message"]}
@@ -161,7 +165,9 @@ async def _ask(result: dict[str, Any]) -> dict[str, Any]:
             "reason": 'Not asked: the resolution has no candidates to choose from ("me" '
             "with no self mapping). Ask the user in the conversation.",
         }
-    answered = await _elicit(context, question.message, _form(question))
+    answered = await _elicit(
+        context, question.message, _form({"choice": ("Your answer", question.choices)})
+    )
     if isinstance(answered, dict):
         return answered
     action, content = answered
@@ -177,21 +183,16 @@ async def _ask(result: dict[str, Any]) -> dict[str, Any]:
             "was stored. Ask the user in the conversation.",
         }
     client = sdk.client_identity(context)
-    stored = await run_bounded(
-        lambda: run_tool(
-            lambda: client_confirmation.confirm_resolution(
-                scope, question, choice=choice, client=client
-            )
+    stored = await _on_worker(
+        lambda: client_confirmation.confirm_resolution(
+            scope, question, choice=choice, client=client
         )
     )
     if not stored["ok"]:
         return {"asked": True, "stored": False, "reason": stored["error"]["message"]}
-    confirmation: dict[str, Any] = stored["result"]
-    return {
-        "asked": True,
-        "answer": confirmation["answer"],
-        "stored": True,
-        **{"confirmation": confirmation},
+    confirmation = stored["result"]
+    return {"asked": True, "answer": confirmation["answer"], "stored": True} | {
+        "confirmation": confirmation
     }
 
 
@@ -209,42 +210,34 @@ def _with_question(envelope: dict[str, Any], asked: dict[str, Any]) -> dict[str,
 
 async def commit_import_asking(kwargs: dict[str, Any]) -> dict[str, Any]:
     """commit_import, with the undecided flagged rows first put to the user in the client."""
-
     scope = scope_for_request(SimpleNamespace())  # stdio: the configured scope
     agent_decisions = kwargs.get("decisions") or {}
 
     async def commit(confirmed: dict[str, dict[str, Any]] | None) -> dict[str, Any]:
-        envelope: dict[str, Any] = await run_bounded(
-            lambda: run_tool(
-                lambda: after_commit(
-                    write_actions.commit_import(
-                        scope,
-                        action_id=kwargs["action_id"],
-                        decisions=kwargs.get("decisions"),
-                        confirmed=confirmed,
-                    )
+        return await _on_worker(
+            lambda: after_commit(
+                write_actions.commit_import(
+                    scope,
+                    action_id=kwargs["action_id"],
+                    decisions=kwargs.get("decisions"),
+                    confirmed=confirmed,
                 )
             )
         )
-        return envelope
 
     context = sdk.request_context()
     why_not = _why_not(context)
     if why_not:
         return _with_question(await commit(None), {"asked": False, "reason": why_not})
-    built = await run_bounded(
-        lambda: run_tool(lambda: import_question(scope, kwargs["action_id"], set(agent_decisions)))
+    built = await _on_worker(
+        lambda: import_question(scope, kwargs["action_id"], set(agent_decisions))
     )
     if not built["ok"]:
         return dict(built)
     question, reason = built["result"]
     if question is None:
         return _with_question(await commit(None), {"asked": False, "reason": reason})
-    schema = {
-        "type": "object",
-        "properties": {row.field: _single_select(row.title, row.choices) for row in question.rows},
-        "required": [row.field for row in question.rows],
-    }
+    schema = _form({row.field: (row.title, row.choices) for row in question.rows})
     answered = await _elicit(context, question.message, schema)
     if isinstance(answered, dict):
         return _with_question(await commit(None), answered)
