@@ -28,7 +28,6 @@ CANCEL = "cancel"
 
 @dataclass(frozen=True)
 class Question:
-
     resolution_id: str
     message: str
     choices: list[tuple[str, str]]
