@@ -1,10 +1,8 @@
 """workspace_digest: the first call of a conversation, everything needed to orient in one read.
 
-Kept small (about 1,100 tokens on ten collections of 50 records; about 540 on the hiring demo)
-because the agent reads it every time: each collection with its typical fields and the link
-types its records use, open agendas and closed ones whose outcomes still need syncing to their
-records, writes awaiting a person, and the latest runs of changes as a line each by title. A fixed
-number of queries whatever the size.
+Small because the agent reads it every time (about 1,100 tokens on ten collections of 50
+records, 540 on the hiring demo): collections with their typical fields and link types, agendas,
+writes awaiting a person, the latest runs of changes a line each. A fixed number of queries.
 """
 
 from __future__ import annotations
@@ -27,19 +25,6 @@ from workflow.scope import Scope
 
 RECENT_RUNS = 8  # the latest runs of one actor with one reason, a line each
 RUN_SCAN = 1000  # events read to count them (a longer run counts its newest 1,000)
-RUN_FIELDS = (
-    "id",
-    "kind",
-    "entity_type",
-    "record_id",
-    "collection_id",
-    "actor_id",
-    "credential",
-    "credential_name",
-    "decision_reason",
-    "action_id",
-    "created_at",
-)
 MAX_COLLECTIONS = 50
 MAX_LINK_TYPES = 8
 OPEN_ACTIONS = 20
@@ -179,7 +164,7 @@ def _recent_changes(workspace_id: str) -> list[str]:
     events = list(
         AuditEvent.objects.filter(workspace_id=workspace_id)
         .order_by("-created_at", "-id")
-        .only(*RUN_FIELDS)[:RUN_SCAN]
+        .defer("before", "after", "review_evidence")[:RUN_SCAN]
     )
     shown = runs(events)[:RECENT_RUNS]
     records, names = records_and_names(workspace_id, [e for r in shown for e in r], ends=False)

@@ -1,20 +1,12 @@
-"""Ask the user in the client's own dialog (MCP elicitation, form mode), when the agent asks for it.
+"""Ask the user in the client's own dialog (MCP elicitation, form mode), on `ask_user: true` only.
 
-Only on the agent's explicit `ask_user: true`, never silently. After resolve_record answers
-`needs_clarification`, the question goes to the client as a one-field form: each candidate by
-title, collection and the data and links that differ, "a different one", "cancel" (two that would
-read the same are not asked: the candidates go back to the agent). An accepted answer is stored on
-the resolution as user-confirmed in the client (`workflow.client_confirmation`); decline, cancel or
-the cancel choice store nothing. batch_resolve_records items with `ask_user` are asked likewise,
-one after another. commit_import(ask_user=true) asks about the flagged rows the agent
-left undecided, one field per row, and commits with the user's answers as their decisions
-(`workflow.import_confirmation`); a decline commits nothing. When the question cannot be put (the
-client did not declare form-mode elicitation, or the call came over HTTP, where this server answers
-each POST on its own and cannot send the client a request), the plain reply stands and
-`client_question` says why.
-
-The wait for the user happens here, on the event loop, between two short database steps on the
-worker thread: no transaction and no worker is held while the dialog is open.
+A `needs_clarification` from resolve_record (or a batch_resolve_records item) becomes a one-field
+form (`workflow.client_confirmation`: choices told apart, or none asked); an accepted answer is
+stored as user-confirmed in the client, a decline or cancel stores nothing. commit_import asks
+about the flagged rows left undecided, one field per row (`workflow.import_confirmation`). Where
+no question can be put (no form-mode capability; over HTTP, where no request can go back to the
+client) the plain reply stands and `client_question` says why. The dialog waits on the event
+loop between two short database steps: no transaction or worker is held while it is open.
 """
 
 from __future__ import annotations
