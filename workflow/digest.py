@@ -23,6 +23,7 @@ from workflow.agendas.reads import open_agendas, unsynced_agendas
 from workflow.models import ActionState, PreparedAction
 from workflow.scope import Scope
 
+ALWAYS_SAID = {"collections", "recent_changes", "unread_changes", "unread_changes_capped"}
 RECENT_RUNS = 8  # the latest runs of one actor with one reason, a line each
 RUN_SCAN = 1000  # events read to count them (a longer run counts its newest 1,000)
 MAX_COLLECTIONS = 50
@@ -62,9 +63,7 @@ def workspace_digest(scope: Scope) -> dict[str, Any]:
             "unsynced_agendas_truncated": unsynced["truncated"],
             "unsynced_agendas_next_step": SYNC_STEP,
         }
-    return {
-        "workspace_id": ws,
-        "actor_id": scope.actor_id,
+    digest = {
         # Lists being worked through item by item: resume one with agenda_view agenda_id=...
         "open_agendas": agendas["agendas"],
         "open_agendas_truncated": agendas["truncated"],
@@ -93,6 +92,8 @@ def workspace_digest(scope: Scope) -> dict[str, Any]:
         # Catching up: list_changes since_last_read=true, or later with this cursor.
         **change_feed.catching_up(scope),
     }
+    # Said only when they say something: an empty list, a zero or a false flag is left out.
+    return {k: v for k, v in digest.items() if k in ALWAYS_SAID or v not in (None, 0, False, [])}
 
 
 def _not_applied(scope: Scope) -> dict[str, Any]:

@@ -1,7 +1,5 @@
-"""The server instructions every MCP client receives in the initialize result.
-
-Built from the tools actually served: a rule that names a tool the active profile does not
-offer is left out, so an agent on the `core` profile is never told to call what it cannot.
+"""The server instructions every MCP client receives at initialize, built from the tools
+served: a rule naming a tool the profile does not offer is left out.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""MCP prompts for the everyday starts; clients such as Claude Code offer them as slash commands.
-
-Each is a short user message that sets the agent on Anchor's path; none reads or writes
-anything itself.
+"""MCP prompts for the everyday starts (slash commands in clients such as Claude Code): each a
+short user message setting the agent on Anchor's path; none reads or writes anything itself.
 """
 
 from __future__ import annotations

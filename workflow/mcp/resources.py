@@ -1,8 +1,6 @@
-"""Collections and records as MCP resources, so a person can attach one to a conversation.
-
-Read-only and scoped exactly like the tools: the workspace comes from the configuration (stdio)
-or the token's user (HTTP), never from the URI. A record reads as `get_record_context` returns
-it; a collection as its catalog entry with its first page of active records.
+"""Collections and records as MCP resources, so a person can attach one to a conversation:
+read-only and scoped like the tools (never by the URI); a record as `get_record_context` returns
+it, a collection as its catalog entry with its first active records.
 """
 
 from __future__ import annotations
