@@ -36,19 +36,14 @@ class Question:
 def resolution_question(scope: Scope, resolution_id: str) -> Question | None:
     """The question a `needs_clarification` resolution leaves, or None (no candidates)."""
     ticket = _own_resolution(scope, resolution_id)
-    answer = ticket.answer
-    if answer.get("status") != "needs_clarification":
-        return None
     # Every candidate, never a cut: "a different one" must mean none of all of them.
-    candidates = answer.get("candidates", [])
-    names = dict(
-        Collection.objects.filter(
-            workspace_id=scope.workspace_id,
-            pk__in={c["collection_id"] for c in candidates},
-        ).values_list("pk", "name")
+    candidates = ticket.answer.get("candidates", [])
+    if ticket.answer.get("status") != "needs_clarification" or not candidates:
+        return None  # nothing to pick from ("me" with no self mapping, say)
+    wanted = Collection.objects.filter(
+        workspace_id=scope.workspace_id, pk__in={c["collection_id"] for c in candidates}
     )
-    if not candidates:  # "me" with no self mapping: nothing to pick from
-        return None
+    names = dict(wanted.values_list("pk", "name"))
     # What tells them apart is read as the records are now (a stored answer keeps no data).
     candidates = _with_data_and_links(scope, candidates)
     differ = _differing(candidates)
@@ -61,10 +56,11 @@ def resolution_question(scope: Scope, resolution_id: str) -> Question | None:
             "Not asked in the client: two candidates read the same there (same collection, "
             "data and links). Tell them apart with the user in the conversation.",
         )
-    choices.append((DIFFERENT, "A different one (none of these)"))
-    choices.append((CANCEL, "Cancel: do not decide now"))
-    query = str(ticket.request.get("query", ""))
-    message = f"Which one do you mean by “{query}”?"
+    choices += [
+        (DIFFERENT, "A different one (none of these)"),
+        (CANCEL, "Cancel: do not decide now"),
+    ]
+    message = f"Which one do you mean by “{ticket.request.get('query', '')}”?"
     return Question(resolution_id=ticket.pk, message=message, choices=choices)
 
 

@@ -95,7 +95,11 @@ def _key(event: AuditEvent) -> tuple[str, str]:
 
 
 def change_page(
-    workspace_id: str, events: list[AuditEvent], limit: int, fold: bool, run_cursor: Any
+    workspace_id: str,
+    events: list[AuditEvent],
+    limit: int,
+    fold: bool,
+    run_cursor: Callable[[int, int], str],
 ) -> tuple[list[dict[str, Any]], int]:
     """Up to `limit` entries from the events, in order, and how many events they cover.
     `run_cursor(first_id, last_id)` is the cursor that reads a folded run whole."""

@@ -1,6 +1,6 @@
 """Review tools: discover collections and resolve record names before any write."""
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field
 
@@ -75,18 +75,9 @@ class ReviewTools(Toolset):
         """
         # ask_user is acted on after this reply, by workflow.mcp.elicitation (it awaits the
         # client, which a tool method on the worker thread must not).
-        scope = scope_for_request(self.request)
-        return run_tool(
-            lambda: after_resolution(
-                resolve(
-                    scope,
-                    query=query,
-                    collection_id=collection_id,
-                    context_record_ids=context_record_ids,
-                ),
-                detail=detail,
-            )
-        )
+        asked: dict[str, Any] = {"query": query, "collection_id": collection_id}
+        asked["context_record_ids"] = context_record_ids
+        return self._run(resolve, asked, lambda result: after_resolution(result, detail=detail))
 
 
 class BatchReviewTools(Toolset):
@@ -106,9 +97,8 @@ class BatchReviewTools(Toolset):
         An item that fails reports its own error without failing the others. Changes nothing.
         """
         # Items' ask_user is acted on after this reply, as resolve_record's is.
-        scope = scope_for_request(self.request)
         asked = [{k: v for k, v in item.items() if k != "ask_user"} for item in requests]
-        return run_tool(lambda: after_batch_resolution(batch_resolve(scope, requests=asked)))
+        return self._run(batch_resolve, {"requests": asked}, after_batch_resolution)
 
 
 class BatchReadTools(Toolset):
