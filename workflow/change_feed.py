@@ -42,6 +42,7 @@ UNREAD_CAP = 1000
 SCAN = UNREAD_CAP  # events one page reads at most, so a page covers what the digest counts
 RECENT_DAYS = 7
 MORE = "There is more: call again with cursor=next_cursor."
+NO_START = "no read mark or other starting point yet"
 
 
 def cursor_from_now(workspace_id: str, horizon: ChangeWindow | None = None) -> str:
@@ -128,9 +129,7 @@ def list_changes(
     has_more = len(events) > used
     reply: dict[str, Any] = {"changes": changes, "events": used, "has_more": has_more}
     if window.since is not None and since is None and cursor is None:
-        reply["window"] = (
-            f"no read mark yet: the last {RECENT_DAYS} days, from {minute(window.since)}"
-        )
+        reply["window"] = f"the last {RECENT_DAYS} days, from {minute(window.since)}: {NO_START}"
     if run_end is not None:
         reply["next_cursor"] = seal(ws, "run", shown[-1].pk, run_end) if has_more else None
     else:

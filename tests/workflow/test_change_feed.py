@@ -323,7 +323,8 @@ def test_a_first_read_without_a_mark_starts_from_a_recent_window_it_names(ctx):
     digest = call_tool("workspace_digest", {})["result"]
     first = ok({"since_last_read": True, "mark_read": True})
     assert "long ago" not in str(first) and first["events"] == digest["unread_changes"] == 2
-    assert first["window"].startswith(f"no read mark yet: the last {RECENT_DAYS} days, from ")
+    assert first["window"].startswith(f"the last {RECENT_DAYS} days, from ")
+    assert first["window"].endswith("no read mark or other starting point yet")
     assert "window" not in ok({"since_last_read": True}), "with a mark, it starts there"
     assert "window" in ok({}) and "long ago" not in str(ok({}))
     everything = ok({"cursor": "c1.start"})

@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mcp import types
-from mcp.shared.exceptions import McpError
 
 from workflow.mcp import sdk
 
@@ -95,23 +94,15 @@ async def get_prompt(name: str, arguments: dict[str, str] | None) -> types.GetPr
     prompt = PROMPTS.get(name)
     if prompt is None or not prompt.offered():
         shown = ", ".join(p.name for p in PROMPTS.values() if p.offered())
-        raise McpError(
-            types.ErrorData(
-                code=types.INVALID_PARAMS,
-                message=f"Unknown prompt {name[:100]!r}; prompts/list shows: {shown}.",
-            )
-        )
+        raise sdk.invalid_params(f"Unknown prompt {name[:100]!r}; prompts/list shows: {shown}.")
     values = dict(arguments or {})
     text = prompt.text
     if prompt.argument is not None:
         value = values.get(prompt.argument.name, "")
         if prompt.argument.required and not value.strip():
-            raise McpError(
-                types.ErrorData(
-                    code=types.INVALID_PARAMS,
-                    message=f"Prompt {name} needs the argument {prompt.argument.name!r}: "
-                    f"{prompt.argument.description}",
-                )
+            raise sdk.invalid_params(
+                f"Prompt {name} needs the argument {prompt.argument.name!r}: "
+                f"{prompt.argument.description}"
             )
         text = text.replace("{" + prompt.argument.name + "}", value)
     return types.GetPromptResult(

@@ -211,6 +211,11 @@ def stop_without_reply(responder: RequestResponder[Any, Any]) -> None:
     responder._completed = True
 
 
+def invalid_params(message: str) -> McpError:
+    """A JSON-RPC -32602 refusal (an unknown tool, prompt or resource, a bad argument)."""
+    return McpError(types.ErrorData(code=types.INVALID_PARAMS, message=message))
+
+
 def refuse_unknown_tools(find: Callable[[str], Any], message_for: Callable[[str], str]) -> None:
     """Answer tools/call for a tool `find` does not know with JSON-RPC -32602, as the spec says,
     not with a tool result. Install after the call_tool handler."""
@@ -220,7 +225,7 @@ def refuse_unknown_tools(find: Callable[[str], Any], message_for: Callable[[str]
     async def known_tools_only(request: types.CallToolRequest) -> types.ServerResult:
         name = request.params.name
         if find(name) is None:
-            raise McpError(types.ErrorData(code=types.INVALID_PARAMS, message=message_for(name)))
+            raise invalid_params(message_for(name))
         return await answer(request)
 
     handlers[types.CallToolRequest] = known_tools_only
