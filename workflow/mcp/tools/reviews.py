@@ -75,9 +75,9 @@ class ReviewTools(Toolset):
         """
         # ask_user is acted on after this reply, by workflow.mcp.elicitation (it awaits the
         # client, which a tool method on the worker thread must not).
-        asked: dict[str, Any] = {"query": query, "collection_id": collection_id}
-        asked["context_record_ids"] = context_record_ids
-        return self._run(resolve, asked, lambda result: after_resolution(result, detail=detail))
+        name: dict[str, Any] = {"query": query, "collection_id": collection_id}
+        name["context_record_ids"] = context_record_ids
+        return self._run(resolve, name, lambda result: after_resolution(result, detail=detail))
 
 
 class BatchReviewTools(Toolset):
@@ -97,8 +97,8 @@ class BatchReviewTools(Toolset):
         An item that fails reports its own error without failing the others. Changes nothing.
         """
         # Items' ask_user is acted on after this reply, as resolve_record's is.
-        asked = [{k: v for k, v in item.items() if k != "ask_user"} for item in requests]
-        return self._run(batch_resolve, {"requests": asked}, after_batch_resolution)
+        names = [{k: v for k, v in item.items() if k != "ask_user"} for item in requests]
+        return self._run(batch_resolve, {"requests": names}, after_batch_resolution)
 
 
 class BatchReadTools(Toolset):
