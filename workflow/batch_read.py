@@ -7,7 +7,9 @@ figures to split it by, never truncated silently.
 
 from __future__ import annotations
 
+import inspect
 import json
+from collections.abc import Callable
 from typing import Any
 
 from records import selectors
@@ -21,43 +23,19 @@ MAX_TRAVERSE_NODES = 100
 MAX_RESPONSE_BYTES = 2 * 1024 * 1024
 BATCH_CONTEXT_EVENTS = 0  # history is opt-in in batches; the standalone tool defaults to 10
 
-SEARCH_KEYS = {
-    "collection_id",
-    "query",
-    "filters",
-    "limit",
-    "cursor",
-    "text",
-    "where",
-    "linked_to",
-    "order_by",
-    "mode",
+READS: dict[str, Callable[..., Any]] = {
+    "search_records": selectors.search_records,
+    "get_record_context": selectors.record_context,
+    "list_collections": selectors.collection_list,
+    "traverse": selectors.traverse,
+    "aggregate": selectors.aggregate,
 }
-CONTEXT_KEYS = {"record_id", "relationship_limit", "event_limit", "as_of", "whole"}
-TRAVERSE_KEYS = {
-    "start_record_id",
-    "max_depth",
-    "direction",
-    "relationship_types",
-    "collection_id",
-    "max_nodes",
-}
-AGGREGATE_KEYS = {
-    "collection_id",
-    "where",
-    "filters",
-    "text",
-    "linked_to",
-    "group_by",
-    "metrics",
-    "limit",
-}
+# Each read takes its selector's arguments (the workspace is the caller's); a search may add
+# include_context.
 OPERATIONS = {
-    "search_records": SEARCH_KEYS | {"include_context"},
-    "get_record_context": CONTEXT_KEYS,
-    "list_collections": set(),
-    "traverse": TRAVERSE_KEYS,
-    "aggregate": AGGREGATE_KEYS,
+    name: set(inspect.signature(read).parameters) - {"workspace_id"}
+    | ({"include_context"} if name == "search_records" else set())
+    for name, read in READS.items()
 }
 
 
@@ -103,23 +81,15 @@ def _parse(requests: Any) -> list[tuple[str, dict[str, Any]]]:
 
 def _run(scope: Scope, operation: str, args: dict[str, Any]) -> Any:
     ws = scope.workspace_id
-    if operation == "list_collections":
-        return selectors.collection_list(workspace_id=ws)
     if operation == "get_record_context":
-        return selectors.record_context(
-            workspace_id=ws, **{"event_limit": BATCH_CONTEXT_EVENTS, **args}
-        )
-    if operation == "traverse":
-        return selectors.traverse(workspace_id=ws, **args)
-    if operation == "aggregate":
-        return selectors.aggregate(workspace_id=ws, **args)
+        args = {"event_limit": BATCH_CONTEXT_EVENTS, **args}
     include_context = args.pop("include_context", False)
     if not isinstance(include_context, bool):
         raise invalid("include_context", "must be true or false.")
-    page = selectors.search_records(workspace_id=ws, **args)
+    result = READS[operation](workspace_id=ws, **args)
     if include_context:  # history omitted, as BATCH_CONTEXT_EVENTS says
-        _add_contexts(page, ws)
-    return page
+        _add_contexts(result, ws)
+    return result
 
 
 def _add_contexts(page: dict[str, Any], workspace_id: str) -> None:
@@ -153,20 +123,12 @@ def batch_read(scope: Scope, *, requests: Any) -> dict[str, Any]:
     answers = []
     with read_snapshot():
         for index, (operation, args) in enumerate(items):
+            answer: dict[str, Any] = {"item_index": index, "operation": operation}
             try:
-                result = _run(scope, operation, dict(args))
-                answers.append(
-                    {"item_index": index, "operation": operation, "ok": True, "result": result}
-                )
+                answer |= {"ok": True, "result": _run(scope, operation, dict(args))}
             except AnchorError as exc:
-                answers.append(
-                    {
-                        "item_index": index,
-                        "operation": operation,
-                        "ok": False,
-                        "error": exc.as_dict(),
-                    }
-                )
+                answer |= {"ok": False, "error": exc.as_dict()}
+            answers.append(answer)
     # UTF-8 bytes of the compact JSON the client gets: ASCII escapes (six bytes a letter) would
     # refuse text in other scripts at a third of the cap.
     sizes = [

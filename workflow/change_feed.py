@@ -1,15 +1,12 @@
 """The change feed: what changed in the workspace since a cursor, a time, or the actor's mark.
 
-A new conversation catches up in one call: `list_changes(since_last_read=true,
-mark_read=true)` returns what others (and earlier conversations) did since this actor last
-read, grouped per record by title with who and why, and moves the actor's read mark. A
-cursor is a position in the workspace's audit log, sealed (records.selectors.feed_positions) so
-that it reveals nothing of other workspaces; the digest hands one out for "from now on".
+`list_changes(since_last_read=true, mark_read=true)` returns what others (and earlier
+conversations) did since this actor last read, a run by one actor with one reason as one entry
+(its `expand` cursor reads it whole), and moves the mark. Without a mark a read starts
+`RECENT_DAYS` back and says so. Cursors are sealed (records.selectors.feed_positions).
 
-On PostgreSQL, concurrent transactions can commit out of ID order: an event with a lower ID
-may become visible after one with a higher ID was read. So the feed leaves out events younger
-than `ANCHOR_FEED_SETTLE_S` there; a cursor never moves past a commit still in flight. SQLite
-writes one transaction at a time, so nothing is held back.
+On PostgreSQL transactions can commit out of ID order, so the feed leaves out events younger
+than `ANCHOR_FEED_SETTLE_S`: a cursor never moves past a commit still in flight.
 """
 
 from __future__ import annotations
@@ -28,8 +25,9 @@ from records.selectors.arguments import bounded_int, timestamp
 from records.selectors.changes import (
     ChangeWindow,
     change_events,
+    change_page,
     count_events,
-    grouped_changes,
+    minute,
 )
 from records.selectors.feed_positions import open_sealed, seal
 from workflow.models import ReadMark
@@ -41,6 +39,10 @@ OLDEST_FIRST = "oldest_first"
 NEWEST_FIRST = "newest_first"
 ORDERS = (OLDEST_FIRST, NEWEST_FIRST)
 UNREAD_CAP = 1000
+SCAN = UNREAD_CAP  # events one page reads at most, so a page covers what the digest counts
+RECENT_DAYS = 7
+MORE = "There is more: call again with cursor=next_cursor."
+NO_START = "no read mark or other starting point yet"
 
 
 def cursor_from_now(workspace_id: str, horizon: ChangeWindow | None = None) -> str:
@@ -55,8 +57,7 @@ def catching_up(scope: Scope) -> dict[str, Any]:
     for "from now on", both at one settle horizon (a count that included events the feed
     still holds back promised changes a read then did not return)."""
     horizon = ChangeWindow(settled_before=_settled_before())
-    unread_window = replace(horizon, after_id=read_mark(scope))
-    unread = count_events(scope.workspace_id, unread_window, UNREAD_CAP)
+    unread = count_events(scope.workspace_id, _from_mark(scope, horizon), UNREAD_CAP)
     return {
         "unread_changes": unread,
         "unread_changes_capped": unread >= UNREAD_CAP,
@@ -71,6 +72,16 @@ def read_mark(scope: Scope) -> int:
         .first()
     )
     return mark or 0
+
+
+def _from_mark(scope: Scope, window: ChangeWindow) -> ChangeWindow:
+    """After the actor's mark; with none yet, the recent window."""
+    mark = read_mark(scope)
+    return replace(window, after_id=mark) if mark else _recent(window)
+
+
+def _recent(window: ChangeWindow) -> ChangeWindow:
+    return replace(window, since=timezone.now() - timedelta(days=RECENT_DAYS))
 
 
 def list_changes(
@@ -88,10 +99,9 @@ def list_changes(
     limit = bounded_int(limit, "limit", low=1, high=MAX_LIMIT)
     if order not in ORDERS:
         raise invalid("order", f"must be {' or '.join(ORDERS)}.")
-    newest_first = order == NEWEST_FIRST
-    since_last_read = _flag(since_last_read, "since_last_read")
-    mark_read = _flag(mark_read, "mark_read")
-    starts = [name for name, given in _starts(cursor, since, since_last_read) if given]
+    since_last_read, mark_read = _flag(since_last_read, "since_last_read"), _flag(mark_read)
+    given = {"cursor": cursor is not None, "since": since is not None}
+    starts = [n for n, on in (given | {"since_last_read": since_last_read}).items() if on]
     if len(starts) > 1:
         raise invalid(
             starts[1],
@@ -99,62 +109,52 @@ def list_changes(
             "where to resume, since_last_read starts at your mark, since at a time.",
         )
     if mark_read:
-        _check_markable(since_last_read, newest_first, collection_id, by)
+        _check_markable(since_last_read, order == NEWEST_FIRST, collection_id, by)
     window = ChangeWindow(
         since=None if since is None else timestamp(since, "since"),
         collection_id=None
         if collection_id is None
         else v.entity_id(collection_id, "collection_id"),
         actor_id=None if by is None else _actor(by),
-        newest_first=newest_first,
+        newest_first=order == NEWEST_FIRST,
         settled_before=_settled_before(),
     )
-    window = _positioned(scope, window, cursor, since_last_read)
-    events = change_events(scope.workspace_id, window, limit)
-    has_more = len(events) > limit
-    events = events[:limit]
-    reply: dict[str, Any] = {
-        "changes": grouped_changes(scope.workspace_id, events),
-        "events": len(events),
-        "has_more": has_more,
-        "next_cursor": _next_cursor(scope.workspace_id, window, events, has_more),
-    }
+    window, run_end = _positioned(scope, window, cursor, since_last_read)
+    events = change_events(scope.workspace_id, window, SCAN)
+    ws = scope.workspace_id
+    changes, used = change_page(
+        ws, events[:SCAN], limit, window.fold, lambda a, b: seal(ws, "run", a - 1, b)
+    )
+    shown = events[:used]
+    has_more = len(events) > used
+    reply: dict[str, Any] = {"changes": changes, "events": used, "has_more": has_more}
+    if window.since is not None and since is None and cursor is None:
+        reply["window"] = f"the last {RECENT_DAYS} days, from {minute(window.since)}: {NO_START}"
+    if run_end is not None:
+        reply["next_cursor"] = seal(ws, "run", shown[-1].pk, run_end) if has_more else None
+    else:
+        reply["next_cursor"] = _next_cursor(ws, window, shown, has_more)
+    if has_more:
+        reply["more"] = MORE
     if mark_read:
-        reply["read_mark"] = _move_mark(scope, window, events)
+        reply["read_mark"] = _move_mark(scope, window, shown)
     return reply
 
 
 def _check_markable(since_last_read: bool, newest_first: bool, collection_id: Any, by: Any) -> None:
     """The mark says "read up to here": only a complete, oldest-first read from it may move it."""
     if not since_last_read:
-        raise invalid(
-            "mark_read",
-            "moves your read mark, so it needs since_last_read=true: the page must start at "
-            "the mark, or changes in between would be marked read unseen.",
-        )
+        problem = "needs since_last_read=true: the page must start at your mark, or changes in "
+        raise invalid("mark_read", problem + "between would be marked read unseen.")
     if newest_first:
-        raise invalid(
-            "mark_read",
-            "works with order oldest_first only: a newest-first page would mark older unread "
-            "changes as read. Read oldest first to mark, or leave mark_read out.",
-        )
+        problem = "works with order oldest_first only: a newest-first page would mark older "
+        raise invalid("mark_read", problem + "unread changes as read.")
     if collection_id is not None or by is not None:
-        raise invalid(
-            "mark_read",
-            "cannot be combined with collection_id or by: changes the filter hides would be "
-            "marked read. Read unfiltered to mark, or leave mark_read out.",
-        )
+        problem = "cannot be combined with collection_id or by: changes the filter hides would "
+        raise invalid("mark_read", problem + "be marked read. Read unfiltered to mark.")
 
 
-def _starts(cursor: Any, since: Any, since_last_read: bool) -> list[tuple[str, bool]]:
-    return [
-        ("cursor", cursor is not None),
-        ("since", since is not None),
-        ("since_last_read", since_last_read),
-    ]
-
-
-def _flag(value: Any, field: str) -> bool:
+def _flag(value: Any, field: str = "mark_read") -> bool:
     if not isinstance(value, bool):
         raise invalid(field, "must be true or false.")
     return value
@@ -175,15 +175,19 @@ def _settled_before() -> Any:
 
 def _positioned(
     scope: Scope, window: ChangeWindow, cursor: Any, since_last_read: bool
-) -> ChangeWindow:
+) -> tuple[ChangeWindow, int | None]:
+    """The window from its starting point, and a run's last event ID when reading one whole."""
     if since_last_read:
-        return replace(window, after_id=read_mark(scope))
+        return _from_mark(scope, window), None
     if cursor is None:
-        return window
-    direction, event_id = open_sealed(scope.workspace_id, cursor)
+        return (window if window.newest_first or window.since else _recent(window)), None
+    direction, event_id, end = open_sealed(scope.workspace_id, cursor)
     if direction == "after":
-        return replace(window, after_id=event_id)
-    return replace(window, before_id=event_id)
+        return replace(window, after_id=event_id), None
+    if direction == "before":
+        return replace(window, before_id=event_id), None
+    whole = replace(window, after_id=event_id, before_id=(end or 0) + 1, newest_first=False)
+    return replace(whole, fold=False), end
 
 
 def _next_cursor(
@@ -225,7 +229,7 @@ def _move_mark(scope: Scope, window: ChangeWindow, events: list[Any]) -> dict[st
             mark.last_event_id = target
             mark.updated_at = timezone.now()
             mark.save(update_fields=["last_event_id", "updated_at"])
-    after = ChangeWindow(after_id=mark.last_event_id, settled_before=window.settled_before)
+    after = _from_mark(scope, ChangeWindow(settled_before=window.settled_before))
     remaining = count_events(scope.workspace_id, after, UNREAD_CAP)
     return {
         "cursor": seal(scope.workspace_id, "after", mark.last_event_id),

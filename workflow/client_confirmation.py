@@ -1,11 +1,8 @@
 """A clarification the user gave in the client's own dialog, kept on the review it settles.
 
-When a resolution needs clarification, the MCP layer can put its question to the user through
-the client (elicitation, form mode): the candidates by title, "a different one", "cancel". This
-module builds that question from the stored review and stores the answer the client returned,
-with who the client said it is and when. It is "user-confirmed in the client": it came from the
-client, not from the model, so it is kept apart from agent-reported `clarification` text, and
-the evidence rules accept it where they would otherwise need that text.
+The question a `needs_clarification` resolution leaves (each candidate told apart, "a different
+one", "cancel"), and the client's answer, stored with who the client said it is and when. It came
+from the client, not the model, so it is kept apart from agent-reported `clarification` text.
 """
 
 from __future__ import annotations
@@ -31,30 +28,22 @@ CANCEL = "cancel"
 
 @dataclass(frozen=True)
 class Question:
-    """What the user is asked: the message and each choice's value and title."""
-
     resolution_id: str
     message: str
     choices: list[tuple[str, str]]
 
 
 def resolution_question(scope: Scope, resolution_id: str) -> Question | None:
-    """The question a `needs_clarification` resolution leaves, or None when it leaves none
-    (another status, or no candidate to choose from)."""
+    """The question a `needs_clarification` resolution leaves, or None (no candidates)."""
     ticket = _own_resolution(scope, resolution_id)
-    answer = ticket.answer
-    if answer.get("status") != "needs_clarification":
-        return None
     # Every candidate, never a cut: "a different one" must mean none of all of them.
-    candidates = answer.get("candidates", [])
-    names = dict(
-        Collection.objects.filter(
-            workspace_id=scope.workspace_id,
-            pk__in={c["collection_id"] for c in candidates},
-        ).values_list("pk", "name")
+    candidates = ticket.answer.get("candidates", [])
+    if ticket.answer.get("status") != "needs_clarification" or not candidates:
+        return None  # nothing to pick from ("me" with no self mapping, say)
+    wanted = Collection.objects.filter(
+        workspace_id=scope.workspace_id, pk__in={c["collection_id"] for c in candidates}
     )
-    if not candidates:  # "me" with no self mapping: nothing to pick from
-        return None
+    names = dict(wanted.values_list("pk", "name"))
     # What tells them apart is read as the records are now (a stored answer keeps no data).
     candidates = _with_data_and_links(scope, candidates)
     differ = _differing(candidates)
@@ -67,10 +56,11 @@ def resolution_question(scope: Scope, resolution_id: str) -> Question | None:
             "Not asked in the client: two candidates read the same there (same collection, "
             "data and links). Tell them apart with the user in the conversation.",
         )
-    choices.append((DIFFERENT, "A different one (none of these)"))
-    choices.append((CANCEL, "Cancel: do not decide now"))
-    query = str(ticket.request.get("query", ""))
-    message = f"Which one do you mean by “{query}”?"
+    choices += [
+        (DIFFERENT, "A different one (none of these)"),
+        (CANCEL, "Cancel: do not decide now"),
+    ]
+    message = f"Which one do you mean by “{ticket.request.get('query', '')}”?"
     return Question(resolution_id=ticket.pk, message=message, choices=choices)
 
 
@@ -99,8 +89,7 @@ def _with_data_and_links(scope: Scope, candidates: list[dict[str, Any]]) -> list
 
 
 def _data(candidate: dict[str, Any]) -> dict[str, Any]:
-    """The candidate's data: as read now, else from its preview (a cut preview counts as one
-    opaque value)."""
+    """The candidate's data as read now, else from its preview (a cut one as one value)."""
     if isinstance(candidate.get("data"), dict):
         return dict(candidate["data"])
     preview = candidate.get("data_preview") or "{}"
@@ -143,12 +132,8 @@ def _choice_title(
 def confirm_resolution(
     scope: Scope, question: Question, *, choice: str, client: dict[str, str]
 ) -> dict[str, Any]:
-    """Store the user's choice on the resolution; the stored confirmation is returned.
-
-    `choice` must be one of the question's values other than cancel (a cancelled question
-    stores nothing). Only the review's own actor can confirm it, and only once: a second
-    answer to the same review would leave two truths in the audit.
-    """
+    """Store the user's choice (not cancel) on the resolution, once and by its own actor only
+    (a second answer would leave two truths in the audit); the stored confirmation."""
     titles = dict(question.choices)
     if choice == CANCEL or choice not in titles:
         raise AnchorError(INVALID_INPUT, f"The client answered {choice!r}, not one of the choices.")

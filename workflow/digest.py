@@ -1,31 +1,31 @@
 """workspace_digest: the first call of a conversation, everything needed to orient in one read.
 
-Kept small (about 1,100 tokens on ten collections of 50 records; about 520 on the hiring demo)
-because the agent reads it every time: each collection with its typical fields and the link
-types its records use, open agendas and closed ones whose outcomes still need syncing to their
-records, writes awaiting a person, and the latest changes as one line each by title. A fixed
-number of queries whatever the size.
+Small because the agent reads it every time (about 1,100 tokens on ten collections of 50
+records, 540 on the hiring demo): collections with their typical fields and link types, agendas,
+writes awaiting a person, the latest runs of changes a line each. A fixed number of queries.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
-from datetime import UTC
 from typing import Any
 
 from django.db.models import Count
 from django.utils import timezone
 
 from records.acting import acted_by
-from records.models import AuditEvent, Collection, Record, Relationship, SelfMapping
-from records.selectors import values_by_id
+from records.models import AuditEvent, Collection, Relationship, SelfMapping
 from records.selectors.active_counts import active_counts
+from records.selectors.changes import TITLES_SHOWN, minute, records_and_names, runs
 from workflow import change_feed
 from workflow.agendas.reads import open_agendas, unsynced_agendas
 from workflow.models import ActionState, PreparedAction
 from workflow.scope import Scope
 
-RECENT_EVENTS = 8  # the latest events, grouped by title (so at most eight entries)
+ALWAYS_SAID = {"collections", "recent_changes", "unread_changes", "unread_changes_capped"}
+RECENT_RUNS = 8  # the latest runs of one actor with one reason, a line each
+RUN_SCAN = 1000  # events read to count them (a longer run counts its newest 1,000)
 MAX_COLLECTIONS = 50
 MAX_LINK_TYPES = 8
 OPEN_ACTIONS = 20
@@ -63,9 +63,7 @@ def workspace_digest(scope: Scope) -> dict[str, Any]:
             "unsynced_agendas_truncated": unsynced["truncated"],
             "unsynced_agendas_next_step": SYNC_STEP,
         }
-    return {
-        "workspace_id": ws,
-        "actor_id": scope.actor_id,
+    digest = {
         # Lists being worked through item by item: resume one with agenda_view agenda_id=...
         "open_agendas": agendas["agendas"],
         "open_agendas_truncated": agendas["truncated"],
@@ -94,6 +92,8 @@ def workspace_digest(scope: Scope) -> dict[str, Any]:
         # Catching up: list_changes since_last_read=true, or later with this cursor.
         **change_feed.catching_up(scope),
     }
+    # Said only when they say something: an empty list, a zero or a false flag is left out.
+    return {k: v for k, v in digest.items() if k in ALWAYS_SAID or v not in (None, 0, False, [])}
 
 
 def _not_applied(scope: Scope) -> dict[str, Any]:
@@ -159,37 +159,31 @@ def _link_types_by_collection(workspace_id: str) -> dict[str, list[str]]:
 
 
 def _recent_changes(workspace_id: str) -> list[str]:
+    """One line per run (one actor, one reason: an import is one line), newest first, by
+    title or collection name and without IDs: recent is not a reference (the note), and
+    list_changes gives IDs, reasons and paths when they are wanted."""
     events = list(
-        AuditEvent.objects.filter(workspace_id=workspace_id).order_by("-created_at", "-id")[
-            :RECENT_EVENTS
-        ]
+        AuditEvent.objects.filter(workspace_id=workspace_id)
+        .order_by("-created_at", "-id")
+        .defer("before", "after", "review_evidence")[:RUN_SCAN]
     )
-    record_ids = {e.record_id for e in events if e.record_id}
-    titles = {
-        row["id"]: row["title"]
-        for row in values_by_id(
-            Record.objects, workspace_id=workspace_id, ids=record_ids, fields=["id", "title"]
+    shown = runs(events)[:RECENT_RUNS]
+    records, names = records_and_names(workspace_id, [e for r in shown for e in r], ends=False)
+    lines = []
+    for run in shown:
+        kinds = Counter(e.kind for e in run)
+        said = dict.fromkeys(
+            (
+                records.get(e.record_id, {}).get("title")
+                if e.record_id
+                else names.get(e.collection_id)
+            )
+            or e.entity_type
+            for e in run
         )
-    }
-    collection_ids = {e.collection_id for e in events if not e.record_id and e.collection_id}
-    names = dict(
-        Collection.objects.filter(workspace_id=workspace_id, pk__in=collection_ids).values_list(
-            "pk", "name"
-        )
-    )
-    # One line per entry, by title or collection name and without IDs: recent is not a
-    # reference (the note), and list_changes gives IDs, reasons and paths when they are
-    # wanted. One actor's run of events on one title (a create and its links) is one line.
-    runs: list[tuple[str, str, str, list[str]]] = []  # (at, actor, title, kinds)
-    for event in events:
-        title = titles.get(event.record_id) if event.record_id else names.get(event.collection_id)
-        shown = title or event.entity_type
-        actor = acted_by(event)
-        if runs and runs[-1][1:3] == (actor, shown):
-            if event.kind not in runs[-1][3]:
-                runs[-1][3].append(event.kind)
-            continue
-        at = event.created_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%MZ")
-        runs.append((at, actor, shown, [event.kind]))
-    changes = [f"{at} {actor} {', '.join(kinds)}: {title}" for at, actor, title, kinds in runs]
-    return changes
+        what = ", ".join(k if n == 1 else f"{k} ×{n}" for k, n in kinds.items())
+        about = ", ".join(list(said)[:TITLES_SHOWN])
+        if len(said) > TITLES_SHOWN:
+            about += f" and {len(said) - TITLES_SHOWN} more"
+        lines.append(f"{minute(run[0].created_at)} {acted_by(run[0])} {what}: {about}")
+    return lines

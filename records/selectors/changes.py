@@ -1,27 +1,33 @@
-"""What changed in a workspace: a page of its audit log, grouped per record, by title.
+"""What changed in a workspace: a page of its audit log, as entries by title.
 
-The change feed an agent reads to catch up (what others did while it was away). Positions are
-audit event IDs, which grow with every event; a page is one indexed range scan of the
-workspace's log (`audit_ws` orders by time, the primary key by ID), whatever the log's length.
-Each change says what happened in a few words, who did it and why, and for an edit which
-fields moved (paths only: the values are in `get_record_history`), so a page stays small.
+The change feed an agent reads to catch up. Positions are audit event IDs; a page is one
+indexed range scan of the workspace's log (`audit_ws` by time, the primary key by ID). A run of
+changes by one actor with one reason (an import, a batch) that touches more than a few records
+is one entry with counts and a few titles, so catch-up costs what changed, not how much was
+written; other changes are grouped per record, each with who, when, why and, for an edit, which
+fields moved (paths only: the values are in `get_record_history`).
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from django.db.models import QuerySet
 
 from records.acting import acted_by, acted_by_lookup
 from records.models import AuditEvent, Collection, Record
+from records.selectors.event_changes import changed_paths
 from records.selectors.scoped import values_by_id
 
 REASON_CHARS = 160
 TITLE_CHARS = 120
 MAX_FIELD_PATHS = 8
+FOLD_OVER = 5  # a run touching more records than this is one entry
+TITLES_SHOWN = 3
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,7 @@ class ChangeWindow:
     collection_id: str | None = None
     actor_id: str | None = None
     newest_first: bool = False
+    fold: bool = True
 
 
 def change_events(workspace_id: str, window: ChangeWindow, limit: int) -> list[AuditEvent]:
@@ -51,69 +58,160 @@ def count_events(workspace_id: str, window: ChangeWindow, cap: int) -> int:
 
 
 def _in_window(workspace_id: str, window: ChangeWindow) -> QuerySet[AuditEvent]:
-    events = AuditEvent.objects.filter(workspace_id=workspace_id)
-    if window.after_id is not None:
-        events = events.filter(id__gt=window.after_id)
-    if window.before_id is not None:
-        events = events.filter(id__lt=window.before_id)
-    if window.since is not None:
-        events = events.filter(created_at__gte=window.since)
-    if window.settled_before is not None:
-        events = events.filter(created_at__lt=window.settled_before)
-    if window.collection_id is not None:
-        events = events.filter(collection_id=window.collection_id)
-    if window.actor_id is not None:
-        events = events.filter(acted_by_lookup(window.actor_id))
-    return events
-
-
-def grouped_changes(workspace_id: str, events: list[AuditEvent]) -> list[dict[str, Any]]:
-    """The events as groups, one per record (or per collection for the collection's own
-    events), in the order each group's first event came; titles as they are now."""
-    record_ids = {e.record_id for e in events if e.record_id} | _link_targets(events)
-    collection_ids = {e.collection_id for e in events if e.collection_id}
-    records: dict[str, dict[str, Any]] = {
-        row["id"]: row
-        for row in values_by_id(
-            Record.objects,
-            workspace_id=workspace_id,
-            ids=record_ids,
-            fields=["id", "title", "collection_id", "archived_at"],
-        )
+    lookups = {
+        "id__gt": window.after_id,
+        "id__lt": window.before_id,
+        "created_at__gte": window.since,
+        "created_at__lt": window.settled_before,
+        "collection_id": window.collection_id,
     }
-    collection_ids |= {row["collection_id"] for row in records.values()}
-    names = dict(
-        Collection.objects.filter(workspace_id=workspace_id, pk__in=collection_ids).values_list(
-            "id", "name"
-        )
-    )
-    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    given = {lookup: value for lookup, value in lookups.items() if value is not None}
+    events = AuditEvent.objects.filter(workspace_id=workspace_id, **given)
+    return events if window.actor_id is None else events.filter(acted_by_lookup(window.actor_id))
+
+
+def runs(events: list[AuditEvent]) -> list[list[AuditEvent]]:
+    """Consecutive events by one actor with one reason (or of one prepared action)."""
+    found: list[list[AuditEvent]] = []
     for event in events:
-        key, group = _group_for(event, records, names)
-        groups.setdefault(key, group)["changes"].append(_change(event, records))
-    return list(groups.values())
-
-
-def _group_for(
-    event: AuditEvent, records: dict[str, dict[str, Any]], names: dict[str, str]
-) -> tuple[tuple[str, str], dict[str, Any]]:
-    if event.record_id:
-        row = records.get(event.record_id)
-        group: dict[str, Any] = {"record_id": event.record_id}
-        if row is None:
-            group["title"] = None
-            group["status"] = "removed"
+        last = found[-1][-1] if found else None
+        if last is None or acted_by(last) != acted_by(event):
+            found.append([event])
+        elif last.decision_reason == event.decision_reason or (
+            event.action_id and event.action_id == last.action_id
+        ):
+            found[-1].append(event)
         else:
-            group["title"] = _clip(row["title"], TITLE_CHARS)
-            group["collection"] = names.get(row["collection_id"])
-            group["status"] = "archived" if row["archived_at"] else "active"
-        return ("record", event.record_id), group | {"changes": []}
+            found.append([event])
+    return found
+
+
+def _key(event: AuditEvent) -> tuple[str, str]:
+    if event.record_id:
+        return ("record", event.record_id)
     if event.entity_type == "collection" or event.collection_id:
-        collection_id = event.collection_id or event.entity_id
-        group = {"collection_id": collection_id, "collection": names.get(collection_id)}
-        return ("collection", collection_id), group | {"changes": []}
-    group = {"entity_type": event.entity_type, "entity_id": event.entity_id}
-    return (event.entity_type, event.entity_id), group | {"changes": []}
+        return ("collection", event.collection_id or event.entity_id)
+    return (event.entity_type, event.entity_id)
+
+
+def change_page(
+    workspace_id: str,
+    events: list[AuditEvent],
+    limit: int,
+    fold: bool,
+    run_cursor: Callable[[int, int], str],
+) -> tuple[list[dict[str, Any]], int]:
+    """Up to `limit` entries from the events, in order, and how many events they cover.
+    `run_cursor(first_id, last_id)` is the cursor that reads a folded run whole."""
+    plan: list[AuditEvent | list[AuditEvent]] = []
+    keys: set[tuple[str, str]] = set()
+    used = entries = 0
+    for run in runs(events):
+        if fold and len({_key(e) for e in run}) > FOLD_OVER:
+            if entries >= limit:
+                break
+            plan.append(run)
+            entries, used = entries + 1, used + len(run)
+            continue
+        for event in run:
+            if _key(event) not in keys:
+                if entries >= limit:
+                    return _described(workspace_id, plan, run_cursor), used
+                keys.add(_key(event))
+                entries += 1
+            plan.append(event)
+            used += 1
+    return _described(workspace_id, plan, run_cursor), used
+
+
+def _described(
+    workspace_id: str, plan: list[Any], run_cursor: Callable[[int, int], str]
+) -> list[dict[str, Any]]:
+    """The entries, titles as they are now: a group per record (or collection), in the order
+    of each group's first event, and one entry per folded run in its place."""
+    events = [e for item in plan for e in (item if isinstance(item, list) else [item])]
+    records, names = records_and_names(workspace_id, events)
+    entries: dict[Any, dict[str, Any]] = {}
+    for item in plan:
+        if isinstance(item, list):
+            entries[id(item)] = _folded(item, records, names, run_cursor)
+            continue
+        key = _key(item)
+        if key not in entries:
+            entries[key] = _group(item, key, records, names)
+        entries[key]["changes"].append(_change(item, records))
+    return list(entries.values())
+
+
+def records_and_names(
+    workspace_id: str, events: list[AuditEvent], ends: bool = True
+) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """The events' records (and links' other ends) as they are now, and collections' names."""
+    record_ids = {e.record_id for e in events if e.record_id}
+    record_ids |= _link_targets(events) if ends else set()
+    fields = ["id", "title", "collection_id", "archived_at"]
+    rows = values_by_id(Record.objects, workspace_id=workspace_id, ids=record_ids, fields=fields)
+    records = {row["id"]: row for row in rows}
+    collection_ids = {e.collection_id for e in events if e.collection_id}
+    collection_ids |= {row["collection_id"] for row in records.values()}
+    collections = Collection.objects.filter(workspace_id=workspace_id, pk__in=collection_ids)
+    return records, dict(collections.values_list("id", "name"))
+
+
+def _group(
+    event: AuditEvent, key: tuple[str, str], records: dict[str, Any], names: dict[str, str]
+) -> dict[str, Any]:
+    kind, entity_id = key
+    if kind == "record":
+        row = records.get(entity_id)
+        if row is None:
+            return {"record_id": entity_id, "title": None, "status": "removed", "changes": []}
+        return {
+            "record_id": entity_id,
+            "title": _clip(row["title"], TITLE_CHARS),
+            "collection": names.get(row["collection_id"]),
+            "status": "archived" if row["archived_at"] else "active",
+            "changes": [],
+        }
+    if kind == "collection":
+        return {"collection_id": entity_id, "collection": names.get(entity_id), "changes": []}
+    return {"entity_type": kind, "entity_id": entity_id, "changes": []}
+
+
+def _folded(
+    run: list[AuditEvent],
+    records: dict[str, Any],
+    names: dict[str, str],
+    run_cursor: Callable[[int, int], str],
+) -> dict[str, Any]:
+    """One entry for a run: who, why, when, counts, the records touched and a few titles."""
+    touched = list(dict.fromkeys(e.record_id for e in run if e.record_id))
+    rows = [records[r] for r in touched if r in records]
+    ids = [e.pk for e in run]
+    entry: dict[str, Any] = {
+        "by": acted_by(run[0]),
+        "why": _clip(run[0].decision_reason, REASON_CHARS) or None,
+        "at": minute(run[0].created_at),
+        "did": dict(Counter(_what(e) for e in run).most_common()),
+        "records": len(touched),
+        "collections": sorted({names.get(r["collection_id"], "?") for r in rows}),
+        "titles": [_clip(r["title"], TITLE_CHARS) for r in rows[:TITLES_SHOWN]],
+        "expand": run_cursor(min(ids), max(ids)),
+    }
+    return {key: value for key, value in entry.items() if value is not None}
+
+
+# A link event is filed under its source record: said as "created" or "deleted" it read as
+# the record's own creation or deletion, so it names the link and both ends instead.
+LINK_WORDS = {"relationship.created": "linked", "relationship.deleted": "unlinked"}
+
+
+def _what(event: AuditEvent) -> str:
+    return LINK_WORDS.get(event.kind) or event.kind.split(".", 1)[-1].replace("_", " ")
+
+
+def minute(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%MZ")
 
 
 def _link_targets(events: list[AuditEvent]) -> set[str]:
@@ -126,17 +224,9 @@ def _link_targets(events: list[AuditEvent]) -> set[str]:
     return targets
 
 
-# A link event is filed under its source record: said as "created" or "deleted" it read as
-# the record's own creation or deletion, so it names the link and both ends instead.
-LINK_WORDS = {"relationship.created": "linked", "relationship.deleted": "unlinked"}
-
-
 def _change(event: AuditEvent, records: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    change: dict[str, Any] = {
-        "what": LINK_WORDS.get(event.kind) or event.kind.split(".", 1)[-1].replace("_", " "),
-        "by": acted_by(event),
-        "at": event.created_at.isoformat(timespec="seconds"),
-    }
+    change: dict[str, Any] = {"what": _what(event), "by": acted_by(event)}
+    change["at"] = minute(event.created_at)
     after = event.after if isinstance(event.after, dict) else {}
     before = event.before if isinstance(event.before, dict) else {}
     if event.entity_type == "relationship":
@@ -152,7 +242,8 @@ def _change(event: AuditEvent, records: dict[str, dict[str, Any]]) -> dict[str, 
         change["action_id"] = event.entity_id
         change["prepared_by"] = before.get("prepared_by")
     elif event.kind == "record.updated":
-        paths = changed_paths(before.get("data"), after.get("data"))
+        moved = changed_paths({"data": before.get("data")}, {"data": after.get("data")})
+        paths = [".".join(map(str, c["path"][1:])) or "data" for c in moved]
         change["fields"] = paths[:MAX_FIELD_PATHS]
         if len(paths) > MAX_FIELD_PATHS:
             change["more_fields"] = len(paths) - MAX_FIELD_PATHS
@@ -162,22 +253,6 @@ def _change(event: AuditEvent, records: dict[str, dict[str, Any]]) -> dict[str, 
     if event.decision_reason:
         change["why"] = _clip(event.decision_reason, REASON_CHARS)
     return change
-
-
-def changed_paths(before: Any, after: Any, prefix: str = "") -> list[str]:
-    """Dotted paths whose values differ between two JSON values (objects compared by key)."""
-    if isinstance(before, dict) and isinstance(after, dict):
-        paths: list[str] = []
-        for key in sorted(set(before) | set(after), key=str):
-            path = f"{prefix}.{key}" if prefix else str(key)
-            if key not in before or key not in after:
-                paths.append(path)
-            else:
-                paths.extend(changed_paths(before[key], after[key], path))
-        return paths
-    if before == after and type(before) is type(after):
-        return []
-    return [prefix] if prefix else ["data"]
 
 
 def _title(records: dict[str, dict[str, Any]], record_id: Any, then: Any) -> Any:

@@ -1,8 +1,6 @@
-"""What an audit event changed, as a short list of paths with old and new values.
-
-Record context shows recent events this way: an agent catching up on a record needs what moved,
-who moved it and why, not two full snapshots per event (those stay in get_record_history). The
-version number moves on every change and says nothing of its own, so it is left out.
+"""What an audit event changed, as a short list of paths with old and new values (record
+context and the change feed; the snapshots stay in get_record_history). The version is left out:
+it moves on every change and says nothing of its own.
 """
 
 from __future__ import annotations
@@ -18,12 +16,9 @@ _MISSING = object()
 
 
 def changed_paths(before: Any, after: Any) -> list[dict[str, Any]]:
-    """Every leaf that differs between two snapshots: {"path", "old", "new"}, in key order.
-
-    Objects are compared key by key down to the values that differ; anything else (lists,
-    strings, numbers) is compared whole. A key that appears or disappears has old or new null
-    and says so with "added" or "removed".
-    """
+    """Every leaf that differs between two snapshots: {"path", "old", "new"}, in key order;
+    objects compared key by key, anything else whole; a key that appears or disappears says
+    "added" or "removed"."""
     changes: list[dict[str, Any]] = []
     _walk([], before, after, changes)
     return changes

@@ -1,14 +1,10 @@
 """Change-feed positions sealed with the workspace's own key, so a cursor reveals nothing.
 
-A position is an audit event ID, and those are numbered across every workspace: handed out as
-they are, two cursors a member took an hour apart would say how much every other workspace
-wrote in between. Sealed, a cursor says only where to resume in its own workspace's log.
-
-The seal is deterministic (the same position gives the same cursor, so a cursor that does not
-move shows that nothing moved) and authenticated: a synthetic IV, HMAC-SHA256 of the position,
-seeds the pad that hides it and is checked again on opening, so a cursor of another workspace,
-an altered one or one from before sealing is refused rather than read as some other position.
-The start of the log, the only position of a workspace with no events, is not sealed.
+Audit event IDs are numbered across workspaces: two plain cursors an hour apart would say how
+much every other workspace wrote between. The seal is deterministic (a cursor that does not move
+shows nothing moved) and authenticated (a synthetic IV, HMAC-SHA256 of the position, seeds the
+pad and is checked on opening), so another workspace's, an altered or an old cursor is refused.
+The start of the log is not sealed. A "run" cursor also holds the last event of a folded run.
 """
 
 from __future__ import annotations
@@ -23,7 +19,7 @@ from records.models import Workspace
 
 PREFIX = "c1."
 START = PREFIX + "start"
-DIRECTIONS = ("after", "before")
+DIRECTIONS = ("after", "before", "run")
 IV_BYTES = 12
 REFUSAL = (
     "is not a change-feed cursor of this workspace: pass next_cursor or the digest's "
@@ -32,20 +28,23 @@ REFUSAL = (
 )
 
 
-def seal(workspace_id: str, direction: str, event_id: int) -> str:
+def seal(workspace_id: str, direction: str, event_id: int, end_id: int | None = None) -> str:
     if direction == "after" and event_id == 0:
         return START
     key = _key(workspace_id)
-    plain = _plain(direction, event_id)
+    plain = bytes([DIRECTIONS.index(direction)]) + event_id.to_bytes(8, "big")
+    if end_id is not None:
+        plain += end_id.to_bytes(8, "big")
     iv = _mac(key, b"iv", plain)[:IV_BYTES]
     body = iv + _xor(plain, _mac(key, b"pad", iv))
     return PREFIX + base64.urlsafe_b64encode(body).decode("ascii").rstrip("=")
 
 
-def open_sealed(workspace_id: str, cursor: object) -> tuple[str, int]:
-    """(direction, event ID) of a cursor sealed for this workspace; refuses anything else."""
+def open_sealed(workspace_id: str, cursor: object) -> tuple[str, int, int | None]:
+    """(direction, event ID, a run's last event ID) of a cursor sealed for this workspace;
+    refuses anything else."""
     if cursor == START:
-        return "after", 0
+        return "after", 0, None
     if not isinstance(cursor, str) or not cursor.startswith(PREFIX) or len(cursor) > 100:
         raise invalid("cursor", REFUSAL)
     try:
@@ -53,7 +52,7 @@ def open_sealed(workspace_id: str, cursor: object) -> tuple[str, int]:
         body = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
     except (binascii.Error, ValueError):
         raise invalid("cursor", REFUSAL) from None
-    if len(body) != IV_BYTES + 9:
+    if len(body) not in (IV_BYTES + 9, IV_BYTES + 17):
         raise invalid("cursor", REFUSAL)
     key = _key(workspace_id)
     if not key:
@@ -62,17 +61,14 @@ def open_sealed(workspace_id: str, cursor: object) -> tuple[str, int]:
     plain = _xor(hidden, _mac(key, b"pad", iv))
     if not hmac.compare_digest(iv, _mac(key, b"iv", plain)[:IV_BYTES]):
         raise invalid("cursor", REFUSAL)
-    return DIRECTIONS[plain[0]], int.from_bytes(plain[1:], "big")
+    end = int.from_bytes(plain[9:], "big") if len(plain) > 9 else None
+    return DIRECTIONS[plain[0]], int.from_bytes(plain[1:9], "big"), end
 
 
 def _key(workspace_id: str) -> bytes:
     # No row, no events: only the start, which is not sealed, is a position there.
     key = Workspace.objects.filter(pk=workspace_id).values_list("feed_key", flat=True).first()
     return (key or "").encode()
-
-
-def _plain(direction: str, event_id: int) -> bytes:
-    return bytes([DIRECTIONS.index(direction)]) + event_id.to_bytes(8, "big")
 
 
 def _mac(key: bytes, label: bytes, message: bytes) -> bytes:

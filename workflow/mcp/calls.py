@@ -1,10 +1,7 @@
-"""tools/call, answered by Anchor rather than by the SDK's FastMCP path.
-
-Every call goes the same way on every transport: arguments checked by `workflow.mcp.arguments`
-exactly as sent, the tool run on Django's worker thread with its queries bounded in time
-(`records.query_bounds`), and the envelope returned as `structuredContent` with `isError` set
-exactly when `ok` is false. A cancelled call stops its queries and rolls back; the SDK
-adaptation in `workflow.mcp.server` makes sure it gets no reply.
+"""tools/call, answered by Anchor rather than by the SDK's FastMCP path, on every transport:
+arguments checked exactly as sent (`workflow.mcp.arguments`), the tool run on Django's worker
+thread with its queries bounded in time, and the envelope returned as `structuredContent` with
+`isError` exactly when `ok` is false.
 """
 
 from __future__ import annotations
@@ -40,11 +37,8 @@ def checker_for(tool: Any) -> ArgumentChecker:
 
 
 def check_as_tool(tool_name: str, arguments: dict[str, Any], field: str) -> None:
-    """Check a batch item's arguments exactly as the tool itself checks them.
-
-    The refusal names the item (`requests[2].where[0].op`); nothing runs. A batch item is
-    checked by the read tool's published schema whether or not this profile serves the tool.
-    """
+    """Check a batch item's arguments exactly as the tool itself checks them (served or not);
+    the refusal names the item (`requests[2].where[0].op`)."""
     tool = tool_list.registered(tool_name)
     if tool is None:
         return  # not a registered tool: the batch's own parse refuses it
@@ -98,6 +92,9 @@ async def call_tool(name: str, arguments: dict[str, Any] | None) -> types.CallTo
     envelope = await _run(tool, kwargs)
     if kwargs.get("ask_user") is True and name == "resolve_record":
         envelope = await elicitation.ask_about_resolution(envelope)
+    if name == "batch_resolve_records":
+        asked = {i for i, item in enumerate(kwargs["requests"]) if item.get("ask_user") is True}
+        envelope = await elicitation.ask_about_batch(envelope, asked)
     return envelope_result(envelope)
 
 

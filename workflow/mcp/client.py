@@ -1,8 +1,5 @@
-"""The official MCP client, opened the one way Anchor's developer tools use it.
-
-The walkthrough and the benchmarks drive a real `manage.py mcp_serve` over stdio, as an agent
-would. They reach the SDK's client through this module so that an SDK upgrade stays inside
-`workflow.mcp`.
+"""The official MCP client, opened the one way the walkthrough and the benchmarks use it (a real
+`mcp_serve` over stdio), so an SDK upgrade stays inside `workflow.mcp`.
 """
 
 from __future__ import annotations

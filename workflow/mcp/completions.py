@@ -1,9 +1,7 @@
 """completion/complete for the resource templates: a client's record and collection pickers.
 
-What the user typed is matched against record titles, or collection names and aliases, and the
-values offered are the IDs those URIs take, best matches first (records.selectors.pickers).
-Scoped exactly like the tools and the resources: the caller's workspace, never the request's
-words. Prompts take free text, so they get no values.
+What the user typed is matched against titles, or collection names and aliases, in the caller's
+workspace; the IDs those URIs take are offered best first. Prompts take free text: no values.
 """
 
 from __future__ import annotations

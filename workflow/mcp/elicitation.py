@@ -1,24 +1,18 @@
-"""Ask the user in the client's own dialog (MCP elicitation, form mode), when the agent asks for it.
+"""Ask the user in the client's own dialog (MCP elicitation, form mode), on `ask_user: true` only.
 
-Only on the agent's explicit `ask_user: true`, never silently. After resolve_record answers
-`needs_clarification`, the question goes to the client as a one-field form: each candidate by
-title, collection and the data and links that differ, "a different one", "cancel" (two that would
-read the same are not asked: the candidates go back to the agent). An accepted answer is stored on
-the resolution as user-confirmed in the client (`workflow.client_confirmation`); decline, cancel or
-the cancel choice store nothing. commit_import(ask_user=true) asks about the flagged rows the agent
-left undecided, one field per row, and commits with the user's answers as their decisions
-(`workflow.import_confirmation`); a decline commits nothing. When the question cannot be put (the
-client did not declare form-mode elicitation, or the call came over HTTP, where this server answers
-each POST on its own and cannot send the client a request), the plain reply stands and
-`client_question` says why.
-
-The wait for the user happens here, on the event loop, between two short database steps on the
-worker thread: no transaction and no worker is held while the dialog is open.
+A `needs_clarification` from resolve_record (or a batch_resolve_records item) becomes a one-field
+form (`workflow.client_confirmation`: choices told apart, or none asked); an accepted answer is
+stored as user-confirmed in the client, a decline or cancel stores nothing. commit_import asks
+about the flagged rows left undecided, one field per row (`workflow.import_confirmation`). Where
+no question can be put (no form-mode capability; over HTTP, where no request can go back to the
+client) the plain reply stands and `client_question` says why. The dialog waits on the event
+loop between two short database steps: no transaction or worker is held while it is open.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -27,7 +21,7 @@ from mcp.shared.exceptions import McpError
 from records.errors import NEEDS_CLARIFICATION
 from workflow import actions as write_actions
 from workflow import client_confirmation
-from workflow.client_confirmation import CANCEL, Question
+from workflow.client_confirmation import CANCEL
 from workflow.import_confirmation import import_decisions, import_question
 from workflow.mcp import sdk
 from workflow.mcp.bounded_calls import run_bounded
@@ -62,22 +56,27 @@ def _next_step(confirmation: dict[str, Any], resolution_id: str) -> str:
     )
 
 
-def _single_select(title: str, choices: list[tuple[str, str]]) -> dict[str, Any]:
-    """A titled single-select field of a form (the 2025-11-25 enum shape)."""
-    return {
-        "type": "string",
-        "title": title,
-        "oneOf": [{"const": value, "title": label} for value, label in choices],
-    }
-
-
-def _form(question: Question) -> dict[str, Any]:
-    """The requested schema: one required single-select."""
+def _form(fields: dict[str, tuple[str, list[tuple[str, str]]]]) -> dict[str, Any]:
+    """The requested schema: each field a required, titled single-select (the 2025-11-25 enum
+    shape), given as field: (title, [(value, label)])."""
     return {
         "type": "object",
-        "properties": {"choice": _single_select("Your answer", question.choices)},
-        "required": ["choice"],
+        "properties": {
+            field: {
+                "type": "string",
+                "title": title,
+                "oneOf": [{"const": value, "title": label} for value, label in choices],
+            }
+            for field, (title, choices) in fields.items()
+        },
+        "required": list(fields),
     }
+
+
+async def _on_worker(call: Callable[[], Any]) -> dict[str, Any]:
+    """A database step on the worker thread, in the envelope (the dialog waits between)."""
+    envelope: dict[str, Any] = await run_bounded(lambda: run_tool(call))
+    return envelope
 
 
 async def _elicit(
@@ -108,9 +107,26 @@ async def ask_about_resolution(envelope: dict[str, Any]) -> dict[str, Any]:
     """resolve_record's envelope, with the user's answer from the client when one was given."""
     if not envelope.get("ok"):
         return envelope
-    result = dict(envelope["result"])
+    return {**envelope, "result": await _asked(envelope["result"])}
+
+
+async def ask_about_batch(envelope: dict[str, Any], asked: set[int]) -> dict[str, Any]:
+    """batch_resolve_records' envelope, each item that set ask_user asked as resolve_record's
+    would be, one question after another."""
+    if not envelope.get("ok") or not asked:
+        return envelope
+    items = [
+        {**item, "result": await _asked(item["result"])}
+        if item.get("ok") and item["item_index"] in asked
+        else item
+        for item in envelope["result"]["items"]
+    ]
+    return {**envelope, "result": {**envelope["result"], "items": items}}
+
+
+async def _asked(result: dict[str, Any]) -> dict[str, Any]:
     asked = await _ask(result)
-    result["client_question"] = asked
+    result = {**result, "client_question": asked}
     confirmation = asked.get("confirmation")
     if confirmation is not None:
         result["next_step"] = _next_step(confirmation, result["resolution_id"])
@@ -119,11 +135,10 @@ async def ask_about_resolution(envelope: dict[str, Any]) -> dict[str, Any]:
             "The user cancelled the question in the client: write nothing that depends on it. "
             "Ask in the conversation if the task still needs an answer."
         )
-    return {**envelope, "result": result}
+    return result
 
 
 async def _ask(result: dict[str, Any]) -> dict[str, Any]:
-
     if result.get("status") != "needs_clarification":
         return {"asked": False, "reason": NOTHING_TO_ASK.format(status=result.get("status"))}
     context = sdk.request_context()
@@ -132,9 +147,7 @@ async def _ask(result: dict[str, Any]) -> dict[str, Any]:
         return {"asked": False, "reason": why_not}
     scope = scope_for_request(SimpleNamespace())  # stdio: the configured scope
     resolution_id = result["resolution_id"]
-    built = await run_bounded(
-        lambda: run_tool(lambda: client_confirmation.resolution_question(scope, resolution_id))
-    )
+    built = await _on_worker(lambda: client_confirmation.resolution_question(scope, resolution_id))
     question = built.get("result")
     if not built["ok"]:
         return {"asked": False, "reason": built["error"]["message"]}
@@ -144,7 +157,9 @@ async def _ask(result: dict[str, Any]) -> dict[str, Any]:
             "reason": 'Not asked: the resolution has no candidates to choose from ("me" '
             "with no self mapping). Ask the user in the conversation.",
         }
-    answered = await _elicit(context, question.message, _form(question))
+    answered = await _elicit(
+        context, question.message, _form({"choice": ("Your answer", question.choices)})
+    )
     if isinstance(answered, dict):
         return answered
     action, content = answered
@@ -160,21 +175,16 @@ async def _ask(result: dict[str, Any]) -> dict[str, Any]:
             "was stored. Ask the user in the conversation.",
         }
     client = sdk.client_identity(context)
-    stored = await run_bounded(
-        lambda: run_tool(
-            lambda: client_confirmation.confirm_resolution(
-                scope, question, choice=choice, client=client
-            )
+    stored = await _on_worker(
+        lambda: client_confirmation.confirm_resolution(
+            scope, question, choice=choice, client=client
         )
     )
     if not stored["ok"]:
         return {"asked": True, "stored": False, "reason": stored["error"]["message"]}
-    confirmation: dict[str, Any] = stored["result"]
-    return {
-        "asked": True,
-        "answer": confirmation["answer"],
-        "stored": True,
-        **{"confirmation": confirmation},
+    confirmation = stored["result"]
+    return {"asked": True, "answer": confirmation["answer"], "stored": True} | {
+        "confirmation": confirmation
     }
 
 
@@ -192,42 +202,34 @@ def _with_question(envelope: dict[str, Any], asked: dict[str, Any]) -> dict[str,
 
 async def commit_import_asking(kwargs: dict[str, Any]) -> dict[str, Any]:
     """commit_import, with the undecided flagged rows first put to the user in the client."""
-
     scope = scope_for_request(SimpleNamespace())  # stdio: the configured scope
     agent_decisions = kwargs.get("decisions") or {}
 
     async def commit(confirmed: dict[str, dict[str, Any]] | None) -> dict[str, Any]:
-        envelope: dict[str, Any] = await run_bounded(
-            lambda: run_tool(
-                lambda: after_commit(
-                    write_actions.commit_import(
-                        scope,
-                        action_id=kwargs["action_id"],
-                        decisions=kwargs.get("decisions"),
-                        confirmed=confirmed,
-                    )
+        return await _on_worker(
+            lambda: after_commit(
+                write_actions.commit_import(
+                    scope,
+                    action_id=kwargs["action_id"],
+                    decisions=kwargs.get("decisions"),
+                    confirmed=confirmed,
                 )
             )
         )
-        return envelope
 
     context = sdk.request_context()
     why_not = _why_not(context)
     if why_not:
         return _with_question(await commit(None), {"asked": False, "reason": why_not})
-    built = await run_bounded(
-        lambda: run_tool(lambda: import_question(scope, kwargs["action_id"], set(agent_decisions)))
+    built = await _on_worker(
+        lambda: import_question(scope, kwargs["action_id"], set(agent_decisions))
     )
     if not built["ok"]:
         return dict(built)
     question, reason = built["result"]
     if question is None:
         return _with_question(await commit(None), {"asked": False, "reason": reason})
-    schema = {
-        "type": "object",
-        "properties": {row.field: _single_select(row.title, row.choices) for row in question.rows},
-        "required": [row.field for row in question.rows],
-    }
+    schema = _form({row.field: (row.title, row.choices) for row in question.rows})
     answered = await _elicit(context, question.message, schema)
     if isinstance(answered, dict):
         return _with_question(await commit(None), answered)

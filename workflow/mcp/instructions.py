@@ -1,7 +1,5 @@
-"""The server instructions every MCP client receives in the initialize result.
-
-Built from the tools actually served: a rule that names a tool the active profile does not
-offer is left out, so an agent on the `core` profile is never told to call what it cannot.
+"""The server instructions every MCP client receives at initialize, built from the tools
+served: a rule naming a tool the profile does not offer is left out.
 """
 
 from __future__ import annotations
@@ -38,11 +36,7 @@ RULES: tuple[tuple[frozenset[str], str], ...] = (
         "machine checks, not a question for the user. A committed create returns a "
         "resolution_id: cite it in the next write instead of resolving again.",
     ),
-    (
-        frozenset({"commit_write"}),
-        "If a commit's reply is lost, call it again with the same action_id: it never writes "
-        "twice. awaiting_approval: tell the user; do not prepare it again.",
-    ),
+    (frozenset({"commit_write"}), "awaiting_approval: tell the user; never prepare it again."),
     (
         frozenset({"workspace_digest"}),
         "The digest's your_writes_not_applied lists each rejected or stale write once: tell "
@@ -70,8 +64,7 @@ RULES: tuple[tuple[frozenset[str], str], ...] = (
     ),
     (
         frozenset({"batch_resolve_records", "prepare_batch_write"}),
-        "Several names or record writes at once (new records and links between them too): "
-        "batch_resolve_records, then prepare_batch_write.",
+        "Several names or record writes at once: batch_resolve_records, then prepare_batch_write.",
     ),
     (
         frozenset({"batch_read"}),

@@ -1,9 +1,5 @@
-"""JSON-RPC 2.0 facts both transports answer with: error codes, the methods a client may send,
-and the error reply itself.
-
-Taken from the MCP SDK's types rather than restated, so the stdio transport and the HTTP view
-(`anchor_site.http.views`) answer with the same numbers the SDK uses. Importable before Django
-is set up: `manage.py` loads the stdio transport, which needs these, before the settings.
+"""JSON-RPC 2.0 facts both transports answer with (error codes, the methods a client may send,
+the error reply), taken from the SDK's types; importable before Django is set up.
 """
 
 from __future__ import annotations
@@ -29,9 +25,8 @@ CLIENT_METHODS: frozenset[str] = frozenset(
 def error_body(
     request_id: str | int | None, code: int, message: str, data: Any = None
 ) -> dict[str, Any]:
-    """A JSON-RPC 2.0 error reply, in the shape (and key order) the SDK answers transport-level
-    refusals with. Built here rather than with the SDK's JSONRPCError, which cannot carry the
-    null id a parse error or an unreadable request needs. `data` is left out when None."""
+    """A JSON-RPC 2.0 error reply in the SDK's shape; not its JSONRPCError, which cannot carry
+    the null id a parse error needs."""
     error: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
         error["data"] = data

@@ -1,7 +1,5 @@
-"""MCP prompts for the everyday starts; clients such as Claude Code offer them as slash commands.
-
-Each is a short user message that sets the agent on Anchor's path; none reads or writes
-anything itself.
+"""MCP prompts for the everyday starts (slash commands in clients such as Claude Code): each a
+short user message setting the agent on Anchor's path; none reads or writes anything itself.
 """
 
 from __future__ import annotations
@@ -9,7 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mcp import types
-from mcp.shared.exceptions import McpError
 
 from workflow.mcp import sdk
 
@@ -97,23 +94,15 @@ async def get_prompt(name: str, arguments: dict[str, str] | None) -> types.GetPr
     prompt = PROMPTS.get(name)
     if prompt is None or not prompt.offered():
         shown = ", ".join(p.name for p in PROMPTS.values() if p.offered())
-        raise McpError(
-            types.ErrorData(
-                code=types.INVALID_PARAMS,
-                message=f"Unknown prompt {name[:100]!r}; prompts/list shows: {shown}.",
-            )
-        )
+        raise sdk.invalid_params(f"Unknown prompt {name[:100]!r}; prompts/list shows: {shown}.")
     values = dict(arguments or {})
     text = prompt.text
     if prompt.argument is not None:
         value = values.get(prompt.argument.name, "")
         if prompt.argument.required and not value.strip():
-            raise McpError(
-                types.ErrorData(
-                    code=types.INVALID_PARAMS,
-                    message=f"Prompt {name} needs the argument {prompt.argument.name!r}: "
-                    f"{prompt.argument.description}",
-                )
+            raise sdk.invalid_params(
+                f"Prompt {name} needs the argument {prompt.argument.name!r}: "
+                f"{prompt.argument.description}"
             )
         text = text.replace("{" + prompt.argument.name + "}", value)
     return types.GetPromptResult(

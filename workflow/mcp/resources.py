@@ -1,8 +1,6 @@
-"""Collections and records as MCP resources, so a person can attach one to a conversation.
-
-Read-only and scoped exactly like the tools: the workspace comes from the configuration (stdio)
-or the token's user (HTTP), never from the URI. A record reads as `get_record_context` returns
-it; a collection as its catalog entry with its first page of active records.
+"""Collections and records as MCP resources, so a person can attach one to a conversation:
+read-only and scoped like the tools (never by the URI); a record as `get_record_context` returns
+it, a collection as its catalog entry with its first active records.
 """
 
 from __future__ import annotations
@@ -14,7 +12,6 @@ from typing import Any
 
 from mcp import types
 from mcp.server.lowlevel.helper_types import ReadResourceContents
-from mcp.shared.exceptions import McpError
 
 from records import selectors
 from records.errors import AnchorError
@@ -82,12 +79,9 @@ async def read_resource(uri: Any) -> list[ReadResourceContents]:
     elif match := _COLLECTION_URI.match(text):
         body = await _answer(lambda: _collection(scope, match.group(1)))
     else:
-        raise McpError(
-            types.ErrorData(
-                code=types.INVALID_PARAMS,
-                message=f"Unknown resource {text[:200]!r}: use {RECORD_TEMPLATE} or "
-                f"{COLLECTION_TEMPLATE} (resources/templates/list).",
-            )
+        raise sdk.invalid_params(
+            f"Unknown resource {text[:200]!r}: use {RECORD_TEMPLATE} or "
+            f"{COLLECTION_TEMPLATE} (resources/templates/list)."
         )
     return [ReadResourceContents(content=json.dumps(body, ensure_ascii=False), mime_type=JSON)]
 
@@ -96,9 +90,7 @@ async def _answer(call: Any) -> Any:
     try:
         return await run_bounded(call)
     except AnchorError as exc:
-        raise McpError(
-            types.ErrorData(code=types.INVALID_PARAMS, message=exc.message[:500])
-        ) from None
+        raise sdk.invalid_params(exc.message[:500]) from None
 
 
 def _collection(scope: Scope, collection_id: str) -> dict[str, Any]:

@@ -1,22 +1,13 @@
-"""The one adapter to the MCP SDK's and django-mcp-server's internals.
+"""The one adapter to the internals of the MCP SDK and django-mcp-server 0.5.7.
 
-Anchor leans on a few parts of its MCP libraries that are not public API: FastMCP's low-level
-server and tool table, django-mcp-server 0.5.7's global server, its request context and the
-helper that runs the SDK's streamable-HTTP handler for a Django request, and the SDK's
-`RequestResponder.cancel`, which answers a cancelled request although the spec says not to.
-Each reliance is reached through a function here and nowhere else, and
-`tests/mcp/test_sdk_adapter.py` checks each one against the installed libraries, so an upgrade
-that moves any of them fails there, loudly.
+FastMCP's low-level server and tool table, django-mcp-server's global server, request context
+and HTTP handler, and the SDK's `RequestResponder.cancel` are not public API: each is reached
+through a function here and nowhere else, and `tests/mcp/test_sdk_adapter.py` checks each one
+against the installed libraries, so an upgrade that moves one fails there, loudly.
 
-Which server is served depends on the installed apps: with `mcp_server` installed (HTTP, the
-admin, every command but a stdio `mcp_serve`) it is django-mcp-server's global one; without it
-(`mcp_serve` over stdio, see anchor_site.settings) it is the SDK's own FastMCP with the same
-name, tools, prompts and resources. django-mcp-server imports Django REST framework, and that
-imports psycopg even on SQLite: a third of a stdio server's start for nothing it uses.
-
-A switch to mcp 2.x (when django-mcp-server supports it) replaces this module's bodies: the
-low-level server and tool table, the HTTP handler and the cancellation hook are what 2.x
-renames. Public SDK types (`mcp.types`, `McpError`, the client) are imported where they are used.
+With `mcp_server` installed (HTTP, the admin) the served server is django-mcp-server's global
+one; a stdio `mcp_serve` serves the SDK's own FastMCP with the same tools, prompts and resources
+(django-mcp-server imports DRF and psycopg: a third of a stdio start for nothing it uses).
 """
 
 from __future__ import annotations
@@ -45,12 +36,9 @@ _plain_server: FastMCP | None = None
 
 
 def __getattr__(name: str) -> Any:
-    """The HTTP side's names, imported on first use so a stdio server never loads them.
-
-    StreamableHttpView: django-mcp-server's streamable-HTTP view (a DRF APIView), which
-    anchor_site.http subclasses. REQUEST_CONTEXT: the ContextVar holding the Django request a
-    tool call serves, set by that view.
-    """
+    """The HTTP side's names (django-mcp-server's view, which anchor_site.http subclasses, and
+    the ContextVar holding a tool call's Django request), imported on first use so a stdio
+    server never loads them."""
     if name == "StreamableHttpView":
         from mcp_server.views import MCPServerStreamableHttpView
 
@@ -81,11 +69,8 @@ def global_server() -> Any:
 
 
 def current_request(default: Any) -> Any:
-    """The Django request the tool call in progress serves, or `default` (stdio, tests).
-
-    Only django-mcp-server's HTTP view sets one, so while its module is not loaded there is
-    none to read, and reading must not load it.
-    """
+    """The Django request the tool call in progress serves, or `default` (stdio, tests);
+    only django-mcp-server's HTTP view sets one, so reading must not load its module."""
     djangomcp = sys.modules.get(_DJANGO_MCP)
     if djangomcp is None:
         return default
@@ -106,9 +91,8 @@ class ToolsetCaller:
 
 
 def register_toolset(toolset: type, server: Any | None = None) -> list[str]:
-    """Register every public method of the toolset class as a tool, in name order, the way
-    django-mcp-server's MCPToolset does (a method of `toolset()` wrapped in sync_to_async, so
-    FastMCP reads the same name, docstring and signature); the names registered."""
+    """Register every public method of the toolset class as a tool, in name order, as
+    django-mcp-server's MCPToolset does; the names registered."""
     manager = (server or global_server())._tool_manager
     names = []
     for name, method in inspect.getmembers(toolset(), predicate=inspect.ismethod):
@@ -150,9 +134,8 @@ def served_tool_names() -> list[str]:
 
 
 def toolset_method(tool: Any, context: Any, request: Any, kwargs: dict[str, Any]) -> Any:
-    """The toolset method a registered tool runs, on a new toolset instance for this request,
-    run by us on our bounded worker thread. When the method takes the MCP context, it is added
-    to `kwargs`."""
+    """The toolset method a registered tool runs, on a new instance for this request (the MCP
+    context added to `kwargs` when the method takes it)."""
     caller: ToolsetCaller = tool.fn
     instance = caller.class_(context=context, request=request)
     if caller.context_kwarg is not None:
@@ -172,11 +155,8 @@ def call_came_over_http() -> bool:
 
 
 def client_declares_form_elicitation(context: Any) -> bool:
-    """Whether the client said at initialize that it answers form-mode elicitation.
-
-    An empty `elicitation: {}` means form mode (the spec keeps that reading for clients from
-    before the modes existed); `{"url": {}}` alone does not.
-    """
+    """Whether the client said at initialize that it answers form-mode elicitation (an empty
+    `elicitation: {}` means form mode, as the spec reads it; `{"url": {}}` alone does not)."""
     params = getattr(context.session, "client_params", None)
     declared = params.capabilities.elicitation if params is not None else None
     if declared is None:
@@ -231,17 +211,21 @@ def stop_without_reply(responder: RequestResponder[Any, Any]) -> None:
     responder._completed = True
 
 
+def invalid_params(message: str) -> McpError:
+    """A JSON-RPC -32602 refusal (an unknown tool, prompt or resource, a bad argument)."""
+    return McpError(types.ErrorData(code=types.INVALID_PARAMS, message=message))
+
+
 def refuse_unknown_tools(find: Callable[[str], Any], message_for: Callable[[str], str]) -> None:
     """Answer tools/call for a tool `find` does not know with JSON-RPC -32602, as the spec says,
-    rather than the tool result the SDK's call_tool handler makes of every failure. Install
-    after the call_tool handler."""
+    not with a tool result. Install after the call_tool handler."""
     handlers = lowlevel_server().request_handlers
     answer = handlers[types.CallToolRequest]
 
     async def known_tools_only(request: types.CallToolRequest) -> types.ServerResult:
         name = request.params.name
         if find(name) is None:
-            raise McpError(types.ErrorData(code=types.INVALID_PARAMS, message=message_for(name)))
+            raise invalid_params(message_for(name))
         return await answer(request)
 
     handlers[types.CallToolRequest] = known_tools_only

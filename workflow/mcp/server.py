@@ -1,11 +1,6 @@
-"""Fit the MCP server this process serves to Anchor, once, when the workflow app is ready.
-
-That is django-mcp-server's global server, or the SDK's own FastMCP for a stdio mcp_serve
-(`workflow.mcp.sdk.global_server`); both get the same tools, prompts and resources.
-
-Every adaptation of the SDK's server lives here: tool registration, the tool list, our own
-tools/call path, prompts and resources, the server's name and version, and silence for
-cancelled requests.
+"""Fit the MCP server this process serves (`sdk.global_server`) to Anchor, once, when the
+workflow app is ready: tools and their list, our own tools/call path, prompts, resources, the
+version, and silence for cancelled requests.
 """
 
 from __future__ import annotations
@@ -40,11 +35,8 @@ _registered: set[type] = set()
 
 
 def register_toolsets(toolsets: tuple[type, ...] | None = None) -> None:
-    """Register Anchor's toolsets (or these) with the served server, each once.
-
-    Explicit rather than autodiscovered: `workflow.mcp` must stay importable before Django is
-    set up (manage.py claims stdio from it first), so the tool modules load here instead.
-    """
+    """Register Anchor's toolsets (or these) with the served server, each once; explicit, as
+    `workflow.mcp` must import before Django is set up (manage.py claims stdio from it)."""
     if toolsets is None:
         from workflow.mcp.tools import TOOLSETS
 
@@ -56,10 +48,8 @@ def register_toolsets(toolsets: tuple[type, ...] | None = None) -> None:
 
 
 def select_tools(selection: str) -> None:
-    """Serve only the selected tools ('full', 'core' or names); ImproperlyConfigured if bad.
-
-    The instructions follow: they name only tools this server offers.
-    """
+    """Serve only the selected tools ('full', 'core' or names), and instructions naming only
+    them; ImproperlyConfigured if bad."""
     tool_list.install(sdk.global_server(), selection)
     install_server_instructions(sdk.served_tool_names())
 
@@ -74,9 +64,6 @@ async def serve_stdio_pipe(pipe: ProtocolPipe) -> None:
 
 async def _cancel_without_reply(self: RequestResponder[Any, Any]) -> None:
     """notifications/cancelled: stop the request and send nothing (the spec's SHOULD NOT).
-
-    The SDK answers a cancelled request with an error (code 0, "Request cancelled"), which a
-    client may read as "nothing happened" though a commit may already have landed. The call's
-    own bound (`records.query_bounds`) rolls back whatever had not committed.
-    """
+    The SDK's error reply reads as "nothing happened" though a commit may have landed; the
+    call's own bound (`records.query_bounds`) rolls back whatever had not committed."""
     sdk.stop_without_reply(self)

@@ -1,9 +1,6 @@
-"""The shapes of the tools' nested arguments, as types: where items, links, ordering, grouping,
-metrics, import rows and links, batch items.
-
-pydantic turns these into the published JSON Schema, and `workflow.mcp.arguments` checks every
-call against that same schema, so what a client reads and what the server enforces are one
-source. Bounds come from the modules that enforce them again below the boundary.
+"""The shapes of the tools' nested arguments, as types: pydantic publishes them as JSON Schema,
+and `workflow.mcp.arguments` checks every call against that same schema. Bounds come from the
+modules that enforce them again below the boundary.
 """
 
 # No `from __future__ import annotations`: pydantic reads these TypedDicts at class creation.
@@ -114,6 +111,7 @@ class ResolveRequest(TypedDict):
     query: str
     collection_id: NotRequired[str | None]
     context_record_ids: NotRequired[Ids | None]
+    ask_user: NotRequired[bool]
 
 
 @with_config(ConfigDict(extra="allow"))

@@ -47,12 +47,10 @@ logger = logging.getLogger("anchor.stdio")
 
 READ_CHUNK = 64 * 1024
 
-# After end of input or SIGTERM, how long a running tool call may keep the process: its reply
-# can no longer be sent, so it is abandoned and its transaction rolled back, well within the
-# two seconds a client waits before escalating to SIGKILL.
+# After end of input or SIGTERM, how long a running tool call (whose reply cannot be sent) may
+# keep the process before it is abandoned and rolled back: within a client's 2 s to SIGKILL.
 ABANDON_AFTER = 0.5
-# After end of input, how long replies still owed may take to be written: a client that closed
-# its input but no longer reads its output must not keep the process alive.
+# After end of input, how long replies still owed may take to be written.
 OUTPUT_GRACE_S = 1.0
 # Recovering the id of a line that failed to parse scans tokens; give up on pathological input.
 MAX_ID_SCAN_TOKENS = 200_000
@@ -72,9 +70,7 @@ _claimed: ProtocolPipe | None = None
 
 def claim_stdio_for_protocol() -> ProtocolPipe:
     """Keep the real stdin/stdout for JSON-RPC; fd 1 becomes stderr and fd 0 /dev/null.
-
-    Idempotent: manage.py claims before Django loads anything, and the command claims again.
-    """
+    Idempotent: manage.py claims before Django loads anything, and the command again."""
     global _claimed
     if _claimed is not None:
         route_logging_to_stderr()  # Django configured logging since the first claim
@@ -85,8 +81,7 @@ def claim_stdio_for_protocol() -> ProtocolPipe:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
-    # The Python objects now sit on the redirected descriptors; swap them too so line buffering
-    # and anything holding sys.stdout see stderr immediately.
+    # The Python objects sit on the redirected descriptors; swap them so they see it at once.
     sys.stdout = sys.stderr
     sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - lives as long as the process
     route_logging_to_stderr()
@@ -117,11 +112,8 @@ def route_logging_to_stderr() -> None:
 
 
 def _pump_input(fd: int, loop: asyncio.AbstractEventLoop, lines: asyncio.Queue) -> None:
-    """Blocking reads in a daemon thread, so neither EOF nor SIGTERM waits on a pending read.
-
-    os.read on the raw descriptor, not sys.stdin: a daemon thread blocked inside a buffered
-    file's lock would abort interpreter shutdown.
-    """
+    """Blocking reads in a daemon thread, so neither EOF nor SIGTERM waits on a pending read;
+    os.read, as a daemon thread blocked in a buffered file's lock would abort shutdown."""
     pending = b""
     try:
         while chunk := os.read(fd, READ_CHUNK):
@@ -273,14 +265,9 @@ async def _read_messages(
 
 
 class _OutputThread:
-    """Blocking writes on a daemon thread, one message at a time, in order.
-
-    A client that stops reading fills the pipe and a write then blocks; on the event loop that
-    would freeze everything, end of input and SIGTERM included, so the process could never
-    exit. Here only this thread waits, the loop awaits its answer (cancellably), and at exit a
-    daemon thread blocked on the pipe does not hold the interpreter. os.write on the raw
-    descriptor, as for input: no buffered file's lock is ever held by it.
-    """
+    """Blocking writes on a daemon thread, one message at a time, in order: a client that
+    stops reading blocks this thread only, never the event loop (end of input and SIGTERM still
+    work), and a daemon thread does not hold the interpreter at exit. os.write, as for input."""
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
@@ -374,12 +361,9 @@ def _remember_connection(sender: Any, connection: Any, **kwargs: Any) -> None:
 async def _release_database() -> None:
     """Close the tool thread's connections, or abandon a call that still holds that thread.
 
-    Tool calls run on one worker thread (sync_to_async, thread-sensitive), which a cancelled
-    request does not stop, and the interpreter would wait for it at exit: a call blocked on a
-    lock could keep the process alive for the whole busy timeout and then commit a write
-    nobody will hear about. So close the connections on that same thread if it is free;
-    otherwise cancel its PostgreSQL statement and exit now. The database rolls back the open
-    transaction of a process that is gone and releases its locks, as after a crash.
+    A call blocked on a lock would keep the process alive for the busy timeout and then commit
+    a write nobody hears of. So if the worker thread is not free soon, cancel its PostgreSQL
+    statement and exit now: the database rolls the transaction back, as after a crash.
     """
     from django.db import connections
 
@@ -418,8 +402,7 @@ async def _serve(server: Server, pipe: ProtocolPipe) -> None:
         tasks.start_soon(_stop_on_signal, tasks.cancel_scope)
 
         def end_of_input() -> None:
-            # Replies still owed are written if the client reads them; one that stopped
-            # reading must not keep the process alive (the serve ends sooner when all is sent).
+            # Replies still owed are written if the client reads them, within a grace.
             tasks.start_soon(_stop_unless_done, tasks.cancel_scope)
 
         try:

@@ -1,10 +1,8 @@
 """The tool list in one place: titles, behaviour annotations, profiles, strict arguments.
 
-django-mcp-server registers tools without annotations, so after it has registered them this
-module gives each one a title and the hints clients use to decide what needs a person's
-approval, makes every argument list strict (an unknown argument is refused, never dropped), and
-keeps only the tools of the chosen profile. A tool missing here is served with the most
-cautious hints and named in the log; the tool-list test fails until it is described.
+Each registered tool gets a title and the hints clients use to decide what needs a person's
+approval, and a strict argument list; only the chosen profile's tools are served. A tool missing
+here is served with cautious hints and named in the log (and fails the tool-list test).
 """
 
 from __future__ import annotations
@@ -111,11 +109,8 @@ _all_tools: dict[str, Any] = {}
 
 
 def _compact(schema: Any) -> Any:
-    """Drop generated titles and spell an optional parameter as ["<type>", "null"].
-
-    The published schema is exactly what `workflow.mcp.arguments` enforces, so it says that
-    null is accepted wherever the tool accepts it.
-    """
+    """Drop generated titles and spell an optional parameter as ["<type>", "null"] (the
+    schema is what `workflow.mcp.arguments` enforces, so it says where null is accepted)."""
     if isinstance(schema, list):
         return [_compact(item) for item in schema]
     if not isinstance(schema, dict):
@@ -127,7 +122,6 @@ def _compact(schema: Any) -> Any:
         if key == "properties":
             out[key] = {name: _compact(prop) for name, prop in value.items()}
         elif key == "anyOf" and isinstance(value, list) and {"type": "null"} in value:
-            # Optional: null is accepted, and said so in the cheapest spelling JSON Schema has.
             rest = [branch for branch in value if branch != {"type": "null"}]
             if len(rest) == 1 and isinstance(rest[0].get("type"), str):
                 out.update(_compact(rest[0]))
@@ -140,13 +134,9 @@ def _compact(schema: Any) -> Any:
 
 
 def _strict(tool: Any) -> None:
-    """Refuse unknown arguments: pydantic's default silently drops them.
-
-    The published schema says so, exactly as pydantic spells a model with extra="forbid", and
-    `workflow.mcp.arguments` refuses by that schema before the model sees the arguments. A
-    forbidding subclass of the model would say the same at the cost of building every tool's
-    model and schema twice, most of the tool list's share of start-up.
-    """
+    """Refuse unknown arguments (pydantic drops them): the schema says so as pydantic spells
+    extra="forbid", and `workflow.mcp.arguments` refuses by it. A forbidding model subclass
+    would build every model and schema twice, most of the tool list's start-up."""
     # In pydantic's key order (sorted), so the published schema is byte for byte the same.
     tool.parameters = dict(sorted({**tool.parameters, "additionalProperties": False}.items()))
 

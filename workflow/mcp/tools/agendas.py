@@ -5,9 +5,8 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from workflow.agendas import layers, lifecycle, reads, repair, start, steps, sync
-from workflow.mcp.envelope import ToolResult, run_tool
+from workflow.mcp.envelope import ToolResult
 from workflow.mcp.tools.base import Toolset
-from workflow.scope import scope_for_request
 
 # Shared parameter descriptions: short, because every tool repeats them in the tool list.
 AgendaId = Annotated[str, Field(description="From agenda_start or agenda_view.")]
@@ -57,17 +56,7 @@ class AgendaTools(Toolset):
         numbered 1..n. Loop: show whole_picture.text, agenda_acknowledge it, discuss the
         current item, agenda_step complete/defer/block, then next. Follow next_step.
         """
-        scope = scope_for_request(self.request)
-        return run_tool(
-            lambda: start.agenda_start(
-                scope,
-                title=title,
-                items=items,
-                record_ids=record_ids,
-                source_reference=source_reference,
-                unverified_source_reason=unverified_source_reason,
-            )
-        )
+        return self._run(start.agenda_start, locals())
 
     def agenda_view(
         self,
@@ -88,12 +77,7 @@ class AgendaTools(Toolset):
         Use at a conversation's start and after a refused token: picture gives the
         cursor_token and next_step.
         """
-        scope = scope_for_request(self.request)
-        return run_tool(
-            lambda: reads.view_agenda(
-                scope, agenda_id=agenda_id, view=view, unfold_layer=unfold_layer
-            )
-        )
+        return self._run(reads.view_agenda, locals())
 
     def agenda_acknowledge(
         self,
@@ -109,15 +93,7 @@ class AgendaTools(Toolset):
         present or repair is visible to the user (otherwise at the start of the next turn).
         Refused when no picture is pending or for another presentation_id.
         """
-        scope = scope_for_request(self.request)
-        return run_tool(
-            lambda: lifecycle.acknowledge(
-                scope,
-                agenda_id=agenda_id,
-                cursor_token=cursor_token,
-                presentation_id=presentation_id,
-            )
-        )
+        return self._run(lifecycle.acknowledge, locals())
 
     def agenda_step(
         self,
@@ -153,17 +129,7 @@ class AgendaTools(Toolset):
         revise the parent with a synthesis of its outcomes before next. Refusals change
         nothing; after STALE_CURSOR check the returned current state.
         """
-        scope = scope_for_request(self.request)
-        return run_tool(
-            lambda: steps.step(
-                scope,
-                agenda_id=agenda_id,
-                cursor_token=cursor_token,
-                action=action,
-                text=text,
-                item_number=item_number,
-            )
-        )
+        return self._run(steps.step, locals())
 
     def agenda_open_layer(
         self,
@@ -185,18 +151,7 @@ class AgendaTools(Toolset):
         Show and acknowledge the new picture; agenda_return closes it once all items are
         resolved. Lists nest at most 8 deep.
         """
-        scope = scope_for_request(self.request)
-        return run_tool(
-            lambda: layers.open_layer(
-                scope,
-                agenda_id=agenda_id,
-                cursor_token=cursor_token,
-                kind=kind,
-                items=items,
-                source_reference=source_reference,
-                unverified_source_reason=unverified_source_reason,
-            )
-        )
+        return self._run(layers.open_layer, locals())
 
     def agenda_return(
         self,
@@ -210,12 +165,7 @@ class AgendaTools(Toolset):
         acknowledge the new picture; after a child list, revise the parent with the synthesis
         before next.
         """
-        scope = scope_for_request(self.request)
-        return run_tool(
-            lambda: layers.return_layer(
-                scope, agenda_id=agenda_id, cursor_token=cursor_token, outcome=outcome
-            )
-        )
+        return self._run(layers.return_layer, locals())
 
     def agenda_control(
         self,
@@ -240,12 +190,7 @@ class AgendaTools(Toolset):
         interruption list open) and abandon close the agenda for good and list the unresolved
         items.
         """
-        scope = scope_for_request(self.request)
-        return run_tool(
-            lambda: lifecycle.control(
-                scope, agenda_id=agenda_id, cursor_token=cursor_token, action=action, text=text
-            )
-        )
+        return self._run(lifecycle.control, locals())
 
     def agenda_sync_records(
         self,
@@ -266,15 +211,7 @@ class AgendaTools(Toolset):
         since binding is reported, not overwritten, and a write awaiting approval is read again
         on the next sync. Safe to repeat: a synced item is written again only if revised.
         """
-        scope = scope_for_request(self.request)
-        return run_tool(
-            lambda: sync.sync_records(
-                scope,
-                agenda_id=agenda_id,
-                cursor_token=cursor_token,
-                status_values=status_values,
-            )
-        )
+        return self._run(sync.sync_records, locals())
 
     def agenda_repair(
         self,
@@ -291,13 +228,4 @@ class AgendaTools(Toolset):
         active agenda's new picture needs acknowledging. Refused if healthy, on stale hashes, or
         if lists or items are unsound.
         """
-        scope = scope_for_request(self.request)
-        return run_tool(
-            lambda: repair.repair(
-                scope,
-                agenda_id=agenda_id,
-                expected_state_hash=expected_state_hash,
-                expected_event_log_hash=expected_event_log_hash,
-                reason=reason,
-            )
-        )
+        return self._run(repair.repair, locals())

@@ -1,8 +1,7 @@
 """The original one-step write tools, kept listed so old clients learn the new workflow.
 
-They never write: each answers REVIEW_REQUIRED with the calls that replace it. The tool's
-description and its refusal are built from the same STEPS entry, so they cannot disagree,
-and the argument keys it names are the operation's own.
+They never write: each answers REVIEW_REQUIRED with the calls that replace it, and says the same
+in its description (one STEPS entry, naming the operation's own argument keys).
 """
 
 from collections.abc import Callable
@@ -56,33 +55,13 @@ def _refuse(tool: str) -> ToolResult:
     }
 
 
-def _retired(method: Callable[..., ToolResult]) -> Callable[..., ToolResult]:
-    """The tool's description, from the same steps its refusal gives."""
-    method.__doc__ = description(method.__name__)
-    return method
+def _retired(tool: str) -> Callable[[Toolset], ToolResult]:
+    def refuse(self: Toolset) -> ToolResult:
+        return _refuse(tool)
+
+    refuse.__name__ = refuse.__qualname__ = tool
+    refuse.__doc__ = description(tool)  # from the same steps its refusal gives
+    return refuse
 
 
-class LegacyWriteTools(Toolset):
-    @_retired
-    def create_collection(self) -> ToolResult:
-        return _refuse("create_collection")
-
-    @_retired
-    def create_record(self) -> ToolResult:
-        return _refuse("create_record")
-
-    @_retired
-    def update_record(self) -> ToolResult:
-        return _refuse("update_record")
-
-    @_retired
-    def archive_record(self) -> ToolResult:
-        return _refuse("archive_record")
-
-    @_retired
-    def link_records(self) -> ToolResult:
-        return _refuse("link_records")
-
-    @_retired
-    def unlink_records(self) -> ToolResult:
-        return _refuse("unlink_records")
+LegacyWriteTools = type("LegacyWriteTools", (Toolset,), {t: _retired(t) for t in REVIEWS})

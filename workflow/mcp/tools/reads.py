@@ -27,8 +27,7 @@ class ReadTools(Toolset):
         Before creating a collection use discover_collections (it issues the review ID a write
         needs). Max 1000, `truncated`.
         """
-        scope = scope_for_request(self.request)
-        return run_tool(lambda: selectors.collection_list(workspace_id=scope.workspace_id))
+        return self._read(selectors.collection_list, locals())
 
     def get_record_context(
         self,
@@ -49,17 +48,7 @@ class ReadTools(Toolset):
 
         Works on archived records too; `as_of` reads it as it was then.
         """
-        scope = scope_for_request(self.request)
-        return run_tool(
-            lambda: selectors.record_context(
-                workspace_id=scope.workspace_id,
-                record_id=record_id,
-                relationship_limit=relationship_limit,
-                event_limit=event_limit,
-                as_of=as_of,
-                whole=whole,
-            )
-        )
+        return self._read(selectors.record_context, locals())
 
     def get_record_history(
         self,
@@ -78,16 +67,7 @@ class ReadTools(Toolset):
         clarification (agent-reported, not consent). Links appear in their source record's
         history. Times are entry times, not when things happened.
         """
-        scope = scope_for_request(self.request)
-        return run_tool(
-            lambda: selectors.record_history(
-                workspace_id=scope.workspace_id,
-                record_id=record_id,
-                limit=limit,
-                cursor=cursor,
-                as_of=as_of,
-            )
-        )
+        return self._read(selectors.record_history, locals())
 
     def get_collection_history(
         self,
@@ -101,15 +81,7 @@ class ReadTools(Toolset):
         Record events are not included (get_record_history). Clarifications are
         agent-reported and unverified.
         """
-        scope = scope_for_request(self.request)
-        return run_tool(
-            lambda: selectors.collection_history(
-                workspace_id=scope.workspace_id,
-                collection_id=collection_id,
-                limit=limit,
-                cursor=cursor,
-            )
-        )
+        return self._read(selectors.collection_history, locals())
 
     def list_changes(
         self,
@@ -120,7 +92,7 @@ class ReadTools(Toolset):
         ] = False,
         cursor: Annotated[
             str | None,
-            Field(description="next_cursor of an earlier call, or the digest's changes_cursor."),
+            Field(description="next_cursor, an entry's expand, or the digest's changes_cursor."),
         ] = None,
         since: Annotated[str | None, Field(description="ISO 8601 time to start at.")] = None,
         order: Annotated[
@@ -132,28 +104,16 @@ class ReadTools(Toolset):
         by: Annotated[
             str | None, Field(description="Only changes by this actor, e.g. user:alice.")
         ] = None,
-        limit: Annotated[int, Field(description="Events per page.", ge=1, le=200)] = 50,
+        limit: Annotated[int, Field(description="Entries per page.", ge=1, le=200)] = 50,
     ) -> ToolResult:
         """What changed in this workspace since you last looked, by anyone: per record, who,
-        when, why and which fields moved.
+        when, why and which fields moved; a run by one actor with one reason (an import) is
+        one entry with counts.
 
-        Catch up: since_last_read=true, mark_read=true; or pass a cursor or since. Changes no
-        record; mark_read=true moves your own read mark, so it is not read-only.
+        Catch up: since_last_read=true, mark_read=true. Changes no record; mark_read=true
+        moves your own read mark.
         """
-        scope = scope_for_request(self.request)
-        return run_tool(
-            lambda: change_feed.list_changes(
-                scope,
-                cursor=cursor,
-                since=since,
-                since_last_read=since_last_read,
-                order=order,
-                collection_id=collection_id,
-                by=by,
-                limit=limit,
-                mark_read=mark_read,
-            )
-        )
+        return self._run(change_feed.list_changes, locals())
 
     def search_records(
         self,
@@ -249,18 +209,7 @@ class ReadTools(Toolset):
         once, with depth and shortest path; walked `edges` (max 500); archived ones flagged.
         `truncated`: a limit was hit, so more may exist. Only explicit links are followed.
         """
-        scope = scope_for_request(self.request)
-        return run_tool(
-            lambda: selectors.traverse(
-                workspace_id=scope.workspace_id,
-                start_record_id=start_record_id,
-                max_depth=max_depth,
-                direction=direction,
-                relationship_types=relationship_types,
-                collection_id=collection_id,
-                max_nodes=max_nodes,
-            )
-        )
+        return self._read(selectors.traverse, locals())
 
     def aggregate(
         self,
@@ -291,17 +240,4 @@ class ReadTools(Toolset):
         (`groups_truncated`: more exist); a record linked to several records counts in each
         linked group. Changes nothing.
         """
-        scope = scope_for_request(self.request)
-        return run_tool(
-            lambda: selectors.aggregate(
-                workspace_id=scope.workspace_id,
-                collection_id=collection_id,
-                where=where,
-                filters=filters,
-                text=text,
-                linked_to=linked_to,
-                group_by=group_by,
-                metrics=metrics,
-                limit=limit,
-            )
-        )
+        return self._read(selectors.aggregate, locals())

@@ -1,6 +1,6 @@
 """Review tools: discover collections and resolve record names before any write."""
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field
 
@@ -34,8 +34,7 @@ class ReviewTools(Toolset):
         `discovery_id` to cite in prepare_write. Read every entry (collections can overlap in
         meaning without sharing words) and reuse one that fits. Changes nothing.
         """
-        scope = scope_for_request(self.request)
-        return run_tool(lambda: after_discovery(discover(scope, name=name, purpose=purpose)))
+        return self._run(discover, locals(), after_discovery)
 
     def resolve_record(
         self,
@@ -76,18 +75,9 @@ class ReviewTools(Toolset):
         """
         # ask_user is acted on after this reply, by workflow.mcp.elicitation (it awaits the
         # client, which a tool method on the worker thread must not).
-        scope = scope_for_request(self.request)
-        return run_tool(
-            lambda: after_resolution(
-                resolve(
-                    scope,
-                    query=query,
-                    collection_id=collection_id,
-                    context_record_ids=context_record_ids,
-                ),
-                detail=detail,
-            )
-        )
+        name: dict[str, Any] = {"query": query, "collection_id": collection_id}
+        name["context_record_ids"] = context_record_ids
+        return self._run(resolve, name, lambda result: after_resolution(result, detail=detail))
 
 
 class BatchReviewTools(Toolset):
@@ -106,8 +96,9 @@ class BatchReviewTools(Toolset):
 
         An item that fails reports its own error without failing the others. Changes nothing.
         """
-        scope = scope_for_request(self.request)
-        return run_tool(lambda: after_batch_resolution(batch_resolve(scope, requests=requests)))
+        # Items' ask_user is acted on after this reply, as resolve_record's is.
+        names = [{k: v for k, v in item.items() if k != "ask_user"} for item in requests]
+        return self._run(batch_resolve, {"requests": names}, after_batch_resolution)
 
 
 class BatchReadTools(Toolset):

@@ -34,27 +34,9 @@ AGENDA_TOOLS_UNSERVED = (
 )
 
 
-# Said only when they say something: an empty list, a zero or a false flag is left out.
-QUIET_WHEN_EMPTY = (
-    "open_agendas",
-    "open_agendas_truncated",
-    "collections_truncated",
-    "self_mapping",
-    "awaiting_human_approval",
-    "your_actions_awaiting_approval",
-    "your_open_prepared_actions",
-)
-
-
 def digest(scope: Any) -> dict[str, Any]:
-    """The digest as the agent reads it: no step naming a tool this server does not offer (core
-    profile), no empty parts, and not the workspace and actor the agent's own session names."""
-    result = {
-        key: value
-        for key, value in workspace_digest(scope).items()
-        if key not in ("workspace_id", "actor_id")
-        and not (key in QUIET_WHEN_EMPTY and value in (None, 0, False, []))
-    }
+    """The digest as the agent reads it: no step naming a tool this server does not offer."""
+    result = workspace_digest(scope)
     if sdk.served_tool("agenda_view") is None:
         for agenda in result.get("open_agendas", []):
             agenda["next_step"] = AGENDA_TOOLS_UNSERVED

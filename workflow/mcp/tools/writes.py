@@ -7,12 +7,11 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from workflow import actions as write_actions
-from workflow.mcp.envelope import ToolResult, run_tool
+from workflow.mcp.envelope import ToolResult
 from workflow.mcp.shapes import BatchAction, Decision, ImportLink, ImportRow
 from workflow.mcp.tools.base import Toolset
 from workflow.next_steps import after_commit, after_prepare
 from workflow.operations import Operation, all_operations, operation_names
-from workflow.scope import scope_for_request
 
 
 def argument_keys_per_operation() -> str:
@@ -59,6 +58,10 @@ def _from_the_registry(method: Callable[..., ToolResult]) -> Callable[..., ToolR
     return method
 
 
+def prepared(tool: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    return lambda result: after_prepare(result, tool=tool)
+
+
 class WriteTools(Toolset):
     @_from_the_registry
     def prepare_write(
@@ -97,20 +100,7 @@ class WriteTools(Toolset):
         Argument keys:
         {operations}
         """
-        scope = scope_for_request(self.request)
-        return run_tool(
-            lambda: after_prepare(
-                write_actions.prepare_write(
-                    scope,
-                    operation=operation,
-                    arguments=arguments,
-                    review_ids=review_ids,
-                    decision_reason=decision_reason,
-                    clarification=clarification,
-                ),
-                tool="prepare_write",
-            )
-        )
+        return self._run(write_actions.prepare_write, locals(), prepared("prepare_write"))
 
     def commit_write(
         self,
@@ -122,10 +112,7 @@ class WriteTools(Toolset):
         the user, call again later) or `rejected`. Safe to retry: a committed action_id never
         writes twice. STALE_REVIEW: review again and prepare anew.
         """
-        scope = scope_for_request(self.request)
-        return run_tool(
-            lambda: after_commit(write_actions.commit_write(scope, action_id=action_id))
-        )
+        return self._run(write_actions.commit_write, locals(), after_commit)
 
 
 class BatchWriteTools(Toolset):
@@ -149,12 +136,8 @@ class BatchWriteTools(Toolset):
         "actions[N]", the record {creating} item N makes (no review needed). Collections:
         prepare_write.
         """
-        scope = scope_for_request(self.request)
-        return run_tool(
-            lambda: after_prepare(
-                write_actions.prepare_batch_write(scope, actions=actions),
-                tool="prepare_batch_write",
-            )
+        return self._run(
+            write_actions.prepare_batch_write, locals(), prepared("prepare_batch_write")
         )
 
     def commit_batch_write(
@@ -164,10 +147,7 @@ class BatchWriteTools(Toolset):
         ],
     ) -> ToolResult:
         """Apply a prepared batch atomically, every item or none; outcomes as commit_write."""
-        scope = scope_for_request(self.request)
-        return run_tool(
-            lambda: after_commit(write_actions.commit_batch_write(scope, action_id=action_id))
-        )
+        return self._run(write_actions.commit_batch_write, locals(), after_commit)
 
 
 class ImportTools(Toolset):
@@ -207,21 +187,7 @@ class ImportTools(Toolset):
         candidates) or `batch_duplicate`, and `needs_decision` lists the flagged keys. Nothing
         is written until commit_import.
         """
-        scope = scope_for_request(self.request)
-        return run_tool(
-            lambda: after_prepare(
-                write_actions.prepare_import(
-                    scope,
-                    collection_id=collection_id,
-                    rows=rows,
-                    decision_reason=decision_reason,
-                    links=links,
-                    review_ids=review_ids,
-                    clarification=clarification,
-                ),
-                tool="prepare_import",
-            )
-        )
+        return self._run(write_actions.prepare_import, locals(), prepared("prepare_import"))
 
     def commit_import(
         self,
@@ -247,9 +213,5 @@ class ImportTools(Toolset):
         cite next.
         """
         # ask_user=True is served by workflow.mcp.elicitation instead (it awaits the client).
-        scope = scope_for_request(self.request)
-        return run_tool(
-            lambda: after_commit(
-                write_actions.commit_import(scope, action_id=action_id, decisions=decisions)
-            )
-        )
+        arguments = {"action_id": action_id, "decisions": decisions}
+        return self._run(write_actions.commit_import, arguments, after_commit)
