@@ -207,16 +207,18 @@ def _header(line: bytes | None) -> str:
 
 
 def _delete_workspace_rows(workspace_id: str) -> None:
-    # First, as they point at the records: embeddings are derived, never exported, and are
-    # computed again for the restored records on the next search by meaning.
-    RecordEmbedding.objects.filter(workspace_id=workspace_id)._raw_delete(using="default")
-    for model, path in reversed(MODELS):
-        # QuerySet.delete() bypasses AuditEvent.delete(): this is the one sanctioned removal,
-        # asked for explicitly with --replace.
-        model._default_manager.filter(**{path: workspace_id})._raw_delete(using="default")
-    # Last, as deleting the records above appended to it: the names log of a replaced
-    # workspace is gone with it (a reader then sees a gap and reads the names whole).
-    NameChange.objects.filter(workspace_id=workspace_id)._raw_delete(using="default")
+    """Plain DELETEs: QuerySet.delete() would read every row to collect cascades (and
+    AuditEvent refuses delete()): this is the one sanctioned removal, asked for with --replace.
+    Embeddings go first, as they point at the records: they are derived, never exported, and
+    computed again on the next search by meaning. The names log goes last, as deleting the
+    records appended to it: a reader then sees a gap and reads the names whole."""
+    in_workspace = "workspace_id = %s"
+    of_its_records = f"record_id IN (SELECT id FROM {Record._meta.db_table} WHERE {in_workspace})"
+    kinds = [RecordEmbedding, *(model for model, _ in reversed(MODELS)), NameChange]
+    with connection.cursor() as cursor:
+        for model in kinds:
+            where = of_its_records if model is RecordVersion else in_workspace
+            cursor.execute(f"DELETE FROM {model._meta.db_table} WHERE {where}", [workspace_id])
 
 
 def import_workspace(
