@@ -18,7 +18,7 @@ from typing import Any, NotRequired, TypedDict
 from records.errors import invalid
 from records.selectors import arguments as args
 from records.selectors.active_counts import active_counts
-from records.selectors.conditions import Criteria, criteria_sql, parse_criteria
+from records.selectors.conditions import Criteria, criteria_sql, link_sides, parse_criteria
 from records.selectors.jsonpath import DataField
 from records.selectors.search_pages import plain_number
 from records.selectors.sql import Sql, fetch_all, placeholders, vendor
@@ -26,7 +26,6 @@ from records.selectors.sql import Sql, fetch_all, placeholders, vendor
 MAX_GROUPS = 100
 MAX_METRICS = 10
 METRIC_OPS = ("count", "sum", "avg", "min", "max")
-SQL_FUNCTIONS = {"sum": "SUM", "avg": "AVG", "min": "MIN", "max": "MAX"}
 BUCKET_PATTERNS = {
     # An ISO 8601 date or timestamp string; its first 7 (month) or 4 (year) characters.
     "month": ("[0-9][0-9][0-9][0-9]-[0-9][0-9]*", "^[0-9]{4}-[0-9]{2}", 7),
@@ -90,7 +89,11 @@ def aggregate(
     groups = [_group(row, grouping, metric_list, fields) for row in rows[:limit]]
     result: dict[str, Any] = {"matched": matched, "notes": [SKIP_NOTE]}
     if grouping is None:
-        result["totals"] = groups[0] if groups and matched else _empty_totals(metric_list)
+        # Nothing matched: the totals of no records (count 0, every metric used 0 times).
+        empty = (None, None, "all", 0, *(0, 0, None, None, None, None) * len(fields))
+        result["totals"] = (
+            groups[0] if groups and matched else _group(empty, None, metric_list, fields)
+        )
         return result
     result["groups"] = groups
     result["group_count"] = rows[0][-2] if rows else 0
@@ -474,17 +477,6 @@ def _types(grouping: dict[str, Any]) -> Sql:
     return placeholders(grouping["relationship_types"]).wrap(" AND rel.relationship_type IN ({})")
 
 
-def _branches(grouping: dict[str, Any]) -> list[tuple[str, str]]:
-    """(own, other) link columns per direction, from the matched record's side: outgoing
-    means the matched record is the source."""
-    branches = []
-    if grouping["direction"] in ("outgoing", "both"):
-        branches.append(("source_id", "target_id"))
-    if grouping["direction"] in ("incoming", "both"):
-        branches.append(("target_id", "source_id"))
-    return branches
-
-
 def _linked_per_key(
     condition: Sql,
     grouping: dict[str, Any],
@@ -507,7 +499,7 @@ def _linked_per_key(
     """
     inputs = _inputs(fields)
     types = _types(grouping)
-    branches = _branches(grouping)
+    branches = link_sides(grouping["direction"])
     if by_workspace:
         links = [
             Sql(
@@ -653,22 +645,3 @@ def _describe_key(key: Any, label: Any, kind: str, grouping: dict[str, Any]) -> 
     if kind == "not_a_date":
         return {"key": None, "not_a_date": True}
     return {"key": key if grouping["bucket"] else json.loads(key)}
-
-
-def _empty_totals(metric_list: list[Metric]) -> dict[str, Any]:
-    metrics = []
-    for metric in metric_list:
-        if metric["op"] == "count":
-            metrics.append({"op": "count", "value": 0})
-            continue
-        metrics.append(
-            {
-                "op": metric["op"],
-                "field": metric["field"],
-                "value": None,
-                "used": 0,
-                "skipped_missing": 0,
-                "skipped_non_numeric": 0,
-            }
-        )
-    return {"count": 0, "metrics": metrics}
