@@ -187,29 +187,6 @@ class AuditEventAdmin(ReadOnlyAdmin):
             },
         ),
     ]
-    readonly_fields = [
-        "created_at",
-        "what",
-        "actor",
-        "subject",
-        "workspace",
-        "changes",
-        "record_named",
-        "collection_named",
-        "action_named",
-        "decision_reason",
-        "clarification_detail",
-        "evidence",
-        "before_json",
-        "after_json",
-        "entity_type",
-        "entity_id",
-        "record_id",
-        "collection_id",
-        "action_id",
-        "item_index",
-        "id",
-    ]
 
     def change_view(
         self,
@@ -455,17 +432,8 @@ class RecordVersionAdmin(ReadOnlyAdmin):
     list_select_related = ["record"]
     search_fields = ["=record__id", "title", "actor_id"]
     show_full_result_count = False
-    readonly_fields = [
-        "record_link",
-        "version",
-        "title",
-        "data_json",
-        "aliases",
-        "archived_at",
-        "actor_id",
-        "recorded_at",
-    ]
-    fields = tuple(readonly_fields)
+    fields = ["record_link", "version", "title", "data_json", "aliases", "archived_at"]
+    fields += ["actor_id", "recorded_at"]
 
     @admin.display(description="record")
     def record_link(self, obj: RecordVersion) -> str:

@@ -64,7 +64,8 @@ def json_block(value: Any, *, fold_over: int = 400, summary: str = "show") -> st
 
 
 class ReadOnlyAdmin(WorkspaceScopedAdmin):
-    """For rows only triggers or services write (audit, versions, counters): view, never edit."""
+    """For rows only triggers or services write (audit, versions, counters): view, never edit.
+    Without the change permission Django shows every field of the fieldsets read-only."""
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -143,8 +143,7 @@ class SelfMappingAdmin(ReadOnlyAdmin):
     list_filter = ["workspace"]
     list_select_related = ["record"]
     search_fields = ["actor_id", "=record__id", "record__title"]
-    readonly_fields = ("actor_id", "record_title", "workspace", "created_at")
-    fields = readonly_fields
+    fields = ["actor_id", "record_title", "workspace", "created_at"]
     actions = ["remove_mappings"]
 
     @admin.display(description="record")
