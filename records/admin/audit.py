@@ -23,7 +23,13 @@ from django.utils.safestring import mark_safe
 
 from records.acting import acted_by, by_person
 from records.admin.clarifications import clarifications
-from records.admin.common import ReadOnlyAdmin, admin_context, json_block, report_refusal
+from records.admin.common import (
+    ReadOnlyAdmin,
+    admin_context,
+    json_block,
+    report_refusal,
+    write_each,
+)
 from records.admin.scoping import records_titled
 from records.admin.timeline import HEADLINES, event_changes, readable_kind
 from records.errors import AnchorError
@@ -324,15 +330,11 @@ class AuditEventAdmin(ReadOnlyAdmin):
     def _review_many(
         self, request: HttpRequest, queryset: QuerySet[AuditEvent], state: str
     ) -> None:
-        done = 0
-        for event in queryset.exclude(agent_reported_clarification=""):
+        def review(event: AuditEvent) -> None:
             ctx = admin_context(request, event.workspace_id, f"Clarification marked {state}.")
-            try:
-                clarification_review_create(ctx=ctx, event_id=event.pk, state=state)
-            except AnchorError as exc:
-                report_refusal(self, request, exc)
-                continue
-            done += 1
+            clarification_review_create(ctx=ctx, event_id=event.pk, state=state)
+
+        done = write_each(self, request, queryset.exclude(agent_reported_clarification=""), review)
         self.message_user(request, f"Marked {done} clarification(s) {state}.", messages.SUCCESS)
 
     @admin.action(

@@ -9,6 +9,7 @@ is not a member of, whichever form or view asked for it.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.contrib import admin, messages
@@ -33,10 +34,31 @@ def admin_context(request: HttpRequest, workspace_id: str, reason: str = "") -> 
     )
 
 
-def report_refusal(model_admin: admin.ModelAdmin, request: HttpRequest, exc: AnchorError) -> None:
-    model_admin.message_user(
-        request, f"Nothing was saved. {exc.message} ({exc.code})", messages.ERROR
-    )
+def report_refusal(
+    model_admin: admin.ModelAdmin, request: HttpRequest, exc: AnchorError, *, refused: str = ""
+) -> None:
+    refused = refused or "Nothing was saved."
+    model_admin.message_user(request, f"{refused} {exc.message} ({exc.code})", messages.ERROR)
+
+
+def write_each(
+    model_admin: admin.ModelAdmin,
+    request: HttpRequest,
+    rows: Iterable[Any],
+    write: Callable[[Any], object],
+    refused: str = "",
+) -> int:
+    """An admin action's write per row: a refused row is reported and the others go on.
+    Returns how many were written."""
+    written = 0
+    for row in rows:
+        try:
+            write(row)
+        except AnchorError as exc:
+            report_refusal(model_admin, request, exc, refused=refused)
+        else:
+            written += 1
+    return written
 
 
 def as_validation_error(exc: AnchorError) -> ValidationError:

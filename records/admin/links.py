@@ -8,6 +8,7 @@ they are); a person can remove a wrong one here, through the audited service.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from django import forms
@@ -16,7 +17,13 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from records import services
-from records.admin.common import ReadOnlyAdmin, ServiceWriteAdmin, admin_context, copy_saved
+from records.admin.common import (
+    ReadOnlyAdmin,
+    ServiceWriteAdmin,
+    admin_context,
+    copy_saved,
+    write_each,
+)
 from records.admin.record_admin import record_link
 from records.admin.record_writes import admit_person_write
 from records.approval import Touched
@@ -125,14 +132,9 @@ class RelationshipAdmin(ServiceWriteAdmin):
         description="Remove selected links (through the service, audited)", permissions=["delete"]
     )
     def remove_selected(self, request: HttpRequest, queryset: QuerySet[Relationship]) -> None:
-        removed = 0
-        for rel in queryset:
-            try:
-                self.delete_model(request, rel)
-            except AnchorError as exc:
-                self.message_user(request, f"Not removed: {exc.message}", messages.ERROR)
-                continue
-            removed += 1
+        removed = write_each(
+            self, request, queryset, partial(self.delete_model, request), "Not removed:"
+        )
         self.message_user(request, f"Removed {removed} link(s).", messages.SUCCESS)
 
 
@@ -160,23 +162,14 @@ class SelfMappingAdmin(ReadOnlyAdmin):
         permissions=["remove"],
     )
     def remove_mappings(self, request: HttpRequest, queryset: QuerySet[SelfMapping]) -> None:
-        removed = 0
-        for mapping in queryset:
-            ctx = admin_context(
-                request,
-                mapping.workspace_id,
-                f"Self mapping of {mapping.actor_id!r} removed in the admin.",
-            )
-            try:
-                # Another person may have removed it since this page was drawn: the service
-                # then answers NOT_FOUND, reported below instead of a server error.
-                services.self_mapping_remove(ctx=ctx, actor_id=mapping.actor_id)
-            except AnchorError as exc:
-                self.message_user(
-                    request, f"Not removed: {exc.message} ({exc.code})", messages.ERROR
-                )
-                continue
-            removed += 1
+        def remove(mapping: SelfMapping) -> None:
+            reason = f"Self mapping of {mapping.actor_id!r} removed in the admin."
+            ctx = admin_context(request, mapping.workspace_id, reason)
+            # Another person may have removed it since this page was drawn: the service then
+            # answers NOT_FOUND, reported as a refusal instead of a server error.
+            services.self_mapping_remove(ctx=ctx, actor_id=mapping.actor_id)
+
+        removed = write_each(self, request, queryset, remove, "Not removed:")
         if removed:
             self.message_user(request, f"Removed {removed} self mapping(s).", messages.SUCCESS)
         elif not queryset:

@@ -26,6 +26,7 @@ from records.admin.common import (
     copy_saved,
     json_block,
     report_refusal,
+    write_each,
 )
 from records.admin.link_lists import LINK_LIMIT, ORDER, record_links
 from records.admin.neighbourhood import record_neighbourhood
@@ -322,18 +323,12 @@ class RecordAdmin(ServiceWriteAdmin):
 
     @admin.action(description="Archive selected records (through the service, audited)")
     def archive_selected(self, request: HttpRequest, queryset: QuerySet[Record]) -> None:
-        archived = 0
-        for record in queryset.filter(archived_at__isnull=True):
+        def archive(record: Record) -> None:
             ctx = admin_context(request, record.workspace_id, "Archived from the record list.")
-            try:
-                admit_person_write(ctx, Touched.of(records=[record.pk]))
-                services.record_archive(
-                    ctx=ctx, record_id=record.pk, expected_version=record.version
-                )
-            except AnchorError as exc:
-                report_refusal(self, request, exc)
-                continue
-            archived += 1
+            admit_person_write(ctx, Touched.of(records=[record.pk]))
+            services.record_archive(ctx=ctx, record_id=record.pk, expected_version=record.version)
+
+        archived = write_each(self, request, queryset.filter(archived_at__isnull=True), archive)
         self.message_user(request, f"Archived {archived} record(s).", messages.SUCCESS)
 
     def get_urls(self) -> list[Any]:
