@@ -1,12 +1,9 @@
 """Bound every query of a call in time, and stop it when the call is cancelled.
 
-A tool call runs inside `bounded_queries(...)` on its worker thread. There, each statement
-is limited to the configured time (PostgreSQL: `statement_timeout`, with `lock_timeout` a little
-shorter so a wait for another writer's lock is told apart; SQLite: a progress handler that
-aborts the running statement), and once the call is cancelled no further statement starts
-and the running one is interrupted, so the open transaction rolls back and writes nothing. A
-commit that already happened stays committed.
-"""
+Inside `bounded_queries(...)` each statement is limited to the call's time (PostgreSQL:
+`statement_timeout`, with a shorter `lock_timeout` to tell lock waits apart; SQLite: a
+progress handler), and once the call is cancelled no statement starts and the running one is
+interrupted, so its transaction rolls back. A commit already made stays."""
 
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
 """What a database error means to the caller: its cause, in words, and what fixes it.
 
-Every door reports a refused database operation as STORAGE_ERROR; this module tells the
-causes apart (a read-only file, a full disk, a lock held too long, a lost or refused
-connection) from the driver's own codes (SQLite's result code name, PostgreSQL's SQLSTATE), so
-the message names the cause and says that retrying once it is fixed works: the servers
-reopen their connection after a failure, so no restart is needed.
-"""
+Every door reports a refused database operation as STORAGE_ERROR; the cause (read-only, full
+disk, lock, lost or refused connection) comes from the driver's codes, and the message says a
+retry once it is fixed works (the servers reopen their connection)."""
 
 from __future__ import annotations
 

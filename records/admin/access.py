@@ -1,11 +1,6 @@
-"""Who may use /mcp: access tokens (created here and shown once, revoked, never edited or
-read back) and workspace memberships, each with an optional role (records.roles). Both write
-through records.services.
-
-A staff member manages their own tokens only: a token acts as its user over /mcp, so minting
-one for someone else would be acting as them. Tokens of other people and every membership are
-for superusers; otherwise a staff member could add themselves to any workspace.
-"""
+"""Who may use /mcp: access tokens (shown once, revoked, never edited) and workspace memberships
+with an optional role (records.roles), written through records.services. A staff member
+manages their own tokens only (a token acts as its user); memberships are for superusers."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""The audit trail, record versions and revision counters: read-only, filterable, scannable.
-
-The one thing a person adds here is a verdict on an agent-reported clarification (confirmed or
-disputed). It goes through records.services, which keeps the verdict beside the append-only event
-and audits the verdict itself.
-"""
+"""The audit trail, record versions and revision counters: read-only, filterable, scannable. A
+person adds only a verdict on an agent-reported clarification, through records.services."""
 
 from __future__ import annotations
 

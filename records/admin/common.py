@@ -1,10 +1,7 @@
 """What every store admin shares: who is writing, how refusals are shown, how JSON reads.
 
-People write through the same services as agents; the only difference is the actor, which is
-always the signed-in user, never something typed into a form. Every admin here is workspace
-scoped (records.admin.scoping), and every write context is refused for a workspace the person
-is not a member of, whichever form or view asked for it.
-"""
+People write through the same services as agents, as the signed-in user; every write context
+is refused for a workspace the person is not a member of (records.admin.scoping)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""The admin index as a dashboard of the signed-in person's workspaces.
-
-What needs a person comes first: writes awaiting approval (drawn by the workflow's panel),
-clarifications agents reported that nobody has reviewed yet, and what agents changed lately.
-The tables behind them stay reachable; the internal ones (counters, tickets, versions, agenda
-events) are listed under "Diagnostics" so they do not read as work to do.
-"""
+"""The admin index as a dashboard of the signed-in person's workspaces: what needs a person first
+(writes awaiting approval, unreviewed clarifications, recent agent changes); the internal tables
+under "Diagnostics" so they do not read as work to do."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
 """A record's links as lists a person reads, capped so a hub record's page stays small.
 
-A record with 3,000 incoming links used to draw every one of them (as inline form rows, too):
-megabytes of HTML and more form fields than Django accepts in one POST. Each direction shows
-at most LINK_LIMIT links; the rest is a count and a link to the relationship list filtered to
-this record.
-"""
+Each direction shows at most LINK_LIMIT links (3,000 drawn as form rows were megabytes and
+more fields than Django accepts in one POST); the rest is a count and a filtered list's link."""
 
 from __future__ import annotations
 

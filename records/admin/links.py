@@ -1,10 +1,5 @@
-"""Relationships and self mappings across the whole workspace.
-
-Links are usually edited on their source record's page, where the form is checked against the
-links the person saw. Here a person can still add one or remove a wrong one; both go through the
-services and are audited. Self mappings are set only by agents (set_self, after the user said who
-they are); a person can remove a wrong one here, through the audited service.
-"""
+"""Relationships and self mappings across the workspace: a person may add a link or remove a
+wrong one, or remove a wrong self mapping (agents set them), all through the audited services."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""A small picture of a record and the records linked to it, laid out here and drawn as inline SVG.
-
-Incoming links on the left (they point at this record), outgoing on the right. Each side shows
-at most SIDE_LIMIT neighbours, so a hub record with thousands of links still draws in two
-bounded queries; the rest is a count and a link to the full relationship list.
-"""
+"""A small picture of a record and its linked records, drawn as inline SVG: incoming links on the
+left, outgoing on the right, at most SIDE_LIMIT a side (two bounded queries for a hub record)."""
 
 from __future__ import annotations
 

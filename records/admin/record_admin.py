@@ -1,10 +1,8 @@
-"""Records: browse 100,000 of them quickly, read one with its history and neighbourhood, and
-edit, alias, link or archive it as a first-class, version-checked, audited write.
+"""Records: browse many quickly, read one with its history and neighbourhood, and edit, alias,
+link or archive it as a version-checked, audited write.
 
-A record page opens as a read-only view (data, pending agent writes, links, history); the edit
-form is a step the person chooses (?edit=1), and shows at most LINK_LIMIT of the record's own
-links as editable rows, so a hub record still opens and saves.
-"""
+A record page opens read-only; the edit form (?edit=1) shows at most LINK_LIMIT of its links
+as editable rows, so a hub record still opens and saves."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
 """Rows of a workspace by ID, and whether a record may still change.
 
-Every door looks rows up the same way: a row of another workspace is as absent as one that
-never existed, and both answer NOT_FOUND with the same message; several rows by ID are found
-by their primary key (values_by_id). Archived records refuse every change but the few that
-repair them (removing an alias or a link), with one message.
-"""
+A row of another workspace is as absent as one that never existed (the same NOT_FOUND).
+Archived records refuse every change but those that repair them (removing an alias or a link)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,7 @@
 """How rows become dicts: one serialiser per entity, used by reads, writes and the audit trail.
 
-Records and collections are shown in three views, each a subset of the next in key order:
-"state" is what a change can alter (the audit trail's before and after), "write" adds the ID
-(and a record's timestamps) for what a write returns, "read" adds what a reader needs around it.
-"""
+Three views, each a subset of the next: "state" (what a change can alter: the audit's before
+and after), "write" (adds IDs and timestamps), "read" (adds what a reader needs around it)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""SQL fragments with their parameters, and the per-connection functions SQLite needs.
-
-Every user value travels as a parameter; fragment text is built only from constants and from
-validated key names, which are passed as parameters too (JSON paths, text[] paths).
-"""
+"""SQL fragments with their parameters, and the per-connection functions SQLite needs. User
+values (JSON paths included) travel only as parameters."""
 
 from __future__ import annotations
 

@@ -1,9 +1,7 @@
 """traverse: a breadth-first walk over explicit links, one query per level whatever its width.
 
-Each reached record is returned once, with its depth and the first shortest path found. Limits
-keep a walk bounded on any graph: max_nodes records, 2000 relationships scanned per level and
-direction, 500 edges reported. Cycles are safe because a record is never visited twice.
-"""
+Each reached record comes once, with its depth and first shortest path. Bounded on any graph:
+max_nodes records, 2000 relationships scanned per level and direction, 500 edges reported."""
 
 from __future__ import annotations
 

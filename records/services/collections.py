@@ -1,8 +1,5 @@
-"""Collections: create, describe, set their approval policy, and name them by aliases.
-
-Every change to an existing collection goes through one sequence, collection_change, as every
-change to a record goes through record_changes.record_change.
-"""
+"""Collections: create, describe, set their approval policy, and name them by aliases; every
+change goes through one sequence, collection_change, as records' go through record_change."""
 
 from __future__ import annotations
 

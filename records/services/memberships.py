@@ -1,8 +1,5 @@
-"""Memberships and access tokens: the only writes to them, shared by the admin and commands.
-
-A token is stored as its digest only (records.selectors.memberships finds it again); the token
-itself is returned once, when it is made.
-"""
+"""Memberships and access tokens: the only writes to them, shared by the admin and commands. A
+token is stored as its digest only; the token itself is returned once, when it is made."""
 
 from __future__ import annotations
 
