@@ -70,10 +70,8 @@ def _node(record: Record, x: int, y: int, *, center: bool = False) -> Node:
 
 
 def _side(record: Record, direction: str) -> tuple[list[Relationship], int]:
-    if direction == "out":
-        links = Relationship.objects.filter(source=record).select_related("target__collection")
-    else:
-        links = Relationship.objects.filter(target=record).select_related("source__collection")
+    own, other = ("source", "target") if direction == "out" else ("target", "source")
+    links = Relationship.objects.filter(**{own: record}).select_related(f"{other}__collection")
     shown = list(links.order_by("relationship_type", "created_at", "id")[: SIDE_LIMIT + 1])
     hidden = 0
     if len(shown) > SIDE_LIMIT:
@@ -90,37 +88,18 @@ def record_neighbourhood(record: Record) -> dict[str, Any]:
     center_y = (height - NODE_H) // 2
     center = _node(record, CENTER_X, center_y, center=True)
     nodes, edges = [center], []
+    middle = center_y + NODE_H // 2
     for index, rel in enumerate(incoming):
         y = 10 + index * ROW + (rows - len(incoming)) * ROW // 2
         nodes.append(_node(rel.source, LEFT_X, y))
-        x1, y1 = LEFT_X + NODE_W, y + NODE_H // 2
-        edges.append(
-            Edge(
-                x1,
-                y1,
-                CENTER_X - 4,
-                center_y + NODE_H // 2,
-                rel.relationship_type,
-                x1 + 8,
-                y1 - 6,
-                "start",
-            )
-        )
+        x, y = LEFT_X + NODE_W, y + NODE_H // 2
+        edges.append(Edge(x, y, CENTER_X - 4, middle, rel.relationship_type, x + 8, y - 6, "start"))
     for index, rel in enumerate(outgoing):
         y = 10 + index * ROW + (rows - len(outgoing)) * ROW // 2
         nodes.append(_node(rel.target, RIGHT_X, y))
-        x2, y2 = RIGHT_X - 4, y + NODE_H // 2
+        x, y = RIGHT_X - 4, y + NODE_H // 2
         edges.append(
-            Edge(
-                CENTER_X + NODE_W,
-                center_y + NODE_H // 2,
-                x2,
-                y2,
-                rel.relationship_type,
-                x2 - 8,
-                y2 - 6,
-                "end",
-            )
+            Edge(CENTER_X + NODE_W, middle, x, y, rel.relationship_type, x - 8, y - 6, "end")
         )
     relationships_url = reverse("admin:records_relationship_changelist")
     return {
