@@ -23,11 +23,8 @@ def in_dry_run() -> bool:
 
 @contextmanager
 def counters_left_alone() -> Iterator[None]:
-    """Inside a transaction.atomic block that will be rolled back: its writes move no counter.
-
-    Left normally (a dry run that did not raise), the setting is switched off again, so the
-    enclosing transaction's own writes still move theirs.
-    """
+    """Inside an atomic block that will be rolled back: its writes move no counter. Left
+    normally, the setting is switched off again for the enclosing transaction's writes."""
     token = _previewing.set(True)
     try:
         if connection.vendor != "postgresql":

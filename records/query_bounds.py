@@ -161,11 +161,8 @@ def _bound_postgres_statements(timeout_s: float, tag: str) -> None:
 
 
 def reset_statement_settings(raw_connection: Any) -> None:
-    """Undo what `_bound_postgres_statements` set, on a connection going back to a pool.
-
-    A pooled connection serves other requests next (an admin page, another call's token
-    check): they must not inherit this call's time limit, nor its tag, which a late cancel
-    of the call would otherwise match."""
+    """Undo what `_bound_postgres_statements` set, on a connection going back to a pool: the
+    next request must not inherit the call's time limit, nor its tag (a late cancel matches it)."""
     raw_connection.execute(
         "RESET statement_timeout; RESET jit; RESET application_name; RESET lock_timeout"
     )

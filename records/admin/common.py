@@ -97,13 +97,9 @@ class ReadOnlyAdmin(WorkspaceScopedAdmin):
 
 
 class ServiceWriteAdmin(WorkspaceScopedAdmin):
-    """An admin whose saves call services inside the change view's transaction.
-
-    Forms pre-check everything they can and show it next to the field. What only the locked
-    re-check at save time can see (a concurrent write landing between form check and save)
-    surfaces as an AnchorError; the change view's transaction then rolls back every write of
-    this request, and the person gets the refusal as a message instead of a half-applied edit.
-    """
+    """An admin whose saves call services inside the change view's transaction: a refusal only
+    the locked re-check sees (a concurrent write) rolls back every write of the request and is
+    shown as a message, never a half-applied edit."""
 
     def changeform_view(
         self,

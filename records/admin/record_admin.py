@@ -82,11 +82,8 @@ class RecordAliasInline(ScopedInline, admin.TabularInline):
 
 
 class CappedLinkFormSet(BaseInlineFormSet):
-    """The first LINK_LIMIT links, in a fixed order, so the rows posted back are the rows drawn.
-
-    Links past the cap are not in the form and so cannot be changed by it; the relationship
-    list (linked from the page) edits those.
-    """
+    """The first LINK_LIMIT links, in a fixed order, so the rows posted back are the rows drawn
+    (the relationship list edits those past the cap)."""
 
     def get_queryset(self) -> QuerySet[Relationship]:
         if not hasattr(self, "_capped"):

@@ -71,12 +71,8 @@ SIDES = (("outgoing", "source_id", "target_id"), ("incoming", "target_id", "sour
 def _link_dict(
     link_id: int, kind: str, other: str, title: str, collection: str, archived: Any
 ) -> dict[str, Any]:
-    """A link as its other end: the same summary resolution gives, plus the ID to unlink by.
-
-    The collection goes by name (IDs are in list_collections), "archived" appears only on an
-    archived end, and when it was linked is left to the history: twenty links are most of a
-    context, so each carries only what a reader of the record acts on.
-    """
+    """A link as its other end, plus the ID to unlink by: only what a reader acts on (twenty
+    links are most of a context), so the collection by name and "archived" only when it is."""
     link = {
         "relationship_id": link_id,
         "relationship_type": kind,
@@ -95,12 +91,8 @@ def _links(workspace_id: str, record_id: str, limit: int, at: datetime | None) -
 def record_contexts(
     *, workspace_id: str, record_ids: list[str], relationship_limit: int = 20
 ) -> dict[str, dict[str, Any]]:
-    """Contexts of many records at once, history omitted (as record_context with
-    event_limit=0 gives each): three queries, however many records.
-
-    For search results with include_context: one context per result was five queries each.
-    Records that do not exist in the workspace are left out.
-    """
+    """Contexts of many records (search's include_context), history omitted as with
+    event_limit=0: three queries however many. Records not in the workspace are left out."""
     # By primary key alone, the workspace checked on each row, and unordered (the answer
     # follows record_ids): with workspace_id in the WHERE or the model's ordering, SQLite
     # walks the workspace's record index (every record in it) rather than looking up twenty.
@@ -156,12 +148,8 @@ def _ranked_links(
 def _ranked_links_sql(
     workspace_id: str, record_ids: list[str], limit: int, at: datetime | None
 ) -> Sql:
-    """The first limit + 1 links of each record, both directions, in one statement (the extra
-    one says truncated), in the order record_context lists them.
-
-    Raw SQL: the ORM's window filter compiled to twice this statement's cost in Python, which
-    was most of a batch's search with include_context.
-    """
+    """The first limit + 1 links of each record (the extra one says truncated), both ways, in
+    one statement. Raw SQL: the ORM's window filter cost twice as much to compile as to run."""
     # Without statistics SQLite prefers the workspace index for an IN list and scans every
     # link in the workspace; its unary + keeps that index out of the plan (as traversal does).
     workspace = "+rel.workspace_id" if vendor() == "sqlite" else "rel.workspace_id"

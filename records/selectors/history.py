@@ -26,11 +26,7 @@ def record_history(
     cursor: Any = None,
     as_of: Any = None,
 ) -> dict[str, Any]:
-    """Events about one record: edits, renames, aliases, archive, links made from it.
-
-    With as_of, only the events up to that time, and the record's state as it stood then
-    (NOT_FOUND when it did not exist yet).
-    """
+    """Events about one record; with as_of, those up to then and the record's state then."""
     record_id = v.record_id(record_id)
     record = in_workspace(Record.objects, workspace_id=workspace_id, pk=record_id, kind="record")
     at = None if as_of is None else timestamp(as_of, "as_of")

@@ -63,11 +63,8 @@ def fetch_all(sql: Sql) -> list[tuple[Any, ...]]:
 
 
 def prepare_connection() -> None:
-    """Register SQLite's Python functions on the live connection (cheap; idempotent).
-
-    Done per query rather than on connection_created so that a connection opened before this
-    module was imported is covered too.
-    """
+    """Register SQLite's Python functions on the live connection (cheap; idempotent), per query
+    so that a connection opened before this module was imported is covered too."""
     if connection.vendor != "sqlite":
         return
     connection.ensure_connection()
