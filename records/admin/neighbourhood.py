@@ -8,7 +8,8 @@ from typing import Any
 
 from django.urls import reverse
 
-from records.models import Record, Relationship
+from records.admin.link_lists import record_links
+from records.models import Record
 
 SIDE_LIMIT = 8
 NODE_W, NODE_H, ROW = 220, 46, 60
@@ -69,20 +70,9 @@ def _node(record: Record, x: int, y: int, *, center: bool = False) -> Node:
     )
 
 
-def _side(record: Record, direction: str) -> tuple[list[Relationship], int]:
-    own, other = ("source", "target") if direction == "out" else ("target", "source")
-    links = Relationship.objects.filter(**{own: record}).select_related(f"{other}__collection")
-    shown = list(links.order_by("relationship_type", "created_at", "id")[: SIDE_LIMIT + 1])
-    hidden = 0
-    if len(shown) > SIDE_LIMIT:
-        hidden = links.count() - SIDE_LIMIT
-        shown = shown[:SIDE_LIMIT]
-    return shown, hidden
-
-
 def record_neighbourhood(record: Record) -> dict[str, Any]:
-    outgoing, more_out = _side(record, "out")
-    incoming, more_in = _side(record, "in")
+    out_list, in_list = record_links(record, SIDE_LIMIT)
+    outgoing, incoming = out_list.links, in_list.links
     rows = max(len(outgoing), len(incoming), 1)
     height = rows * ROW + 20
     center_y = (height - NODE_H) // 2
@@ -101,7 +91,6 @@ def record_neighbourhood(record: Record) -> dict[str, Any]:
         edges.append(
             Edge(CENTER_X + NODE_W, middle, x, y, rel.relationship_type, x - 8, y - 6, "end")
         )
-    relationships_url = reverse("admin:records_relationship_changelist")
     return {
         "width": WIDTH,
         "height": height,
@@ -109,9 +98,9 @@ def record_neighbourhood(record: Record) -> dict[str, Any]:
         "node_h": NODE_H,
         "nodes": nodes,
         "edges": edges,
-        "more_in": more_in,
-        "more_out": more_out,
-        "incoming_url": f"{relationships_url}?target__id__exact={record.pk}",
-        "outgoing_url": f"{relationships_url}?source__id__exact={record.pk}",
+        "more_in": in_list.hidden,
+        "more_out": out_list.hidden,
+        "incoming_url": in_list.more_url,
+        "outgoing_url": out_list.more_url,
         "empty": not outgoing and not incoming,
     }
