@@ -55,7 +55,7 @@ def traverse(
     )
 
     walk = _Walk(max_nodes)
-    walk.visit(start["id"], start["title"], start["collection_id"], start["archived_at"], 0, [])
+    walk.visit((start["id"], start["title"], start["collection_id"], start["archived_at"]), 0, [])
     frontier = [start["id"]]
     for depth in range(1, max_depth + 1):
         if not frontier:
@@ -91,15 +91,8 @@ class _Walk:
         self.scan_limit_hit = False
         self.edge_limit_hit = False
 
-    def visit(
-        self,
-        record_id: str,
-        title: str,
-        collection_id: str,
-        archived_at: Any,
-        depth: int,
-        path: list[dict[str, Any]],
-    ) -> None:
+    def visit(self, node: tuple[str, str, str, Any], depth: int, path: list[Any]) -> None:
+        record_id, title, collection_id, archived_at = node
         self.nodes[record_id] = {
             "record_id": record_id,
             "title": title,
@@ -129,7 +122,7 @@ class _Walk:
                     "title": title,
                 }
                 path = [*self.nodes[from_id]["path"], step]
-                self.visit(to_id, title, collection_id, archived_at, depth, path)
+                self.visit((to_id, title, collection_id, archived_at), depth, path)
                 next_frontier.append(to_id)
             self._add_edge(rel_id, walked, from_id, to_id, rel_type)
         return next_frontier
