@@ -111,7 +111,7 @@ def _statement_guard(bound: QueryBound) -> Callable[..., Any]:
                 raise CallCancelled("the call was cancelled while a statement ran") from None
             # A wait for another writer's lock that ran out is no slow query: the envelope
             # reports it as STORAGE_ERROR (locked), to retry as it is.
-            if (bound.over_time() or _is_postgres_timeout()) and not _is_lock_wait():
+            if (bound.over_time() or _postgres_cancel()) and not _is_lock_wait():
                 bound.timed_out = True
             raise
 
@@ -129,10 +129,6 @@ def _postgres_cancel() -> QueryCanceled | None:
     errors = sys.modules.get("psycopg.errors")
     cause = getattr(sys.exc_info()[1], "__cause__", None)
     return cause if errors is not None and isinstance(cause, errors.QueryCanceled) else None
-
-
-def _is_postgres_timeout() -> bool:
-    return _postgres_cancel() is not None
 
 
 def _is_postgres_cancel_request() -> bool:

@@ -14,11 +14,20 @@ from django.db import DEFAULT_DB_ALIAS
 # same services as agents, audited as them); make and revoke their own access tokens, and see
 # and revoke the OAuth tokens their agents hold.
 MEMBER = {
-    "records": (
-        "view_workspace view_collection view_record add_record change_record view_relationship "
-        "view_auditevent view_clarificationreview view_selfmapping view_accesstoken "
-        "add_accesstoken change_accesstoken"
-    ).split(),
+    "records": [
+        "view_workspace",
+        "view_collection",
+        "view_record",
+        "add_record",
+        "change_record",
+        "view_relationship",
+        "view_auditevent",
+        "view_clarificationreview",
+        "view_selfmapping",
+        "view_accesstoken",
+        "add_accesstoken",
+        "change_accesstoken",
+    ],
     "workflow": ["view_preparedaction", "view_agenda", "view_agendaevent"],
     "oauth2_provider": ["view_application", "view_accesstoken", "view_refreshtoken"],
 }

@@ -28,13 +28,6 @@ DIAGNOSTICS = frozenset(
 )
 
 
-def _events(workspaces: frozenset[str] | None) -> QuerySet[AuditEvent]:
-    events = AuditEvent.objects.all()
-    if workspaces is not None:
-        events = events.filter(workspace_id__in=workspaces)
-    return events
-
-
 def _row(event: AuditEvent) -> dict[str, Any]:
     return {
         "event": event,
@@ -109,7 +102,9 @@ def _recent(events: QuerySet[AuditEvent]) -> list[dict[str, Any]]:
 
 def dashboard(request: HttpRequest, app_list: list[dict[str, Any]]) -> dict[str, Any]:
     workspaces = member_workspace_ids(request)
-    events = _events(workspaces).order_by("-created_at", "-id")
+    events = AuditEvent.objects.order_by("-created_at", "-id")
+    if workspaces is not None:
+        events = events.filter(workspace_id__in=workspaces)
     unreviewed = events.exclude(agent_reported_clarification="").filter(
         clarification_reviews__isnull=True
     )

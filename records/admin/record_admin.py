@@ -144,29 +144,10 @@ class RecordAdmin(ServiceWriteAdmin):
         )
         fieldsets: list[Any] = [(None, {"fields": main})]
         if editable:
-            fieldsets.append(
-                (
-                    "This change",
-                    {"fields": ["change_reason", "loaded_version", "loaded_links_revision"]},
-                )
-            )
-        fieldsets.append(
-            (
-                "Provenance",
-                {
-                    "fields": [
-                        "id",
-                        "workspace",
-                        "version",
-                        "created_by",
-                        "created_at",
-                        "updated_at",
-                        "archived_at",
-                    ]
-                },
-            )
-        )
-        return fieldsets
+            this_change = ["change_reason", "loaded_version", "loaded_links_revision"]
+            fieldsets.append(("This change", {"fields": this_change}))
+        provenance = [name for name in self.readonly_fields if name != "data_pretty"]
+        return [*fieldsets, ("Provenance", {"fields": provenance})]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Record | None = None) -> Any:
         if obj is None:
