@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.contrib import admin, messages
+from django.contrib.admin.utils import flatten_fieldsets
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils.html import format_html
@@ -84,7 +85,12 @@ def json_block(value: Any, *, fold_over: int = 400, summary: str = "show") -> st
 
 class ReadOnlyAdmin(WorkspaceScopedAdmin):
     """For rows only triggers or services write (audit, versions, counters): view, never edit.
-    Without the change permission Django shows every field of the fieldsets read-only."""
+    Every field listed is read-only, so its fields and fieldsets name each field once."""
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        if self.readonly_fields or not (self.fieldsets or self.fields):
+            return self.readonly_fields
+        return flatten_fieldsets(self.get_fieldsets(request, obj))
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -52,7 +52,6 @@ class RelationshipAdmin(ServiceWriteAdmin):
         "target__title",
     ]
     show_full_result_count = False
-    readonly_fields = ["id", "source_link", "target_link", "workspace", "created_by", "created_at"]
     actions = ["remove_selected"]
 
     def get_fields(self, request: HttpRequest, obj: Relationship | None = None) -> Any:
@@ -67,11 +66,6 @@ class RelationshipAdmin(ServiceWriteAdmin):
             "created_at",
             "id",
         ]
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Relationship | None = None) -> Any:
-        if obj is None:
-            return []
-        return [*self.readonly_fields, "relationship_type"]
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # a link is a fact; a wrong one is removed and the right one added
