@@ -12,12 +12,12 @@ from typing import Any
 
 from records import validation as v
 from records.errors import invalid
-from records.models import Collection, Record
+from records.models import Record
 from records.selectors import arguments as args
 from records.selectors.casefold import title_contains
 from records.selectors.fulltext import matching_ids, require_fulltext, text_words
 from records.selectors.jsonpath import DataField
-from records.selectors.scoped import in_workspace
+from records.selectors.scoped import collection_checked, in_workspace
 from records.selectors.sql import Sql, all_of, any_of, vendor
 
 MAX_QUERY_LENGTH = v.MAX_TITLE
@@ -71,14 +71,7 @@ def parse_criteria(
     where: Any = None,
     linked_to: Any = None,
 ) -> Criteria:
-    collection_id = args.optional_id(collection_id, "collection_id")
-    if collection_id is not None:
-        in_workspace(
-            Collection.objects.values("pk"),
-            workspace_id=workspace_id,
-            pk=collection_id,
-            kind="collection",
-        )
+    collection_id = collection_checked(workspace_id, collection_id)
     words = None
     if text is not None:
         words = text_words(text)

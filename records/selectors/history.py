@@ -8,10 +8,10 @@ from django.db.models import Q, QuerySet
 
 from records import validation as v
 from records.errors import invalid
-from records.models import AuditEvent, Collection, Record
+from records.models import AuditEvent, Record
 from records.selectors.arguments import bounded_int, timestamp
 from records.selectors.cursors import decode_cursor, encode_cursor, fingerprint
-from records.selectors.scoped import in_workspace
+from records.selectors.scoped import collection_checked, in_workspace
 from records.selectors.serialize import CLARIFICATION_NOTE, event_dicts, iso, parse_iso_key
 from records.selectors.versions import state_as_of
 
@@ -44,12 +44,7 @@ def collection_history(
 ) -> dict[str, Any]:
     """Events about the collection itself (creation, edits, aliases, policy), not its records."""
     collection_id = v.entity_id(collection_id, "collection_id")
-    in_workspace(
-        Collection.objects.values("pk"),
-        workspace_id=workspace_id,
-        pk=collection_id,
-        kind="collection",
-    )
+    collection_checked(workspace_id, collection_id)
     # By entity, not by collection_id: that index holds every record event of the collection.
     events = AuditEvent.objects.filter(
         workspace_id=workspace_id, entity_type="collection", entity_id=collection_id

@@ -11,8 +11,9 @@ from typing import Any, Protocol, TypeVar
 from django.db.models import QuerySet
 
 from records.errors import ARCHIVED, AnchorError, not_found
-from records.models import Record
+from records.models import Collection, Record
 from records.selectors.serialize import iso
+from records.validation import entity_id
 
 Row = TypeVar("Row", covariant=True)
 
@@ -32,6 +33,15 @@ def in_workspace(
     if row is None:
         raise not_found(kind, pk, field)
     return row
+
+
+def collection_checked(workspace_id: str, collection_id: Any) -> str | None:
+    """An optional collection_id argument, refused unless a collection of the workspace has it."""
+    if collection_id is not None:
+        collection_id = entity_id(collection_id, "collection_id")
+        rows = Collection.objects.values("pk")
+        in_workspace(rows, workspace_id=workspace_id, pk=collection_id, kind="collection")
+    return collection_id
 
 
 def values_by_id(

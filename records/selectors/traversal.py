@@ -11,9 +11,9 @@ from typing import Any
 from django.utils.dateparse import parse_datetime
 
 from records import validation as v
-from records.models import Collection, Record
+from records.models import Record
 from records.selectors import arguments as args
-from records.selectors.scoped import in_workspace
+from records.selectors.scoped import collection_checked, in_workspace
 from records.selectors.serialize import iso
 from records.selectors.sql import Sql, fetch_all, placeholders, vendor
 
@@ -38,14 +38,7 @@ def traverse(
     max_nodes = args.bounded_int(max_nodes, "max_nodes", low=1, high=MAX_NODES)
     direction = args.direction(direction, "direction", default="both")
     types = args.relationship_types(relationship_types, "relationship_types")
-    collection_id = args.optional_id(collection_id, "collection_id")
-    if collection_id is not None:
-        in_workspace(
-            Collection.objects.values("pk"),
-            workspace_id=workspace_id,
-            pk=collection_id,
-            kind="collection",
-        )
+    collection_id = collection_checked(workspace_id, collection_id)
     start = in_workspace(
         Record.objects.values("id", "title", "collection_id", "archived_at"),
         workspace_id=workspace_id,
