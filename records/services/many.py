@@ -57,9 +57,7 @@ def record_create_many(*, collection_id: Any, rows: list[NewRecord]) -> list[Rec
             kind="collection",
         )
         written = [new_record_rows(ctx, collection, title, data) for ctx, title, data in checked]
-        records = [record for record, _, _ in written]
-        versions = [version for _, version, _ in written]
-        events = [event for _, _, event in written]
+        records, versions, events = (list(rows) for rows in zip(*written, strict=True))
         Record.objects.bulk_create(records)
         RecordVersion.objects.bulk_create(versions)
         AuditEvent.objects.bulk_create(events)
