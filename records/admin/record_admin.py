@@ -199,8 +199,7 @@ class RecordAdmin(ServiceWriteAdmin):
         }
 
     def read_view(self, request: HttpRequest, record: Record) -> HttpResponse:
-        """The page a person lands on: what the record says, what is pending on it, its links
-        and its history. Editing is a button away."""
+        """The page a person lands on: data, pending writes, links and history."""
         outgoing, incoming = record_links(record)
         change_url = reverse("admin:records_record_change", args=[record.pk])
         context = {
@@ -224,8 +223,7 @@ class RecordAdmin(ServiceWriteAdmin):
     # --- writing -----------------------------------------------------------------------------
 
     def response_change(self, request: HttpRequest, obj: Record) -> HttpResponse:
-        """Save lands on the record just saved, where the person sees the result; Django's
-        default is the list of every record."""
+        """Save lands on the record just saved, not Django's list of every record."""
         response = super().response_change(request, obj)
         return self._to_the_record(request, obj, response)
 

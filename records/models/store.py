@@ -1,9 +1,7 @@
 """The store: workspaces, collections, records with every version, links, aliases, audit, counters.
 
-Every row carries its workspace so that no query can reach across partitions by accident.
-Revision counters, active record counts and the full-text index are maintained by database
-triggers (see the migrations), so they move inside the writing transaction whatever writes the row.
-"""
+Every row carries its workspace, so no query reaches across by accident. Counters, active counts
+and the full-text index are kept by database triggers, inside the writing transaction."""
 
 from __future__ import annotations
 
