@@ -1,10 +1,7 @@
-"""Who acted, in one wording: a person, a configured agent, or an agent acting for a person.
+"""Who acted, in one wording (`acted_by`): a person, a configured agent, or an agent for a person.
 
-Over HTTP an agent acts *for* the person whose credential it holds: the row keeps the person's
-actor ID and the credential (`oauth:<application id>` or `token:<token id>`) with its name as it
-was then, so the name survives the credential's deletion. Every place that shows an actor (the
-admin, record history, the change feed, the digest) words it with `acted_by`.
-"""
+Over HTTP an agent acts for the person whose credential it holds: the row keeps the person's
+actor ID and the credential (`oauth:<id>` or `token:<id>`) with its name as it was then."""
 
 from __future__ import annotations
 

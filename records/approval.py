@@ -1,15 +1,8 @@
-"""The approval gate, in one place that every door calls (the workflow's and the admin's):
-which collections a write touches, and whether it must wait.
+"""The approval gate every door calls: which collections a write touches, and whether it waits.
 
-A collection marked requires_approval holds every agent write that touches it, whatever the
-door: a record in it, a link with either end in it, an import's rows or an import link's
-existing record in it, an agenda outcome written to a record in it. Doors say what they touch
-(collections, records, links) and this module looks up the collections, from the data as it
-is when asked: a commit or an approval asks again, so it sees where records and links are
-then and which collections are gated then, not what prepare saw.
-
-A person's own write applies directly (the person is the approver); an agent's write that
-touches a gated collection is held for a person.
+A collection marked requires_approval holds every agent write touching it (a record in it, a
+link with either end in it); a person's own write applies directly. Doors say what they touch
+and the collections are looked up when asked, so a commit sees the gates as they are then.
 """
 
 from __future__ import annotations
@@ -75,16 +68,10 @@ def collections_touched(workspace_id: str, touched: Touched) -> list[str]:
 
 
 def hold_gates_steady(workspace_id: str, collection_ids: Iterable[str]) -> dict[str, bool]:
-    """Share-lock these collections' rows until the transaction ends; returns each locked
-    collection's gate (requires_approval), read under the lock, so `decide` need not read it
-    again. Empty when nothing was locked.
-
-    A person gating a collection takes its row lock, so once a commit has decided, the gate
-    cannot change under it before its write lands; commits do not block each other. Callers
-    take it before the revision counters, in the order a person's gate change does (the
-    collection row, then the catalog counter its trigger bumps). SQLite needs none of this:
-    its write transactions already run one at a time.
-    """
+    """Share-lock these collections' rows until the transaction ends, so no gate changes under
+    a decided commit (commits do not block each other); returns each locked collection's gate.
+    Callers take it before the revision counters, in the order a gate change does. Not on
+    SQLite, whose write transactions run one at a time."""
     ids = sorted(set(collection_ids))
     if not ids or connection.vendor != "postgresql" or not connection.in_atomic_block:
         return {}  # outside a transaction a lock would end with the statement
@@ -124,12 +111,9 @@ def decide(
     actor: str,
     held: dict[str, bool] | None = None,
 ) -> Decision:
-    """Apply or hold a write by `actor` (AGENT or PERSON) touching these collections.
-
-    Inside a transaction the answer stands until it ends: the gates read are share-locked.
-    `held`: what `hold_gates_steady` returned earlier in this transaction; those rows are
-    locked already and their gates known, so only the others are locked and read.
-    """
+    """Apply or hold a write by `actor` (AGENT or PERSON) touching these collections; inside a
+    transaction the answer stands until it ends. `held`: gates already locked and read by
+    hold_gates_steady in this transaction."""
     if actor not in (AGENT, PERSON):
         raise ValueError(f"actor must be {AGENT!r} or {PERSON!r}, not {actor!r}")
     collection_ids = sorted(set(collection_ids))

@@ -1,16 +1,10 @@
 """Connections to give up: one that met a storage fault, or one left read-only by a healed one.
 
-A pooled connection that met a read-only, disk-full or lost-connection error is marked here and
-closed as it goes back (anchor_site.db_pool), whichever door met it; a kept one (stdio) is
-closed by the tool call that met it (workflow.mcp.envelope).
-
-A PostgreSQL session takes default_transaction_read_only when it starts (ALTER DATABASE or
-ROLE ... SET), and SQLite opens a file it cannot write read-only: either connection stays
-read-only after the database is writable again, so a write on it would fail once more. The
-servers look before a connection serves a call (as a pool hands it out, stdio before each tool
-call) and replace it unseen. The usual path costs nothing: PostgreSQL (14 and later) reports
-the setting whenever it changes, and a SQLite connection is looked at only if it was opened
-while its file could not be written.
+A pooled connection that met a read-only, disk-full or lost-connection error is closed as it
+goes back (anchor_site.db_pool); a kept one (stdio) by the tool call that met it. A connection
+opened read-only (PostgreSQL's default_transaction_read_only, an unwritable SQLite file) stays
+so after the database heals: the servers look before it serves a call and replace it. The look
+is free: PostgreSQL reports the setting, and only a SQLite connection opened read-only is checked.
 """
 
 from __future__ import annotations
@@ -27,10 +21,9 @@ READ_ONLY_SETTING = "default_transaction_read_only"
 # A pooled connection that met one of these is closed rather than handed out again.
 GIVE_UP_ON = (READ_ONLY, DISK_FULL, CONNECTION_LOST)
 
-# Whether a session read-only by default would start writable now. A setting from the server's
-# own configuration follows its reloads, so such a session is never left behind; one from the
-# database or role settings (or SET in the session) is compared with what those say now, the
-# most specific first, as PostgreSQL applies them to a new session.
+# Whether a session read-only by default would start writable now: a setting from the database
+# or role settings is compared with what those say now, most specific first (one from the
+# server's configuration follows its reloads).
 LEFT_READ_ONLY = """
 SELECT s.source NOT IN (
            'default', 'configuration file', 'command line', 'environment variable', 'client')
@@ -58,12 +51,9 @@ def postgres_left_read_only(raw: Any) -> bool:
 
 
 def note_new_connection(sender: Any, connection: BaseDatabaseWrapper, **kwargs: Any) -> None:
-    """connection_created receiver (records.apps), on every connect (a pool's hand-out too).
-
-    A pooled connection left read-only is dropped, with its idle siblings from the same spell
-    (else each later request would meet one), and another taken; a pooled connection notes
-    the faults it meets, so the pool drops it rather than keep it; a SQLite one notes whether
-    it opened read-only."""
+    """connection_created receiver (records.apps), on every connect (a pool's hand-out too):
+    a pooled connection left read-only is dropped with its idle siblings and another taken; a
+    pooled one notes the faults it meets; a SQLite one notes whether it opened read-only."""
     pool = getattr(connection, "pool", None)
     if pool is not None:
         if postgres_left_read_only(connection.connection):

@@ -32,13 +32,8 @@ def counter_values(workspace_id: str, keys: Iterable[str]) -> dict[str, int]:
 
 
 def lock_counters(workspace_id: str, keys: Iterable[str]) -> dict[str, int]:
-    """Current values, with the rows locked until the transaction ends.
-
-    Missing rows are created first (one INSERT ... ON CONFLICT DO NOTHING) so there is
-    something to lock: otherwise two PostgreSQL transactions could both see "0" and both commit
-    a write the other's review did not see. SQLite needs none of this (BEGIN IMMEDIATE already
-    serialises writers) but it is harmless there.
-    """
+    """Current values, with the rows locked until the transaction ends. Missing rows are
+    created first so there is something to lock (else two transactions could both see "0")."""
     wanted = sorted(set(keys))
     if not wanted:
         return {}

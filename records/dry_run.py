@@ -1,15 +1,9 @@
 """A write applied only to be rolled back (a preview) holds no revision counter.
 
-The counter triggers lock the counters they move until the transaction ends; a dry run that
-moved them would queue behind every writer of the same collection, and they behind it, for a
-write that never lands. On PostgreSQL `counters_left_alone` sets the transaction-local
-`anchor.dry_run`, which the counter functions read (migration 0009); rolling the dry run back
-(its savepoint, or its transaction) undoes the setting with everything else. SQLite runs one
-writer at a time whatever is locked, and its triggers keep moving the counters there.
-
-Inside it `in_dry_run()` is true, so a row the rollback would throw away (a record's embedding)
-is not written on either backend.
-"""
+Counters moved by a dry run would stay locked until it ends, queueing writers behind a write
+that never lands. On PostgreSQL `counters_left_alone` sets the transaction-local
+`anchor.dry_run` the counter functions read (migration 0009); the rollback undoes it. SQLite
+runs one writer at a time anyway. Inside it `in_dry_run()` is true, so no embedding is written."""
 
 from __future__ import annotations
 
@@ -29,11 +23,8 @@ def in_dry_run() -> bool:
 
 @contextmanager
 def counters_left_alone() -> Iterator[None]:
-    """Inside a transaction.atomic block that will be rolled back: its writes move no counter.
-
-    Left normally (a dry run that did not raise), the setting is switched off again, so the
-    enclosing transaction's own writes still move theirs.
-    """
+    """Inside an atomic block that will be rolled back: its writes move no counter. Left
+    normally, the setting is switched off again for the enclosing transaction's writes."""
     token = _previewing.set(True)
     try:
         if connection.vendor != "postgresql":

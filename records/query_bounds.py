@@ -1,12 +1,9 @@
 """Bound every query of a call in time, and stop it when the call is cancelled.
 
-A tool call runs inside `bounded_queries(...)` on its worker thread. There, each statement
-is limited to the configured time (PostgreSQL: `statement_timeout`, with `lock_timeout` a little
-shorter so a wait for another writer's lock is told apart; SQLite: a progress handler that
-aborts the running statement), and once the call is cancelled no further statement starts
-and the running one is interrupted, so the open transaction rolls back and writes nothing. A
-commit that already happened stays committed.
-"""
+Inside `bounded_queries(...)` each statement is limited to the call's time (PostgreSQL:
+`statement_timeout`, with a shorter `lock_timeout` to tell lock waits apart; SQLite: a
+progress handler), and once the call is cancelled no statement starts and the running one is
+interrupted, so its transaction rolls back. A commit already made stays."""
 
 from __future__ import annotations
 
@@ -114,7 +111,7 @@ def _statement_guard(bound: QueryBound) -> Callable[..., Any]:
                 raise CallCancelled("the call was cancelled while a statement ran") from None
             # A wait for another writer's lock that ran out is no slow query: the envelope
             # reports it as STORAGE_ERROR (locked), to retry as it is.
-            if (bound.over_time() or _is_postgres_timeout()) and not _is_lock_wait():
+            if (bound.over_time() or _postgres_cancel()) and not _is_lock_wait():
                 bound.timed_out = True
             raise
 
@@ -132,10 +129,6 @@ def _postgres_cancel() -> QueryCanceled | None:
     errors = sys.modules.get("psycopg.errors")
     cause = getattr(sys.exc_info()[1], "__cause__", None)
     return cause if errors is not None and isinstance(cause, errors.QueryCanceled) else None
-
-
-def _is_postgres_timeout() -> bool:
-    return _postgres_cancel() is not None
 
 
 def _is_postgres_cancel_request() -> bool:
@@ -164,11 +157,8 @@ def _bound_postgres_statements(timeout_s: float, tag: str) -> None:
 
 
 def reset_statement_settings(raw_connection: Any) -> None:
-    """Undo what `_bound_postgres_statements` set, on a connection going back to a pool.
-
-    A pooled connection serves other requests next (an admin page, another call's token
-    check): they must not inherit this call's time limit, nor its tag, which a late cancel
-    of the call would otherwise match."""
+    """Undo what `_bound_postgres_statements` set, on a connection going back to a pool: the
+    next request must not inherit the call's time limit, nor its tag (a late cancel matches it)."""
     raw_connection.execute(
         "RESET statement_timeout; RESET jit; RESET application_name; RESET lock_timeout"
     )

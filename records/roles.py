@@ -1,10 +1,6 @@
-"""Ready-made roles for people in the admin: the groups "member" and "reviewer", each holding
-exactly the permissions its work needs, so a team admin picks a role instead of permissions.
-
-A role is the person's across their workspaces (Django's permissions are global), while what
-they reach stays their workspaces' rows only (records.admin.scoping). Every `migrate` puts each
-group's permissions back to these lists: give anything more to a person, or a group of your own.
-"""
+"""Ready-made admin roles: the groups "member" and "reviewer", each with exactly the permissions
+its work needs. A role holds across the person's workspaces (Django's permissions are global);
+every `migrate` puts each group's permissions back to these lists."""
 
 from __future__ import annotations
 

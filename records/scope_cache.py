@@ -1,15 +1,8 @@
 """A per-process cache keyed by scope, each value valid at one revision of its counters.
 
-The one rule: a value serves a reader only while its revision equals the revision the reader
-read from the database before asking (the counters a write moves in its own transaction).
-Anything else is a miss, and the reader loads afresh or brings the latest value up to date
-itself, then puts the result; a put replaces whatever is there. Values are immutable once
-put, so a reader may keep using one while another thread puts its successor.
-
-The lock guards only the mapping: nothing loads, patches or reads the database under it.
-Two threads that miss together may both load; each answer is right at its revision and the
-last put wins.
-"""
+A value serves a reader only while its revision equals the one the reader just read from the
+database; anything else is a miss, and the reader loads afresh and puts the result (the last
+put wins). Values are immutable once put. The lock guards only the mapping, never a load."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""One consistent view of the store for several reads, without taking the write lock.
-
-SQLite: a deferred transaction in WAL mode reads from one snapshot and never blocks writers
-(Django's atomic() would BEGIN IMMEDIATE here and queue behind them). PostgreSQL: a read-only
-REPEATABLE READ transaction. Inside an enclosing transaction the reads already share it.
-"""
+"""One consistent view of the store for several reads, without taking the write lock: on SQLite
+a deferred transaction in WAL mode (atomic() would BEGIN IMMEDIATE and queue behind writers),
+on PostgreSQL a read-only REPEATABLE READ one."""
 
 from __future__ import annotations
 

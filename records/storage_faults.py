@@ -1,11 +1,8 @@
 """What a database error means to the caller: its cause, in words, and what fixes it.
 
-Every door reports a refused database operation as STORAGE_ERROR; this module tells the
-causes apart (a read-only file, a full disk, a lock held too long, a lost or refused
-connection) from the driver's own codes (SQLite's result code name, PostgreSQL's SQLSTATE), so
-the message names the cause and says that retrying once it is fixed works: the servers
-reopen their connection after a failure, so no restart is needed.
-"""
+Every door reports a refused database operation as STORAGE_ERROR; the cause (read-only, full
+disk, lock, lost or refused connection) comes from the driver's codes, and the message says a
+retry once it is fixed works (the servers reopen their connection)."""
 
 from __future__ import annotations
 
@@ -55,10 +52,11 @@ _TOO_MANY_CONNECTIONS = StorageFault(
 
 def storage_fault(exc: BaseException) -> StorageFault:
     """The cause of a database error (Django's wrapper or the driver's own exception)."""
-    driver_error = exc if _is_driver_error(exc) else exc.__cause__
+    postgres = _psycopg_errors()
+    driver_errors = (sqlite3.Error,) if postgres is None else (sqlite3.Error, postgres.Error)
+    driver_error = exc if isinstance(exc, driver_errors) else exc.__cause__
     if isinstance(driver_error, sqlite3.Error):
         return _sqlite_fault(getattr(driver_error, "sqlite_errorname", "") or "")
-    postgres = _psycopg_errors()
     if postgres is not None and isinstance(driver_error, postgres.Error):
         return _postgres_fault(driver_error)
     return _UNKNOWN_FAULT
@@ -68,13 +66,6 @@ def _psycopg_errors() -> ModuleType | None:
     """psycopg's errors if psycopg is loaded, read rather than imported: on SQLite it never
     is (it costs a tenth of a stdio server's start), and then no psycopg error can exist."""
     return sys.modules.get("psycopg.errors")
-
-
-def _is_driver_error(exc: BaseException) -> bool:
-    postgres = _psycopg_errors()
-    return isinstance(exc, sqlite3.Error) or (
-        postgres is not None and isinstance(exc, postgres.Error)
-    )
 
 
 def _sqlite_fault(name: str) -> StorageFault:

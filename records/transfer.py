@@ -1,14 +1,10 @@
 """Export a workspace to JSON Lines and restore it into an empty one, with nothing lost.
 
-An export reads one snapshot and ends with a footer: the row count of each kind and the
-sha256 of every line before it. A restore refuses a file whose footer is missing or does not
-match, before writing anything, and a row that points at a row the file does not hold.
-
-A restore must reproduce history exactly (versions, timestamps, audit events with their IDs),
-which the services by design cannot (they would write new events), so rows are loaded as they
-were. The search index is built by its triggers as the rows load and the revision counters
-move (on PostgreSQL once each, at the end: see BULK_TRIGGERS), inside the same transaction, so
-the load is all or nothing; then PostgreSQL's planner statistics are refreshed.
+An export reads one snapshot and ends with a footer: each kind's row count and the sha256 of
+every line before it. A restore refuses a file whose footer is missing or does not match, and a
+row pointing at a row the file does not hold, before writing anything. Rows are loaded as they
+were (the services would write new events); triggers build the search index and move the
+counters in the same transaction, so the load is all or nothing.
 """
 
 from __future__ import annotations
@@ -19,6 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import IO, Any
 
@@ -80,7 +77,6 @@ class TransferError(Exception):
 
 
 def _rows(model: type[models.Model], path: str, workspace_id: str) -> models.QuerySet[models.Model]:
-    # _default_manager is `objects` for every model here, and is what a bare Model type has.
     return model._default_manager.filter(**{path: workspace_id}).order_by("pk")
 
 
@@ -130,13 +126,8 @@ def write_export(
 
 
 def _chunks(rows: Iterable[models.Model]) -> Iterator[list[models.Model]]:
-    chunk: list[models.Model] = []
-    for row in rows:
-        chunk.append(row)
-        if len(chunk) == CHUNK:
-            yield chunk
-            chunk = []
-    if chunk:
+    remaining = iter(rows)
+    while chunk := list(islice(remaining, CHUNK)):
         yield chunk
 
 
@@ -207,16 +198,22 @@ def _header(line: bytes | None) -> str:
 
 
 def _delete_workspace_rows(workspace_id: str) -> None:
-    # First, as they point at the records: embeddings are derived, never exported, and are
-    # computed again for the restored records on the next search by meaning.
-    RecordEmbedding.objects.filter(workspace_id=workspace_id)._raw_delete(using="default")
-    for model, path in reversed(MODELS):
-        # QuerySet.delete() bypasses AuditEvent.delete(): this is the one sanctioned removal,
-        # asked for explicitly with --replace.
-        model._default_manager.filter(**{path: workspace_id})._raw_delete(using="default")
-    # Last, as deleting the records above appended to it: the names log of a replaced
-    # workspace is gone with it (a reader then sees a gap and reads the names whole).
-    NameChange.objects.filter(workspace_id=workspace_id)._raw_delete(using="default")
+    """Plain DELETEs: QuerySet.delete() would read every row to collect cascades (and
+    AuditEvent refuses delete()): this is the one sanctioned removal, asked for with --replace.
+    Embeddings go first, as they point at the records: they are derived, never exported, and
+    computed again on the next search by meaning. The names log goes last, as deleting the
+    records appended to it: a reader then sees a gap and reads the names whole."""
+    in_workspace = "workspace_id = %s"
+    of_its_records = f"record_id IN (SELECT id FROM {Record._meta.db_table} WHERE {in_workspace})"
+    kinds: list[type[models.Model]] = [
+        RecordEmbedding,
+        *(m for m, _ in reversed(MODELS)),
+        NameChange,
+    ]
+    with connection.cursor() as cursor:
+        for model in kinds:
+            where = of_its_records if model is RecordVersion else in_workspace
+            cursor.execute(f"DELETE FROM {model._meta.db_table} WHERE {where}", [workspace_id])
 
 
 def import_workspace(
@@ -228,9 +225,7 @@ def import_workspace(
     analyze: bool = True,
 ) -> tuple[str, int]:
     """Restore a file check_file passed; refuses a workspace that holds data unless replace is
-    set. All or nothing: a row that does not fit (see References) undoes the whole load.
-    `phases` receives the seconds each phase took, and `analyze=False` leaves the planner
-    without statistics (both for the benchmark, which shows plans that do not need them)."""
+    set. All or nothing. `phases` (seconds per phase) and `analyze=False` serve the benchmark."""
     workspace_id = checked.workspace_id
     clock = Clock(phases if phases is not None else {})
     try:
@@ -294,6 +289,19 @@ def _load(checked: Checked, progress: Callable[[int], None]) -> int:
     return sum(references.rows.values())
 
 
+# What each kind of row points at, by field.
+POINTERS: dict[type[models.Model], list[tuple[str, type[models.Model]]]] = {
+    Record: [("collection_id", Collection)],
+    CollectionAlias: [("collection_id", Collection)],
+    RecordVersion: [("record_id", Record)],
+    RecordAlias: [("record_id", Record)],
+    SelfMapping: [("record_id", Record)],
+    Relationship: [("source_id", Record), ("target_id", Record)],
+    AuditEvent: [("record_id", Record), ("collection_id", Collection)],
+    ClarificationReview: [("audit_event_id", AuditEvent)],
+}
+
+
 class References:
     """Every row belongs to the workspace and points only at rows the file holds before it."""
 
@@ -318,7 +326,7 @@ class References:
             raise TransferError(
                 f"line {number} belongs to another workspace than the header's; {AGAIN}."
             )
-        for field, model in self._pointers(obj):
+        for field, model in POINTERS.get(type(obj), []):
             value = getattr(obj, field)
             if value and value not in self.held[model]:
                 raise TransferError(
@@ -327,20 +335,6 @@ class References:
                 )
         if type(obj) in self.held:
             self.held[type(obj)].add(obj.pk)
-
-    @staticmethod
-    def _pointers(obj: models.Model) -> list[tuple[str, type[models.Model]]]:
-        if isinstance(obj, (Record, CollectionAlias)):
-            return [("collection_id", Collection)]
-        if isinstance(obj, (RecordVersion, RecordAlias, SelfMapping)):
-            return [("record_id", Record)]
-        if isinstance(obj, Relationship):
-            return [("source_id", Record), ("target_id", Record)]
-        if isinstance(obj, AuditEvent):
-            return [("record_id", Record), ("collection_id", Collection)]
-        if isinstance(obj, ClarificationReview):
-            return [("audit_event_id", AuditEvent)]
-        return []
 
 
 def _flush(
@@ -351,14 +345,11 @@ def _flush(
         progress(len(batch))
 
 
-# PostgreSQL's row triggers that move one counter row per written row. In one transaction every
-# move leaves a version of that row the next move must walk past (none can be pruned before the
-# commit), so the n-th record costs O(n) and a restore O(n^2): 5,000 records took 20 s, of
-# which 9 s inserting the records, and after them one move of names:* read 152 pages for the
-# one row it found. A restore turns these off inside its transaction (ALTER TABLE is
-# transactional and takes a lock that holds other writers of these tables until the commit),
-# then moves each counter once by what the rows would have moved it. The search and catalog
-# triggers stay on: each record writes a search row of its own, and collections are few.
+# PostgreSQL's row triggers that move one counter row per written row. In one transaction each
+# move leaves a row version the next must walk past, so a restore was O(n^2) (5,000 records:
+# 20 s). A restore turns them off inside its transaction (ALTER TABLE is transactional and
+# holds other writers until the commit), then moves each counter once by what the rows would
+# have. The search and catalog triggers stay on: their rows are per record or few.
 BULK_TRIGGERS = {
     "records_record": ("records_record_names", "records_record_meaning", "records_record_count"),
     "records_recordalias": ("records_recordalias_names",),
@@ -415,8 +406,7 @@ def bulk_counters(workspace_id: str) -> Iterator[None]:
 
 
 def _check_constraints_now(cursor: Any) -> None:
-    """Deferred foreign-key checks are pending trigger events, and a table with pending events
-    cannot be altered: run the checks now, then defer again."""
+    """A table with pending (deferred foreign-key) trigger events cannot be altered."""
     cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
     cursor.execute("SET CONSTRAINTS ALL DEFERRED")
 
@@ -432,12 +422,9 @@ RESTORED_TABLES = [
 
 
 def refresh_statistics() -> None:
-    """PostgreSQL: ANALYZE the tables a restore wrote, so the next queries are planned against
-    the restored data rather than an empty store's (autovacuum would, some time later).
-
-    SQLite keeps no statistics unless asked, and nothing here asks: PRAGMA optimize after a
-    50,000-record restore cost 1.2 s and left grouping by linked record no faster (1.3 s
-    without, 1.6 s with; 2.0 and 2.1 s in another run), so a restore does not run it."""
+    """PostgreSQL: ANALYZE the tables a restore wrote, so the next queries are planned for the
+    restored data (autovacuum would, later). Not SQLite: PRAGMA optimize after a 50,000-record
+    restore cost 1.2 s and made grouping by linked record no faster."""
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute(f"ANALYZE {', '.join(RESTORED_TABLES)}")

@@ -1,9 +1,5 @@
-"""The Django admin over the store: read it, and write only through records.services.
-
-Each person sees only the workspaces they are a member of (records.admin.scoping); superusers
-see every workspace. Importing the modules registers their ModelAdmin classes with the default
-site.
-"""
+"""The Django admin over the store: read it, and write only through records.services. Each person
+sees only their workspaces (records.admin.scoping). Importing the modules registers them."""
 
 from typing import Any
 

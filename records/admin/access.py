@@ -1,11 +1,6 @@
-"""Who may use /mcp: access tokens (created here and shown once, revoked, never edited or
-read back) and workspace memberships, each with an optional role (records.roles). Both write
-through records.services.
-
-A staff member manages their own tokens only: a token acts as its user over /mcp, so minting
-one for someone else would be acting as them. Tokens of other people and every membership are
-for superusers; otherwise a staff member could add themselves to any workspace.
-"""
+"""Who may use /mcp: access tokens (shown once, revoked, never edited) and workspace memberships
+with an optional role (records.roles), written through records.services. A staff member
+manages their own tokens only (a token acts as its user); memberships are for superusers."""
 
 from __future__ import annotations
 
@@ -68,7 +63,6 @@ class AccessTokenAdmin(ServiceWriteAdmin):
     search_fields = ["name", "prefix", "user__username"]
     # The digest is never displayed, searched or filtered by (scoping.SECRET_FIELDS refuses it
     # as a URL lookup too): nothing needs it, and a prefix search on it narrows the secret.
-    fields = ["user", "name"]
     readonly_fields = ["shown_prefix", "state", "created_at", "last_used_at", "revoked_at"]
     actions = ["revoke_tokens"]
 
@@ -126,11 +120,6 @@ class AccessTokenAdmin(ServiceWriteAdmin):
         if obj is None:
             # Anyone but a superuser makes tokens for themselves: there is no user to pick.
             return ["user", "name"] if reaches_everything(request) else ["name"]
-        return ["user", "name", *self.readonly_fields]
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
-        if obj is None:
-            return []
         return ["user", "name", *self.readonly_fields]
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:

@@ -1,9 +1,5 @@
-"""The audit trail, record versions and revision counters: read-only, filterable, scannable.
-
-The one thing a person adds here is a verdict on an agent-reported clarification (confirmed or
-disputed). It goes through records.services, which keeps the verdict beside the append-only event
-and audits the verdict itself.
-"""
+"""The audit trail, record versions and revision counters: read-only, filterable, scannable. A
+person adds only a verdict on an agent-reported clarification, through records.services."""
 
 from __future__ import annotations
 
@@ -23,7 +19,13 @@ from django.utils.safestring import mark_safe
 
 from records.acting import acted_by, by_person
 from records.admin.clarifications import clarifications
-from records.admin.common import ReadOnlyAdmin, admin_context, json_block, report_refusal
+from records.admin.common import (
+    ReadOnlyAdmin,
+    admin_context,
+    json_block,
+    report_refusal,
+    write_each,
+)
 from records.admin.scoping import records_titled
 from records.admin.timeline import HEADLINES, event_changes, readable_kind
 from records.errors import AnchorError
@@ -187,29 +189,6 @@ class AuditEventAdmin(ReadOnlyAdmin):
             },
         ),
     ]
-    readonly_fields = [
-        "created_at",
-        "what",
-        "actor",
-        "subject",
-        "workspace",
-        "changes",
-        "record_named",
-        "collection_named",
-        "action_named",
-        "decision_reason",
-        "clarification_detail",
-        "evidence",
-        "before_json",
-        "after_json",
-        "entity_type",
-        "entity_id",
-        "record_id",
-        "collection_id",
-        "action_id",
-        "item_index",
-        "id",
-    ]
 
     def change_view(
         self,
@@ -347,15 +326,11 @@ class AuditEventAdmin(ReadOnlyAdmin):
     def _review_many(
         self, request: HttpRequest, queryset: QuerySet[AuditEvent], state: str
     ) -> None:
-        done = 0
-        for event in queryset.exclude(agent_reported_clarification=""):
+        def review(event: AuditEvent) -> None:
             ctx = admin_context(request, event.workspace_id, f"Clarification marked {state}.")
-            try:
-                clarification_review_create(ctx=ctx, event_id=event.pk, state=state)
-            except AnchorError as exc:
-                report_refusal(self, request, exc)
-                continue
-            done += 1
+            clarification_review_create(ctx=ctx, event_id=event.pk, state=state)
+
+        done = write_each(self, request, queryset.exclude(agent_reported_clarification=""), review)
         self.message_user(request, f"Marked {done} clarification(s) {state}.", messages.SUCCESS)
 
     @admin.action(
@@ -455,17 +430,8 @@ class RecordVersionAdmin(ReadOnlyAdmin):
     list_select_related = ["record"]
     search_fields = ["=record__id", "title", "actor_id"]
     show_full_result_count = False
-    readonly_fields = [
-        "record_link",
-        "version",
-        "title",
-        "data_json",
-        "aliases",
-        "archived_at",
-        "actor_id",
-        "recorded_at",
-    ]
-    fields = tuple(readonly_fields)
+    fields = ["record_link", "version", "title", "data_json", "aliases", "archived_at"]
+    fields += ["actor_id", "recorded_at"]
 
     @admin.display(description="record")
     def record_link(self, obj: RecordVersion) -> str:

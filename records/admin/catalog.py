@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from dataclasses import asdict
 from typing import Any, cast
 
 from django import forms
@@ -281,14 +282,7 @@ class CollectionAdmin(ServiceWriteAdmin):
                 "page and make your change again.",
             )
         before = collection_dict(current, view="state")
-        wanted = {
-            "name": fields.name,
-            "purpose": fields.purpose,
-            "record_meaning": fields.record_meaning,
-            "typical_fields": fields.typical_fields,
-            "relationship_guidance": fields.relationship_guidance,
-        }
-        if any(before[key] != value for key, value in wanted.items()):
+        if any(before[key] != value for key, value in asdict(fields).items()):
             services.collection_update(ctx=ctx, collection_id=obj.pk, fields=fields)
         if before["requires_approval"] != bool(cleaned.get("requires_approval")):
             services.collection_set_requires_approval(

@@ -1,11 +1,8 @@
 """What the user is said to have answered, with where it came from, for one template.
 
 Two sources, never mixed: an answer the user gave in the client's own dialog (MCP elicitation,
-kept on the cited review as `user_confirmed_in_client`: which client, when, the question and
-the answer) and the agent's own account of what the user said (agent-reported, which the server
-cannot verify and a person may confirm or dispute). `templates/records/clarifications.html`
-draws a list of them wherever a decision or its history is shown.
-"""
+`user_confirmed_in_client`) and the agent's own unverifiable account, which a person may
+confirm or dispute. Drawn by `templates/records/clarifications.html`."""
 
 from __future__ import annotations
 

@@ -1,17 +1,16 @@
 """What every store admin shares: who is writing, how refusals are shown, how JSON reads.
 
-People write through the same services as agents; the only difference is the actor, which is
-always the signed-in user, never something typed into a form. Every admin here is workspace
-scoped (records.admin.scoping), and every write context is refused for a workspace the person
-is not a member of, whichever form or view asked for it.
-"""
+People write through the same services as agents, as the signed-in user; every write context
+is refused for a workspace the person is not a member of (records.admin.scoping)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.contrib import admin, messages
+from django.contrib.admin.utils import flatten_fieldsets
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils.html import format_html
@@ -33,10 +32,31 @@ def admin_context(request: HttpRequest, workspace_id: str, reason: str = "") -> 
     )
 
 
-def report_refusal(model_admin: admin.ModelAdmin, request: HttpRequest, exc: AnchorError) -> None:
-    model_admin.message_user(
-        request, f"Nothing was saved. {exc.message} ({exc.code})", messages.ERROR
-    )
+def report_refusal(
+    model_admin: admin.ModelAdmin, request: HttpRequest, exc: AnchorError, *, refused: str = ""
+) -> None:
+    refused = refused or "Nothing was saved."
+    model_admin.message_user(request, f"{refused} {exc.message} ({exc.code})", messages.ERROR)
+
+
+def write_each(
+    model_admin: admin.ModelAdmin,
+    request: HttpRequest,
+    rows: Iterable[Any],
+    write: Callable[[Any], object],
+    refused: str = "",
+) -> int:
+    """An admin action's write per row: a refused row is reported and the others go on.
+    Returns how many were written."""
+    written = 0
+    for row in rows:
+        try:
+            write(row)
+        except AnchorError as exc:
+            report_refusal(model_admin, request, exc, refused=refused)
+        else:
+            written += 1
+    return written
 
 
 def as_validation_error(exc: AnchorError) -> ValidationError:
@@ -64,7 +84,13 @@ def json_block(value: Any, *, fold_over: int = 400, summary: str = "show") -> st
 
 
 class ReadOnlyAdmin(WorkspaceScopedAdmin):
-    """For rows only triggers or services write (audit, versions, counters): view, never edit."""
+    """For rows only triggers or services write (audit, versions, counters): view, never edit.
+    Every field listed is read-only, so its fields and fieldsets name each field once."""
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        if self.readonly_fields or not (self.fieldsets or self.fields):
+            return self.readonly_fields
+        return flatten_fieldsets(self.get_fieldsets(request, obj))
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -77,13 +103,9 @@ class ReadOnlyAdmin(WorkspaceScopedAdmin):
 
 
 class ServiceWriteAdmin(WorkspaceScopedAdmin):
-    """An admin whose saves call services inside the change view's transaction.
-
-    Forms pre-check everything they can and show it next to the field. What only the locked
-    re-check at save time can see (a concurrent write landing between form check and save)
-    surfaces as an AnchorError; the change view's transaction then rolls back every write of
-    this request, and the person gets the refusal as a message instead of a half-applied edit.
-    """
+    """An admin whose saves call services inside the change view's transaction: a refusal only
+    the locked re-check sees (a concurrent write) rolls back every write of the request and is
+    shown as a message, never a half-applied edit."""
 
     def changeform_view(
         self,

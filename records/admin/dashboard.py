@@ -1,10 +1,6 @@
-"""The admin index as a dashboard of the signed-in person's workspaces.
-
-What needs a person comes first: writes awaiting approval (drawn by the workflow's panel),
-clarifications agents reported that nobody has reviewed yet, and what agents changed lately.
-The tables behind them stay reachable; the internal ones (counters, tickets, versions, agenda
-events) are listed under "Diagnostics" so they do not read as work to do.
-"""
+"""The admin index as a dashboard of the signed-in person's workspaces: what needs a person first
+(writes awaiting approval, unreviewed clarifications, recent agent changes); the internal tables
+under "Diagnostics" so they do not read as work to do."""
 
 from __future__ import annotations
 
@@ -30,13 +26,6 @@ NAMED_IN_LINE = 3
 DIAGNOSTICS = frozenset(
     {"RevisionCounter", "ReviewTicket", "RecordVersion", "AgendaEvent", "ClarificationReview"}
 )
-
-
-def _events(workspaces: frozenset[str] | None) -> QuerySet[AuditEvent]:
-    events = AuditEvent.objects.all()
-    if workspaces is not None:
-        events = events.filter(workspace_id__in=workspaces)
-    return events
 
 
 def _row(event: AuditEvent) -> dict[str, Any]:
@@ -113,7 +102,9 @@ def _recent(events: QuerySet[AuditEvent]) -> list[dict[str, Any]]:
 
 def dashboard(request: HttpRequest, app_list: list[dict[str, Any]]) -> dict[str, Any]:
     workspaces = member_workspace_ids(request)
-    events = _events(workspaces).order_by("-created_at", "-id")
+    events = AuditEvent.objects.order_by("-created_at", "-id")
+    if workspaces is not None:
+        events = events.filter(workspace_id__in=workspaces)
     unreviewed = events.exclude(agent_reported_clarification="").filter(
         clarification_reviews__isnull=True
     )

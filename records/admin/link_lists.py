@@ -1,10 +1,7 @@
 """A record's links as lists a person reads, capped so a hub record's page stays small.
 
-A record with 3,000 incoming links used to draw every one of them (as inline form rows, too):
-megabytes of HTML and more form fields than Django accepts in one POST. Each direction shows
-at most LINK_LIMIT links; the rest is a count and a link to the relationship list filtered to
-this record.
-"""
+Each direction shows at most LINK_LIMIT links (3,000 drawn as form rows were megabytes and
+more fields than Django accepts in one POST); the rest is a count and a filtered list's link."""
 
 from __future__ import annotations
 
@@ -30,13 +27,9 @@ class LinkList:
 
 
 def _direction(record: Record, direction: str, limit: int) -> LinkList:
-    relationships = reverse("admin:records_relationship_changelist")
-    if direction == "out":
-        rows = Relationship.objects.filter(source=record).select_related("target__collection")
-        url = f"{relationships}?source__id__exact={record.pk}"
-    else:
-        rows = Relationship.objects.filter(target=record).select_related("source__collection")
-        url = f"{relationships}?target__id__exact={record.pk}"
+    own, other = ("source", "target") if direction == "out" else ("target", "source")
+    rows = Relationship.objects.filter(**{own: record}).select_related(f"{other}__collection")
+    url = f"{reverse('admin:records_relationship_changelist')}?{own}__id__exact={record.pk}"
     shown = list(rows.order_by(*ORDER)[: limit + 1])
     total = len(shown) if len(shown) <= limit else rows.count()
     return LinkList(shown[:limit], total, url)

@@ -1,13 +1,9 @@
-"""Relationships and self mappings across the whole workspace.
-
-Links are usually edited on their source record's page, where the form is checked against the
-links the person saw. Here a person can still add one or remove a wrong one; both go through the
-services and are audited. Self mappings are set only by agents (set_self, after the user said who
-they are); a person can remove a wrong one here, through the audited service.
-"""
+"""Relationships and self mappings across the workspace: a person may add a link or remove a
+wrong one, or remove a wrong self mapping (agents set them), all through the audited services."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from django import forms
@@ -16,7 +12,13 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from records import services
-from records.admin.common import ReadOnlyAdmin, ServiceWriteAdmin, admin_context, copy_saved
+from records.admin.common import (
+    ReadOnlyAdmin,
+    ServiceWriteAdmin,
+    admin_context,
+    copy_saved,
+    write_each,
+)
 from records.admin.record_admin import record_link
 from records.admin.record_writes import admit_person_write
 from records.approval import Touched
@@ -50,7 +52,6 @@ class RelationshipAdmin(ServiceWriteAdmin):
         "target__title",
     ]
     show_full_result_count = False
-    readonly_fields = ["id", "source_link", "target_link", "workspace", "created_by", "created_at"]
     actions = ["remove_selected"]
 
     def get_fields(self, request: HttpRequest, obj: Relationship | None = None) -> Any:
@@ -65,11 +66,6 @@ class RelationshipAdmin(ServiceWriteAdmin):
             "created_at",
             "id",
         ]
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Relationship | None = None) -> Any:
-        if obj is None:
-            return []
-        return [*self.readonly_fields, "relationship_type"]
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # a link is a fact; a wrong one is removed and the right one added
@@ -125,14 +121,9 @@ class RelationshipAdmin(ServiceWriteAdmin):
         description="Remove selected links (through the service, audited)", permissions=["delete"]
     )
     def remove_selected(self, request: HttpRequest, queryset: QuerySet[Relationship]) -> None:
-        removed = 0
-        for rel in queryset:
-            try:
-                self.delete_model(request, rel)
-            except AnchorError as exc:
-                self.message_user(request, f"Not removed: {exc.message}", messages.ERROR)
-                continue
-            removed += 1
+        removed = write_each(
+            self, request, queryset, partial(self.delete_model, request), "Not removed:"
+        )
         self.message_user(request, f"Removed {removed} link(s).", messages.SUCCESS)
 
 
@@ -143,8 +134,7 @@ class SelfMappingAdmin(ReadOnlyAdmin):
     list_filter = ["workspace"]
     list_select_related = ["record"]
     search_fields = ["actor_id", "=record__id", "record__title"]
-    readonly_fields = ("actor_id", "record_title", "workspace", "created_at")
-    fields = readonly_fields
+    fields = ["actor_id", "record_title", "workspace", "created_at"]
     actions = ["remove_mappings"]
 
     @admin.display(description="record")
@@ -161,23 +151,14 @@ class SelfMappingAdmin(ReadOnlyAdmin):
         permissions=["remove"],
     )
     def remove_mappings(self, request: HttpRequest, queryset: QuerySet[SelfMapping]) -> None:
-        removed = 0
-        for mapping in queryset:
-            ctx = admin_context(
-                request,
-                mapping.workspace_id,
-                f"Self mapping of {mapping.actor_id!r} removed in the admin.",
-            )
-            try:
-                # Another person may have removed it since this page was drawn: the service
-                # then answers NOT_FOUND, reported below instead of a server error.
-                services.self_mapping_remove(ctx=ctx, actor_id=mapping.actor_id)
-            except AnchorError as exc:
-                self.message_user(
-                    request, f"Not removed: {exc.message} ({exc.code})", messages.ERROR
-                )
-                continue
-            removed += 1
+        def remove(mapping: SelfMapping) -> None:
+            reason = f"Self mapping of {mapping.actor_id!r} removed in the admin."
+            ctx = admin_context(request, mapping.workspace_id, reason)
+            # Another person may have removed it since this page was drawn: the service then
+            # answers NOT_FOUND, reported as a refusal instead of a server error.
+            services.self_mapping_remove(ctx=ctx, actor_id=mapping.actor_id)
+
+        removed = write_each(self, request, queryset, remove, "Not removed:")
         if removed:
             self.message_user(request, f"Removed {removed} self mapping(s).", messages.SUCCESS)
         elif not queryset:

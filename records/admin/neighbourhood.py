@@ -1,9 +1,5 @@
-"""A small picture of a record and the records linked to it, laid out here and drawn as inline SVG.
-
-Incoming links on the left (they point at this record), outgoing on the right. Each side shows
-at most SIDE_LIMIT neighbours, so a hub record with thousands of links still draws in two
-bounded queries; the rest is a count and a link to the full relationship list.
-"""
+"""A small picture of a record and its linked records, drawn as inline SVG: incoming links on the
+left, outgoing on the right, at most SIDE_LIMIT a side (two bounded queries for a hub record)."""
 
 from __future__ import annotations
 
@@ -12,7 +8,8 @@ from typing import Any
 
 from django.urls import reverse
 
-from records.models import Record, Relationship
+from records.admin.link_lists import record_links
+from records.models import Record
 
 SIDE_LIMIT = 8
 NODE_W, NODE_H, ROW = 220, 46, 60
@@ -73,60 +70,27 @@ def _node(record: Record, x: int, y: int, *, center: bool = False) -> Node:
     )
 
 
-def _side(record: Record, direction: str) -> tuple[list[Relationship], int]:
-    if direction == "out":
-        links = Relationship.objects.filter(source=record).select_related("target__collection")
-    else:
-        links = Relationship.objects.filter(target=record).select_related("source__collection")
-    shown = list(links.order_by("relationship_type", "created_at", "id")[: SIDE_LIMIT + 1])
-    hidden = 0
-    if len(shown) > SIDE_LIMIT:
-        hidden = links.count() - SIDE_LIMIT
-        shown = shown[:SIDE_LIMIT]
-    return shown, hidden
-
-
 def record_neighbourhood(record: Record) -> dict[str, Any]:
-    outgoing, more_out = _side(record, "out")
-    incoming, more_in = _side(record, "in")
+    out_list, in_list = record_links(record, SIDE_LIMIT)
+    outgoing, incoming = out_list.links, in_list.links
     rows = max(len(outgoing), len(incoming), 1)
     height = rows * ROW + 20
     center_y = (height - NODE_H) // 2
     center = _node(record, CENTER_X, center_y, center=True)
     nodes, edges = [center], []
+    middle = center_y + NODE_H // 2
     for index, rel in enumerate(incoming):
         y = 10 + index * ROW + (rows - len(incoming)) * ROW // 2
         nodes.append(_node(rel.source, LEFT_X, y))
-        x1, y1 = LEFT_X + NODE_W, y + NODE_H // 2
-        edges.append(
-            Edge(
-                x1,
-                y1,
-                CENTER_X - 4,
-                center_y + NODE_H // 2,
-                rel.relationship_type,
-                x1 + 8,
-                y1 - 6,
-                "start",
-            )
-        )
+        x, y = LEFT_X + NODE_W, y + NODE_H // 2
+        edges.append(Edge(x, y, CENTER_X - 4, middle, rel.relationship_type, x + 8, y - 6, "start"))
     for index, rel in enumerate(outgoing):
         y = 10 + index * ROW + (rows - len(outgoing)) * ROW // 2
         nodes.append(_node(rel.target, RIGHT_X, y))
-        x2, y2 = RIGHT_X - 4, y + NODE_H // 2
+        x, y = RIGHT_X - 4, y + NODE_H // 2
         edges.append(
-            Edge(
-                CENTER_X + NODE_W,
-                center_y + NODE_H // 2,
-                x2,
-                y2,
-                rel.relationship_type,
-                x2 - 8,
-                y2 - 6,
-                "end",
-            )
+            Edge(CENTER_X + NODE_W, middle, x, y, rel.relationship_type, x - 8, y - 6, "end")
         )
-    relationships_url = reverse("admin:records_relationship_changelist")
     return {
         "width": WIDTH,
         "height": height,
@@ -134,9 +98,9 @@ def record_neighbourhood(record: Record) -> dict[str, Any]:
         "node_h": NODE_H,
         "nodes": nodes,
         "edges": edges,
-        "more_in": more_in,
-        "more_out": more_out,
-        "incoming_url": f"{relationships_url}?target__id__exact={record.pk}",
-        "outgoing_url": f"{relationships_url}?source__id__exact={record.pk}",
+        "more_in": in_list.hidden,
+        "more_out": out_list.hidden,
+        "incoming_url": in_list.more_url,
+        "outgoing_url": out_list.more_url,
         "empty": not outgoing and not incoming,
     }

@@ -1,10 +1,6 @@
-"""Panels other apps add to the store's admin pages, without the store importing them.
-
-The record page shows the agent writes pending on the record (its edit form, which of them a
-save would make stale), and the index shows the approval queue; both live in the workflow,
-which the store must not know about. The workflow registers a function here at import time;
-the store's pages call whatever is registered.
-"""
+"""Panels other apps add to the store's admin pages, without the store importing them: the
+workflow registers functions here at import time (pending writes on a record page, the
+approval queue on the index) and the store's pages call whatever is registered."""
 
 from __future__ import annotations
 

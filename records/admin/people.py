@@ -1,9 +1,5 @@
-"""People and groups in the admin: superusers only.
-
-Whoever may change a user may set their password or make them a superuser, and so act as them
-or see every workspace; the workspace scoping would mean nothing. Django's own user and group
-admins are kept, behind the same scope declaration every other admin makes.
-"""
+"""People and groups in the admin: superusers only, since whoever may change a user may make them
+a superuser. Django's own admins, behind the same scope declaration as every other."""
 
 from __future__ import annotations
 

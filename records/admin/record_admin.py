@@ -1,10 +1,8 @@
-"""Records: browse 100,000 of them quickly, read one with its history and neighbourhood, and
-edit, alias, link or archive it as a first-class, version-checked, audited write.
+"""Records: browse many quickly, read one with its history and neighbourhood, and edit, alias,
+link or archive it as a version-checked, audited write.
 
-A record page opens as a read-only view (data, pending agent writes, links, history); the edit
-form is a step the person chooses (?edit=1), and shows at most LINK_LIMIT of the record's own
-links as editable rows, so a hub record still opens and saves.
-"""
+A record page opens read-only; the edit form (?edit=1) shows at most LINK_LIMIT of its links
+as editable rows, so a hub record still opens and saves."""
 
 from __future__ import annotations
 
@@ -26,6 +24,7 @@ from records.admin.common import (
     copy_saved,
     json_block,
     report_refusal,
+    write_each,
 )
 from records.admin.link_lists import LINK_LIMIT, ORDER, record_links
 from records.admin.neighbourhood import record_neighbourhood
@@ -83,11 +82,8 @@ class RecordAliasInline(ScopedInline, admin.TabularInline):
 
 
 class CappedLinkFormSet(BaseInlineFormSet):
-    """The first LINK_LIMIT links, in a fixed order, so the rows posted back are the rows drawn.
-
-    Links past the cap are not in the form and so cannot be changed by it; the relationship
-    list (linked from the page) edits those.
-    """
+    """The first LINK_LIMIT links, in a fixed order, so the rows posted back are the rows drawn
+    (the relationship list edits those past the cap)."""
 
     def get_queryset(self) -> QuerySet[Relationship]:
         if not hasattr(self, "_capped"):
@@ -148,29 +144,10 @@ class RecordAdmin(ServiceWriteAdmin):
         )
         fieldsets: list[Any] = [(None, {"fields": main})]
         if editable:
-            fieldsets.append(
-                (
-                    "This change",
-                    {"fields": ["change_reason", "loaded_version", "loaded_links_revision"]},
-                )
-            )
-        fieldsets.append(
-            (
-                "Provenance",
-                {
-                    "fields": [
-                        "id",
-                        "workspace",
-                        "version",
-                        "created_by",
-                        "created_at",
-                        "updated_at",
-                        "archived_at",
-                    ]
-                },
-            )
-        )
-        return fieldsets
+            this_change = ["change_reason", "loaded_version", "loaded_links_revision"]
+            fieldsets.append(("This change", {"fields": this_change}))
+        provenance = [name for name in self.readonly_fields if name != "data_pretty"]
+        return [*fieldsets, ("Provenance", {"fields": provenance})]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Record | None = None) -> Any:
         if obj is None:
@@ -222,8 +199,7 @@ class RecordAdmin(ServiceWriteAdmin):
         }
 
     def read_view(self, request: HttpRequest, record: Record) -> HttpResponse:
-        """The page a person lands on: what the record says, what is pending on it, its links
-        and its history. Editing is a button away."""
+        """The page a person lands on: data, pending writes, links and history."""
         outgoing, incoming = record_links(record)
         change_url = reverse("admin:records_record_change", args=[record.pk])
         context = {
@@ -247,8 +223,7 @@ class RecordAdmin(ServiceWriteAdmin):
     # --- writing -----------------------------------------------------------------------------
 
     def response_change(self, request: HttpRequest, obj: Record) -> HttpResponse:
-        """Save lands on the record just saved, where the person sees the result; Django's
-        default is the list of every record."""
+        """Save lands on the record just saved, not Django's list of every record."""
         response = super().response_change(request, obj)
         return self._to_the_record(request, obj, response)
 
@@ -322,18 +297,12 @@ class RecordAdmin(ServiceWriteAdmin):
 
     @admin.action(description="Archive selected records (through the service, audited)")
     def archive_selected(self, request: HttpRequest, queryset: QuerySet[Record]) -> None:
-        archived = 0
-        for record in queryset.filter(archived_at__isnull=True):
+        def archive(record: Record) -> None:
             ctx = admin_context(request, record.workspace_id, "Archived from the record list.")
-            try:
-                admit_person_write(ctx, Touched.of(records=[record.pk]))
-                services.record_archive(
-                    ctx=ctx, record_id=record.pk, expected_version=record.version
-                )
-            except AnchorError as exc:
-                report_refusal(self, request, exc)
-                continue
-            archived += 1
+            admit_person_write(ctx, Touched.of(records=[record.pk]))
+            services.record_archive(ctx=ctx, record_id=record.pk, expected_version=record.version)
+
+        archived = write_each(self, request, queryset.filter(archived_at__isnull=True), archive)
         self.message_user(request, f"Archived {archived} record(s).", messages.SUCCESS)
 
     def get_urls(self) -> list[Any]:

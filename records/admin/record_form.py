@@ -1,8 +1,5 @@
-"""Forms for editing a record in the admin: pre-checks shown beside the field they concern.
-
-These checks mirror the services' own so a person sees problems before anything is written;
-the services check again under lock at save time, and that check is the one that counts.
-"""
+"""Forms for editing a record in the admin: the services' checks run early and are shown beside
+their field; the services check again under lock at save time, and that check counts."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""A person's edit of a record, applied through the services against the state they loaded.
-
-The form carries the record's version and its links revision as they were when the page was
-drawn. Everything here runs under the record's row lock inside the change view's transaction,
-so the re-check and the writes see one state; any refusal rolls the whole save back.
-"""
+"""A person's edit of a record, applied through the services against the state they loaded (the
+version and links revision the form carries), under the record's row lock inside the change
+view's transaction: any refusal rolls the whole save back."""
 
 from __future__ import annotations
 

@@ -1,21 +1,12 @@
 """Who sees what in the admin: a person reaches only the workspaces they are a member of.
 
-Every ModelAdmin of the store and the workflow is a WorkspaceScopedAdmin and declares how its
-rows reach their owner, in exactly one way:
+Every ModelAdmin of the store and the workflow is a WorkspaceScopedAdmin declaring exactly one
+of: ``workspace_path`` (row to workspace lookup: a staff member sees their workspaces' rows),
+``owner_path`` (row to user: their own rows) or ``superusers_only`` (people and memberships).
 
-- ``workspace_path``: the lookup from a row to its workspace ("workspace", "record__workspace",
-  "pk" for workspaces themselves). A staff member sees rows of their workspaces only.
-- ``owner_path``: the lookup from a row to the user it belongs to (access tokens). A staff
-  member sees their own rows only.
-- ``superusers_only``: people and memberships, which decide who reaches what; a staff member
-  gets no permission on them at all.
-
-A superuser sees everything. Everything the admin shows or changes starts from get_queryset,
-so scoping it covers lists, search, actions (Django filters posted IDs through the list's
-queryset) and autocomplete (which asks the target model's admin). The rest is here: another
-workspace's object is a 404 like a missing one, so existence does not leak; list filters and
-foreign-key choices (selects, raw-ID fields, their popups and the labels drawn beside them) offer
-only reachable rows; and secret fields can never be used as a lookup in the URL.
+Scoping get_queryset covers lists, search, actions and autocomplete. Here too: another
+workspace's object is a 404 like a missing one; list filters and foreign-key choices (raw-ID
+labels included) offer only reachable rows; secret fields are never a URL lookup.
 """
 
 from __future__ import annotations
@@ -51,10 +42,7 @@ def reaches_everything(request: HttpRequest) -> bool:
 
 
 def member_workspace_ids(request: HttpRequest) -> frozenset[str] | None:
-    """The workspaces the signed-in person may reach, or None for every workspace (a superuser).
-
-    Read once per request, so scoping costs one query per page, never one per row.
-    """
+    """The workspaces the person may reach, or None for all (a superuser); once per request."""
     if reaches_everything(request):
         return None
     cached: frozenset[str] | None = getattr(request, _CACHE_ATTR, None)
@@ -87,10 +75,8 @@ def require_workspace(request: HttpRequest, workspace_id: str) -> None:
 def reachable(
     request: HttpRequest, model: type[models.Model], admin_site: admin.AdminSite
 ) -> QuerySet[Any]:
-    """The rows of `model` the person may reach, by the scope its own admin declares.
-
-    A model without a scoped admin is reachable by superusers only: unknown means closed.
-    """
+    """The rows of `model` the person may reach, by the scope its own admin declares (none
+    but a superuser's for a model without a scoped admin: unknown means closed)."""
     rows = model._default_manager.all()
     if reaches_everything(request):
         return rows
@@ -164,12 +150,8 @@ class WorkspaceScopedAdmin(ScopedChoicesMixin, admin.ModelAdmin):
 
     @classmethod
     def declared_scopes(cls) -> list[str]:
-        declared = {
-            "workspace_path": bool(cls.workspace_path),
-            "owner_path": bool(cls.owner_path),
-            "superusers_only": cls.superusers_only,
-        }
-        return [name for name, present in declared.items() if present]
+        names = ("workspace_path", "owner_path", "superusers_only")
+        return [name for name in names if getattr(cls, name)]
 
     def check(self, **kwargs: Any) -> list[checks.CheckMessage]:
         errors = super().check(**kwargs)
@@ -213,41 +195,33 @@ class WorkspaceScopedAdmin(ScopedChoicesMixin, admin.ModelAdmin):
 
     # --- permissions for rows only superusers manage -----------------------------------------
 
+    def _closed(self, request: HttpRequest) -> bool:
+        return self.superusers_only and not reaches_everything(request)
+
     def has_module_permission(self, request: HttpRequest) -> bool:
-        if self.superusers_only and not reaches_everything(request):
-            return False
-        return super().has_module_permission(request)
+        return not self._closed(request) and super().has_module_permission(request)
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        if self.superusers_only and not reaches_everything(request):
-            return False
-        return super().has_view_permission(request, obj)
+        return not self._closed(request) and super().has_view_permission(request, obj)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
-        if self.superusers_only and not reaches_everything(request):
-            return False
-        return super().has_add_permission(request)
+        return not self._closed(request) and super().has_add_permission(request)
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        if self.superusers_only and not reaches_everything(request):
-            return False
-        return super().has_change_permission(request, obj)
+        return not self._closed(request) and super().has_change_permission(request, obj)
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        if self.superusers_only and not reaches_everything(request):
-            return False
-        return super().has_delete_permission(request, obj)
+        return not self._closed(request) and super().has_delete_permission(request, obj)
 
     # --- filters and URL lookups -------------------------------------------------------------
 
     def get_list_filter(self, request: HttpRequest) -> Any:
-        scoped: list[Any] = []
-        for entry in super().get_list_filter(request):
-            if isinstance(entry, str) and self._is_relation(entry):
-                scoped.append((entry, ScopedRelatedFilter))
-            else:
-                scoped.append(entry)
-        return scoped
+        return [
+            (entry, ScopedRelatedFilter)
+            if isinstance(entry, str) and self._is_relation(entry)
+            else entry
+            for entry in super().get_list_filter(request)
+        ]
 
     def _is_relation(self, path: str) -> bool:
         try:

@@ -1,9 +1,5 @@
-"""A record's audit trail as a person reads it: who, when, what changed field by field, and why.
-
-Agent-reported clarifications are shown as what they are, the agent's account of what the user
-said, next to any person's verdict on them. The whole page costs two queries however long the
-history: one for the events, one for the verdicts.
-"""
+"""A record's audit trail as a person reads it: who, when, what changed field by field, and why,
+with agent-reported clarifications beside any verdict on them. Two queries however long."""
 
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
 """Each record's embedding: what search by meaning compares a question against.
 
-One row per record, kept beside the data rather than in it: the vectors of the record's title
-and of its title and values, side by side as int8 bytes (one per dimension) with the scale
-that turns them back into floats, the model and model version (which names that layout) that
-computed them, and the record version they were computed from. A row whose model or record
-version is behind is outdated and is recomputed (records.meaning).
-"""
+One row per record: the int8 vectors of its title and of its title and values, their scale,
+the model and version that computed them and the record version they came from. A row behind
+on either is recomputed (records.meaning)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,7 @@
 """The store: workspaces, collections, records with every version, links, aliases, audit, counters.
 
-Every row carries its workspace so that no query can reach across partitions by accident.
-Revision counters, active record counts and the full-text index are maintained by database
-triggers (see the migrations), so they move inside the writing transaction whatever writes the row.
-"""
+Every row carries its workspace, so no query reaches across by accident. Counters, active counts
+and the full-text index are kept by database triggers, inside the writing transaction."""
 
 from __future__ import annotations
 
@@ -22,9 +20,8 @@ def new_feed_key() -> str:
 class Workspace(models.Model):
     id = models.CharField(primary_key=True, max_length=64)
     created_at = models.DateTimeField(auto_now_add=True)
-    # Seals the change feed's positions (records.selectors.feed_positions): a member sees the
-    # workspace's own positions only, never the global event IDs. Kept here rather than
-    # derived from SECRET_KEY, which the stdio server draws afresh in every process.
+    # Seals the change feed's positions (records.selectors.feed_positions); not derived from
+    # SECRET_KEY, which the stdio server draws afresh in every process.
     feed_key = models.CharField(max_length=64, default=new_feed_key, editable=False)
 
     class Meta:
@@ -198,9 +195,8 @@ class AuditEvent(models.Model):
     id = models.BigAutoField(primary_key=True)
     workspace = models.ForeignKey(Workspace, on_delete=models.PROTECT, related_name="+")
     actor_id = models.CharField(max_length=300)
-    # Over HTTP, the credential the agent acted through for actor_id's person (records.acting):
-    # "oauth:<application id>" or "token:<token id>", and its name then. Nullable so adding
-    # them left the table (and its append-only trigger) in place on SQLite.
+    # Over HTTP, the credential the agent acted through (records.acting), and its name then.
+    # Nullable so adding them left the table (and its append-only trigger) in place on SQLite.
     credential = models.CharField(max_length=60, null=True, blank=True)
     credential_name = models.CharField(max_length=300, null=True, blank=True)
     kind = models.CharField(max_length=60)
@@ -276,13 +272,8 @@ class RevisionCounter(models.Model):
 
 
 class CollectionCount(models.Model):
-    """How many active (not archived) records a collection holds; kept only by triggers.
-
-    Reading a catalog then costs one row per collection however many records there are. The
-    record triggers (migration 0010) move it on insert, delete, archive, unarchive and move, in
-    the writing statement, so every write path keeps it (services, bulk imports, a restore).
-    No row means no active record. The row goes with its collection.
-    """
+    """How many active records a collection holds, so a catalog reads one row per collection;
+    moved by the record triggers (migration 0010) in the writing statement, whatever writes."""
 
     collection_id = models.CharField(primary_key=True, max_length=36)
     workspace_id = models.CharField(max_length=64)
@@ -293,13 +284,9 @@ class CollectionCount(models.Model):
 
 
 class CollectionCountChange(models.Model):
-    """A move of a collection's active count made during a dry run (PostgreSQL), appended.
-
-    A dry run must not lock the collection's CollectionCount row (prepares would queue behind
-    commits, and could deadlock with one across two collections), so its triggers append here
-    instead. A dry run is rolled back and its rows with it; should a caller keep its writes, the
-    rows stay and are still counted: the active count is CollectionCount plus these.
-    """
+    """A move of an active count made during a dry run (PostgreSQL), which must not lock the
+    CollectionCount row (prepares would queue behind commits); the active count is
+    CollectionCount plus these, and a rolled-back dry run takes its rows with it."""
 
     collection_id = models.CharField(max_length=36, db_index=True)
     workspace_id = models.CharField(max_length=64)
@@ -339,11 +326,8 @@ class NameChange(models.Model):
 
 
 class ClarificationReview(models.Model):
-    """A person's verdict on what an agent reported the user said, for one audit event.
-
-    Audit events are append-only, so the verdict lives beside them; several reviews of one event
-    may exist and the latest stands (the earlier ones stay as the trail of who changed their mind).
-    """
+    """A person's verdict on what an agent reported the user said, beside its append-only audit
+    event; the latest of an event's reviews stands, the earlier ones stay as the trail."""
 
     CONFIRMED = "confirmed"
     DISPUTED = "disputed"

@@ -1,8 +1,5 @@
-"""Every read of the store: catalog, context, history, search, traversal, totals and tokens.
-
-Selectors take keyword-only arguments, filter by workspace before anything else, and raise
-AnchorError naming the field and the fix; callers (MCP tools, admin, workflow) only wrap results.
-"""
+"""Every read of the store. Selectors take keyword-only arguments, filter by workspace first, and
+raise AnchorError naming the field and the fix; callers only wrap results."""
 
 from records.selectors.aggregation import aggregate
 from records.selectors.catalog import collection_entry, collection_list

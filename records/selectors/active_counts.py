@@ -1,9 +1,5 @@
-"""Active record counts per collection, read from the trigger-kept count tables.
-
-One query reading one row per collection asked for (plus any count changes a kept dry run left,
-normally none), however many records the workspace holds; migration 0010 keeps both tables.
-A collection without a row has no active record.
-"""
+"""Active record counts per collection, from the trigger-kept count tables (migration 0010): one
+row per collection asked for, whatever the workspace's size; no row means no active record."""
 
 from __future__ import annotations
 

@@ -1,13 +1,9 @@
 """aggregate: counts, sums, averages, minima and maxima on the server, honest about skips.
 
-Every non-count metric reports how many records it used and how many it skipped because the
-field was missing or not a number; used + skipped_missing + skipped_non_numeric = the group's
-count. One statement for a grouping by field or collection or none (the matched total comes
-with the groups); a linked grouping counts the matched records first, since a record can be in
-several groups. Each record's data is read once: the grouping field as a small raw value and
-each metric field as its number (or NULL) and whether it is missing; records are summed per
-raw value, and what a key means (its canonical JSON, its month) is worked out once per distinct
-value (see Extracted), not per record.
+Every non-count metric reports the records it used and those it skipped (field missing or not a
+number). One statement per call, except that a linked grouping counts the matched records
+first (a record can be in several groups). Each record's data is read once; what a key means
+(its canonical JSON, its month) is worked out once per distinct raw value, not per record.
 """
 
 from __future__ import annotations
@@ -18,7 +14,7 @@ from typing import Any, NotRequired, TypedDict
 from records.errors import invalid
 from records.selectors import arguments as args
 from records.selectors.active_counts import active_counts
-from records.selectors.conditions import Criteria, criteria_sql, parse_criteria
+from records.selectors.conditions import Criteria, criteria_sql, link_sides, parse_criteria
 from records.selectors.jsonpath import DataField
 from records.selectors.search_pages import plain_number
 from records.selectors.sql import Sql, fetch_all, placeholders, vendor
@@ -26,7 +22,6 @@ from records.selectors.sql import Sql, fetch_all, placeholders, vendor
 MAX_GROUPS = 100
 MAX_METRICS = 10
 METRIC_OPS = ("count", "sum", "avg", "min", "max")
-SQL_FUNCTIONS = {"sum": "SUM", "avg": "AVG", "min": "MIN", "max": "MAX"}
 BUCKET_PATTERNS = {
     # An ISO 8601 date or timestamp string; its first 7 (month) or 4 (year) characters.
     "month": ("[0-9][0-9][0-9][0-9]-[0-9][0-9]*", "^[0-9]{4}-[0-9]{2}", 7),
@@ -90,7 +85,11 @@ def aggregate(
     groups = [_group(row, grouping, metric_list, fields) for row in rows[:limit]]
     result: dict[str, Any] = {"matched": matched, "notes": [SKIP_NOTE]}
     if grouping is None:
-        result["totals"] = groups[0] if groups and matched else _empty_totals(metric_list)
+        # Nothing matched: the totals of no records (count 0, every metric used 0 times).
+        empty = (None, None, "all", 0, *(0, 0, None, None, None, None) * len(fields))
+        result["totals"] = (
+            groups[0] if groups and matched else _group(empty, None, metric_list, fields)
+        )
         return result
     result["groups"] = groups
     result["group_count"] = rows[0][-2] if rows else 0
@@ -186,13 +185,9 @@ def _distinct_fields(metric_list: list[Metric]) -> list[list[str]]:
 
 
 class Extracted(DataField):
-    """A field already read out of the record by the extraction layer, as column `column`.
-
-    SQLite keeps it as the JSON text of the value (`data -> path`: minified, NULL when
-    missing), so a value's type is its first character and a string without escapes is its
-    text between the quotes: plain string functions, no JSON parsing per test. PostgreSQL keeps
-    the jsonb value. Every test means the same as DataField's on r.data.
-    """
+    """A field already read out of the record, as column `column`: on SQLite its minified JSON
+    text (NULL when missing), tested with plain string functions (a value's type is its first
+    character); on PostgreSQL the jsonb value. Every test means what DataField's does."""
 
     SQLITE_FIRST_CHARACTER = {
         "number": "[-0-9]*",
@@ -243,30 +238,22 @@ class Extracted(DataField):
         )
 
 
-# An optimisation fence: without it SQLite inlines the per-record layer and reads the field
-# out of the record again for every aggregate that uses it. PostgreSQL's -> is a lookup in
-# binary jsonb, cheaper than the subquery boundary (100,000 records summed: 190 ms unfenced,
-# 270 ms fenced), and without the fence the planner may aggregate in parallel.
+# An optimisation fence: without it SQLite reads the field out of the record again for every
+# aggregate using it. PostgreSQL's jsonb lookup is cheaper than the fence (100,000 records
+# summed: 190 ms unfenced, 270 ms fenced).
 FENCE = {"sqlite": "LIMIT -1 OFFSET 0", "postgresql": ""}
-# PostgreSQL sums per key read out of data behind a fence too. Seen through, the key is an
-# expression over r.data, whose statistics say every record's data differs, and each key's sums
-# are large states: the planner expects a hash table past work_mem and sorts every record, its
-# data with it, on disk, to group them. Behind the fence it expects a few hundred keys and
-# hashes them in one pass (100,000 records, sum + avg by month: 180 ms sorted, 105 ms hashed,
-# the plainest SQL's GROUP BY 108 ms; by status 145 -> 96 ms; by a near-unique field 375 ->
-# 325 ms). A count alone is left unfenced: its small states are hashed anyway, and for keys
-# nearly as many as the records the planner's own choice is the faster (230 ms against 275).
+# Sums per field key are fenced on PostgreSQL too: seen through, the key looks unique per
+# record, so the planner sorts every record on disk instead of hashing a few hundred keys
+# (100,000 records, sum + avg by month: 180 ms sorted, 105 ms hashed). A count alone is not.
 SUMS_FENCE = {"sqlite": FENCE["sqlite"], "postgresql": "OFFSET 0"}
 # Links are read by workspace, not per matched record, when there are at most this many per
-# matched record: reading one link costs about what probing the link indexes for one record
-# does, in both directions.
+# matched record: reading one link costs about one probe of the link indexes.
 LINKS_PER_RECORD = 2
 
 
 def _matched(workspace_id: str, criteria: Criteria, condition: Sql) -> int:
-    """The matched records: a whole collection's from its kept active count (a scan of its
-    records costs a third of the grouping on SQLite, whose rows keep archived_at after the
-    data), anything narrower counted."""
+    """The matched records: a whole collection's from its kept active count (a scan costs a
+    third of the grouping on SQLite), anything narrower counted."""
     collection_id = criteria.collection_id
     if collection_id is not None and criteria == Criteria(collection_id=collection_id):
         return active_counts(workspace_id, [collection_id])[collection_id]
@@ -274,8 +261,8 @@ def _matched(workspace_id: str, criteria: Criteria, condition: Sql) -> int:
 
 
 def _links_are_few(workspace_id: str, matched: int) -> bool:
-    """Whether the workspace has at most LINKS_PER_RECORD links per matched record; counted
-    only up to that bound, so the count costs no more than the grouping it chooses for."""
+    """Whether the workspace has at most LINKS_PER_RECORD links per matched record (counted
+    only up to that bound)."""
     bound = LINKS_PER_RECORD * matched
     counted = fetch_all(
         Sql(
@@ -289,9 +276,7 @@ def _links_are_few(workspace_id: str, matched: int) -> bool:
 
 def _raw_key(keys: list[str]) -> Sql:
     """The grouping field as a small value per record, NULL when missing: SQLite's minified
-    JSON text of it (`data -> path`), PostgreSQL's jsonb value rendered as text (which keeps 1
-    and 1.0 apart, as the key must). Records are grouped by this first; what the key means
-    (its canonical JSON, its month) is worked out once per distinct value, not per record."""
+    JSON text, PostgreSQL's jsonb as text (which keeps 1 and 1.0 apart, as the key must)."""
     data = DataField(keys)
     if data.sqlite:
         return Sql(f"({data.column} -> %s)", (data.sqlite_path(),))
@@ -305,8 +290,7 @@ def _raw_column(column: str) -> Extracted:
 
 def _inputs(fields: list[list[str]], column: str = "r.data") -> Sql:
     """Per record and metric field: v_i, the value when it is a number (else NULL), and a_i,
-    1 when the field is missing. SQLite reads both from one parse of the record (json_type and
-    json_extract share SQLite's parse cache); PostgreSQL's -> is a lookup in binary jsonb."""
+    1 when the field is missing (on SQLite both from one cached parse of the record)."""
     parts: list[Sql] = []
     for index, keys in enumerate(fields):
         data = DataField(keys, column)
@@ -333,10 +317,9 @@ def _inputs(fields: list[list[str]], column: str = "r.data") -> Sql:
 
 
 def _per_key(rows: Sql, extremes: list[bool], *, grouped: bool) -> Sql:
-    """One row per distinct raw key k of the per-record rows: its count and each field's
-    used, missing, sum, and min and max where a metric asks for them (extremes, per field:
-    numeric MIN and MAX are dear on PostgreSQL). Small values only: nothing here reads a
-    record."""
+    """One row per distinct raw key k: its count and each field's used, missing, sum, and min
+    and max where a metric asks for them (extremes: numeric MIN and MAX are dear on
+    PostgreSQL)."""
     columns = ["k", "COUNT(*) AS cnt"]
     for index, wanted in enumerate(extremes):
         columns += [
@@ -360,11 +343,9 @@ def _grouped_sql(
     limit: int,
     per_key: Sql | None = None,
 ) -> Sql:
-    """Three layers: per record, the raw key and the metric inputs (each field read once);
-    per raw key, counts and sums; per group, the key's meaning and the groups merged, ordered
-    and cut to the limit. Returns the matched total in every row (each record is in one
-    group) unless the per-key rows of a linked grouping are given (a record can be in
-    several)."""
+    """Three layers: per record, the raw key and the metric inputs; per raw key, counts and
+    sums; per group, the key's meaning, the groups merged, ordered and cut to the limit. Every
+    row carries the matched total, which a linked grouping (per_key given) ignores."""
     if per_key is None:
         inputs = _inputs(fields)
         key = Sql("NULL")
@@ -474,17 +455,6 @@ def _types(grouping: dict[str, Any]) -> Sql:
     return placeholders(grouping["relationship_types"]).wrap(" AND rel.relationship_type IN ({})")
 
 
-def _branches(grouping: dict[str, Any]) -> list[tuple[str, str]]:
-    """(own, other) link columns per direction, from the matched record's side: outgoing
-    means the matched record is the source."""
-    branches = []
-    if grouping["direction"] in ("outgoing", "both"):
-        branches.append(("source_id", "target_id"))
-    if grouping["direction"] in ("incoming", "both"):
-        branches.append(("target_id", "source_id"))
-    return branches
-
-
 def _linked_per_key(
     condition: Sql,
     grouping: dict[str, Any],
@@ -493,21 +463,17 @@ def _linked_per_key(
     *,
     by_workspace: bool,
 ) -> Sql:
-    """The per-key rows of a linked grouping: one per linked record (k), over the matched
-    records linked to it, and one with k NULL over those with no such link. UNION over the
-    narrow (own, other) pairs keeps a record's link to the same record, in both directions or
-    by several types, once.
+    """The per-key rows of a linked grouping: one per linked record (k) over the matched
+    records linked to it, one with k NULL over those with none. UNION over (own, other) pairs
+    counts a record linked to the same record twice (both ways, several types) once.
 
-    by_workspace (links are few beside the matched records): the workspace's links are read
-    once and each joined to its own record by primary key; the records with none are those
-    not among the links' owners (one set, built once). Otherwise (few matched records among
-    many links) each matched record looks its links up by source and by target
-    (relationship_unique, relationship_in), so the cost follows the matched records, never
-    the workspace's links.
+    by_workspace (few links beside the matched records): the workspace's links are read once,
+    each joined to its record by primary key. Otherwise each matched record looks its links
+    up by index, so the cost follows the matched records, never the workspace's links.
     """
     inputs = _inputs(fields)
     types = _types(grouping)
-    branches = _branches(grouping)
+    branches = link_sides(grouping["direction"])
     if by_workspace:
         links = [
             Sql(
@@ -536,10 +502,9 @@ def _linked_per_key(
             inputs.params + condition.params + owners.params,
         )
     else:
-        # Each matched record looks its links up by the relationship index, whatever the
-        # planner believes of the tables' sizes (a LATERAL behind a fence on PostgreSQL; the
-        # left side of a CROSS JOIN stays outer on SQLite): left to choose without statistics,
-        # PostgreSQL scanned every link for every record.
+        # Forced to probe the relationship index per record (a fenced LATERAL on PostgreSQL,
+        # CROSS JOIN order on SQLite): without statistics PostgreSQL scanned every link for
+        # every record.
         per_record = [
             Sql(
                 f"SELECT r.id AS own, rel.other FROM records_record r CROSS JOIN LATERAL "
@@ -580,12 +545,10 @@ def _linked_per_key(
 
 
 def _with_records(pairs: Sql, inputs: Sql, condition: Sql) -> Sql:
-    """Each (own, other) pair with its matched own record's inputs, the pairs driving: each
-    looks its record up by primary key. Left to choose, a planner without statistics (a store
-    just restored) takes the matched records for one row and the pairs for two, and scans
-    every pair for every record (50,000 records: past the query timeout on PostgreSQL).
-    SQLite keeps the left side of a CROSS JOIN outer; PostgreSQL a LATERAL subquery that the
-    fence keeps from being flattened into a join it could reorder."""
+    """Each (own, other) pair with its matched record's inputs, the pairs driving, each record
+    looked up by primary key (CROSS JOIN order on SQLite, a fenced LATERAL on PostgreSQL).
+    Left to choose without statistics (a store just restored), PostgreSQL scanned every pair
+    for every record: 50,000 records ran past the query timeout."""
     if vendor() == "sqlite":
         join = Sql(f"CROSS JOIN records_record r ON r.id = l.own WHERE {condition.text}")
     else:
@@ -653,22 +616,3 @@ def _describe_key(key: Any, label: Any, kind: str, grouping: dict[str, Any]) -> 
     if kind == "not_a_date":
         return {"key": None, "not_a_date": True}
     return {"key": key if grouping["bucket"] else json.loads(key)}
-
-
-def _empty_totals(metric_list: list[Metric]) -> dict[str, Any]:
-    metrics = []
-    for metric in metric_list:
-        if metric["op"] == "count":
-            metrics.append({"op": "count", "value": 0})
-            continue
-        metrics.append(
-            {
-                "op": metric["op"],
-                "field": metric["field"],
-                "value": None,
-                "used": 0,
-                "skipped_missing": 0,
-                "skipped_non_numeric": 0,
-            }
-        )
-    return {"count": 0, "metrics": metrics}

@@ -22,10 +22,6 @@ def bounded_int(value: Any, field: str, *, low: int, high: int) -> int:
     return value
 
 
-def optional_id(value: Any, field: str) -> str | None:
-    return None if value is None else v.entity_id(value, field)
-
-
 def optional_text(value: Any, field: str, *, max_length: int) -> str | None:
     """A non-blank string, or None. Blank is refused so an empty box is never a silent no-op."""
     if value is None:

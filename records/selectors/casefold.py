@@ -1,14 +1,9 @@
 """Casefolded substring match on titles, identical to Python's str.casefold on both backends.
 
-SQLite's lower() and LIKE fold ASCII only, so SQLite calls a deterministic function registered on
-the connection (str.casefold itself) inside the scan; no rows travel to Python. PostgreSQL's
-lower() applies Unicode simple lowercase mapping under a UTF-8 locale; full casefolding differs
-from it on about 200 characters (ß→ss, ſ→s, final sigma, Cherokee, ligatures), which a guarded
-replace() chain and a guarded translate() close exactly (checked over every folded character in
-the tests). A PostgreSQL database whose lower() is ASCII-only translates non-ASCII titles with
-the full table instead: correct, slower. Both are sequential scans (a substring cannot use a
-B-tree index) that stop at the page limit.
-"""
+SQLite calls str.casefold registered on the connection (its lower() folds ASCII only).
+PostgreSQL's lower() differs from full casefolding on about 200 characters (ß→ss, final sigma,
+ligatures...), closed by a guarded replace() chain and translate() (checked over every folded
+character in the tests); with an ASCII-only lower() it translates with the full table."""
 
 from __future__ import annotations
 

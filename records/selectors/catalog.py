@@ -13,11 +13,8 @@ MAX_COLLECTIONS = 1000
 
 
 def collection_list(*, workspace_id: str) -> dict[str, Any]:
-    """Every collection (at most 1000, by name) with its description and active record count.
-
-    Three queries whatever the size: collections, their aliases, and their stored counts (kept
-    by triggers, so no query here reads the records themselves).
-    """
+    """Every collection (at most 1000, by name) with its description and active record count;
+    three queries whatever the size (the counts are kept by triggers)."""
     collections = list(
         Collection.objects.filter(workspace_id=workspace_id).order_by("name", "id")[
             : MAX_COLLECTIONS + 1

@@ -1,8 +1,4 @@
-"""The standing verdict of a person on agent-reported clarifications, for history and context.
-
-A person confirms or disputes what the agent said the user told it (the write is
-records.services.clarification_review_create); reads show the latest verdict beside the event.
-"""
+"""A person's standing verdict on agent-reported clarifications, shown beside the event."""
 
 from __future__ import annotations
 

@@ -7,17 +7,17 @@ belong to the workspace; criteria_sql turns the result into one WHERE clause ove
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from typing import Any
 
 from records import validation as v
 from records.errors import invalid
-from records.models import Collection, Record
+from records.models import Record
 from records.selectors import arguments as args
 from records.selectors.casefold import title_contains
 from records.selectors.fulltext import matching_ids, require_fulltext, text_words
 from records.selectors.jsonpath import DataField
-from records.selectors.scoped import in_workspace
+from records.selectors.scoped import collection_checked, in_workspace
 from records.selectors.sql import Sql, all_of, any_of, vendor
 
 MAX_QUERY_LENGTH = v.MAX_TITLE
@@ -57,13 +57,7 @@ class Criteria:
             "filters": self.filters,
             "text": self.words,
             "where": [[c.keys, c.op, c.value] for c in self.where],
-            "linked_to": None
-            if self.linked_to is None
-            else [
-                self.linked_to.record_id,
-                self.linked_to.relationship_types,
-                self.linked_to.direction,
-            ],
+            "linked_to": None if self.linked_to is None else list(astuple(self.linked_to)),
         }
 
 
@@ -77,14 +71,7 @@ def parse_criteria(
     where: Any = None,
     linked_to: Any = None,
 ) -> Criteria:
-    collection_id = args.optional_id(collection_id, "collection_id")
-    if collection_id is not None:
-        in_workspace(
-            Collection.objects.values("pk"),
-            workspace_id=workspace_id,
-            pk=collection_id,
-            kind="collection",
-        )
+    collection_id = collection_checked(workspace_id, collection_id)
     words = None
     if text is not None:
         words = text_words(text)
@@ -127,19 +114,10 @@ def _filter_sql(key: str, value: Any) -> Sql:
         return data.type_is("null")
     if isinstance(value, bool):
         return Sql("json_type(r.data, %s) = %s", (data.sqlite_path(), str(value).lower()))
-    if isinstance(value, int):
+    sqlite_type = {int: "integer", float: "real", str: "text"}.get(type(value))
+    if sqlite_type is not None:
         return Sql(
-            "json_type(r.data, %s) = 'integer' AND json_extract(r.data, %s) = %s",
-            (data.sqlite_path(), data.sqlite_path(), value),
-        )
-    if isinstance(value, float):
-        return Sql(
-            "json_type(r.data, %s) = 'real' AND json_extract(r.data, %s) = %s",
-            (data.sqlite_path(), data.sqlite_path(), value),
-        )
-    if isinstance(value, str):
-        return Sql(
-            "json_type(r.data, %s) = 'text' AND json_extract(r.data, %s) = %s",
+            f"json_type(r.data, %s) = '{sqlite_type}' AND json_extract(r.data, %s) = %s",
             (data.sqlite_path(), data.sqlite_path(), value),
         )
     return Sql(
@@ -316,28 +294,25 @@ def _parse_linked_to(workspace_id: str, value: Any) -> LinkedTo | None:
     )
 
 
+def link_sides(direction: str) -> list[tuple[str, str]]:
+    """(own, other) link columns per direction, from the matched record's side: outgoing
+    means the matched record is the source."""
+    outgoing, incoming = ("source_id", "target_id"), ("target_id", "source_id")
+    return {"outgoing": [outgoing], "incoming": [incoming]}.get(direction, [outgoing, incoming])
+
+
 def _linked_sql(workspace_id: str, linked: LinkedTo) -> Sql:
-    """Direction is from the matched record's side: outgoing means it is the source."""
     types = Sql("1 = 1")
     if linked.relationship_types:
         marks = ", ".join(["%s"] * len(linked.relationship_types))
         types = Sql(f"rel.relationship_type IN ({marks})", tuple(linked.relationship_types))
-    branches = []
-    if linked.direction in ("outgoing", "both"):
-        branches.append(
-            Sql(
-                "SELECT rel.source_id FROM records_relationship rel "
-                f"WHERE rel.workspace_id = %s AND rel.target_id = %s AND {types.text}",
-                (workspace_id, linked.record_id, *types.params),
-            )
+    branches = [
+        Sql(
+            f"SELECT rel.{own} FROM records_relationship rel "
+            f"WHERE rel.workspace_id = %s AND rel.{other} = %s AND {types.text}",
+            (workspace_id, linked.record_id, *types.params),
         )
-    if linked.direction in ("incoming", "both"):
-        branches.append(
-            Sql(
-                "SELECT rel.target_id FROM records_relationship rel "
-                f"WHERE rel.workspace_id = %s AND rel.source_id = %s AND {types.text}",
-                (workspace_id, linked.record_id, *types.params),
-            )
-        )
+        for own, other in link_sides(linked.direction)
+    ]
     union = " UNION ALL ".join(branch.text for branch in branches)
     return Sql(f"r.id IN ({union})", tuple(p for branch in branches for p in branch.params))

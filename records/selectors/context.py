@@ -6,9 +6,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from django.db import connection
+
 from records import validation as v
 from records.errors import invalid
-from records.models import AuditEvent, Record, RecordAlias, Relationship
+from records.models import AuditEvent, Record, RecordAlias
 from records.selectors.arguments import bounded_int, timestamp
 from records.selectors.context_budget import within_budget
 from records.selectors.history import history_cursor, history_fingerprint
@@ -63,65 +65,34 @@ def record_context(
 
 
 # Per direction: (the record's own side, the other side).
-SIDES = (("outgoing", "source_id", "target"), ("incoming", "target_id", "source"))
+SIDES = (("outgoing", "source_id", "target_id"), ("incoming", "target_id", "source_id"))
 
 
-def _link_columns(other_side: str) -> tuple[str, ...]:
-    return (
-        "id",
-        "relationship_type",
-        f"{other_side}_id",
-        f"{other_side}__title",
-        f"{other_side}__collection__name",
-        f"{other_side}__archived_at",
-    )
-
-
-def _link_dict(row: dict[str, Any], other_side: str) -> dict[str, Any]:
-    """A link as its other end: the same summary resolution gives, plus the ID to unlink by.
-
-    The collection goes by name (IDs are in list_collections), "archived" appears only on an
-    archived end, and when it was linked is left to the history: twenty links are most of a
-    context, so each carries only what a reader of the record acts on.
-    """
+def _link_dict(
+    link_id: int, kind: str, other: str, title: str, collection: str, archived: Any
+) -> dict[str, Any]:
+    """A link as its other end, plus the ID to unlink by: only what a reader acts on (twenty
+    links are most of a context), so the collection by name and "archived" only when it is."""
     link = {
-        "relationship_id": row["id"],
-        "relationship_type": row["relationship_type"],
-        "record_id": row[f"{other_side}_id"],
-        "title": row[f"{other_side}__title"],
-        "collection": row[f"{other_side}__collection__name"],
+        "relationship_id": link_id,
+        "relationship_type": kind,
+        "record_id": other,
+        "title": title,
+        "collection": collection,
     }
-    if row[f"{other_side}__archived_at"] is not None:
-        link["archived"] = True
-    return link
+    return link | ({"archived": True} if archived is not None else {})
 
 
 def _links(workspace_id: str, record_id: str, limit: int, at: datetime | None) -> dict[str, Any]:
-    if at is None:  # one statement for both directions, as for many records
-        return _ranked_links(workspace_id, [record_id], limit)[record_id]
-    links: dict[str, Any] = {}
-    for direction, own_side, other_side in SIDES:
-        rows = Relationship.objects.filter(
-            workspace_id=workspace_id, created_at__lte=at, **{own_side: record_id}
-        )
-        values = list(
-            rows.order_by("created_at", "id").values(*_link_columns(other_side))[: limit + 1]
-        )
-        links[direction] = [_link_dict(row, other_side) for row in values[:limit]]
-        links[f"{direction}_truncated"] = len(values) > limit
-    links["note"] = AS_OF_LINKS_NOTE
-    return links
+    links = _ranked_links(workspace_id, [record_id], limit, at)[record_id]
+    return links if at is None else links | {"note": AS_OF_LINKS_NOTE}
 
 
 def record_contexts(
     *, workspace_id: str, record_ids: list[str], relationship_limit: int = 20
 ) -> dict[str, dict[str, Any]]:
-    """Contexts of many records at once, history omitted (as record_context with
-    event_limit=0 gives each): three queries, however many records.
-
-    For search results with include_context: one context per result was five queries each.
-    Records that do not exist in the workspace are left out.
-    """
+    """Contexts of many records (search's include_context), history omitted as with
+    event_limit=0: three queries however many. Records not in the workspace are left out."""
     # By primary key alone, the workspace checked on each row, and unordered (the answer
     # follows record_ids): with workspace_id in the WHERE or the model's ordering, SQLite
     # walks the workspace's record index (every record in it) rather than looking up twenty.
@@ -155,42 +126,38 @@ def record_contexts(
 
 
 def _ranked_links(
-    workspace_id: str, record_ids: list[str], limit: int
+    workspace_id: str, record_ids: list[str], limit: int, at: datetime | None = None
 ) -> dict[str, dict[str, Any]]:
-    """Each record's links as record_context shows them (now), in one statement."""
+    """Each record's links as record_context shows them (those made by `at`), in one statement."""
     found: dict[str, dict[str, Any]] = {}
     for record_id in record_ids:
         found[record_id] = {}
         for direction, _, _ in SIDES:
             found[record_id] |= {direction: [], f"{direction}_truncated": False}
     for direction, own, rank, *link in fetch_all(
-        _ranked_links_sql(workspace_id, record_ids, limit)
+        _ranked_links_sql(workspace_id, record_ids, limit, at)
     ):
         links = found[own]
         if rank > limit:
             links[f"{direction}_truncated"] = True
         else:
-            links[direction].append(_link_dict(dict(zip(LINK_KEYS, link, strict=True)), "o"))
+            links[direction].append(_link_dict(*link))
     return found
 
 
-# The columns _link_dict reads, in the order _ranked_links_sql selects them after its first three.
-LINK_KEYS = _link_columns("o")
-
-
-def _ranked_links_sql(workspace_id: str, record_ids: list[str], limit: int) -> Sql:
-    """The first limit + 1 links of each record, both directions, in one statement (the extra
-    one says truncated), in the order record_context lists them.
-
-    Raw SQL: the ORM's window filter compiled to twice this statement's cost in Python, which
-    was most of a batch's search with include_context.
-    """
+def _ranked_links_sql(
+    workspace_id: str, record_ids: list[str], limit: int, at: datetime | None
+) -> Sql:
+    """The first limit + 1 links of each record (the extra one says truncated), both ways, in
+    one statement. Raw SQL: the ORM's window filter cost twice as much to compile as to run."""
     # Without statistics SQLite prefers the workspace index for an IN list and scans every
     # link in the workspace; its unary + keeps that index out of the plan (as traversal does).
     workspace = "+rel.workspace_id" if vendor() == "sqlite" else "rel.workspace_id"
+    made_by = Sql("")
+    if at is not None:
+        made_by = Sql(" AND rel.created_at <= %s", (connection.ops.adapt_datetimefield_value(at),))
     parts: list[Sql] = []
-    for direction, own_side, other_side in SIDES:
-        own, other = own_side, f"{other_side}_id"
+    for direction, own, other in SIDES:
         ids = placeholders(record_ids)
         parts.append(
             Sql(
@@ -200,9 +167,9 @@ def _ranked_links_sql(workspace_id: str, record_ids: list[str], limit: int) -> S
                 "o.archived_at "
                 f"FROM records_relationship rel JOIN records_record o ON o.id = rel.{other} "
                 "JOIN records_collection c ON c.id = o.collection_id "
-                f"WHERE {workspace} = %s AND rel.{own} IN ({ids.text})) AS {direction} "
-                "WHERE link_rank <= %s",
-                (workspace_id, *ids.params, limit + 1),
+                f"WHERE {workspace} = %s AND rel.{own} IN ({ids.text}){made_by.text}) "
+                f"AS {direction} WHERE link_rank <= %s",
+                (workspace_id, *ids.params, *made_by.params, limit + 1),
             )
         )
     union = " UNION ALL ".join(part.text for part in parts)

@@ -1,13 +1,9 @@
 """A record's context kept under REPLY_CHARS, whatever its values hold.
 
-A context is read at the start of most tasks, so it must stay small however long the record's
-data (up to 16 KB), titles (300 characters), links (100 a direction) and events (100) are.
-When the whole of it does not fit, it is cut in the order a reader loses least, each step only
-as far as needed: the events' values and reasons (the history keeps them whole), the links'
-titles, the oldest events, the record's long strings, then whole links, data keys and aliases.
-The reply then says what was cut and where to read it whole, under "trimmed"; a cut string ends
-in "…" and must never be written back.
-"""
+When it does not fit, it is cut in the order a reader loses least, each step only as far as
+needed: event texts, link titles, the oldest events, long data strings, then whole links, data
+keys and aliases. "trimmed" says what was cut and where to read it whole; a cut string ends in
+"…" and must never be written back."""
 
 from __future__ import annotations
 

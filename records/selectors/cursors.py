@@ -1,10 +1,7 @@
 """Opaque keyset cursors, bound to the workspace and the exact parameters that produced them.
 
-A cursor carries the sort key of the last row shown plus a fingerprint of (kind, workspace,
-parameters). It is not signed: the key only says where to resume inside the caller's own
-workspace, which every query filters anyway, and a signing key would differ between the several
-server processes that share one database.
-"""
+Not signed: the key only says where to resume inside the caller's own workspace, which every
+query filters anyway, and a signing key would differ between server processes."""
 
 from __future__ import annotations
 

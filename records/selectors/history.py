@@ -8,10 +8,10 @@ from django.db.models import Q, QuerySet
 
 from records import validation as v
 from records.errors import invalid
-from records.models import AuditEvent, Collection, Record
+from records.models import AuditEvent, Record
 from records.selectors.arguments import bounded_int, timestamp
 from records.selectors.cursors import decode_cursor, encode_cursor, fingerprint
-from records.selectors.scoped import in_workspace
+from records.selectors.scoped import collection_checked, in_workspace
 from records.selectors.serialize import CLARIFICATION_NOTE, event_dicts, iso, parse_iso_key
 from records.selectors.versions import state_as_of
 
@@ -26,11 +26,7 @@ def record_history(
     cursor: Any = None,
     as_of: Any = None,
 ) -> dict[str, Any]:
-    """Events about one record: edits, renames, aliases, archive, links made from it.
-
-    With as_of, only the events up to that time, and the record's state as it stood then
-    (NOT_FOUND when it did not exist yet).
-    """
+    """Events about one record; with as_of, those up to then and the record's state then."""
     record_id = v.record_id(record_id)
     record = in_workspace(Record.objects, workspace_id=workspace_id, pk=record_id, kind="record")
     at = None if as_of is None else timestamp(as_of, "as_of")
@@ -48,12 +44,7 @@ def collection_history(
 ) -> dict[str, Any]:
     """Events about the collection itself (creation, edits, aliases, policy), not its records."""
     collection_id = v.entity_id(collection_id, "collection_id")
-    in_workspace(
-        Collection.objects.values("pk"),
-        workspace_id=workspace_id,
-        pk=collection_id,
-        kind="collection",
-    )
+    collection_checked(workspace_id, collection_id)
     # By entity, not by collection_id: that index holds every record event of the collection.
     events = AuditEvent.objects.filter(
         workspace_id=workspace_id, entity_type="collection", entity_id=collection_id

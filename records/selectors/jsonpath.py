@@ -1,9 +1,7 @@
 """SQL for reading one nested field of a record's data, the same way on both backends.
 
-A field is a list of object keys. A step into anything but an object yields "missing" on both
-backends: SQLite's $."k" never indexes arrays, and on PostgreSQL each parent is checked to be an
-object because #> would otherwise read "0" as an array index.
-"""
+A step into anything but an object is "missing" on both: SQLite's $."k" never indexes arrays,
+and on PostgreSQL each parent is checked to be an object (#> would read "0" as an index)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
 """Who may work: the active token a request presents, and the user a command names.
 
-Tokens look like ``anchor_<prefix>_<secret>``. The prefix (public) finds the row; the digest of
-the whole token is compared in constant time, so neither a lookup nor a comparison leaks how
-much of a guess was right. The writes (creating, revoking, stamping tokens; memberships) are
-records.services'.
-"""
+Tokens look like ``anchor_<prefix>_<secret>``: the public prefix finds the row, and the digest
+of the whole token is compared in constant time. Writes are records.services'."""
 
 from __future__ import annotations
 

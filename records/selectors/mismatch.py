@@ -1,13 +1,9 @@
 """Why a search found nothing, when the reason is a value of the wrong JSON type or a path
 that starts above the record's data.
 
-`where` comparisons are typed: `{"op": "gt", "value": "100000"}` matches only strings, so it
-finds nothing in a collection that stores `offer.ctc` as a number, and an agent reading zero
-results would conclude there are none. After an empty first page, each typed condition is
-checked once: does the scope store that field as another type? If so the reply says which, and
-what to send instead. Likewise a path such as ["data", "amount"]: paths start inside data, so
-unless records here hold a key "data" it matches nothing, and the reply gives ["amount"].
-"""
+`where` comparisons are typed (`"100000"` matches only strings), so after an empty first page
+each typed condition is checked once: if the scope stores that field as another type, the reply
+says what to send instead; likewise a path such as ["data", "amount"] gets ["amount"]."""
 
 from __future__ import annotations
 

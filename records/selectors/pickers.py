@@ -1,10 +1,7 @@
-"""Choices for a picker: the IDs of records or collections whose names hold what was typed.
+"""Choices for a picker: the IDs of active records or collections whose names hold what was typed.
 
-Matched case-insensitively (the titles' casefold, the same as search_records' `query`), best
-first: names starting with the typed text, then those containing it, each by name. Active
-records only; an ID typed whole is offered back when it names one. Workspace first, as every
-selector.
-"""
+Casefolded as search_records' `query`; names starting with the text first, then those holding
+it; an ID typed whole is offered back when it names one."""
 
 from __future__ import annotations
 

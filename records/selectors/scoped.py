@@ -1,10 +1,7 @@
 """Rows of a workspace by ID, and whether a record may still change.
 
-Every door looks rows up the same way: a row of another workspace is as absent as one that
-never existed, and both answer NOT_FOUND with the same message; several rows by ID are found
-by their primary key (values_by_id). Archived records refuse every change but the few that
-repair them (removing an alias or a link), with one message.
-"""
+A row of another workspace is as absent as one that never existed (the same NOT_FOUND).
+Archived records refuse every change but those that repair them (removing an alias or a link)."""
 
 from __future__ import annotations
 
@@ -14,8 +11,9 @@ from typing import Any, Protocol, TypeVar
 from django.db.models import QuerySet
 
 from records.errors import ARCHIVED, AnchorError, not_found
-from records.models import Record
+from records.models import Collection, Record
 from records.selectors.serialize import iso
+from records.validation import entity_id
 
 Row = TypeVar("Row", covariant=True)
 
@@ -37,16 +35,21 @@ def in_workspace(
     return row
 
 
+def collection_checked(workspace_id: str, collection_id: Any) -> str | None:
+    """An optional collection_id argument, refused unless a collection of the workspace has it."""
+    if collection_id is not None:
+        collection_id = entity_id(collection_id, "collection_id")
+        rows = Collection.objects.values("pk")
+        in_workspace(rows, workspace_id=workspace_id, pk=collection_id, kind="collection")
+    return collection_id
+
+
 def values_by_id(
     rows: Rows[Any], *, workspace_id: str, ids: Iterable[Any], fields: Sequence[str]
 ) -> list[dict[str, Any]]:
     """`fields` of the rows with these IDs that belong to the workspace (any other is absent).
-
-    Found by primary key alone, the workspace checked on the rows found: asked for
-    `workspace_id = ? AND id IN (...)` and holding no statistics, SQLite's planner walks the
-    index that starts with the workspace, every row the workspace holds (a third of a second at
-    a million records, on every commit), where the primary key finds the few asked for.
-    """
+    By primary key alone, the workspace checked on the rows: given both, SQLite without
+    statistics walked the workspace's whole index (a third of a second at a million records)."""
     wanted = list(ids)
     if not wanted:
         return []

@@ -1,9 +1,7 @@
 """How rows become dicts: one serialiser per entity, used by reads, writes and the audit trail.
 
-Records and collections are shown in three views, each a subset of the next in key order:
-"state" is what a change can alter (the audit trail's before and after), "write" adds the ID
-(and a record's timestamps) for what a write returns, "read" adds what a reader needs around it.
-"""
+Three views, each a subset of the next: "state" (what a change can alter: the audit's before
+and after), "write" (adds IDs and timestamps), "read" (adds what a reader needs around it)."""
 
 from __future__ import annotations
 
@@ -49,12 +47,8 @@ def record_dict(
     aliases: list[str] | None = None,
     version: RecordVersion | None = None,
 ) -> dict[str, Any]:
-    """A record as the view shows it; "read" needs record.collection (select_related it).
-
-    aliases: the record's aliases when the caller has them (a write about to change them, or a
-    prefetch); otherwise they are read. version: show the record as it stood at that stored
-    version (its title, data, aliases, archival and time) instead of as it is now.
-    """
+    """A record as the view shows it ("read" needs record.collection). aliases: when the caller
+    has them, else read; version: the record as it stood at that stored version."""
     state: Record | RecordVersion = record if version is None else version
     if aliases is None:
         aliases = (
@@ -84,12 +78,8 @@ def record_dict(
 def collection_dict(
     collection: Collection, *, view: View = "read", aliases: list[str] | None = None
 ) -> dict[str, Any]:
-    """A collection as the view shows it. Its approval policy is part of its audited state and
-    of reads, not of what a collection write returns.
-
-    aliases: the collection's aliases when the caller has them (prefetched or grouped);
-    otherwise they are read.
-    """
+    """A collection as the view shows it (its policy in state and reads, not in a write's
+    reply); aliases: when the caller has them, else read."""
     if aliases is None:
         aliases = sorted(collection.aliases.values_list("alias", flat=True))
     item: dict[str, Any] = {} if view == "state" else {"collection_id": collection.pk}
@@ -142,11 +132,8 @@ def _event_dict(event: AuditEvent) -> dict[str, Any]:
 
 
 def _event_summary(event: AuditEvent) -> dict[str, Any]:
-    """An event as record context shows it: what changed, who, when and why; no snapshots.
-
-    An edit lists its changed paths; a link event names the link; a creation says only that
-    (the record itself is beside it). Empty fields are left out.
-    """
+    """An event as record context shows it: what changed (paths, or the link), who, when and
+    why; no snapshots, no empty fields."""
     item: dict[str, Any] = {
         "event_id": event.pk,
         "kind": event.kind,

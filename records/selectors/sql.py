@@ -1,8 +1,5 @@
-"""SQL fragments with their parameters, and the per-connection functions SQLite needs.
-
-Every user value travels as a parameter; fragment text is built only from constants and from
-validated key names, which are passed as parameters too (JSON paths, text[] paths).
-"""
+"""SQL fragments with their parameters, and the per-connection functions SQLite needs. User
+values (JSON paths included) travel only as parameters."""
 
 from __future__ import annotations
 
@@ -66,11 +63,8 @@ def fetch_all(sql: Sql) -> list[tuple[Any, ...]]:
 
 
 def prepare_connection() -> None:
-    """Register SQLite's Python functions on the live connection (cheap; idempotent).
-
-    Done per query rather than on connection_created so that a connection opened before this
-    module was imported is covered too.
-    """
+    """Register SQLite's Python functions on the live connection (cheap; idempotent), per query
+    so that a connection opened before this module was imported is covered too."""
     if connection.vendor != "sqlite":
         return
     connection.ensure_connection()

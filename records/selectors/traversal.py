@@ -1,9 +1,7 @@
 """traverse: a breadth-first walk over explicit links, one query per level whatever its width.
 
-Each reached record is returned once, with its depth and the first shortest path found. Limits
-keep a walk bounded on any graph: max_nodes records, 2000 relationships scanned per level and
-direction, 500 edges reported. Cycles are safe because a record is never visited twice.
-"""
+Each reached record comes once, with its depth and first shortest path. Bounded on any graph:
+max_nodes records, 2000 relationships scanned per level and direction, 500 edges reported."""
 
 from __future__ import annotations
 
@@ -13,9 +11,9 @@ from typing import Any
 from django.utils.dateparse import parse_datetime
 
 from records import validation as v
-from records.models import Collection, Record
+from records.models import Record
 from records.selectors import arguments as args
-from records.selectors.scoped import in_workspace
+from records.selectors.scoped import collection_checked, in_workspace
 from records.selectors.serialize import iso
 from records.selectors.sql import Sql, fetch_all, placeholders, vendor
 
@@ -40,14 +38,7 @@ def traverse(
     max_nodes = args.bounded_int(max_nodes, "max_nodes", low=1, high=MAX_NODES)
     direction = args.direction(direction, "direction", default="both")
     types = args.relationship_types(relationship_types, "relationship_types")
-    collection_id = args.optional_id(collection_id, "collection_id")
-    if collection_id is not None:
-        in_workspace(
-            Collection.objects.values("pk"),
-            workspace_id=workspace_id,
-            pk=collection_id,
-            kind="collection",
-        )
+    collection_id = collection_checked(workspace_id, collection_id)
     start = in_workspace(
         Record.objects.values("id", "title", "collection_id", "archived_at"),
         workspace_id=workspace_id,
@@ -57,7 +48,7 @@ def traverse(
     )
 
     walk = _Walk(max_nodes)
-    walk.visit(start["id"], start["title"], start["collection_id"], start["archived_at"], 0, [])
+    walk.visit((start["id"], start["title"], start["collection_id"], start["archived_at"]), 0, [])
     frontier = [start["id"]]
     for depth in range(1, max_depth + 1):
         if not frontier:
@@ -93,15 +84,8 @@ class _Walk:
         self.scan_limit_hit = False
         self.edge_limit_hit = False
 
-    def visit(
-        self,
-        record_id: str,
-        title: str,
-        collection_id: str,
-        archived_at: Any,
-        depth: int,
-        path: list[dict[str, Any]],
-    ) -> None:
+    def visit(self, node: tuple[str, str, str, Any], depth: int, path: list[Any]) -> None:
+        record_id, title, collection_id, archived_at = node
         self.nodes[record_id] = {
             "record_id": record_id,
             "title": title,
@@ -131,7 +115,7 @@ class _Walk:
                     "title": title,
                 }
                 path = [*self.nodes[from_id]["path"], step]
-                self.visit(to_id, title, collection_id, archived_at, depth, path)
+                self.visit((to_id, title, collection_id, archived_at), depth, path)
                 next_frontier.append(to_id)
             self._add_edge(rel_id, walked, from_id, to_id, rel_type)
         return next_frontier

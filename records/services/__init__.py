@@ -1,14 +1,8 @@
-"""Every mutation of the store. Each validates, versions, audits, and runs in one transaction.
+"""Every mutation of the store: each validates, versions, audits, and runs in one transaction.
 
-Callers (workflow, admin, commands) pass a WriteContext saying who acts, in which workspace and
-why; the audit event is written in the same transaction as the change it describes. Revision
-counters and the search index move by trigger, so nothing here touches them. Every change to
-an existing record goes through one sequence, record_changes.record_change.
-
-Callers import this package, never its modules: the names below are the whole interface
-(import-linter holds them to it). `audit` is for a write decided outside the store, such as a
-person's decision on a prepared action, which has no service of its own here.
-"""
+Callers pass a WriteContext (who acts, in which workspace, why) and import this package, never
+its modules (import-linter holds them to it). Counters and the search index move by trigger.
+`audit` is for a write decided outside the store (a person's decision on a prepared action)."""
 
 from records.services.audit_trail import (
     WriteContext,

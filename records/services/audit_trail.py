@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.utils import timezone
+
 from records.models import AuditEvent, Workspace
 
 
@@ -105,8 +107,6 @@ def audit_unchanged(
 ) -> AuditEvent:
     """A committed write that found its effect already in place (a collection reused by name,
     a link that already existed): kept in the history with its reason and evidence."""
-    from django.utils import timezone
-
     return audit(
         ctx,
         kind=kind,

@@ -1,10 +1,6 @@
 """A person's verdict on an agent-reported clarification: confirmed or disputed, and audited.
 
-The server cannot verify a clarification the agent reports, so a person's verdict is kept next
-to the (append-only) audit event; reads are records.selectors.clarification_reviews'. The
-verdict's own event goes through audit() like every other write, so it carries the context's
-reason, clarification, evidence and action.
-"""
+Kept next to the append-only audit event it judges; reads are records.selectors'."""
 
 from __future__ import annotations
 

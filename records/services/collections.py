@@ -1,13 +1,10 @@
-"""Collections: create, describe, set their approval policy, and name them by aliases.
-
-Every change to an existing collection goes through one sequence, collection_change, as every
-change to a record goes through record_changes.record_change.
-"""
+"""Collections: create, describe, set their approval policy, and name them by aliases; every
+change goes through one sequence, collection_change, as records' go through record_change."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
@@ -135,12 +132,8 @@ def collection_create(*, ctx: WriteContext, fields: CollectionFields) -> Collect
         now = timezone.now()
         collection = Collection.objects.create(
             workspace_id=ctx.workspace_id,
-            name=fields.name,
+            **asdict(fields),
             normalized_name=normalized,
-            purpose=fields.purpose,
-            record_meaning=fields.record_meaning,
-            typical_fields=fields.typical_fields,
-            relationship_guidance=fields.relationship_guidance,
             created_by=ctx.actor_id,
             created_at=now,
             updated_at=now,
@@ -165,14 +158,7 @@ def collection_update(
     def describe(collection: Collection, now: datetime) -> dict[str, Any]:
         if normalized != collection.normalized_name:
             _check_collection_name_free(ctx, normalized, field="name", exclude_id=collection.pk)
-        return {
-            "name": fields.name,
-            "normalized_name": normalized,
-            "purpose": fields.purpose,
-            "record_meaning": fields.record_meaning,
-            "typical_fields": fields.typical_fields,
-            "relationship_guidance": fields.relationship_guidance,
-        }
+        return {**asdict(fields), "normalized_name": normalized}
 
     return collection_change(
         ctx, collection_id=collection_id, kind="collection.updated", change=describe

@@ -1,13 +1,9 @@
 """Many new records, links between new records, and updates, written a statement per table.
 
-Each leaves exactly what the one-at-a-time service leaves (record_create, relationship_create):
-the same rows, version rows and audit events, in the same order, each with its own context and
-time. Only the statement count differs: an import of 100 rows and 100 links was some 1,500
-statements through the single services (a collection lookup, three INSERTs and a savepoint per
-row; two record locks, an existence check and a savepoint per link), and is a handful here.
-The triggers still run per row, inside the same statements, so counters and the search index
-move exactly as before.
-"""
+Each leaves exactly what the one-at-a-time service leaves (the same rows, versions and audit
+events, in order, each with its own context and time); only the statement count differs: an
+import of 100 rows and 100 links was some 1,500 statements one at a time. Triggers still run
+per row."""
 
 from __future__ import annotations
 
@@ -61,9 +57,7 @@ def record_create_many(*, collection_id: Any, rows: list[NewRecord]) -> list[Rec
             kind="collection",
         )
         written = [new_record_rows(ctx, collection, title, data) for ctx, title, data in checked]
-        records = [record for record, _, _ in written]
-        versions = [version for _, version, _ in written]
-        events = [event for _, _, event in written]
+        records, versions, events = (list(rows) for rows in zip(*written, strict=True))
         Record.objects.bulk_create(records)
         RecordVersion.objects.bulk_create(versions)
         AuditEvent.objects.bulk_create(events)

@@ -1,8 +1,5 @@
-"""Memberships and access tokens: the only writes to them, shared by the admin and commands.
-
-A token is stored as its digest only (records.selectors.memberships finds it again); the token
-itself is returned once, when it is made.
-"""
+"""Memberships and access tokens: the only writes to them, shared by the admin and commands. A
+token is stored as its digest only; the token itself is returned once, when it is made."""
 
 from __future__ import annotations
 
@@ -72,11 +69,8 @@ def access_tokens_revoke_when_deactivated(sender: Any, instance: Any, **kwargs: 
 
 @contextmanager
 def _sqlite_without_waiting() -> Iterator[None]:
-    """On SQLite, a busy timeout of zero while inside: a held lock is an immediate error.
-
-    Set before the transaction begins, since settings begin transactions IMMEDIATE (taking
-    the lock up front); the configured timeout comes back afterwards.
-    """
+    """On SQLite, a busy timeout of zero while inside (set before the IMMEDIATE transaction
+    begins): a held lock is an immediate error."""
     if connection.vendor != "sqlite":
         yield
         return
@@ -99,13 +93,8 @@ def _postgres_without_waiting() -> None:
 
 
 def access_token_touch(*, token: Any) -> bool:
-    """Record that token was used, at most once per LAST_USED_RESOLUTION; best effort.
-
-    A personal token's stamp is last_used_at; an OAuth token's is the toolkit's `updated`,
-    which nothing moves after the token is issued but this. Never waits: when another writer
-    holds the lock (SQLite's database lock, or the row on PostgreSQL) the stamp is skipped and
-    a later request records it. Returns whether it wrote.
-    """
+    """Record that token was used (last_used_at, or an OAuth token's `updated`), at most once
+    per LAST_USED_RESOLUTION. Never waits: under another writer's lock it skips and says so."""
     field = "last_used_at" if isinstance(token, AccessToken) else "updated"
     now = timezone.now()
     last = getattr(token, field)

@@ -78,12 +78,8 @@ def record_aliases(record: Record) -> list[str]:
 
 @dataclass(frozen=True)
 class RecordChange:
-    """What one mutation changes, decided against the locked, current record.
-
-    fields: Record columns and their new values. aliases and aliases_after: the aliases before
-    and after, given by a mutation that reads them itself or writes alias rows (the sequence
-    then reads nothing, and never mistakes a row just written for one that was there before).
-    """
+    """What one mutation changes: Record columns and their values, and the aliases before and
+    after when the mutation writes alias rows (so the sequence never reads one just written)."""
 
     fields: dict[str, Any] = field(default_factory=dict)
     aliases: list[str] | None = None

@@ -25,7 +25,7 @@ from records.models import (
     RevisionCounter,
 )
 from records.transfer import check_file, export_workspace, import_workspace
-from tests.conftest import make_record
+from tests.conftest import make_collection, make_record
 from tests.e2e.server import postgres_url
 from tests.migrated_sqlite import migrated_copy
 
@@ -102,6 +102,24 @@ def test_restore_rebuilds_counters_and_search_and_refuses_to_overwrite(history, 
     # Triggers ran for every restored row, so every counter moved forward, none backward.
     after = dict(RevisionCounter.objects.values_list("key", "value"))
     assert all(after[key] > value for key, value in counters.items())
+
+
+def test_replace_discards_what_the_file_lacks_and_only_in_its_workspace(
+    history, ctx, other_ctx, tmp_path
+):
+    path = tmp_path / "export.jsonl"
+    call_command("export_workspace", str(path), verbosity=0)
+    later = make_record(ctx, history.people, "Priya")
+    services.record_update(ctx=ctx, record_id=later.pk, changes={"x": 1}, expected_version=1)
+    elsewhere = make_record(other_ctx, make_collection(other_ctx, "notes"), "Kept")
+    call_command("import_workspace", str(path), "--replace", verbosity=0)
+    assert not Record.objects.filter(pk=later.pk).exists()
+    assert not RecordVersion.objects.filter(record_id=later.pk).exists()
+    assert not AuditEvent.objects.filter(record_id=later.pk).exists()
+    assert Record.objects.filter(pk=history.kirat.pk, version=3).exists()
+    assert Record.objects.get(pk=elsewhere.pk).title == "Kept"
+    assert RecordVersion.objects.filter(record_id=elsewhere.pk).count() == 1
+    assert AuditEvent.objects.filter(workspace_id=other_ctx.workspace_id).count() == 2
 
 
 def test_bad_files_are_refused(db, tmp_path):

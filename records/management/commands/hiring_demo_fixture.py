@@ -1,9 +1,5 @@
-"""Write records/fixtures/hiring_demo.json by running the hiring demo through the services.
-
-The fixture is the services' own output (versions, aliases, links, audit events), never typed
-by hand, so it cannot drift from what a real write produces. Everything is built inside a
-transaction that is rolled back: the configured database is left exactly as it was.
-"""
+"""Write records/fixtures/hiring_demo.json by running the hiring demo through the services, so the
+fixture is what a real write produces and cannot drift; the build is rolled back afterwards."""
 
 from __future__ import annotations
 
