@@ -79,7 +79,7 @@ TEMPLATES = [
 
 WSGI_APPLICATION = "anchor_site.wsgi.application"
 # `manage.py test` runs the pytest suite (the tests are pytest-django, not unittest).
-TEST_RUNNER = "anchor_site.testing.PytestTestRunner"
+TEST_RUNNER = "tests.runner.PytestTestRunner"
 
 DATABASES = {"default": env.database_from_env(_env)}
 # Connections a server process may hold (4: db_pool's default, which would import psycopg).
