@@ -1,13 +1,8 @@
 """django-oauth-toolkit's request validator, with two refusals the toolkit leaves out.
 
-Codes and refresh tokens of inactive users are refused: the toolkit checks a code's or refresh
-token's client, expiry and PKCE verifier, but not that the person behind it may still sign in.
-Deactivating a user in the admin must stop them at once: /mcp checks every request, and these
-checks stop a new token being minted.
-
-A code used twice is refused and revokes what it bought (RFC 6749 §4.1.2): the refresh-token
-family issued for a code is named after the code's digest, and every refresh inherits the
-family, so a replayed code finds and revokes every token descended from it, and nothing else.
+Codes and refresh tokens of inactive users are refused, so deactivating a user stops new tokens
+at once. A code used twice is refused and revokes what it bought (RFC 6749 §4.1.2): the refresh
+family issued for a code is named after the code's digest, and refreshes inherit it.
 """
 
 from __future__ import annotations
