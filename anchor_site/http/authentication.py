@@ -1,10 +1,8 @@
 """Bearer-token authentication for /mcp: a personal access token or an OAuth access token.
 
-`Authorization: Bearer anchor_<prefix>_<secret>` is a personal token (records.AccessToken);
-any other bearer value is looked up as an OAuth token (anchor_site.oauth.tokens). Either way
-only reads: a missing, malformed, wrong, expired or revoked token fails before anything is
-written. The 401 names the protected-resource metadata (RFC 9728 §5.1), which is how an MCP
-client that speaks OAuth discovers where to send the person.
+`Bearer anchor_<prefix>_<secret>` is a personal token (records.AccessToken), anything else an
+OAuth token (anchor_site.oauth.tokens). Only reads; the 401 names the protected-resource metadata
+(RFC 9728 §5.1), where an OAuth client learns where to send the person.
 """
 
 from __future__ import annotations

@@ -1,7 +1,4 @@
-"""Checks on the HTTP request itself, made before authentication and before any database access.
-
-Each failure is a DRF exception, so the view answers with a JSON `{"detail": ...}` body.
-"""
+"""Checks on the HTTP request itself, before authentication and any database access (DRF errors)."""
 
 from __future__ import annotations
 

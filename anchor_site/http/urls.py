@@ -1,9 +1,5 @@
-"""The /mcp route, decided from settings when the URLconf loads.
-
-With token authentication (the default) /mcp is always mounted, with the OAuth
-authorization server beside it (anchor_site.oauth) and /agents/, where a person sees and
-revokes their agents' credentials. Without authentication it is
-mounted only while DEBUG is on; otherwise there is no route at all (anchor.W003 says why).
+"""The /mcp route, decided from settings: with token authentication (the default) mounted with the
+OAuth server and /agents/ beside it; without, only while DEBUG is on (anchor.W003 says why).
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """/mcp: django-mcp-server's streamable-HTTP view, with our transport, identity and sessions.
 
-Order of a request: transport checks (Origin, method, media type, size; no database), token
-authentication (reads only), workspace from membership (reads only), then the MCP SDK. Every
-refusal happens before the first write.
-
-Sessions are ours rather than the package's: the package accepts any Django session key as an
-MCP session (an admin login's too) and lets anyone DELETE one. Here a session is created only by
-a successful initialize, belongs to the token that created it, and is invisible to any other.
-This module is the one place that knows the package's HTTP internals (pinned at 0.5.7).
+Transport checks, token authentication and the workspace (reads only) come before the SDK, so
+every refusal precedes the first write. Sessions are ours: created only by a successful
+initialize, owned by the token that created it, invisible to any other (the package would take
+any Django session key and let anyone DELETE one). The one place that knows the package's HTTP
+internals (pinned at 0.5.7).
 """
 
 from __future__ import annotations

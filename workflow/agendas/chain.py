@@ -1,8 +1,5 @@
-"""The agenda's event log: append-only, hash-chained, each event sealing the state it produced.
-
-event_hash = sha256(previous_hash, sequence, kind, actor, time, payload, state_hash). The state
-hash covers everything the agent can change, so an edit made outside the tools (a row changed
-by hand, an event removed) shows up in the health check as a broken seal or chain.
+"""The agenda's event log: append-only, hash-chained, each event sealing the state it produced,
+so an edit made outside the tools shows up in the health check as a broken seal or chain.
 """
 
 from __future__ import annotations

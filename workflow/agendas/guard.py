@@ -1,10 +1,8 @@
 """The frame of every agenda mutation: lock, check the cursor token and the gates, apply, seal.
 
-Everything happens in one transaction and every check runs before the first write, so a refused
-command leaves the agenda exactly as it was. A successful one bumps the revision, replaces the
-nonce (every earlier token goes stale) and appends one sealed event. An agenda whose health check
-fails moves no further: a new event would seal a state nobody can vouch for, so the agent must
-show the problems and repair explicitly (repair.py).
+One transaction, every check before the first write; a success bumps the revision, replaces the
+nonce and appends one sealed event. An agenda failing its health check moves no further until a
+person repairs it explicitly (repair.py).
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """The whole picture: every list and item as text for the user, kept small enough to send.
 
-Closed child lists and interruptions are folded to one line with their outcome (unfolded on
-request, and always in the admin), and item previews shrink until the text fits its budget, so
-a 100-item agenda with 100-item child lists still answers in a few kilobytes. The current item
-is always given in full beside the picture (state_view), so a shortened line loses nothing the
-agent needs to act on.
+Closed child lists and interruptions fold to one line with their outcome, and previews shrink
+until the text fits its budget; the current item is always given in full beside it (state_view).
 """
 
 from __future__ import annotations
@@ -109,10 +106,8 @@ def whole_picture(
     unfold_all: bool = False,
     budget: int = REPLY_BYTES,
 ) -> dict[str, Any]:
-    """Every layer and item, nested under the item each layer was opened from.
-
-    unfold names one list ("3", "3.1", "i1") to show in full, with the lists it sits in.
-    """
+    """Every layer and item, nested under the item each layer was opened from; `unfold` names
+    one list ("3", "3.1", "i1") to show in full, with the lists it sits in."""
     tree = _load(agenda)
     by_id = {layer.pk: layer for layer in tree.layers}
     for layer in tree.layers:

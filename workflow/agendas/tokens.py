@@ -1,9 +1,6 @@
-"""Cursor tokens and presentation IDs.
-
-A cursor token names one exact position: agenda, revision, deepest layer and current item. It
-is a digest of that position and a random nonce stored with the revision, so it needs no server
-secret (the stdio server's SECRET_KEY is random per process) and stays valid across restarts
-until the next mutation replaces the nonce. Nothing about it is guessable from the position.
+"""Cursor tokens and presentation IDs. A token is a digest of one exact position (agenda,
+revision, layer, item) and a random nonce stored with the revision: no server secret, valid
+across restarts until the next mutation replaces the nonce, and not guessable.
 """
 
 from __future__ import annotations

@@ -9,10 +9,7 @@ from records.models import Workspace
 
 
 class ReviewTicket(models.Model):
-    """A discovery or resolution answer, with the revision counters that answer depends on.
-
-    It goes stale when one of those counters moves or after 15 minutes, and only then.
-    """
+    """A discovery or resolution answer, stale when a counter it depends on moves or at expiry."""
 
     DISCOVERY = "discovery"
     RESOLUTION = "resolution"
