@@ -1,12 +1,8 @@
 """OAuth access in the admin: the clients people connected, and the tokens they hold.
 
-django-oauth-toolkit registers admins of its own, unscoped; they are replaced here by the same
-classes made workspace-scoped: a staff member sees their own applications, grants and tokens
-only (a token acts as its user), a superuser sees everyone's. What decides where codes go and
-whether a person is asked (the callbacks, "skip authorization", the owner) only a superuser
-sets: a staff member's application is theirs, asks for consent, and has its callbacks set by a
-superuser. Revoking a token revokes its whole refresh family, so the client can neither call
-/mcp nor mint a new token; /mcp checks every request, so the stop is immediate.
+The toolkit's unscoped admins are replaced by workspace-scoped ones: staff see their own
+applications, grants and tokens, a superuser everyone's. Callbacks, "skip authorization" and the
+owner only a superuser sets. Revoking a token revokes its whole refresh family, at once.
 """
 
 from __future__ import annotations
@@ -92,8 +88,8 @@ class AdminApplicationForm(ApplicationForm):
 
 
 class StaffApplicationForm(AdminApplicationForm):
-    """The application form for a staff member, who cannot set callbacks: a grant that needs
-    one is refused with the way forward, before the toolkit's bare "cannot be empty"."""
+    """A staff member's form: a grant needing callbacks (which only a superuser sets) is refused
+    with the way forward, before the toolkit's bare "cannot be empty"."""
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()

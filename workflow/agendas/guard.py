@@ -26,9 +26,14 @@ from workflow.agendas.errors import (
     order_error,
 )
 from workflow.agendas.health import check_health, check_since_verified
-from workflow.agendas.position import Position, load_position
-from workflow.agendas.presentation import state_view
-from workflow.agendas.tokens import new_nonce, token_revision, tokens_match
+from workflow.agendas.presentation import (
+    Position,
+    load_position,
+    new_nonce,
+    state_view,
+    token_revision,
+    tokens_match,
+)
 from workflow.models.agendas import Agenda
 from workflow.scope import Scope
 

@@ -10,9 +10,7 @@ from workflow.agendas import inputs
 from workflow.agendas.errors import SYNTHESIS_REQUIRED, order_error
 from workflow.agendas.guard import Frame, mutate
 from workflow.agendas.picture import REPLY_BYTES, json_size, short, whole_picture
-from workflow.agendas.position import Position, load_position
-from workflow.agendas.presentation import state_view
-from workflow.agendas.tokens import new_presentation_id
+from workflow.agendas.presentation import Position, load_position, new_presentation_id, state_view
 from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
 from workflow.scope import Scope
 

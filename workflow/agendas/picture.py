@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from workflow.agendas.position import load_position
+from workflow.agendas.presentation import load_position
 from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
 
 # A whole reply's JSON text stays under this (16 KB, less room for the envelope); the

@@ -19,7 +19,7 @@ from records.models import Record
 from workflow.actions import commit_batch_write, commit_write, prepare_tool_batch, prepare_write
 from workflow.agendas.errors import order_error
 from workflow.agendas.guard import Frame, mutate
-from workflow.agendas.layers_create import title_fingerprint
+from workflow.agendas.layers import title_fingerprint
 from workflow.agendas.presentation import state_view
 from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
 from workflow.resolution import RESOLVED, resolve_by_ids, resolve_record
