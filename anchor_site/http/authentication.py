@@ -43,12 +43,10 @@ class AccessTokenAuthentication(BaseAuthentication):
         if raw.startswith(PERSONAL_TOKEN_PREFIX):
             token: Any = access_token_find(raw)
         else:
-            # The plain Django request: DRF's would parse the JSON body while the toolkit
-            # looks for form parameters, before the view can answer a parse error its own way.
+            # The plain Django request: DRF's would parse the body before the view could.
             token = oauth_token_for(request._request)
         if token is None:
-            # One message for unknown, wrong, expired, revoked, for another resource and
-            # inactive-user: nothing to probe.
+            # One message for every reason: nothing to probe.
             raise AuthenticationFailed(
                 "The token is not valid: unknown, expired, revoked, issued for another "
                 f"resource, or its user is inactive. {HOW_TO_GET_ONE}"

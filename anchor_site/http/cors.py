@@ -27,8 +27,7 @@ def is_public_document(request: HttpRequest) -> bool:
     return bool(PUBLIC_DOCUMENTS.match(request.path_info))
 
 
-# Connected when this module loads, which the middleware setting makes happen before the first
-# request; the library's documented hook for a per-request decision.
+# The library's documented per-request hook, connected as the middleware setting loads this.
 @receiver(check_request_enabled, dispatch_uid="anchor-public-oauth-documents")
 def public_documents_for_any_origin(sender: Any, request: HttpRequest, **kwargs: Any) -> bool:
     return is_public_document(request)

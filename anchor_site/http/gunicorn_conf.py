@@ -55,7 +55,6 @@ def on_starting(server: Any) -> None:
         raise SystemExit(1) from None
     call_command("migrate", interactive=False, verbosity=1, stdout=sys.stderr)
     call_command("collectstatic", interactive=False, verbosity=0, stdout=sys.stderr)
-    # Workers are forked from this process: they must not inherit its database connections,
-    # nor a connection pool whose threads would not survive the fork.
+    # Forked workers must not inherit connections, nor a pool whose threads a fork loses.
     connections.close_all()
     close_pools()

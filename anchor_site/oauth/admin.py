@@ -50,8 +50,7 @@ def revoke_families(refresh_tokens: QuerySet[Any]) -> None:
         OAuthRefreshToken.revoke_family(family)
 
 
-# Where codes are sent, who owns the client and whether consent is asked: a staff member with
-# these would send another workspace's people to a callback of their choosing, unasked.
+# With these a staff member could send another workspace's people to any callback, unasked.
 SUPERUSER_ONLY_APPLICATION_FIELDS = (
     "user",
     "skip_authorization",
@@ -77,8 +76,7 @@ GRANTS_WITH_REDIRECTS = frozenset(
 class AdminApplicationForm(ApplicationForm):
     def clean_client_id(self) -> str:
         client_id: str = self.cleaned_data["client_id"]
-        # An https client ID names a metadata document; an application holding it would stand
-        # in for that real client everywhere on this server.
+        # An https client ID names a metadata document: it would impersonate that client.
         if is_cimd_client_id(client_id) and client_id != self.instance.client_id:
             raise forms.ValidationError(
                 "A client ID starting with https:// is a Client ID Metadata Document URL: that "
@@ -106,8 +104,7 @@ class StaffApplicationForm(AdminApplicationForm):
 
 @admin.register(Application)
 class ApplicationAdmin(OAuthScopedAdmin, toolkit_admin.ApplicationAdmin):
-    # Clients registered dynamically have no owner: superusers only see those. A staff
-    # member's own applications are theirs by construction (save_model).
+    # Ownerless (self-registered) clients: superusers only. A staff member's are theirs.
     owner_path = "user"
     form = AdminApplicationForm
     # The toolkit's application pages are not served here: its link would be a 500.
@@ -131,8 +128,7 @@ class ApplicationAdmin(OAuthScopedAdmin, toolkit_admin.ApplicationAdmin):
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         if not reaches_everything(request) and not change:
-            # Read-only fields are left out of the form, so these hold whatever the model
-            # defaults to; set them here rather than trust that.
+            # Read-only fields are left out of the form: set them rather than trust defaults.
             obj.user = request.user
             obj.skip_authorization = False
         super().save_model(request, obj, form, change)

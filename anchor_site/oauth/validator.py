@@ -48,8 +48,7 @@ class AnchorOAuth2Validator(OAuth2Validator):
     fails if an upgrade renames either or changes its arguments."""
 
     def _load_application(self, client_id: Any, request: Any) -> Any:
-        # Where the toolkit fetches a metadata document (anchor_site.oauth.client_metadata),
-        # after a permission check that took a fetch slot: the slot comes back here.
+        # Where the toolkit fetches a metadata document: the permission check's slot comes back.
         try:
             return super()._load_application(client_id, request)
         finally:
@@ -71,8 +70,7 @@ class AnchorOAuth2Validator(OAuth2Validator):
         try:
             super().invalidate_authorization_code(client_id, code, request, *args, **kwargs)
         except InvalidGrantError:
-            # Two exchanges of one code raced and the other one removed it first: the
-            # code was used twice, so both exchanges' tokens go.
+            # Two exchanges of one code raced: it was used twice, so both exchanges' tokens go.
             revoke_tokens_of_code(code, request.client)
             raise
 
@@ -83,8 +81,7 @@ class AnchorOAuth2Validator(OAuth2Validator):
             request, refresh_token_code, access_token, previous_refresh_token
         )
         if previous_refresh_token is None and request.grant_type == "authorization_code":
-            # A new family starts at a code: name it after the code (the toolkit picks a
-            # random one), so a replay of the code can find it.
+            # A new family is named after its code, so a replay of the code can find it.
             refresh_token.token_family = code_token_family(request.code)
             refresh_token.save(update_fields=["token_family"])
         return refresh_token

@@ -86,8 +86,7 @@ def seal(agenda: Agenda, *, scope: Scope, kind: str, payload: dict[str, Any], at
     agenda.revision += 1
     agenda.cursor_nonce = new_nonce()
     agenda.updated_at = at
-    # The event seals the state as it is now (the agenda's own fields from this object); it
-    # follows the events checked before this command, so it is the next check's head.
+    # It follows the events checked before this command, so it is the next check's head.
     event = append_event(agenda, kind=kind, actor_id=scope.actor_id, payload=payload, at=at)
     agenda.verified_sequence, agenda.verified_hash = event.sequence, event.event_hash
     agenda.save()

@@ -1,15 +1,10 @@
 """Serve Anchor's MCP tools to one agent over stdio.
 
-stdout carries JSON-RPC and nothing else; migrations, logs and warnings go to stderr. A new or
-unmigrated database is migrated in-process before the first request, so a fresh install needs no
-set-up. The process exits with status 0 on end of input, SIGTERM or SIGINT.
-
-A new SQLite file is made from workflow/management/schema.sql: the schema and rows of a database
-migrated with every app (the HTTP, OAuth and admin ones this process leaves out too, see
-anchor_site/settings_stdio.py), so the same file can serve the admin and team mode, and a first
-start costs little more than a later one. A test keeps the file equal to a migrated database.
-Whatever it lacks of this process's apps is then migrated. A PostgreSQL database gets this
-process's apps' migrations; the HTTP server migrates the apps it adds when it starts.
+stdout carries JSON-RPC only; migrations, logs and warnings go to stderr. It exits with status 0
+on end of input, SIGTERM or SIGINT. A new SQLite file is made from workflow/management/schema.sql,
+every app's migrated schema (the HTTP, OAuth and admin apps this process leaves out too, so the
+file can serve team mode); a test keeps it equal to the migrations. Whatever this process's apps
+still lack is then migrated in-process; on PostgreSQL the HTTP server migrates the apps it adds.
 """
 
 from __future__ import annotations
@@ -112,8 +107,7 @@ def _new_sqlite_file() -> bool:
 
 
 def _unapplied_migrations() -> list[Any]:
-    """When every installed app's migration file is recorded as applied the plan is empty, which
-    one query shows; only otherwise is the migration graph built (it imports every migration)."""
+    """One query when every migration file is recorded as applied; the graph only otherwise."""
     applied = MigrationRecorder(connection).applied_migrations()
     if all(key in applied for key in _installed_migrations()):
         return []
@@ -123,8 +117,7 @@ def _unapplied_migrations() -> list[Any]:
 
 
 def _installed_migrations() -> list[tuple[str, str]]:
-    """(label, name) of each installed app's migrations, listed as Django's loader lists them
-    but without importing each one."""
+    """(label, name) of each installed app's migrations, without importing them."""
     found = []
     for config in apps.get_app_configs():
         package, _explicit = MigrationLoader.migrations_module(config.label)
@@ -150,8 +143,7 @@ def _migration_lock() -> Iterator[None]:
             with connection.cursor() as cursor:
                 cursor.execute("SELECT pg_advisory_unlock(%s)", [POSTGRES_MIGRATION_LOCK])
         return
-    # SQLite: an advisory lock on a file in the temp directory, keyed by the database path, so
-    # nothing extra appears beside the user's database.
+    # SQLite: a lock file in the temp directory, keyed by the database path.
     database = Path(connection.settings_dict["NAME"]).resolve()
     key = hashlib.sha256(str(database).encode()).hexdigest()[:16]
     lock_path = Path(tempfile.gettempdir()) / f"anchor-migrate-{key}.lock"
