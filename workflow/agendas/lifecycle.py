@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -85,9 +86,8 @@ def closure_summary(agenda: Agenda) -> dict[str, Any]:
             more += 1
         else:
             unresolved.append(entry)
-    counts = {state: 0 for state, _ in AgendaItem.STATE_CHOICES}
-    for state in AgendaItem.objects.filter(layer__agenda=agenda).values_list("state", flat=True):
-        counts[state] += 1
+    states = AgendaItem.objects.filter(layer__agenda=agenda).values_list("state", flat=True)
+    counts = {state: 0 for state, _ in AgendaItem.STATE_CHOICES} | Counter(states)
     return {
         "status": agenda.status,
         "closing_note": agenda.closing_note,

@@ -128,9 +128,9 @@ def whole_picture(
         def layer_lines(layer: AgendaLayer, indent: int) -> None:
             pad = "  " * indent
             rows = tree.items[layer.pk]
+            title = "Child list" if layer.kind == AgendaLayer.CHILD else "Interruption"
             if tree.folded(layer):
                 folded.append(layer_name(layer))
-                title = "Child list" if layer.kind == AgendaLayer.CHILD else "Interruption"
                 outcome = short(layer.outcome, widths[0]) if layer.outcome else "no outcome"
                 lines.append(
                     f"{pad}{title} {layer_name(layer)} [closed: {counts_text(rows)}] — "
@@ -138,7 +138,6 @@ def whole_picture(
                 )
                 return
             if layer.kind != AgendaLayer.ROOT:
-                title = "Child list" if layer.kind == AgendaLayer.CHILD else "Interruption"
                 lines.append(f"{pad}{title} {layer_name(layer)} [{layer.status}]")
             source = layer.source_reference or f"unverified: {layer.unverified_reason}"
             lines.append(f"{pad}Source: {short(source, widths[0])}")

@@ -8,6 +8,7 @@ each outcome is its own held write, whose decision a later sync reads.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from django.db import connection
@@ -340,9 +341,7 @@ def sync_records(
         statuses=(Agenda.PAUSED, *Agenda.CLOSED),
         needs_presentation=False,
     )
-    counts: dict[str, int] = {}
-    for report in results:
-        counts[report["status"]] = counts.get(report["status"], 0) + 1
+    counts = dict(Counter(report["status"] for report in results))
     sync: dict[str, Any] = {"counts": counts, "results": results}
     if len(results) > MAX_LISTED_RESULTS:
         # A long agenda's reply stays small: plain successes are counted, not listed; what
