@@ -1,9 +1,6 @@
-"""ASGI entry point: what team mode's production server runs (anchor_site/http/gunicorn_conf.py).
-
-Django's ASGI handler reads a request's whole body on the event loop before any of the
-(synchronous) application runs on a thread, so a client that sends its body slowly, or never,
-holds a coroutine and a socket but no thread: it cannot starve the others. A body over the limit
-is refused before it is read (anchor_site/http/body_limit.py).
+"""ASGI entry point of team mode's production server (anchor_site/http/gunicorn_conf.py): a body
+is read on the event loop before a thread is given, so slow clients starve nothing; one over the
+limit is refused unread (anchor_site/http/body_limit.py).
 """
 
 import os

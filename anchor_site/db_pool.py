@@ -1,33 +1,20 @@
 """The HTTP server's PostgreSQL connection pool (Django's `OPTIONS["pool"]`, psycopg_pool).
 
-Over HTTP every request runs on a thread of its own, so a kept connection would be stranded
-with its finished thread: without a pool, each request opened a connection (several ms) and
-nothing capped how many were open at once. With one, each server process holds at most
-ANCHOR_DB_POOL_SIZE connections: requests beyond that wait for one to come back (up to
-ANCHOR_DB_POOL_TIMEOUT_S) instead of crowding PostgreSQL, where more transactions in flight
-than cores only lengthen every lock a writer holds. stdio keeps its one long-lived connection.
-
-Each connection is checked before it is handed out (psycopg_pool's `check_connection`, which
-Django installs when CONN_HEALTH_CHECKS is on), so one the database closed is replaced unseen;
-one that met a storage fault, or was left read-only by a database that is writable again, is
-dropped too (records.connection_health).
-When none can be had, `why_no_connection` tells "every connection busy" from "the database
-cannot be reached", by the outcome of the pool's latest attempt to connect.
+Each request has a thread of its own, so each server process holds at most ANCHOR_DB_POOL_SIZE
+connections, and requests beyond that wait (up to ANCHOR_DB_POOL_TIMEOUT_S) rather than crowd
+PostgreSQL. Connections are checked before they are handed out; one that met a storage fault is
+dropped (records.connection_health). `why_no_connection` tells "every connection busy" from
+"the database cannot be reached" by the pool's latest attempt to connect.
 """
 
 from __future__ import annotations
 
-import threading
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 
-from records.storage_faults import (
-    CONNECTION_LOST,
-    TOO_MANY_CONNECTIONS,
-    UNREACHABLE,
-    storage_fault,
-)
+from records.storage_faults import CONNECTION_LOST, TOO_MANY_CONNECTIONS, UNREACHABLE, storage_fault
 
 DEFAULT_POOL_SIZE = 4
 DEFAULT_POOL_TIMEOUT_S = 20
@@ -45,33 +32,27 @@ def reset_pooled_connection(raw_connection: Any) -> None:
     reset_statement_settings(raw_connection)
 
 
+@dataclass
 class _LatestConnect:
     """Whether the pool's latest attempt to open a connection failed, and why."""
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.error: psycopg.Error | None = None
-
-    def record(self, error: psycopg.Error | None) -> None:
-        with self._lock:
-            self.error = error
+    error: psycopg.Error | None = None
 
 
 latest_connect = _LatestConnect()
 
 
 class ObservedConnection(psycopg.Connection):  # type: ignore[type-arg]
-    """psycopg's connection, remembering how the pool's latest connect went (its workers
-    open connections in the background, where a failure is otherwise only logged)."""
+    """Remembers how the pool's latest (background) connect went."""
 
     @classmethod
     def connect(cls, conninfo: str = "", **kwargs: Any) -> Any:
         try:
             opened = super().connect(conninfo, **kwargs)
         except psycopg.Error as exc:
-            latest_connect.record(exc)
+            latest_connect.error = exc  # one attribute store: atomic under the GIL
             raise
-        latest_connect.record(None)
+        latest_connect.error = None
         return opened
 
 
@@ -110,8 +91,7 @@ def why_no_connection(exc: BaseException) -> tuple[str, str]:
 
 
 def close_pools() -> None:
-    """Close this process's pools, before it forks workers: a pool's threads do not survive a
-    fork, and a child must never share the parent's sockets."""
+    """Close this process's pools before it forks workers (threads and sockets must not cross)."""
     from django.db import connections
 
     for connection in connections.all(initialized_only=True):

@@ -1,7 +1,5 @@
-"""Reads Anchor's configuration from the environment (pydantic-settings), failing loudly.
-
-Every error names the variable and says what a good value looks like, because the usual reader
-is someone editing an MCP client's JSON configuration, not this code.
+"""Reads Anchor's configuration from the environment (pydantic-settings), failing loudly: every
+error is one line naming the variable and a good value, for someone editing a client's JSON.
 """
 
 from __future__ import annotations
@@ -14,7 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 from pydantic import BeforeValidator, Field, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-if TYPE_CHECKING:  # only the type: the parser itself is imported when a URL is set
+if TYPE_CHECKING:  # the parser itself is imported only when a URL is set
     from dj_database_url import DBConfig
 
 RATE_UNITS = {"second": 1, "minute": 60, "hour": 3600}
@@ -47,12 +45,12 @@ def _case(change: Callable[[str], str]) -> BeforeValidator:
     return BeforeValidator(lambda raw: change(raw) if isinstance(raw, str) else raw)
 
 
-# What a bad value is told, by type or by variable; the error reads "NAME='value' <advice>".
+# What a bad value is told; the error reads "NAME='value' <advice>".
 BOOL = "is not a boolean; use 1/0, true/false or yes/no."
 COUNT = "is not a whole number (e.g. 4, or 0 for off)."
 POSITIVE = "is not a positive whole number (e.g. 30)."
 RATE = "is not a rate; use <count>/<second|minute|hour> (for example 600/minute), or off."
-ADVICE = {
+ADVICE = {  # by variable, where its type's advice is not enough
     "ALLOWED_HOSTS": "must not contain '*'; list the host names the server answers to, "
     "comma-separated (for example anchor.example.com,127.0.0.1).",
     "ANCHOR_WORKSPACE_ID": "is not a valid workspace ID; use 1-64 letters, digits, '.', '_' or "
@@ -92,9 +90,8 @@ class Environment(BaseSettings):
     ]
     DATABASE_URL: str = ""
     ANCHOR_DB_PATH: str = "anchor.db"  # checked against the file system by database_from_env
-    # Set by the ASGI server (anchor_site/asgi.py) to 0; None: the backend's default.
+    # None: the backend's default, or db_pool's (0 from anchor_site/asgi.py: pooled).
     ANCHOR_DB_CONN_MAX_AGE: Count | None = Field(default=None, description=COUNT)
-    # None: anchor_site.db_pool's defaults (imported only for PostgreSQL).
     ANCHOR_DB_POOL_SIZE: Count | None = Field(default=None, description=COUNT)
     ANCHOR_DB_POOL_TIMEOUT_S: Positive | None = Field(default=None, description=POSITIVE)
     ANCHOR_STATIC_ROOT: str = ""
@@ -178,8 +175,7 @@ def database_from_env(env: Environment) -> DBConfig:
     if url:
         import dj_database_url
 
-        # psycopg (through the pool module) only when PostgreSQL is the backend: on SQLite
-        # its import would be part of every stdio start-up for nothing.
+        # psycopg (through the pool module) only for PostgreSQL, not in every SQLite start.
         from anchor_site.db_pool import DEFAULT_POOL_SIZE, DEFAULT_POOL_TIMEOUT_S, pool_options
 
         if not url.startswith(("postgres://", "postgresql://", "pgsql://")):
@@ -188,11 +184,9 @@ def database_from_env(env: Environment) -> DBConfig:
                 "postgres://user:password@host:5432/anchor; unset it to use the SQLite file "
                 "named by ANCHOR_DB_PATH."
             )
-        # Over HTTP (ANCHOR_DB_CONN_MAX_AGE=0) a pool hands connections out instead.
         conn_max_age = 600 if env.ANCHOR_DB_CONN_MAX_AGE is None else env.ANCHOR_DB_CONN_MAX_AGE
         try:
-            # A stdio server lives for hours: keep one connection and let Django check it is
-            # alive before each use rather than reconnecting (several ms) on every tool call.
+            # A stdio server keeps one connection, checked alive before each use.
             config = dj_database_url.parse(url, conn_max_age=conn_max_age, conn_health_checks=True)
         except Exception as exc:  # the parser raises several types; all mean a bad URL
             raise ImproperlyConfigured(f"DATABASE_URL could not be parsed: {exc}") from exc
@@ -206,23 +200,19 @@ def database_from_env(env: Environment) -> DBConfig:
         if conn_max_age == 0 and pool_size:
             timeout_s = env.ANCHOR_DB_POOL_TIMEOUT_S or DEFAULT_POOL_TIMEOUT_S
             config.setdefault("OPTIONS", {})["pool"] = pool_options(pool_size, timeout_s)
-            # Django gives the pool psycopg_pool's check_connection only with health checks
-            # on: without it a connection the database closed is handed out and fails calls.
+            # Only then does the pool check a connection before handing it out.
             config["CONN_HEALTH_CHECKS"] = True
         return config
     return {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": str(sqlite_path(env.ANCHOR_DB_PATH)),
-        # Opening the file and running the PRAGMAs costs more than most tool calls; an idle
-        # SQLite connection holds no lock, so keep it for the life of the process.
+        # Opening costs more than most tool calls, and an idle connection holds no lock.
         "CONN_MAX_AGE": env.ANCHOR_DB_CONN_MAX_AGE,
         "OPTIONS": {
-            # BEGIN IMMEDIATE takes the write lock up front, so two writers queue on the busy
-            # timeout instead of failing with "database is locked" when a read upgrades.
+            # Writers queue on the busy timeout instead of failing when a read upgrades.
             "transaction_mode": "IMMEDIATE",
             "timeout": 60,
-            # WAL lets readers run beside the writer; synchronous=FULL makes every acknowledged
-            # commit survive power loss, not just a process crash.
+            # Readers beside the writer; every acknowledged commit survives power loss.
             "init_command": (
                 "PRAGMA journal_mode=WAL;"
                 "PRAGMA synchronous=FULL;"

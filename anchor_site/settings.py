@@ -12,13 +12,12 @@ from anchor_site import env
 
 _env = env.read()
 BASE_DIR = Path(__file__).resolve().parent.parent
-# Anchor's own version, from pyproject.toml: what serverInfo.version tells MCP clients.
+# serverInfo.version, from pyproject.toml.
 with (BASE_DIR / "pyproject.toml").open("rb") as _pyproject:
     ANCHOR_VERSION: str = tomllib.load(_pyproject)["project"]["version"]
 
 DEBUG = _env.DJANGO_DEBUG
-# A per-process random key is safe for the stdio server (it signs nothing that outlives the
-# process); the HTTP deployment must set SECRET_KEY, which a system check enforces.
+# Random per process is safe for stdio; a system check makes the HTTP deployment set one.
 SECRET_KEY = _env.SECRET_KEY or get_random_secret_key()
 ANCHOR_SECRET_KEY_FROM_ENV = bool(_env.SECRET_KEY)
 ALLOWED_HOSTS = _env.ALLOWED_HOSTS  # "*" is refused: Host checks guard /mcp
@@ -45,10 +44,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    # Before anything that can answer on its own (the rate limiter's 429 included), so those
-    # replies carry CORS headers too and a browser client can read them.
+    # Before anything that answers on its own (429 included), so those replies carry CORS.
     "anchor_site.http.cors.ListedOriginsCorsMiddleware",
-    # Serves the admin's static files (collected at start-up) from the application server.
     "anchor_site.http.static.CollectedStaticMiddleware",
     # Before sessions and authentication: an over-limit request costs no database work.
     "anchor_site.http.ratelimit.RateLimitMiddleware",
@@ -79,10 +76,10 @@ TEMPLATES = [
 
 WSGI_APPLICATION = "anchor_site.wsgi.application"
 # `manage.py test` runs the pytest suite (the tests are pytest-django, not unittest).
-TEST_RUNNER = "anchor_site.testing.PytestTestRunner"
+TEST_RUNNER = "tests.runner.PytestTestRunner"
 
 DATABASES = {"default": env.database_from_env(_env)}
-# Connections a server process may hold (4: db_pool's default, which would import psycopg).
+# Connections a process may hold (4: db_pool's default, not imported to avoid psycopg).
 _pool_size = DATABASES["default"].get("OPTIONS", {}).get("pool", {}).get("max_size", 4)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -99,42 +96,28 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-# WhiteNoise serves the admin's files straight from the apps, so `runserver` without DEBUG (or
-# before collectstatic) still shows a styled admin.
+# WhiteNoise serves the admin's files from the apps, even before collectstatic.
 WHITENOISE_USE_FINDERS = True
 STATIC_ROOT = Path(_env.ANCHOR_STATIC_ROOT or BASE_DIR / "staticfiles")
 
 # Scope of the stdio server. Over HTTP the authenticated user decides instead.
 ANCHOR_WORKSPACE_ID = _env.ANCHOR_WORKSPACE_ID
 ANCHOR_ACTOR_ID = _env.ANCHOR_ACTOR_ID
-# Which tools the MCP server lists: "core" (default: the everyday path, within 4,000 tokens
-# with the instructions), "full" (agendas, history, traversal, totals too), or a
-# comma-separated list of tool names; checked against the tool list at start-up.
+# Which tools are listed: "core" (default), "full", or a comma-separated list of tool names.
 ANCHOR_TOOLS = _env.ANCHOR_TOOLS.strip() or "core"
-# The longest any one database statement of a tool call may run (QUERY_TIMEOUT after that).
 ANCHOR_QUERY_TIMEOUT_S = _env.ANCHOR_QUERY_TIMEOUT_S
-# On PostgreSQL the change feed leaves out events younger than this many seconds, so a cursor
-# never passes a transaction that committed out of ID order (workflow.change_feed).
+# PostgreSQL's change feed leaves out younger events (commits out of ID order).
 ANCHOR_FEED_SETTLE_S = _env.ANCHOR_FEED_SETTLE_S
-# Search by meaning (search_records' mode "meaning", records/meaning): on by default. Off, no
-# embeddings are computed and mode "meaning" is refused (UNSUPPORTED, naming the variable).
 ANCHOR_MEANING = _env.ANCHOR_MEANING
 
-# Team mode: the MCP endpoint at /mcp (anchor_site/http). "token" authenticates every request
-# with an AccessToken; "none" takes the stdio scope above and is only mounted with DEBUG on.
+# Team mode's /mcp: "token" authenticates every request; "none" (DEBUG only) takes the stdio scope.
 ANCHOR_HTTP_AUTH = _env.ANCHOR_HTTP_AUTH
-# The SDK's own default (mcp.server.transport_security, 4 MiB). The largest call we accept,
-# prepare_import, carries up to 1,000,000 bytes of row data plus titles, keys and links; JSON
-# escaping can double non-ASCII text, and this still fits. Larger bodies get 413.
+# The SDK's own default; prepare_import's 1,000,000 bytes of rows fit, escaped. Larger get 413.
 ANCHOR_HTTP_MAX_BODY_BYTES = 4 * 1024 * 1024
-# Django reads the whole body at once, and its own cap (2.5 MB) would otherwise answer a bare 400
-# below the stated limit. The admin's forms share it; they are signed-in staff only.
+# Otherwise Django's 2.5 MB cap would answer a bare 400 below the stated limit.
 DATA_UPLOAD_MAX_MEMORY_SIZE = ANCHOR_HTTP_MAX_BODY_BYTES
-# Behind a proxy that terminates TLS and sets X-Forwarded-Proto and X-Forwarded-For: trust them
-# (the server binds to loopback, so only the proxy can reach it; uvicorn honours the headers only
-# then, see anchor_site/http/worker.py). The admin's CSRF check then sees https, the session and
-# CSRF cookies travel over TLS only, a request that came in over plain http is redirected, and
-# browsers are told to use https alone for this host (HSTS) for ANCHOR_HSTS_SECONDS.
+# Behind a TLS-terminating proxy (the server binds to loopback): trust X-Forwarded-Proto/-For
+# (anchor_site/http/worker.py), TLS-only cookies, redirect plain http, and send HSTS.
 ANCHOR_BEHIND_TLS_PROXY = _env.ANCHOR_BEHIND_TLS_PROXY
 if ANCHOR_BEHIND_TLS_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
@@ -144,10 +127,8 @@ if ANCHOR_BEHIND_TLS_PROXY:
     SECURE_HSTS_SECONDS = _env.ANCHOR_HSTS_SECONDS
     SECURE_HSTS_INCLUDE_SUBDOMAINS = _env.ANCHOR_HSTS_INCLUDE_SUBDOMAINS
     SECURE_HSTS_PRELOAD = _env.ANCHOR_HSTS_PRELOAD
-# How long `manage.py anchor_purge` keeps committed actions' stored results (for replay).
 ANCHOR_ACTION_RESULT_RETENTION_DAYS = _env.ANCHOR_ACTION_RESULT_RETENTION_DAYS
-# Requests per bearer credential, and per client address for requests without one (or whose
-# credential was refused): `<count>/<second|minute|hour>` or `off`. Answered 429 + Retry-After.
+# Requests per bearer credential, and per address without an accepted one (429 + Retry-After).
 ANCHOR_HTTP_RATE_LIMIT = _env.ANCHOR_HTTP_RATE_LIMIT
 ANCHOR_HTTP_RATE_LIMIT_ANONYMOUS = _env.ANCHOR_HTTP_RATE_LIMIT_ANONYMOUS
 CACHES = {
@@ -156,18 +137,14 @@ CACHES = {
     "ratelimit": {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "LOCATION": "anchor-ratelimit",
-        # Past MAX_ENTRIES the cache drops counters: too few would let many addresses reset
-        # each other's. An entry is a few hundred bytes.
+        # Past MAX_ENTRIES counters are dropped: too few would let addresses reset each other's.
         "OPTIONS": {"MAX_ENTRIES": 100_000},
     },
 }
-# Origins accepted besides the server's own, for clients that send an Origin header (desktop
-# apps, browser-based MCP clients). /mcp answers any other Origin 403.
+# Origins accepted besides the server's own; /mcp answers any other Origin 403.
 ANCHOR_HTTP_ALLOWED_ORIGINS = _env.ANCHOR_HTTP_ALLOWED_ORIGINS
-# CORS (anchor_site/http/cors.py): what a browser client on another origin needs from the
-# endpoints it calls with fetch. The OAuth metadata documents are public to any origin; the
-# endpoints below are for the listed origins only, and get no CORS while none is listed. Sign-in,
-# consent and the admin are pages a person opens, never fetched: no CORS there.
+# CORS (anchor_site/http/cors.py) for the listed origins on the endpoints a browser client
+# fetches; the OAuth metadata documents are public to any origin; pages a person opens get none.
 CORS_ALLOWED_ORIGINS = ANCHOR_HTTP_ALLOWED_ORIGINS
 CORS_URLS_REGEX = r"^/(mcp|oauth/(register|token|revoke)/)$"
 CORS_ALLOW_METHODS = ["GET", "POST", "DELETE", "OPTIONS"]
@@ -180,16 +157,12 @@ CORS_ALLOW_HEADERS = [
     "mcp-session-id",
     "x-anchor-workspace",
 ]
-# Not readable cross-origin otherwise: the session to repeat, the 401's challenge naming the
-# resource metadata (how an OAuth client discovers where to sign in), and when to retry.
 CORS_EXPOSE_HEADERS = ["Mcp-Session-Id", "WWW-Authenticate", "Retry-After"]
 # Bearer tokens only: cookies (the admin's session) never ride along on a cross-origin call.
 CORS_ALLOW_CREDENTIALS = False
 
-# Read once by django-mcp-server at import time.
 # --- OAuth 2.1 for /mcp (anchor_site/oauth), as the MCP authorization spec describes it --------
-# Where the consent page sends a person who is not signed in: any active user with a password,
-# not only admin staff.
+# Any active user with a password signs in there, not only admin staff.
 LOGIN_URL = "oauth2_provider:sign-in"
 OAUTH2_PROVIDER = {
     "SCOPES": {"mcp": "Read and write records in your Anchor workspaces through its MCP tools"},
@@ -211,20 +184,17 @@ OAUTH2_PROVIDER = {
         "client_secret_post",
     ],
     "OAUTH2_PROTECTED_RESOURCE_NAME": "Anchor",
-    # A refresh token is used once: each use returns a new one, and a replayed old one revokes
-    # the whole family (a stolen token is then useless to both parties).
+    # A refresh token is used once; a replayed old one revokes the whole family.
     "ROTATE_REFRESH_TOKEN": True,
     "REFRESH_TOKEN_REUSE_PROTECTION": True,
     "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
     "ACCESS_TOKEN_EXPIRE_SECONDS": 60 * 60,
     "REFRESH_TOKEN_EXPIRE_SECONDS": 30 * 24 * 60 * 60,
-    # Dynamic client registration (RFC 7591) without credentials, as MCP clients expect. The
-    # person still signs in and consents on a page naming the client and where it redirects.
+    # Open dynamic client registration (RFC 7591), as MCP clients expect; consent still asked.
     "DCR_ENABLED": True,
     "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
     "DCR_REGISTRATION_TOKEN_EXPIRE_SECONDS": 90 * 24 * 60 * 60,
-    # Native clients listen on a loopback port chosen at run time (RFC 8252 §7.3). Registration
-    # accepts plain http only to loopback (anchor_site.oauth.registration).
+    # Native clients' loopback ports vary (RFC 8252 §7.3); plain http only to loopback.
     "ALLOW_LOCALHOST_LOOPBACK": True,
     "ALLOWED_REDIRECT_URI_SCHEMES": [
         "http",
@@ -232,16 +202,13 @@ OAUTH2_PROVIDER = {
         *_env.ANCHOR_OAUTH_REDIRECT_SCHEMES,
     ],
     "REQUEST_APPROVAL_PROMPT": "force",
-    # Client ID Metadata Documents (anchor_site.oauth.client_metadata): an https client_id is
-    # fetched, checked like a registration and kept as an Application, refetched after its
-    # max-age (5 min to 1 day); a URL that failed is not fetched again for 60 s.
+    # Client ID Metadata Documents (anchor_site.oauth.client_metadata).
     "CIMD_ENABLED": _env.ANCHOR_OAUTH_CIMD,
     "CIMD_METADATA_FETCHER": "anchor_site.oauth.client_metadata.MetadataFetcher",
     "CIMD_REGISTRATION_PERMISSION_CLASSES": (
         "anchor_site.oauth.client_metadata.NewClientPermission",
     ),
-    # Fewer than a process's pooled connections (ANCHOR_DB_POOL_SIZE, or its default without a
-    # pool): a fetch holds none, but a request waiting on one must never crowd the pool out.
+    # Fewer than the pooled connections: requests waiting on fetches must not crowd it out.
     "CIMD_MAX_CONCURRENT_FETCHES": max(1, _pool_size // 2),
     "CIMD_FETCH_TIMEOUT_SECONDS": _env.ANCHOR_OAUTH_CIMD_TIMEOUT_S,
     "CIMD_MAX_DOCUMENT_SIZE": 16 * 1024,
@@ -251,28 +218,23 @@ OAUTH2_PROVIDER = {
 }
 # For tests only: lets a metadata document be served from this machine (still over https).
 ANCHOR_OAUTH_CIMD_ALLOW_LOOPBACK = _env.ANCHOR_OAUTH_CIMD_ALLOW_LOOPBACK
-# Registration attempts per client address, whatever headers they carry (anchor_site.oauth.
-# registration), and the most clients no one owns (registered or from a metadata document;
-# 0: no cap). `manage.py anchor_purge` removes those unused after ANCHOR_OAUTH_UNUSED_CLIENT_DAYS.
+# New clients per address, and the most clients no one owns (0: no cap); see anchor_site.oauth.
 ANCHOR_OAUTH_REGISTRATION_RATE = _env.ANCHOR_OAUTH_REGISTRATION_RATE
 ANCHOR_OAUTH_MAX_UNCLAIMED_CLIENTS = _env.ANCHOR_OAUTH_MAX_UNCLAIMED_CLIENTS
 ANCHOR_OAUTH_UNUSED_CLIENT_DAYS = _env.ANCHOR_OAUTH_UNUSED_CLIENT_DAYS
 
-# oauth2_provider.W008 says http callbacks are allowed; registration limits them to loopback.
-# security.W021 asks for HSTS preloading, which is a per-domain submission (hstspreload.org),
-# not a server setting: ANCHOR_HSTS_PRELOAD adds the directive once you mean to submit.
+# W008: registration limits http callbacks to loopback. W021: preloading is a per-domain
+# submission; ANCHOR_HSTS_PRELOAD adds the directive once you mean to submit.
 SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008", "security.W021"]
 if not ANCHOR_BEHIND_TLS_PROXY:
-    # Plain http (a trial on loopback, or a misconfigured deployment): anchor.W010 says so once,
-    # naming the one setting that fixes all four (HSTS, redirect, Secure cookies).
+    # Plain http: anchor.W010 says so once, naming the one setting that fixes all four.
     SILENCED_SYSTEM_CHECKS += ["security.W004", "security.W008", "security.W012", "security.W016"]
 
 DJANGO_MCP_GLOBAL_SERVER_CONFIG = {
     "name": "anchor",
     "instructions": None,  # filled in by workflow.mcp.instructions at app start-up
 }
-# The package's "get_server_instructions" tool duplicates the initialize result; agents get the
-# instructions there already.
+# Its "get_server_instructions" tool repeats the initialize result.
 DJANGO_MCP_GET_SERVER_INSTRUCTIONS_TOOL = False
 
 # Everything goes to stderr: stdout of mcp_serve carries JSON-RPC only.
@@ -283,8 +245,7 @@ LOGGING = {
     "handlers": {
         "stderr": {"class": "logging.StreamHandler", "stream": sys.stderr, "formatter": "plain"}
     },
-    # Django logs a refused Host header as an ERROR with a traceback; it is the client's mistake
-    # (or a scan), so one WARNING line says it.
+    # A refused Host header is the client's mistake: one WARNING line, not an ERROR traceback.
     "filters": {"one_line_warning": {"()": "anchor_site.http.security_log.OneLineWarning"}},
     "loggers": {"django.security.DisallowedHost": {"filters": ["one_line_warning"]}},
     "root": {"handlers": ["stderr"], "level": _env.ANCHOR_LOG_LEVEL},

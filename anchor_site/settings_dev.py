@@ -1,8 +1,5 @@
-"""Developer settings: the production settings plus the developer tools (benchmarks, walkthrough).
-
-`DJANGO_SETTINGS_MODULE=anchor_site.settings_dev python manage.py benchmark` (or
-`walkthrough`). The production settings leave the tools out, so a deployment never loads them
-or their dev-only dependencies (tiktoken).
+"""Developer settings: the production settings plus the developer tools (benchmarks, walkthrough),
+which a deployment never loads (`DJANGO_SETTINGS_MODULE=anchor_site.settings_dev`).
 """
 
 from __future__ import annotations

@@ -7,6 +7,10 @@ API (a consistent copy whatever journal mode the template was left in).
 
 Tests of the first start itself (a missing file is created and migrated, a bad path is named)
 do not use this: they pass a path that does not exist yet, as a new install would.
+
+`schema_sql` writes a migrated database as the SQL a new stdio database is made from
+(workflow/management/schema.sql); after a migration is added or a dependency upgraded, rewrite
+that file with `uv run python -m tests.migrated_sqlite`.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+from contextlib import closing
 from functools import cache
 from pathlib import Path
 
@@ -60,3 +65,37 @@ def migrated_copy(path: Path) -> str:
     """A migrated, empty database at `path` (which must not exist yet); its path as a string."""
     copy_sqlite(_template(), path)
     return str(path)
+
+
+def schema_sql(path: Path) -> str:
+    """The SQL that remakes the database at `path`: its schema in the order it was made and its
+    rows, leaving out the FTS5 tables' own tables (CREATE VIRTUAL TABLE makes them) and stamping
+    migrations with the time of the load, so the text changes only with the schema."""
+    with closing(sqlite3.connect(path)) as db:
+        master = db.execute(
+            "SELECT name, sql FROM sqlite_master "
+            "WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite%' ORDER BY rowid"
+        ).fetchall()
+        kinds = {name: kind for _schema, name, kind, *_ in db.execute("PRAGMA table_list")}
+        lines = ["BEGIN;"]
+        for name, sql in master:
+            if kinds.get(name) == "shadow":
+                continue
+            lines.append(f"{sql};")
+            if kinds.get(name) != "table":
+                continue
+            columns = [column[1] for column in db.execute(f'PRAGMA table_info("{name}")')]
+            values = " || ',' || ".join(
+                "'CURRENT_TIMESTAMP'"
+                if (name, column) == ("django_migrations", "applied")
+                else f'quote("{column}")'
+                for column in columns
+            )
+            select = f"SELECT 'INSERT INTO \"{name}\" VALUES(' || {values} || ');' FROM \"{name}\""
+            lines += [row for (row,) in db.execute(f"{select} ORDER BY rowid")]
+        lines.append("COMMIT;")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    (REPO_ROOT / "workflow" / "management" / "schema.sql").write_text(schema_sql(_template()))

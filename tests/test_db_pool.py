@@ -14,9 +14,9 @@ from anchor_site.db_pool import ObservedConnection, latest_connect, why_no_conne
 
 @pytest.fixture
 def fresh_outcome():
-    latest_connect.record(None)
+    latest_connect.error = None
     yield
-    latest_connect.record(None)
+    latest_connect.error = None
 
 
 def from_django(driver_error: Exception) -> OperationalError:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from django.core.management.base import CommandError
 
-from anchor_site.testing import PytestTestRunner, pytest_target
+from tests.runner import PytestTestRunner, pytest_target
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MANAGE = [sys.executable, str(REPO_ROOT / "manage.py"), "test"]

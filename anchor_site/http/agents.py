@@ -1,12 +1,10 @@
 """/agents/: a person's agents, one credential each, and revoking one without the others.
 
-Any signed-in person (staff or not) sees their own credentials only: each OAuth client they
-authorized (all of its tokens are one credential: a refresh replaces the token, not the
-client) and each personal token, with when it was last used and what it last changed, as the
-audit names it (records.acting). Revoking an OAuth client removes this person's codes and
-tokens for it, refresh families included, so it can neither call /mcp nor refresh; revoking a
-personal token stamps it revoked. /mcp checks every request, so either stops at once, and
-every other credential keeps working.
+A signed-in person sees their own credentials only: each OAuth client they authorized (its
+tokens are one credential) and each personal token, with when it was last used and what it last
+changed (records.acting). Revoking a client removes this person's codes and tokens for it,
+refresh families included; revoking a personal token stamps it revoked. /mcp checks every
+request, so either stops at once, and every other credential keeps working.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Bearer-token authentication for /mcp: a personal access token or an OAuth access token.
 
-`Authorization: Bearer anchor_<prefix>_<secret>` is a personal token (records.AccessToken);
-any other bearer value is looked up as an OAuth token (anchor_site.oauth.tokens). Either way
-only reads: a missing, malformed, wrong, expired or revoked token fails before anything is
-written. The 401 names the protected-resource metadata (RFC 9728 §5.1), which is how an MCP
-client that speaks OAuth discovers where to send the person.
+`Bearer anchor_<prefix>_<secret>` is a personal token (records.AccessToken), anything else an
+OAuth token (anchor_site.oauth.tokens). Only reads; the 401 names the protected-resource metadata
+(RFC 9728 §5.1), where an OAuth client learns where to send the person.
 """
 
 from __future__ import annotations
@@ -45,12 +43,10 @@ class AccessTokenAuthentication(BaseAuthentication):
         if raw.startswith(PERSONAL_TOKEN_PREFIX):
             token: Any = access_token_find(raw)
         else:
-            # The plain Django request: DRF's would parse the JSON body while the toolkit
-            # looks for form parameters, before the view can answer a parse error its own way.
+            # The plain Django request: DRF's would parse the body before the view could.
             token = oauth_token_for(request._request)
         if token is None:
-            # One message for unknown, wrong, expired, revoked, for another resource and
-            # inactive-user: nothing to probe.
+            # One message for every reason: nothing to probe.
             raise AuthenticationFailed(
                 "The token is not valid: unknown, expired, revoked, issued for another "
                 f"resource, or its user is inactive. {HOW_TO_GET_ONE}"

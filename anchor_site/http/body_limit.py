@@ -1,11 +1,8 @@
 """The request-body limit, applied at the ASGI level so an oversized body is never read.
 
-Django's ASGI handler reads the whole body before any middleware runs, so a limit checked in
-the view comes after the server has taken every byte (a declared 200 MB body was read). Here a
-request whose Content-Length is over ANCHOR_HTTP_MAX_BODY_BYTES is answered 413 from its headers
-alone, and one sent without a length (chunked) is cut off as soon as it passes the limit. Either
-way the reply says `Connection: close`, so the server closes the connection instead of reading
-(and discarding) the rest.
+Django's ASGI handler reads the whole body before any middleware runs. Here a Content-Length over
+ANCHOR_HTTP_MAX_BODY_BYTES is answered 413 from the headers alone, and a chunked body is cut off
+as soon as it passes the limit; the reply says `Connection: close`, so the rest is not read.
 """
 
 from __future__ import annotations
@@ -27,11 +24,7 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 def too_large_message(limit: int, length: int | None = None) -> str:
-    size = (
-        f"The request body is {length} bytes, over"
-        if length is not None
-        else "The request body is over"
-    )
+    size = "The request body is" + (f" {length} bytes," if length is not None else "") + " over"
     return (
         f"{size} the limit of {limit} (ANCHOR_HTTP_MAX_BODY_BYTES); nothing was done. Split "
         "the call (for example, import in smaller batches)."

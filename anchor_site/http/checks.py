@@ -1,9 +1,5 @@
-"""System checks for risky team-mode configuration (`manage.py check`, `check --deploy`).
-
-Errors that only matter for a served deployment are registered with deploy=True, so the stdio
-server (which runs the ordinary checks at start-up) is not stopped by them; the production
-start-up (anchor_site/http/gunicorn_conf.py) runs the deploy checks and refuses to serve on an
-error.
+"""System checks for risky team-mode configuration. Errors that matter only for a served
+deployment are deploy=True, so they stop gunicorn_conf's start-up, not the stdio server.
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 """CORS for browser-based MCP clients, through django-cors-headers.
 
-Two rules. The OAuth metadata documents are public (anyone can fetch them; they carry nothing
-per person), so any origin may read them and have their preflights answered, as the toolkit's
-own "Access-Control-Allow-Origin: *" on them already says. Registration, token, revocation and
-/mcp are for the origins in ANCHOR_HTTP_ALLOWED_ORIGINS alone (CORS_URLS_REGEX in settings).
-
-The library answers every preflight on a CORS path itself, even one from an origin it will not
-allow (an empty 200). Here such a preflight goes on to the view instead, so an unlisted origin
-meets exactly the server it would meet without CORS (OPTIONS /mcp is 403 for it, 405 without an
-Origin), and with no origin listed CORS is off everywhere but the public documents.
+The OAuth metadata documents are public to any origin. Registration, token, revocation and /mcp
+are for ANCHOR_HTTP_ALLOWED_ORIGINS alone (CORS_URLS_REGEX). The library would answer every
+preflight on a CORS path itself; here an unlisted origin's goes on to the view, so it meets
+exactly the server it would meet without CORS.
 """
 
 from __future__ import annotations
@@ -32,8 +27,7 @@ def is_public_document(request: HttpRequest) -> bool:
     return bool(PUBLIC_DOCUMENTS.match(request.path_info))
 
 
-# Connected when this module loads, which the middleware setting makes happen before the first
-# request; the library's documented hook for a per-request decision.
+# The library's documented per-request hook, connected as the middleware setting loads this.
 @receiver(check_request_enabled, dispatch_uid="anchor-public-oauth-documents")
 def public_documents_for_any_origin(sender: Any, request: HttpRequest, **kwargs: Any) -> bool:
     return is_public_document(request)

@@ -1,8 +1,5 @@
-"""JSON answers to a request the database failed, and to any error no view answered.
-
-Every client here reads JSON (/mcp speaks JSON-RPC; /oauth/* answers OAuth errors), so an
-error never becomes Django's HTML page: a database fault names its cause and when to retry,
-anything else is a plain 500 that points at the server's log.
+"""JSON answers to a request the database failed, and to any error no view answered: every client
+here reads JSON, so a database fault names its cause and when to retry, anything else is a 500.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """Team mode's production server: `uv run gunicorn -c anchor_site/http/gunicorn_conf.py`.
 
-Before any worker starts, the master runs the deploy system checks (refusing to serve on an
-error such as a missing SECRET_KEY), applies migrations and collects the admin's static files,
-which WhiteNoise then serves. DATABASE_URL, SECRET_KEY and ALLOWED_HOSTS come from the
-environment like every other setting; ANCHOR_HTTP_BIND and WEB_CONCURRENCY size the server.
-Command-line options (e.g. --bind) override what is set here.
-
-Workers are uvicorn serving the ASGI application (anchor_site/asgi.py): a request's body is
-read on the event loop before a thread is given to it, so clients that send slowly or stall
-hold no thread, and the synchronous view gets a thread per request that has fully arrived.
+Before any worker starts, the master runs the deploy checks (refusing to serve on an error),
+applies migrations and collects static files. Workers are uvicorn serving the ASGI application.
+ANCHOR_HTTP_BIND and WEB_CONCURRENCY size the server; command-line options override them.
 """
 
 from __future__ import annotations
@@ -61,7 +55,6 @@ def on_starting(server: Any) -> None:
         raise SystemExit(1) from None
     call_command("migrate", interactive=False, verbosity=1, stdout=sys.stderr)
     call_command("collectstatic", interactive=False, verbosity=0, stdout=sys.stderr)
-    # Workers are forked from this process: they must not inherit its database connections,
-    # nor a connection pool whose threads would not survive the fork.
+    # Forked workers must not inherit connections, nor a pool whose threads a fork loses.
     connections.close_all()
     close_pools()

@@ -1,23 +1,15 @@
 """What `manage.py anchor_purge` removes: rows that only ever grow and are no longer needed.
 
-- review tickets past their expiry, except those an action still waiting to be committed or
-  approved cites (approval rechecks them);
-- prepared actions never committed (prepared or stale) past their expiry, except stale writes
-  still listed for a person's attention (kept until someone dismisses them);
-- Django sessions past their expiry date (MCP sessions and admin sign-ins);
-- OAuth authorization codes, access tokens and refresh tokens that expired or were revoked
-  (django-oauth-toolkit's own clean-up), and registration tokens past their expiry;
-- the stored results of committed actions older than the retention: the action row and the
-  audit trail stay; a replay of such an action is refused, saying it was committed;
-- OAuth clients no one owns (self-registered, or from a metadata document) registered before
-  the cut-off (metadata-document clients: an hour) and never used: no code, no token but their
-  registration token (see anchor_site.oauth.unclaimed). This runs before the expired tokens
-  go, so a client whose tokens lapse in this run still stays until the next.
+Expired review tickets (except those an action awaiting commit or approval cites); uncommitted
+actions past their expiry (except stale writes still listed for a person's attention); expired
+sessions; expired or revoked OAuth codes and tokens; committed actions' stored results past the
+retention (a replay is then refused); and unused OAuth clients no one owns
+(anchor_site.oauth.unclaimed), before the expired tokens go, so a client whose tokens lapse in
+this run stays until the next.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.contrib.sessions.models import Session
@@ -34,14 +26,6 @@ from workflow.models import PreparedAction, ReviewTicket
 
 UNCOMMITTED = (PreparedAction.PREPARED, PreparedAction.STALE)
 AWAITING_DECISION = (PreparedAction.PREPARED, PreparedAction.AWAITING_APPROVAL)
-
-
-@dataclass
-class Purged:
-    counts: dict[str, int] = field(default_factory=dict)
-
-    def lines(self) -> list[str]:
-        return [f"{what}: {count}" for what, count in self.counts.items()]
 
 
 def _cited_by_pending_actions() -> set[str]:
@@ -62,34 +46,35 @@ def _oauth_rows() -> int:
 
 def purge(
     *, now: datetime, result_retention: timedelta, unused_client_age: timedelta | None = None
-) -> Purged:
-    purged = Purged()
+) -> dict[str, int]:
+    """How many rows of each kind went."""
+    counts: dict[str, int] = {}
     with transaction.atomic():
         actions, _ = (
             PreparedAction.objects.filter(state__in=UNCOMMITTED, expires_at__lt=now)
             .exclude(state=PreparedAction.STALE, dismissed_at__isnull=True)
             .delete()
         )
-        purged.counts["expired uncommitted actions"] = actions
+        counts["expired uncommitted actions"] = actions
         tickets, _ = (
             ReviewTicket.objects.filter(expires_at__lt=now)
             .exclude(pk__in=_cited_by_pending_actions())
             .delete()
         )
-        purged.counts["expired review tickets"] = tickets
-        purged.counts["committed results past retention"] = PreparedAction.objects.filter(
+        counts["expired review tickets"] = tickets
+        counts["committed results past retention"] = PreparedAction.objects.filter(
             state=PreparedAction.COMMITTED,
             decided_at__lt=now - result_retention,
             result__isnull=False,
         ).update(result=None)
         sessions, _ = Session.objects.filter(expire_date__lt=now).delete()
-        purged.counts["expired sessions"] = sessions
+        counts["expired sessions"] = sessions
         if unused_client_age is not None:
             unused = unused_unclaimed_clients(now=now, unused_for=unused_client_age)
             # Counted apart from the cascade: the delete also takes their registration tokens.
-            purged.counts["unused registered OAuth clients"] = unused.count()
+            counts["unused registered OAuth clients"] = unused.count()
             unused.delete()
     before = _oauth_rows()
     clear_expired()  # batches of its own; counts are taken around it
-    purged.counts["expired or revoked OAuth codes and tokens"] = before - _oauth_rows()
-    return purged
+    counts["expired or revoked OAuth codes and tokens"] = before - _oauth_rows()
+    return counts

@@ -1,26 +1,14 @@
 """Per-credential and per-address rate limits for team mode's HTTP endpoints, answered with 429.
 
-A request that /mcp authenticated with a valid bearer credential counts against that credential
-only (keyed by a digest of its Authorization header), so nobody who lacks it can spend its
-budget. Every other request under the limited prefixes counts against the client's address: no
-credential, a malformed Authorization header, a refused token, anything sent to /oauth/ (which
-takes no bearer here), and a request refused before its credential was even checked.
-
-Which budget pays is decided without a database read wherever that can be known: a request
-with no usable credential, and a credential this process saw refused within the last minute,
-are gated by the address before anything else runs. A credential not seen lately goes through
-the view (which refuses a bad one after one indexed lookup, having written nothing) and is
-charged by the outcome; this is what keeps a victim's valid token working while someone floods
-bad tokens from the same address. The view tells us a credential was accepted through
-`credential_accepted`.
-
-The address is REMOTE_ADDR, which the server sets: uvicorn rewrites it from X-Forwarded-For
-only when ANCHOR_BEHIND_TLS_PROXY is on, and only for connections from FORWARDED_ALLOW_IPS
-(anchor_site/http/worker.py). IPv6 clients are counted per /64, the block one host is given.
-
-Counters are fixed windows in the "ratelimit" cache. Its default (local memory) counts per
-worker process; point CACHES["ratelimit"] at a shared cache to count across processes. The
-stdio server never passes through here.
+A request /mcp authenticated with a valid bearer credential counts against that credential only
+(keyed by a digest of its Authorization header), so nobody lacking it can spend its budget. Any
+other request under the limited prefixes counts against the client's address. Without a database
+read where it can be known: no usable credential, or one this process saw refused lately, is
+gated by the address first; a credential not seen lately goes through the view and is charged by
+the outcome, so a victim's valid token keeps working while someone floods bad tokens from the same
+address. The address is REMOTE_ADDR (rewritten from X-Forwarded-For only behind the TLS proxy,
+anchor_site/http/worker.py); IPv6 clients count per /64. Counters are fixed windows in the
+"ratelimit" cache: per worker, unless CACHES["ratelimit"] is shared.
 """
 
 from __future__ import annotations
@@ -28,13 +16,12 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import math
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 
 from django.conf import settings
 from django.core.cache import caches
+from django.core.cache.backends.locmem import LocMemCache
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 RATE_LIMITED_PREFIXES = ("/mcp", "/oauth/")
@@ -86,47 +73,15 @@ def was_accepted(request: HttpRequest) -> bool:
     return bool(getattr(request, ACCEPTED_ATTRIBUTE, False))
 
 
-class CredentialVerdicts:
-    """Which credential keys this process lately saw accepted or refused, bounded and expiring.
-
-    Kept apart from the counters so a flood of made-up tokens, each remembered here, can never
-    push an address's counter out of the cache. Only a shortcut: a key forgotten is looked up
-    by the view again, so the answer never depends on what is remembered.
-    """
-
-    ACCEPTED_FOR_S = 300.0
-    REFUSED_FOR_S = 60.0
-
-    def __init__(self, max_entries: int = 10_000) -> None:
-        self.max_entries = max_entries
-        self._entries: OrderedDict[str, tuple[bool, float]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: str, now: float) -> bool | None:
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is None:
-                return None
-            accepted, until = entry
-            if until <= now:
-                del self._entries[key]
-                return None
-            return accepted
-
-    def remember(self, key: str, accepted: bool, now: float) -> None:
-        until = now + (self.ACCEPTED_FOR_S if accepted else self.REFUSED_FOR_S)
-        with self._lock:
-            self._entries[key] = (accepted, until)
-            self._entries.move_to_end(key)
-            while len(self._entries) > self.max_entries:
-                self._entries.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
+# Which credentials this process lately saw accepted or refused. Apart from the counters, so a
+# flood of made-up tokens can never push an address's counter out; only a shortcut (a key
+# forgotten is looked up by the view again).
+VERDICTS = LocMemCache("anchor-credential-verdicts", {"OPTIONS": {"MAX_ENTRIES": 10_000}})
+ACCEPTED_FOR_S, REFUSED_FOR_S = 300, 60
 
 
-VERDICTS = CredentialVerdicts()
+def remember(credential: str, accepted: bool) -> None:
+    VERDICTS.set(credential, accepted, ACCEPTED_FOR_S if accepted else REFUSED_FOR_S)
 
 
 class Window:
@@ -180,7 +135,7 @@ class RateLimitMiddleware:
             Window(f"addr:{client_address(request)}", address_rate, now) if address_rate else None
         )
         credential = credential_key(request) if request.path == CREDENTIAL_PATH else None
-        verdict = VERDICTS.get(credential, now) if credential else None
+        verdict = VERDICTS.get(credential) if credential else None
         if credential is None or verdict is False:
             # Nothing a valid credential could have sent: the address pays up front, and an
             # address over its limit is stopped before any database work.
@@ -188,7 +143,7 @@ class RateLimitMiddleware:
                 return too_many(address, "address")
             response = self.get_response(request)
             if credential is not None and was_accepted(request):
-                VERDICTS.remember(credential, True, now)  # valid after all (e.g. just issued)
+                remember(credential, True)  # valid after all (e.g. just issued)
             return response
         return self._with_credential(request, credential, verdict, address, now)
 
@@ -210,12 +165,12 @@ class RateLimitMiddleware:
                 return too_many(token, "token")
         response = self.get_response(request)
         if was_accepted(request):
-            VERDICTS.remember(credential, True, now)
+            remember(credential, True)
             if token is not None and not verdict:
                 token.charge()
             return response
         if response.status_code == 401:
-            VERDICTS.remember(credential, False, now)
+            remember(credential, False)
         # Not authenticated by it (refused, or refused before it was checked): the address pays.
         if address is not None and address.over():
             return too_many(address, "address")

@@ -1,9 +1,5 @@
-"""The admin's static files from the application server (WhiteNoise).
-
-The production start-up collects them into STATIC_ROOT (gunicorn_conf.on_starting). Where
-nothing was collected (runserver without DEBUG, tests) WhiteNoise finds them in the apps
-themselves (WHITENOISE_USE_FINDERS), so the admin is styled either way; the "no directory"
-warning for the uncollected STATIC_ROOT says nothing useful then and is silenced.
+"""The admin's static files from the application server (WhiteNoise): collected at start-up, or
+found in the apps (WHITENOISE_USE_FINDERS); the warning for an uncollected STATIC_ROOT is silenced.
 """
 
 from __future__ import annotations

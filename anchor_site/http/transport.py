@@ -1,7 +1,4 @@
-"""Checks on the HTTP request itself, made before authentication and before any database access.
-
-Each failure is a DRF exception, so the view answers with a JSON `{"detail": ...}` body.
-"""
+"""Checks on the HTTP request itself, before authentication and any database access (DRF errors)."""
 
 from __future__ import annotations
 
@@ -61,8 +58,7 @@ def check_transport(request: Any, allowed_methods: Sequence[str]) -> None:
             "server's own origin or one listed in ANCHOR_HTTP_ALLOWED_ORIGINS."
         )
     if request.method.lower() not in allowed_methods:
-        # GET would open a server-sent event stream; we offer none (the stock view's GET spins
-        # a CPU forever), and the protocol says to answer 405.
+        # No server-sent event stream on GET (the stock view's spins a CPU): 405, as specified.
         raise MethodNotAllowed(request.method)
     if request.method != "POST":
         return

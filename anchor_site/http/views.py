@@ -1,13 +1,10 @@
 """/mcp: django-mcp-server's streamable-HTTP view, with our transport, identity and sessions.
 
-Order of a request: transport checks (Origin, method, media type, size; no database), token
-authentication (reads only), workspace from membership (reads only), then the MCP SDK. Every
-refusal happens before the first write.
-
-Sessions are ours rather than the package's: the package accepts any Django session key as an
-MCP session (an admin login's too) and lets anyone DELETE one. Here a session is created only by
-a successful initialize, belongs to the token that created it, and is invisible to any other.
-This module is the one place that knows the package's HTTP internals (pinned at 0.5.7).
+Transport checks, token authentication and the workspace (reads only) come before the SDK, so
+every refusal precedes the first write. Sessions are ours: created only by a successful
+initialize, owned by the token that created it, invisible to any other (the package would take
+any Django session key and let anyone DELETE one). The one place that knows the package's HTTP
+internals (pinned at 0.5.7).
 """
 
 from __future__ import annotations
@@ -29,11 +26,7 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 
 from anchor_site.db_pool import why_no_connection
-from anchor_site.http.authentication import (
-    HOW_TO_GET_ONE,
-    AccessTokenAuthentication,
-    credential_of,
-)
+from anchor_site.http.authentication import HOW_TO_GET_ONE, AccessTokenAuthentication, credential_of
 from anchor_site.http.errors import database_unavailable
 from anchor_site.http.json_members import MAX_MEMBERS, too_many_members
 from anchor_site.http.ratelimit import credential_accepted
@@ -76,9 +69,8 @@ def _jsonrpc_error(
 
 
 class MessageParser(JSONParser):
-    """JSON bodies, with three differences from DRF's: NaN and Infinity parse, so the argument
-    check can refuse them naming the field (as on stdio), and deep nesting and too many
-    members (json_members) are a clear 400."""
+    """DRF's JSON parser, but NaN and Infinity parse (the argument check refuses them, naming
+    the field) and deep nesting or too many members are a clear 400."""
 
     strict = False
 
@@ -103,8 +95,7 @@ def _request_id(request: Any) -> Any:
 
 
 def _refuse_shape(message: Any) -> JsonResponse | None:
-    """A body that is not one JSON-RPC object, answered here: the SDK would answer a batch (or a
-    bare number) with its validation dump. The stdio transport refuses both with -32600 too."""
+    """A body that is not one JSON-RPC object (the SDK would answer with its validation dump)."""
     if isinstance(message, list):
         return _jsonrpc_error(
             400,
@@ -166,11 +157,8 @@ class AnchorMCPView(StreamableHttpView):
     throttle_classes: list[Any] = []
 
     def handle_exception(self, exc: Exception) -> HttpResponse:
-        # Tool calls report database errors in their own envelope; one reaching here came
-        # outside a call (authentication, the session): no connection could be had (every
-        # pooled one busy past ANCHOR_DB_POOL_TIMEOUT_S, or the database down or refusing), or
-        # the database refused a write (read-only, full). Say which (error.data.cause too),
-        # and when to retry, answering the request's own id.
+        # A database fault outside a tool call (authentication, the session): say which
+        # (error.data.cause) and when to retry, answering the request's own id.
         if isinstance(exc, DatabaseError):
             cause, reason = why_no_connection(exc)
             logger.warning("an /mcp request met a database fault (%s): %s", cause, exc)
@@ -203,16 +191,14 @@ class AnchorMCPView(StreamableHttpView):
         token = request.auth
         if isinstance(token, AccessToken):
             return f"token:{token.pk}"
-        # An OAuth token is replaced on every refresh; the session belongs to the person's
-        # authorization of that client, so it outlives the rotation.
+        # An OAuth session belongs to the person's authorization of the client: it outlives
+        # the token's rotation.
         assert isinstance(token, OAuthAccessToken)
         return f"oauth:{token.application_id}:{token.user_id}"
 
     def accepted(self, request: Any) -> None:
         if request.auth is not None:  # the debug view's requests carry none
             access_token_touch(token=request.auth)
-
-    # --- methods -------------------------------------------------------------------------
 
     def get(self, request: Any, *args: Any, **kwargs: Any) -> HttpResponse:
         raise MethodNotAllowed("GET")  # never the stock GET: it spins a CPU forever
@@ -253,13 +239,11 @@ class AnchorMCPView(StreamableHttpView):
         try:
             response = async_to_sync(run_http_handler)(request, self)
         finally:
-            # The package stores the request in a context variable and asgiref copies context
-            # changes back to this thread: never let this request's scope outlive it.
+            # asgiref copies the package's context variable back here: the scope must not stay.
             REQUEST_CONTEXT.set(SimpleNamespace())
         request_id = message.get("id") if isinstance(message, dict) else None
         if session_key and request_id is not None and was_cancelled(session_key, request_id):
-            # The spec's SHOULD NOT answer a cancelled request: the POST ends unanswered, as a
-            # 202 (both official clients accept one and read no body).
+            # A cancelled request SHOULD NOT be answered: 202, which both official clients take.
             return HttpResponse(status=202)
         if not session_key and response.status_code == 200:
             session_key = self._open_session(request)
@@ -281,8 +265,6 @@ class AnchorMCPView(StreamableHttpView):
         self.accepted(request)
         return HttpResponse(status=204)
 
-    # --- sessions ------------------------------------------------------------------------
-
     def _session_store(self, session_key: str | None = None) -> Any:
         return import_module(settings.SESSION_ENGINE).SessionStore(session_key)
 
@@ -301,11 +283,7 @@ class AnchorMCPView(StreamableHttpView):
 
 
 class OpenDebugMCPView(AnchorMCPView):
-    """ANCHOR_HTTP_AUTH=none with DEBUG on: no token, the stdio scope from the environment.
-
-    For trying the endpoint on one's own machine only; anchor_site.urls never mounts it
-    without DEBUG, and the system checks flag the combination.
-    """
+    """ANCHOR_HTTP_AUTH=none with DEBUG on (never mounted otherwise): the stdio scope."""
 
     authentication_classes: list[Any] = []
     permission_classes = [AllowAny]

@@ -1,14 +1,8 @@
 """The gunicorn worker for team mode: uvicorn serving the ASGI application.
 
-uvicorn's own defaults pick optional C extensions when installed; pinning the pure-Python
-protocol and the standard event loop keeps every deployment on the configuration the tests run.
-Django answers no ASGI lifespan events, so uvicorn is told not to send them.
-
-uvicorn would also trust X-Forwarded-For and X-Forwarded-Proto from any connection out of
-FORWARDED_ALLOW_IPS (loopback by default), so anyone on the machine could pick the client
-address the rate limits count. It does so here only when ANCHOR_BEHIND_TLS_PROXY is on, that
-is when the proxy in front is the only one who connects; gunicorn's --forwarded-allow-ips (or
-FORWARDED_ALLOW_IPS) then names the proxy if it is not on loopback.
+Pure-Python protocol and the standard event loop (the configuration the tests run), no lifespan
+events (Django answers none). X-Forwarded-For and -Proto are trusted only when
+ANCHOR_BEHIND_TLS_PROXY is on, or anyone on the machine could pick the address rate limits count.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""Which workspace an HTTP request acts in: the user's membership, never a tool argument.
-
-One membership: that workspace. Several: the client names one per request in the
-X-Anchor-Workspace header, which must be one of the user's memberships.
+"""Which workspace an HTTP request acts in: the user's one membership, or with several the one the
+X-Anchor-Workspace header names; never a tool argument.
 """
 
 from __future__ import annotations

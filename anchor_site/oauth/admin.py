@@ -1,12 +1,8 @@
 """OAuth access in the admin: the clients people connected, and the tokens they hold.
 
-django-oauth-toolkit registers admins of its own, unscoped; they are replaced here by the same
-classes made workspace-scoped: a staff member sees their own applications, grants and tokens
-only (a token acts as its user), a superuser sees everyone's. What decides where codes go and
-whether a person is asked (the callbacks, "skip authorization", the owner) only a superuser
-sets: a staff member's application is theirs, asks for consent, and has its callbacks set by a
-superuser. Revoking a token revokes its whole refresh family, so the client can neither call
-/mcp nor mint a new token; /mcp checks every request, so the stop is immediate.
+The toolkit's unscoped admins are replaced by workspace-scoped ones: staff see their own
+applications, grants and tokens, a superuser everyone's. Callbacks, "skip authorization" and the
+owner only a superuser sets. Revoking a token revokes its whole refresh family, at once.
 """
 
 from __future__ import annotations
@@ -54,8 +50,7 @@ def revoke_families(refresh_tokens: QuerySet[Any]) -> None:
         OAuthRefreshToken.revoke_family(family)
 
 
-# Where codes are sent, who owns the client and whether consent is asked: a staff member with
-# these would send another workspace's people to a callback of their choosing, unasked.
+# With these a staff member could send another workspace's people to any callback, unasked.
 SUPERUSER_ONLY_APPLICATION_FIELDS = (
     "user",
     "skip_authorization",
@@ -81,8 +76,7 @@ GRANTS_WITH_REDIRECTS = frozenset(
 class AdminApplicationForm(ApplicationForm):
     def clean_client_id(self) -> str:
         client_id: str = self.cleaned_data["client_id"]
-        # An https client ID names a metadata document; an application holding it would stand
-        # in for that real client everywhere on this server.
+        # An https client ID names a metadata document: it would impersonate that client.
         if is_cimd_client_id(client_id) and client_id != self.instance.client_id:
             raise forms.ValidationError(
                 "A client ID starting with https:// is a Client ID Metadata Document URL: that "
@@ -92,8 +86,8 @@ class AdminApplicationForm(ApplicationForm):
 
 
 class StaffApplicationForm(AdminApplicationForm):
-    """The application form for a staff member, who cannot set callbacks: a grant that needs
-    one is refused with the way forward, before the toolkit's bare "cannot be empty"."""
+    """A staff member's form: a grant needing callbacks (which only a superuser sets) is refused
+    with the way forward, before the toolkit's bare "cannot be empty"."""
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
@@ -110,8 +104,7 @@ class StaffApplicationForm(AdminApplicationForm):
 
 @admin.register(Application)
 class ApplicationAdmin(OAuthScopedAdmin, toolkit_admin.ApplicationAdmin):
-    # Clients registered dynamically have no owner: superusers only see those. A staff
-    # member's own applications are theirs by construction (save_model).
+    # Ownerless (self-registered) clients: superusers only. A staff member's are theirs.
     owner_path = "user"
     form = AdminApplicationForm
     # The toolkit's application pages are not served here: its link would be a 500.
@@ -135,8 +128,7 @@ class ApplicationAdmin(OAuthScopedAdmin, toolkit_admin.ApplicationAdmin):
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         if not reaches_everything(request) and not change:
-            # Read-only fields are left out of the form, so these hold whatever the model
-            # defaults to; set them here rather than trust that.
+            # Read-only fields are left out of the form: set them rather than trust defaults.
             obj.user = request.user
             obj.skip_authorization = False
         super().save_model(request, obj, form, change)

@@ -1,22 +1,11 @@
-"""What a client may ask for, checked the same way at every door that takes client metadata.
+"""What a client may ask for, checked alike at every door that takes client metadata
+(registration, its updates, Client ID Metadata Documents), before django-oauth-toolkit sees it.
 
-Dynamic registration and its updates (registration.py) and Client ID Metadata Documents
-(client_metadata.py) describe a client with RFC 7591 metadata and pass it here before
-django-oauth-toolkit sees it, so no door is looser than another. Besides the callbacks, a client
-is kept to the one flow this server serves: authorization code, with refresh, answered with a
-code.
-
-django-oauth-toolkit stores a client's callbacks as one space-separated string, so one list
-item holding "a b" would become two callbacks; its scheme list cannot say "http, but only to
-this machine" (RFC 8252 §7.3), and it allows fragments and userinfo. Hence the rules here:
-
-- every item is exactly one absolute URI: no whitespace, no characters outside RFC 3986;
-- https to any host; plain http only to loopback (127.0.0.1, localhost, [::1]), since
-  elsewhere it carries the authorization code across the network in the clear;
-- other schemes only when configured (ALLOWED_REDIRECT_URI_SCHEMES, from
-  ANCHOR_OAUTH_REDIRECT_SCHEMES), for desktop apps with a scheme of their own;
-- no fragment (RFC 6749 §3.1.2), no wildcard (matching is exact), no userinfo;
-- at most MAX_REDIRECT_URI_LENGTH characters each and MAX_REDIRECT_URIS of them.
+A client is kept to the one flow served: authorization code, with refresh. The toolkit stores
+callbacks space-separated and cannot say "http, but only to this machine" (RFC 8252 §7.3), so
+each item is exactly one absolute URI of RFC 3986 characters; https anywhere, plain http only
+to loopback; other schemes only when configured (ANCHOR_OAUTH_REDIRECT_SCHEMES); no fragment,
+wildcard or userinfo; at most MAX_REDIRECT_URIS of MAX_REDIRECT_URI_LENGTH characters.
 """
 
 from __future__ import annotations
@@ -55,11 +44,8 @@ class CallbackRefused(Exception):
 
 
 def check_redirect_uris(value: object) -> list[str]:
-    """The list as given when every item passes; otherwise CallbackRefused for the first fault.
-
-    `value` is what the client sent (any JSON value); an empty list is refused, since every
-    client here redirects (authorization code).
-    """
+    """The list as given when every item passes; otherwise CallbackRefused for the first fault
+    (an empty list too: every client here redirects)."""
     if not isinstance(value, list):
         raise CallbackRefused(
             INVALID_CLIENT_METADATA,

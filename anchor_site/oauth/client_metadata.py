@@ -1,36 +1,16 @@
 """Client ID Metadata Documents (MCP authorization 2025-11-25, SEP-991): fetching and checking.
 
-A client may use an https URL as its client_id; the URL serves its metadata (RFC 7591 fields).
-django-oauth-toolkit does the protocol: on first sight of such a client_id at /oauth/authorize
-or /oauth/token it calls the fetcher configured in CIMD_METADATA_FETCHER, checks that the
-document's client_id is the URL, and creates the public, authorization-code Application for it
-(client_id = the URL); it fetches again once the cached copy is older than its max-age
-(Cache-Control, clamped to CIMD_METADATA_MIN/MAX_AGE_SECONDS), and backs off a URL that failed.
-Consent is still asked, as for every client no superuser registered.
-
-Fetching the URL is the one request this server makes to the outside, to a URL anyone can
-choose, so `MetadataFetcher` is strict: https only; the host is resolved and every address it
-resolves to must be public (no private, loopback, link-local or otherwise special address,
-including IPv4 hidden in IPv6 forms), and the connection goes to the address checked, with the
-certificate verified for the host; no redirects; a size cap, refused from Content-Length
-before anything is read. The document then passes the same checks as a registration
-(anchor_site.oauth.callbacks), and must name a public client.
-`ANCHOR_OAUTH_CIMD_ALLOW_LOOPBACK` (tests only) admits loopback addresses.
-
-The URL is anyone's choice, so the fetch must never hold the server: one deadline covers the
-whole exchange (resolving, connecting, headers and body), enforced by cancelling it, not by
-per-read timeouts a server can renew one byte at a time; the request's database connection
-goes back to the pool before the fetch starts; at most CIMD_MAX_CONCURRENT_FETCHES fetches
-run at once in a process (fewer than its pooled connections, see settings), and a new client
-over that is told at once to retry (`temporarily_unavailable`). A host or address that did not
-answer in time is not tried again, under any URL, for CIMD_FAILURE_BACKOFF_SECONDS.
-
-A new client is also charged to its address's registration budget, as a registration is
-(anchor_site.oauth.registration), and takes a place among the clients no one owns
-(anchor_site.oauth.unclaimed).
-
-Refusals are logged as one warning each: the client only learns its client_id is unknown, as
-the draft asks, so an outside party cannot use the server to probe networks.
+A client may use an https URL as its client_id; django-oauth-toolkit does the protocol (fetch
+through CIMD_METADATA_FETCHER, client_id check, the public Application, refetch after max-age,
+backoff) and consent is still asked. The fetch is the one request this server makes to a URL
+anyone chooses, so `MetadataFetcher` is strict: https only; every address the host resolves to
+must be public (IPv4 hidden in IPv6 forms included) and the connection goes to the address
+checked, certificate verified for the host; no redirects; a size cap. One deadline, enforced by
+cancelling, covers the whole exchange; the database connection goes back first; at most
+CIMD_MAX_CONCURRENT_FETCHES run at once; a host that did not answer in time is left alone for
+CIMD_FAILURE_BACKOFF_SECONDS. The document passes a registration's checks, and a new client is
+charged to its address's registration budget and takes a place among unclaimed clients.
+Refusals are logged, never told: the server must not be a probe of networks.
 """
 
 from __future__ import annotations
@@ -72,8 +52,7 @@ SILENT_HOST_KEY = "anchor-cimd-silent:"
 
 
 class FetchRefused(FatalClientError):
-    """An OAuth error answered as is: JSON at /oauth/token/, the error page at /oauth/authorize/
-    (fatal, so never redirected to a callback not yet checked)."""
+    """An OAuth error answered as is (fatal: never redirected to an unchecked callback)."""
 
     def __init__(self, error: str, status: int, description: str, retry_after: int) -> None:
         self.error = error
@@ -87,13 +66,8 @@ class FetchRefused(FatalClientError):
 
 
 def address_allowed(address: str, allow_loopback: bool) -> bool:
-    """Only globally routable unicast addresses, judging IPv4 embedded in IPv6 by its IPv4.
-
-    IPv6 forms that carry an IPv4 address routably (mapped, 6to4, Teredo, the NAT64 well-known
-    prefix) are judged by it. Every other IPv6 address must be global and outside the reserved
-    space: that refuses IPv4-compatible (::a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d) and
-    local-use NAT64 (64:ff9b:1::/48) spellings, and site-local fec0::/10, whatever they hold.
-    """
+    """Only globally routable unicast addresses. IPv6 forms carrying IPv4 routably (mapped,
+    6to4, Teredo, NAT64) are judged by it; any other IPv6 must be global, not reserved."""
     try:
         ip: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(address)
     except ValueError:
@@ -133,8 +107,8 @@ def checked_url(client_id: str) -> SplitResult:
 
 
 def resolved(host: str, port: int, seconds: float) -> list[str]:
-    """The host's addresses, or CIMDError after `seconds`: the system resolver cannot be
-    interrupted, so it runs on a thread of its own that is left to finish alone."""
+    """The host's addresses, or CIMDError after `seconds` (the resolver cannot be interrupted,
+    so its thread is left to finish alone)."""
     found: list[Any] = []
 
     def lookup() -> None:
@@ -179,8 +153,8 @@ def cache_lifetime(cache_control: str) -> int:
 
 
 async def download(url: SplitResult, address: str) -> tuple[dict[str, Any], int]:
-    """GET the document from `address`, with SNI, certificate check and Host for the host.
-    No timeout of its own: the caller cancels it at the deadline."""
+    """GET the document from `address`, SNI, certificate and Host for the host; no timeout of
+    its own (the caller cancels it)."""
     limit = oauth2_settings.CIMD_MAX_DOCUMENT_SIZE
     host = f"[{address}]" if ":" in address else address
     target = f"https://{host}:{url.port or 443}{url.path}" + (f"?{url.query}" if url.query else "")
@@ -224,7 +198,6 @@ async def download(url: SplitResult, address: str) -> tuple[dict[str, Any], int]
 
 
 async def within(seconds: float, url: SplitResult, address: str) -> tuple[dict[str, Any], int]:
-    """download, cancelled (TimeoutError) once `seconds` have passed, whatever it is waiting on."""
     with anyio.fail_after(max(0.0, seconds)):
         return await download(url, address)
 
@@ -246,14 +219,12 @@ def silent(place: str) -> bool:
 
 
 def mark_silent(place: str) -> None:
-    """A host or address that did not answer in time is left alone for the backoff, whatever
-    URL names it next: new URLs on one slow server must not each cost a fetch."""
+    """Left alone for the backoff, whatever URL names it next."""
     cache.set(SILENT_HOST_KEY + place, True, oauth2_settings.CIMD_FAILURE_BACKOFF_SECONDS)
 
 
 def release_database_connection() -> None:
-    """Give the request's connection back before waiting on the outside (the pool hands it,
-    or another, out again at the next query); inside a transaction it must stay."""
+    """Give the request's connection back before waiting on the outside (not in a transaction)."""
     if not connection.in_atomic_block:
         connection.close()
 
@@ -305,9 +276,8 @@ class MetadataFetcher:
 
 
 class FetchSlots:
-    """At most CIMD_MAX_CONCURRENT_FETCHES fetches at once in this process. The permission
-    check before a fetch takes the slot; the validator gives it back once the client is loaded
-    (AnchorOAuth2Validator._load_application), whether or not the fetch happened."""
+    """At most CIMD_MAX_CONCURRENT_FETCHES fetches at once: the permission check takes a slot,
+    the validator gives it back once the client is loaded (AnchorOAuth2Validator)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -336,11 +306,9 @@ FETCH_SLOTS = FetchSlots()
 
 
 class NewClientPermission:
-    """CIMD_REGISTRATION_PERMISSION_CLASSES, run before every fetch, which it gives a slot.
-    Refreshing a known client goes ahead only when a slot is free (otherwise the cached
-    document stays in use). A new client is refused at once, with an OAuth error saying why,
-    when no slot is free or its address spent its registration budget; it then needs a place
-    among the unclaimed clients (unused metadata-document clients give way)."""
+    """Run before every fetch. A known client refreshes only with a free slot; a new one is
+    refused with an OAuth error when none is free or its address spent its budget, and needs a
+    place among the unclaimed clients."""
 
     def has_permission(self, request: Any, client_id: str) -> bool:
         if get_application_model().objects.filter(client_id=client_id).exists():

@@ -1,15 +1,10 @@
 """Dynamic client registration (RFC 7591) and its updates (RFC 7592), kept to what we honour.
 
-Registration is open, as MCP clients expect; django-oauth-toolkit does the rest. Before it runs,
-both registration and update pass the client's metadata through anchor_site.oauth.callbacks
-(the toolkit alone would split one item holding two URIs into two callbacks, and would take an
-update's callbacks unchecked). Registration also has a budget of its own per client
-address (ANCHOR_OAUTH_REGISTRATION_RATE), charged on every attempt whatever it carries (a
-metadata document's first sight is charged to it too), and stops at a cap on clients no one
-owns (ANCHOR_OAUTH_MAX_UNCLAIMED_CLIENTS), where unused metadata-document clients give way.
-
-Replies carry every registered field RFC 7591 §3.2.1 lists, the toolkit's own and those it
-leaves out (response_types, client_id_issued_at, client_secret_expires_at).
+Registration is open, as MCP clients expect; django-oauth-toolkit does the rest. Both
+registration and update pass the metadata through anchor_site.oauth.callbacks first (the
+toolkit would split one item holding two URIs, and take an update's callbacks unchecked).
+Registration has a budget per client address (ANCHOR_OAUTH_REGISTRATION_RATE) and a cap on
+clients no one owns. Replies carry every field RFC 7591 §3.2.1 lists.
 """
 
 from __future__ import annotations
@@ -96,8 +91,7 @@ def completed_reply(response: HttpResponse, *, created: bool) -> HttpResponse:
 
 
 def spent_registration_budget(address: str) -> Window | None:
-    """Charge one new client to the address's budget (a registration or a metadata document's
-    first sight); the window, when that spent it."""
+    """Charge one new client to the address's budget; the window, when that spent it."""
     rate = settings.ANCHOR_OAUTH_REGISTRATION_RATE
     if not rate:
         return None
@@ -135,8 +129,7 @@ class RegistrationView(DynamicClientRegistrationView):
 
 
 class RegistrationManagementView(DynamicClientRegistrationManagementView):
-    """RFC 7592's read, update and delete. An update's metadata is checked before its token:
-    a refused body costs no database read and changes nothing either way."""
+    """RFC 7592's read, update and delete; an update's metadata is checked before its token."""
 
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
         return completed_reply(super().get(request, *args, **kwargs), created=False)

@@ -1,9 +1,7 @@
 """This server as an OAuth protected resource (RFC 9728): its identifier and metadata.
 
-The resource is the /mcp endpoint itself, as a client reaches it: `https://<host>/mcp`, built
-from the request so a TLS proxy that passes Host and X-Forwarded-Proto needs no extra setting.
-Every OAuth token must be bound to exactly this URL (RFC 8707); one bound to anything else, or
-to nothing, is refused by /mcp.
+The resource is `https://<host>/mcp` as the client reaches it, built from the request (a TLS
+proxy passing Host and X-Forwarded-Proto needs no setting); every token must be bound to it.
 """
 
 from __future__ import annotations

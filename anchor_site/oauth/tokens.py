@@ -1,12 +1,8 @@
 """What /mcp accepts as an OAuth access token: django-oauth-toolkit's own check, then ours.
 
-The toolkit finds the token by its digest and checks expiry, scope and (when the token names
-resources) that /mcp is one of them. We also require that the token names a resource at all,
-so a token minted for nothing in particular (or a registration token, which has no user) never
-reaches the tools, and that its user is still active. Every check is a read.
-
-Deactivating a person ends every OAuth grant they hold (`revoke_all_of`), so reactivating them
-later revives none: their agents sign in again.
+Besides the toolkit's digest, expiry, scope and resource checks, the token must name a resource
+(so a registration token, which has no user, never reaches the tools) and its user must be
+active. Deactivating a person ends every OAuth grant they hold (`revoke_all_of`).
 """
 
 from __future__ import annotations

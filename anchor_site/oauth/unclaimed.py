@@ -1,12 +1,9 @@
-"""Clients nobody owns: those that registered themselves (RFC 7591) or came from a Client ID
-Metadata Document. Anyone can make one, so their number is capped
-(ANCHOR_OAUTH_MAX_UNCLAIMED_CLIENTS) and `manage.py anchor_purge` removes those never used.
+"""Clients nobody owns (self-registered, or from a Client ID Metadata Document): capped by
+ANCHOR_OAUTH_MAX_UNCLAIMED_CLIENTS, and `manage.py anchor_purge` removes those never used.
 
-A metadata-document client is only this server's copy of a document, made again whenever the
-client shows up: one unused for UNUSED_METADATA_CLIENT_AGE leaves as the next new client
-arrives, and at the cap the oldest unused one gives way to the newcomer. A flood of documents
-can therefore never keep a registration out; registered clients themselves are never evicted
-(their registration is all their owner has).
+A metadata-document client is only a copy of a document: unused for UNUSED_METADATA_CLIENT_AGE
+it leaves as the next new client arrives, and at the cap the oldest unused one gives way, so a
+flood of documents never keeps a registration out. Registered clients are never evicted.
 """
 
 from __future__ import annotations
@@ -49,12 +46,8 @@ def cap_refusal_text() -> str:
 
 
 def unused(clients: QuerySet[Any]) -> QuerySet[Any]:
-    """The clients holding no code and no token of a person.
-
-    Their registration token (an access token with the registration scope and no user) does
-    not count as use. The purge removes expired codes and tokens, so a client whose last
-    token lapsed and was purged looks the same as one never used: both must authorize anew.
-    """
+    """The clients holding no code and no token of a person (their registration token does
+    not count; a client whose tokens lapsed and were purged must authorize anew either way)."""
     by_client = {"application": OuterRef("pk")}
     person_tokens = (
         get_access_token_model()

@@ -1,13 +1,8 @@
 """django-oauth-toolkit's request validator, with two refusals the toolkit leaves out.
 
-Codes and refresh tokens of inactive users are refused: the toolkit checks a code's or refresh
-token's client, expiry and PKCE verifier, but not that the person behind it may still sign in.
-Deactivating a user in the admin must stop them at once: /mcp checks every request, and these
-checks stop a new token being minted.
-
-A code used twice is refused and revokes what it bought (RFC 6749 §4.1.2): the refresh-token
-family issued for a code is named after the code's digest, and every refresh inherits the
-family, so a replayed code finds and revokes every token descended from it, and nothing else.
+Codes and refresh tokens of inactive users are refused, so deactivating a user stops new tokens
+at once. A code used twice is refused and revokes what it bought (RFC 6749 §4.1.2): the refresh
+family issued for a code is named after the code's digest, and refreshes inherit it.
 """
 
 from __future__ import annotations
@@ -53,8 +48,7 @@ class AnchorOAuth2Validator(OAuth2Validator):
     fails if an upgrade renames either or changes its arguments."""
 
     def _load_application(self, client_id: Any, request: Any) -> Any:
-        # Where the toolkit fetches a metadata document (anchor_site.oauth.client_metadata),
-        # after a permission check that took a fetch slot: the slot comes back here.
+        # Where the toolkit fetches a metadata document: the permission check's slot comes back.
         try:
             return super()._load_application(client_id, request)
         finally:
@@ -76,8 +70,7 @@ class AnchorOAuth2Validator(OAuth2Validator):
         try:
             super().invalidate_authorization_code(client_id, code, request, *args, **kwargs)
         except InvalidGrantError:
-            # Two exchanges of one code raced and the other one removed it first: the
-            # code was used twice, so both exchanges' tokens go.
+            # Two exchanges of one code raced: it was used twice, so both exchanges' tokens go.
             revoke_tokens_of_code(code, request.client)
             raise
 
@@ -88,8 +81,7 @@ class AnchorOAuth2Validator(OAuth2Validator):
             request, refresh_token_code, access_token, previous_refresh_token
         )
         if previous_refresh_token is None and request.grant_type == "authorization_code":
-            # A new family starts at a code: name it after the code (the toolkit picks a
-            # random one), so a replay of the code can find it.
+            # A new family is named after its code, so a replay of the code can find it.
             refresh_token.token_family = code_token_family(request.code)
             refresh_token.save(update_fields=["token_family"])
         return refresh_token

@@ -1,15 +1,10 @@
 """The people-facing half of the authorization server: sign-in and consent, in the admin's style.
 
-Sign-in takes any active user with a password (team members are rarely admin staff; the
-admin's own login would turn them away). Consent names the client, where it sends the code,
-and the workspaces the token will reach, which are the person's memberships, as with personal
-tokens. Before anything is shown, the request must be one the MCP authorization spec allows:
-PKCE with S256, and the resource indicator naming this server's /mcp.
-
-Consent is asked every time, for every client, except one a superuser registered to skip it
-(its owner is an active superuser and "skip authorization" is on): whoever else set the flag,
-and a person's earlier consent (the toolkit's approval_prompt=auto), skip nothing. Every
-redirect back to the client, refusals included, names this server as issuer (RFC 9207).
+Sign-in takes any active user with a password. Consent names the client, where it sends the
+code, and the workspaces the token will reach (the person's memberships); the request must use
+PKCE with S256 and name this server's /mcp as resource. Consent is asked every time, except for
+a client an active superuser registered to skip it. Every redirect back names this server as
+issuer (RFC 9207).
 """
 
 from __future__ import annotations
@@ -88,8 +83,7 @@ class ConsentView(AuthorizationView):
         try:
             return super().get(request, *args, **kwargs)
         except ConsentRequired:
-            # The toolkit keeps the page's context (the form included) in oauth2_data before
-            # it decides to approve unasked, so the page is exactly the one it would draw.
+            # The toolkit kept the page's context in oauth2_data before approving unasked.
             return self.render_to_response(self.get_context_data(**self.oauth2_data))
 
     def redirect(self, redirect_to: str, application: Any) -> Any:
@@ -148,8 +142,7 @@ class ConsentView(AuthorizationView):
 
 
 class SignInView(LoginView):
-    """Sign-in, usually on the way to the consent page (``next``). Without ``next``, staff
-    land in the admin and everyone else on this page, which then says they are signed in."""
+    """Sign-in, usually on the way to consent (``next``); without it staff land in the admin."""
 
     template_name = "oauth2_provider/sign_in.html"
     redirect_authenticated_user = True

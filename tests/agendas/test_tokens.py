@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workflow.agendas.tokens import cursor_token, token_revision, tokens_match
+from workflow.agendas.presentation import cursor_token, token_revision, tokens_match
 
 # Keyword arguments for cursor_token; Any because the tests swap in values key by key.
 BASE: dict[str, Any] = {

@@ -19,6 +19,7 @@ import pytest
 
 from tests.e2e.server import REPO_ROOT, base_env, call_raw, initialize_raw, send
 from tests.migrated_sqlite import migrated_copy
+from workflow.management.commands import mcp_serve
 
 # Every server here runs on a SQLite file of its own, whatever the backend of this run.
 pytestmark = pytest.mark.sqlite
@@ -145,33 +146,50 @@ def unapplied(tmp_path: Path) -> list[str]:
     return [line for line in plan if line.startswith("[ ]")]
 
 
-def test_a_new_database_gets_every_apps_migrations_from_a_stdio_server(tmp_path):
+def test_a_new_database_gets_every_apps_tables_from_a_stdio_server(tmp_path):
     """The OAuth provider and the admin are left out of the stdio process, not out of the
-    database: the admin and team mode on the same file need their tables. The first new file
-    builds the migrated template (its migration output on stderr, stdout left to JSON-RPC);
-    later new files are copies of it."""
-    cache = tmp_path / "cache"
-    first = tmp_path / "first"
-    first.mkdir()
+    database: the admin and team mode on the same file need their tables. A new file is made
+    from the schema, with nothing left to migrate (stdout left to JSON-RPC)."""
     # Input already closed: prepare the database, serve nothing, exit.
-    done = run_manage(first, "mcp_serve", XDG_CACHE_HOME=str(cache))
-    assert done.stdout == ""
-    assert "Applying oauth2_provider.0001_initial... OK" in done.stderr, done.stderr
-    assert unapplied(first) == []
-    [template] = (cache / "anchor").glob("template-*.db")
-    built = template.stat().st_mtime_ns
-
-    second = tmp_path / "second"
-    second.mkdir()
-    done = run_manage(second, "mcp_serve", XDG_CACHE_HOME=str(cache))
+    done = run_manage(tmp_path, "mcp_serve")
     assert (done.stdout, "Applying" in done.stderr) == ("", False), done.stderr
-    assert unapplied(second) == []
-    assert [template] == list((cache / "anchor").glob("template-*.db"))
-    assert template.stat().st_mtime_ns == built
+    assert unapplied(tmp_path) == []
 
 
-def test_an_existing_database_is_not_replaced_by_the_template(tmp_path):
-    """Only a new (missing or empty) file is a copy of the template: an existing one keeps its
+def test_a_new_database_gets_the_migrations_the_schema_lacks(tmp_path, monkeypatch):
+    """A schema behind the migrations (a migration added since it was written) still makes a
+    new file; this process's apps' missing migrations are then applied in-process."""
+    schema = tmp_path / "schema.sql"
+    # As if sessions were newly installed: neither its table nor its migration in the schema.
+    lines = mcp_serve.SCHEMA.read_text().splitlines()
+    schema.write_text("\n".join(line for line in lines if "session" not in line.lower()))
+    runner = (
+        "import django, runpy, sys\n"
+        "django.setup()\n"
+        "from workflow.management.commands import mcp_serve\n"
+        f"mcp_serve.SCHEMA = __import__('pathlib').Path({str(schema)!r})\n"
+        "sys.argv = ['manage.py', 'mcp_serve']\n"
+        "runpy.run_path('manage.py', run_name='__main__')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", runner],
+        cwd=REPO_ROOT,
+        env=base_env(
+            ANCHOR_DB_PATH=str(tmp_path / "a.db"),
+            DJANGO_SETTINGS_MODULE="anchor_site.settings_stdio",
+        ),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Applying sessions.0001_initial... OK" in done.stderr, done.stderr
+    assert unapplied(tmp_path) == []
+
+
+def test_an_existing_database_is_not_replaced_by_the_schema(tmp_path):
+    """Only a new (missing or empty) file is made from the schema: an existing one keeps its
     rows, and gets only the migrations it lacks, in-process."""
     database = Path(migrated_copy(tmp_path / "a.db"))
     with closing(sqlite3.connect(database)) as db, db:
@@ -181,10 +199,9 @@ def test_an_existing_database_is_not_replaced_by_the_template(tmp_path):
             "INSERT INTO records_workspace (id, created_at, feed_key) "
             "VALUES ('kept', '2026-01-01 00:00:00', 'k')"
         )
-    done = run_manage(tmp_path, "mcp_serve", XDG_CACHE_HOME=str(tmp_path / "cache"))
+    done = run_manage(tmp_path, "mcp_serve")
     assert done.stdout == ""
     assert "Applying sessions.0001_initial... OK" in done.stderr, done.stderr
-    assert not (tmp_path / "cache").exists()  # no template was needed
     with closing(sqlite3.connect(database)) as db:
         assert db.execute("SELECT id FROM records_workspace").fetchall() == [("kept",)]
 

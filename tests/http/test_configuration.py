@@ -13,8 +13,8 @@ from django.urls import URLPattern
 
 from anchor_site import env
 from anchor_site.http import checks
-from anchor_site.http.urls import mcp_urlpatterns
 from anchor_site.http.views import AnchorMCPView, OpenDebugMCPView
+from anchor_site.urls import mcp_urlpatterns
 from records.models import AuditEvent
 from tests.e2e.server import REPO_ROOT, base_env
 from tests.http.conftest import ACCEPT, MCP_URL, McpHttp

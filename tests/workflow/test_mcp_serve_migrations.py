@@ -3,10 +3,14 @@ whole migration plan otherwise."""
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import closing
+
 import pytest
 from django.db import connection
 from django.db.migrations.recorder import MigrationRecorder
 
+from tests.migrated_sqlite import _template, schema_sql
 from workflow.management.commands import mcp_serve
 
 
@@ -36,3 +40,18 @@ def test_an_unrecorded_migration_is_planned(monkeypatch):
         assert [(m.app_label, m.name) for m, _backwards in plan] == [("workflow", latest)]
     finally:
         recorder.record_applied("workflow", latest)
+
+
+@pytest.mark.backend_free
+def test_the_schema_a_new_database_is_made_from_is_a_migrated_database():
+    """workflow/management/schema.sql is every app's migrations applied, and loads back to the
+    same text. Rewrite it with `uv run python -m tests.migrated_sqlite` when this fails."""
+    assert schema_sql(_template()) == mcp_serve.SCHEMA.read_text()
+
+
+@pytest.mark.backend_free
+def test_the_schema_loads_into_a_database_that_writes_the_same_schema(tmp_path):
+    loaded = tmp_path / "loaded.db"
+    with closing(sqlite3.connect(loaded)) as db:
+        db.executescript(mcp_serve.SCHEMA.read_text())
+    assert schema_sql(loaded) == mcp_serve.SCHEMA.read_text()

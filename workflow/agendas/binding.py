@@ -1,11 +1,6 @@
-"""Binding records to a new agenda: which records another agenda still holds, and what an
-earlier agenda left unresolved on them.
-
-A record is held by an item of another agenda while that agenda is open (active or paused), or
-once it is closed, while the item's outcome has not reached the record (resolved, not yet
-synced, or awaiting approval). Binding it twice would let two agendas write competing outcomes,
-so the second start is refused and names the first. An earlier deferred or blocked outcome is
-carried onto the new item, so the user sees why it was left last time.
+"""Binding records to a new agenda. A record is held by another agenda's item while that agenda is
+open, or closed with the item's outcome not yet synced: a second start is refused, naming it.
+An earlier deferred or blocked outcome is carried onto the new item.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""The agenda's event log: append-only, hash-chained, each event sealing the state it produced.
-
-event_hash = sha256(previous_hash, sequence, kind, actor, time, payload, state_hash). The state
-hash covers everything the agent can change, so an edit made outside the tools (a row changed
-by hand, an event removed) shows up in the health check as a broken seal or chain.
+"""The agenda's event log: append-only, hash-chained, each event sealing the state it produced,
+so an edit made outside the tools shows up in the health check as a broken seal or chain.
 """
 
 from __future__ import annotations
@@ -25,63 +22,41 @@ def _time(value: datetime) -> str:
     return value.astimezone(UTC).isoformat(timespec="microseconds")
 
 
+AGENDA_FIELDS = (
+    *("id", "title", "status", "revision", "cursor_nonce", "pending_presentation_id"),
+    *("bound_collection_id", "sync_state", "closing_note"),
+)
+LAYER_FIELDS = (
+    *("id", "sequence", "kind", "depth", "label", "parent_layer_id", "parent_item_id"),
+    *("source_reference", "unverified_reason", "status", "focus_item_id", "outcome"),
+)
+ITEM_FIELDS = (
+    *("id", "layer_id", "number", "text", "state", "conclusion", "reason", "awaiting_synthesis"),
+    *("record_id", "record_fingerprint", "record_version", "sync_status", "revisions"),
+)
+
+
+def _fields(row: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    return {name: getattr(row, name) for name in names}
+
+
 def state_document(agenda: Agenda) -> dict[str, Any]:
     """Everything a mutation can change, in a stable order and shape."""
-    layers = list(AgendaLayer.objects.filter(agenda=agenda).order_by("sequence"))
-    items = list(
+    layers = AgendaLayer.objects.filter(agenda=agenda).order_by("sequence")
+    items = (
         AgendaItem.objects.filter(layer__agenda=agenda)
         .annotate(revisions=Count("conclusions"))
         .order_by("layer__sequence", "number")
     )
     return {
-        "agenda": {
-            "id": agenda.pk,
-            "title": agenda.title,
-            "status": agenda.status,
-            "revision": agenda.revision,
-            "cursor_nonce": agenda.cursor_nonce,
-            "pending_presentation_id": agenda.pending_presentation_id,
-            "bound_collection_id": agenda.bound_collection_id,
-            "sync_state": agenda.sync_state,
-            "closing_note": agenda.closing_note,
-        },
-        "layers": [
-            {
-                "id": layer.pk,
-                "sequence": layer.sequence,
-                "kind": layer.kind,
-                "depth": layer.depth,
-                "label": layer.label,
-                "parent_layer_id": layer.parent_layer_id,
-                "parent_item_id": layer.parent_item_id,
-                "source_reference": layer.source_reference,
-                "unverified_reason": layer.unverified_reason,
-                "status": layer.status,
-                "focus_item_id": layer.focus_item_id,
-                "outcome": layer.outcome,
-            }
-            for layer in layers
-        ],
+        "agenda": _fields(agenda, AGENDA_FIELDS),
+        "layers": [_fields(layer, LAYER_FIELDS) for layer in layers],
         "items": [_item_document(item) for item in items],
     }
 
 
 def _item_document(item: AgendaItem) -> dict[str, Any]:
-    document: dict[str, Any] = {
-        "id": item.pk,
-        "layer_id": item.layer_id,
-        "number": item.number,
-        "text": item.text,
-        "state": item.state,
-        "conclusion": item.conclusion,
-        "reason": item.reason,
-        "awaiting_synthesis": item.awaiting_synthesis,
-        "record_id": item.record_id,
-        "record_fingerprint": item.record_fingerprint,
-        "record_version": item.record_version,
-        "sync_status": item.sync_status,
-        "revisions": item.revisions,  # type: ignore[attr-defined]
-    }
+    document = _fields(item, ITEM_FIELDS)
     # Added later: only when set, so the seals of agendas made before it still match.
     if item.earlier is not None:
         document["earlier"] = item.earlier

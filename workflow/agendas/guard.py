@@ -1,10 +1,8 @@
 """The frame of every agenda mutation: lock, check the cursor token and the gates, apply, seal.
 
-Everything happens in one transaction and every check runs before the first write, so a refused
-command leaves the agenda exactly as it was. A successful one bumps the revision, replaces the
-nonce (every earlier token goes stale) and appends one sealed event. An agenda whose health check
-fails moves no further: a new event would seal a state nobody can vouch for, so the agent must
-show the problems and repair explicitly (repair.py).
+One transaction, every check before the first write; a success bumps the revision, replaces the
+nonce and appends one sealed event. An agenda failing its health check moves no further until a
+person repairs it explicitly (repair.py).
 """
 
 from __future__ import annotations
@@ -28,9 +26,14 @@ from workflow.agendas.errors import (
     order_error,
 )
 from workflow.agendas.health import check_health, check_since_verified
-from workflow.agendas.position import Position, load_position
-from workflow.agendas.presentation import state_view
-from workflow.agendas.tokens import new_nonce, token_revision, tokens_match
+from workflow.agendas.presentation import (
+    Position,
+    load_position,
+    new_nonce,
+    state_view,
+    token_revision,
+    tokens_match,
+)
 from workflow.models.agendas import Agenda
 from workflow.scope import Scope
 
@@ -83,8 +86,7 @@ def seal(agenda: Agenda, *, scope: Scope, kind: str, payload: dict[str, Any], at
     agenda.revision += 1
     agenda.cursor_nonce = new_nonce()
     agenda.updated_at = at
-    # The event seals the state as it is now (the agenda's own fields from this object); it
-    # follows the events checked before this command, so it is the next check's head.
+    # It follows the events checked before this command, so it is the next check's head.
     event = append_event(agenda, kind=kind, actor_id=scope.actor_id, payload=payload, at=at)
     agenda.verified_sequence, agenda.verified_hash = event.sequence, event.event_hash
     agenda.save()

@@ -1,14 +1,9 @@
 """The health check: an agenda's event chain, its seal, and its structure. Changes nothing.
 
-Every problem is reported as a sentence; `healthy` is true only when there are none. Repair is
-never automatic: a person reads the report in the admin or an agent shows it to the user, and
-agenda_repair re-seals the agenda only when asked with the hashes reported here. A repair event
-is a checkpoint: the events before it are accepted as they stood when it was made (it records
-their digest), and the chain is checked again from it on.
-
-Two depths: `check_health` re-hashes the whole log (the health view, the admin, a repair);
-`check_since_verified`, which every command runs before it changes anything, re-hashes only the
-events since the last one a command verified, so a command's cost does not grow with the log.
+Each problem is a sentence; `healthy` means none. Repair is never automatic: agenda_repair
+re-seals only when asked with the hashes reported here, and its event is a checkpoint (it records
+the digest of the events before it). `check_health` re-hashes the whole log; every command runs
+`check_since_verified`, which re-hashes only the events since the last verified one.
 """
 
 from __future__ import annotations
@@ -18,13 +13,7 @@ from typing import Any
 
 from workflow.agendas.chain import event_hash, log_hash, state_hash
 from workflow.agendas.inputs import is_blank
-from workflow.models.agendas import (
-    Agenda,
-    AgendaConclusion,
-    AgendaEvent,
-    AgendaItem,
-    AgendaLayer,
-)
+from workflow.models.agendas import Agenda, AgendaConclusion, AgendaEvent, AgendaItem, AgendaLayer
 
 OPENING_EVENTS = ("started", "layer_opened")
 CONCLUDING_KINDS = ("conclusion", "revision", "synthesis")
@@ -43,8 +32,7 @@ def _checked_from(events: list[AgendaEvent], problems: list[str]) -> int:
 
 
 def _check_links(events: list[AgendaEvent], previous: str, first: int, problems: list[str]) -> None:
-    """Each event numbered in turn from `first`, linked to `previous` then to the one before
-    it, and hashing to what it says."""
+    """Each event numbered in turn from `first`, linked to the one before, hashing right."""
     for expected, event in enumerate(events, start=first):
         if event.sequence != expected:
             problems.append(
@@ -199,17 +187,10 @@ def check_health(agenda: Agenda) -> dict[str, Any]:
 
 
 def check_since_verified(agenda: Agenda) -> list[str]:
-    """The check every agenda command runs first: the full check, but of the event log only
-    the events from the verified head on (Agenda.verified_sequence, set by each command to the
-    event it sealed). The head itself must be unchanged and every later event must link to it
-    and hash right; the seal, structure and items are checked in full, as they stand now.
-
-    An event changed, removed or slipped in at or before the head clears the head (triggers,
-    workflow migration 0011), so the next command checks the whole log. Not seen here: such an
-    edit made behind the triggers' back; the full check (agenda_view view=health, the admin,
-    agenda_repair) sees it. Any problem this check finds is handed to the full check, which
-    decides and reports.
-    """
+    """The full check, but of the log only the events from the verified head on (each command
+    sets Agenda.verified_sequence to the event it sealed). An edit at or before the head clears
+    it (triggers, workflow migration 0011), so the next command checks the whole log; a problem
+    found here is handed to the full check, which decides and reports."""
     head = agenda.verified_sequence
     events = list(
         AgendaEvent.objects.filter(agenda=agenda, sequence__gte=head).order_by("sequence")
@@ -220,10 +201,8 @@ def check_since_verified(agenda: Agenda) -> list[str]:
         start is None or (start.sequence, start.event_hash) != (head, agenda.verified_hash)
     ):
         problems.append(f"event #{head}: changed or removed since it was verified.")
-    if start is None:
-        _check_links(events, "", 1, problems)
-    else:
-        _check_links(events, start.previous_hash, start.sequence, problems)
+    previous, first = (start.previous_hash, start.sequence) if start else ("", 1)
+    _check_links(events, previous, first, problems)
     _check_last(agenda, events, problems)
     _check_seal(events, state_hash(agenda), problems)
     layers = list(AgendaLayer.objects.filter(agenda=agenda).order_by("sequence"))

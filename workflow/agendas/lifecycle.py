@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from records.errors import AnchorError, invalid
@@ -9,9 +11,7 @@ from workflow.agendas import inputs
 from workflow.agendas.errors import SYNTHESIS_REQUIRED, order_error
 from workflow.agendas.guard import Frame, mutate
 from workflow.agendas.picture import REPLY_BYTES, json_size, short, whole_picture
-from workflow.agendas.position import Position, load_position
-from workflow.agendas.presentation import state_view
-from workflow.agendas.tokens import new_presentation_id
+from workflow.agendas.presentation import Position, load_position, new_presentation_id, state_view
 from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
 from workflow.scope import Scope
 
@@ -86,9 +86,8 @@ def closure_summary(agenda: Agenda) -> dict[str, Any]:
             more += 1
         else:
             unresolved.append(entry)
-    counts = {state: 0 for state, _ in AgendaItem.STATE_CHOICES}
-    for state in AgendaItem.objects.filter(layer__agenda=agenda).values_list("state", flat=True):
-        counts[state] += 1
+    states = AgendaItem.objects.filter(layer__agenda=agenda).values_list("state", flat=True)
+    counts = {state: 0 for state, _ in AgendaItem.STATE_CHOICES} | Counter(states)
     return {
         "status": agenda.status,
         "closing_note": agenda.closing_note,
@@ -135,6 +134,10 @@ def acknowledge(
     return state_view(position)
 
 
+Control = tuple[str, tuple[str, ...], Callable[[Frame], dict[str, Any]], Callable[..., Any]]
+ACTIVE, OPEN = (Agenda.ACTIVE,), (Agenda.ACTIVE, Agenda.PAUSED)
+
+
 def control(
     scope: Scope, *, agenda_id: Any, cursor_token: Any, action: Any, text: Any = None
 ) -> dict[str, Any]:
@@ -149,7 +152,18 @@ def control(
         raise invalid("action", f"{action!r} is not one of {sorted(handlers)}.")
     if action in ("present", "resume") and text is not None:
         raise invalid("text", f"{action} takes no text; omit it.")
-    return handlers[action](scope, agenda_id, cursor_token, text)
+    kind, statuses, apply, reply = handlers[action](text)
+    position = mutate(
+        scope,
+        agenda_id=agenda_id,
+        cursor_token=cursor_token,
+        kind=kind,
+        apply=apply,
+        statuses=statuses,
+        needs_presentation=action == "finish",
+    )
+    result: dict[str, Any] = reply(position)
+    return result
 
 
 def _issue_presentation(frame: Frame) -> dict[str, Any]:
@@ -157,19 +171,15 @@ def _issue_presentation(frame: Frame) -> dict[str, Any]:
     return {"presentation_id": frame.agenda.pending_presentation_id}
 
 
-def _present(scope: Scope, agenda_id: Any, token: Any, text: Any) -> dict[str, Any]:
-    position = mutate(
-        scope,
-        agenda_id=agenda_id,
-        cursor_token=token,
-        kind="presented",
-        apply=_issue_presentation,
-        needs_presentation=False,
-    )
+def _presented(position: Position) -> dict[str, Any]:
     return presented(position.agenda)
 
 
-def _pause(scope: Scope, agenda_id: Any, token: Any, text: Any) -> dict[str, Any]:
+def _present(text: Any) -> Control:
+    return "presented", ACTIVE, _issue_presentation, _presented
+
+
+def _pause(text: Any) -> Control:
     note = inputs.statement(text, "text", "A pause note") if text is not None else ""
 
     def apply(frame: Frame) -> dict[str, Any]:
@@ -178,35 +188,18 @@ def _pause(scope: Scope, agenda_id: Any, token: Any, text: Any) -> dict[str, Any
         frame.agenda.pending_presentation_id = ""  # resume presents again
         return {"note": note}
 
-    position = mutate(
-        scope,
-        agenda_id=agenda_id,
-        cursor_token=token,
-        kind="paused",
-        apply=apply,
-        needs_presentation=False,
-    )
-    return state_view(position)
+    return "paused", ACTIVE, apply, state_view
 
 
-def _resume(scope: Scope, agenda_id: Any, token: Any, text: Any) -> dict[str, Any]:
+def _resume(text: Any) -> Control:
     def apply(frame: Frame) -> dict[str, Any]:
         frame.agenda.status = Agenda.ACTIVE
         return _issue_presentation(frame)
 
-    position = mutate(
-        scope,
-        agenda_id=agenda_id,
-        cursor_token=token,
-        kind="resumed",
-        apply=apply,
-        statuses=(Agenda.PAUSED,),
-        needs_presentation=False,
-    )
-    return presented(position.agenda)
+    return "resumed", (Agenda.PAUSED,), apply, _presented
 
 
-def _abandon(scope: Scope, agenda_id: Any, token: Any, text: Any) -> dict[str, Any]:
+def _abandon(text: Any) -> Control:
     reason = inputs.statement(text, "text", "The reason for abandoning")
 
     def apply(frame: Frame) -> dict[str, Any]:
@@ -218,19 +211,10 @@ def _abandon(scope: Scope, agenda_id: Any, token: Any, text: Any) -> dict[str, A
         frame.agenda.closed_at = frame.now
         return {"reason": reason}
 
-    position = mutate(
-        scope,
-        agenda_id=agenda_id,
-        cursor_token=token,
-        kind="abandoned",
-        apply=apply,
-        statuses=(Agenda.ACTIVE, Agenda.PAUSED),
-        needs_presentation=False,
-    )
-    return _closed(position)
+    return "abandoned", OPEN, apply, _closed
 
 
-def _finish(scope: Scope, agenda_id: Any, token: Any, text: Any) -> dict[str, Any]:
+def _finish(text: Any) -> Control:
     summary = inputs.statement(text, "text", "A closing summary")
 
     def apply(frame: Frame) -> dict[str, Any]:
@@ -271,5 +255,4 @@ def _finish(scope: Scope, agenda_id: Any, token: Any, text: Any) -> dict[str, An
         frame.agenda.closed_at = frame.now
         return {"summary": summary}
 
-    position = mutate(scope, agenda_id=agenda_id, cursor_token=token, kind="finished", apply=apply)
-    return _closed(position)
+    return "finished", ACTIVE, apply, _closed

@@ -1,10 +1,7 @@
 """The whole picture: every list and item as text for the user, kept small enough to send.
 
-Closed child lists and interruptions are folded to one line with their outcome (unfolded on
-request, and always in the admin), and item previews shrink until the text fits its budget, so
-a 100-item agenda with 100-item child lists still answers in a few kilobytes. The current item
-is always given in full beside the picture (state_view), so a shortened line loses nothing the
-agent needs to act on.
+Closed child lists and interruptions fold to one line with their outcome, and previews shrink
+until the text fits its budget; the current item is always given in full beside it (state_view).
 """
 
 from __future__ import annotations
@@ -15,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from workflow.agendas.position import load_position
+from workflow.agendas.presentation import load_position
 from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
 
 # A whole reply's JSON text stays under this (16 KB, less room for the envelope); the
@@ -109,10 +106,8 @@ def whole_picture(
     unfold_all: bool = False,
     budget: int = REPLY_BYTES,
 ) -> dict[str, Any]:
-    """Every layer and item, nested under the item each layer was opened from.
-
-    unfold names one list ("3", "3.1", "i1") to show in full, with the lists it sits in.
-    """
+    """Every layer and item, nested under the item each layer was opened from; `unfold` names
+    one list ("3", "3.1", "i1") to show in full, with the lists it sits in."""
     tree = _load(agenda)
     by_id = {layer.pk: layer for layer in tree.layers}
     for layer in tree.layers:
@@ -133,9 +128,9 @@ def whole_picture(
         def layer_lines(layer: AgendaLayer, indent: int) -> None:
             pad = "  " * indent
             rows = tree.items[layer.pk]
+            title = "Child list" if layer.kind == AgendaLayer.CHILD else "Interruption"
             if tree.folded(layer):
                 folded.append(layer_name(layer))
-                title = "Child list" if layer.kind == AgendaLayer.CHILD else "Interruption"
                 outcome = short(layer.outcome, widths[0]) if layer.outcome else "no outcome"
                 lines.append(
                     f"{pad}{title} {layer_name(layer)} [closed: {counts_text(rows)}] — "
@@ -143,7 +138,6 @@ def whole_picture(
                 )
                 return
             if layer.kind != AgendaLayer.ROOT:
-                title = "Child list" if layer.kind == AgendaLayer.CHILD else "Interruption"
                 lines.append(f"{pad}{title} {layer_name(layer)} [{layer.status}]")
             source = layer.source_reference or f"unverified: {layer.unverified_reason}"
             lines.append(f"{pad}Source: {short(source, widths[0])}")

@@ -1,12 +1,95 @@
-"""What the agent is shown: the compact cursor state and the next step (the whole picture is
-picture.py)."""
+"""Where an agenda stands (its stack of active layers, the item in focus, the cursor token) and
+what the agent is shown: the compact state and the next step (the whole picture is picture.py).
+
+A cursor token is a digest of one exact position (agenda, revision, layer, item) and a random
+nonce stored with the revision: no server secret, valid across restarts until the next mutation
+replaces the nonce, and not guessable.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
 from typing import Any
 
-from workflow.agendas.position import Position, load_position
 from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
+
+TOKEN_DIGEST_CHARS = 24
+
+
+def new_nonce() -> str:
+    return secrets.token_hex(16)
+
+
+def new_presentation_id() -> str:
+    return f"pres-{secrets.token_hex(6)}"
+
+
+def cursor_token(
+    *, agenda_id: str, revision: int, layer_id: str, item_id: str | None, nonce: str
+) -> str:
+    material = "\x1f".join([agenda_id, str(revision), layer_id, item_id or "-", nonce])
+    digest = hashlib.sha256(material.encode()).hexdigest()[:TOKEN_DIGEST_CHARS]
+    return f"r{revision}.{digest}"
+
+
+def token_revision(token: str) -> int | None:
+    """The revision a well-formed token claims, to explain a refusal; never trusted."""
+    head, _, _ = token.partition(".")
+    if head.startswith("r") and head[1:].isdigit():
+        return int(head[1:])
+    return None
+
+
+def tokens_match(given: str, current: str) -> bool:
+    return hmac.compare_digest(given.encode(), current.encode())
+
+
+@dataclass
+class Position:
+    agenda: Agenda
+    stack: list[AgendaLayer]  # active layers, root first; empty once the agenda is closed
+
+    @property
+    def deepest(self) -> AgendaLayer | None:
+        return self.stack[-1] if self.stack else None
+
+    @property
+    def focus(self) -> AgendaItem | None:
+        layer = self.deepest
+        return layer.focus_item if layer is not None else None
+
+    @property
+    def token(self) -> str:
+        layer = self.deepest
+        return cursor_token(
+            agenda_id=self.agenda.pk,
+            revision=self.agenda.revision,
+            layer_id=layer.pk if layer else "-",
+            item_id=layer.focus_item_id if layer else None,
+            nonce=self.agenda.cursor_nonce,
+        )
+
+
+def load_position(agenda: Agenda) -> Position:
+    stack = list(
+        AgendaLayer.objects.filter(agenda=agenda, status=AgendaLayer.ACTIVE)
+        .select_related("focus_item", "parent_item")
+        .order_by("depth", "sequence")
+    )
+    for layer in stack:
+        if layer.focus_item is not None:
+            layer.focus_item.layer = layer  # paths need the label without another query
+    return Position(agenda=agenda, stack=stack)
+
+
+def next_open(layer: AgendaLayer) -> AgendaItem | None:
+    item = layer.items.filter(state=AgendaItem.OPEN).order_by("number").first()
+    if item is not None:
+        item.layer = layer
+    return item
 
 
 def item_view(item: AgendaItem) -> dict[str, Any]:

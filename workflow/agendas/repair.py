@@ -1,11 +1,7 @@
-"""agenda_repair: re-seal an agenda whose event chain or seal broke, on explicit request only.
-
-The caller passes the state hash and event-log hash the health check reported, and a reason:
-the repair happens only if the agenda is still exactly what was inspected (stale hashes are
-refused), only if something is broken (a healthy chain is refused), and only if the lists and
-items themselves are sound (a reworded snapshot or a lost conclusion is not the chain's to
-bless). It rewrites nothing: it appends a "repaired" event recording the problems, the reason
-and the digest of the log as it stood, which the health check treats as a checkpoint.
+"""agenda_repair: re-seal an agenda whose event chain or seal broke, on explicit request only:
+when it is still exactly what was inspected (its hashes), something is broken, and its lists
+and items are sound. It appends a "repaired" event recording the problems, the reason and the
+log's digest, a checkpoint for the health check.
 """
 
 from __future__ import annotations
@@ -22,7 +18,7 @@ from workflow.agendas.errors import AGENDA_UNHEALTHY, STALE_HASHES, order_error
 from workflow.agendas.guard import load_agenda, seal
 from workflow.agendas.health import REPAIRED, REPAIRED_LOG_KEY, check_health
 from workflow.agendas.lifecycle import presented
-from workflow.agendas.tokens import new_presentation_id
+from workflow.agendas.presentation import new_presentation_id
 from workflow.models.agendas import Agenda, AgendaEvent
 from workflow.scope import Scope
 

@@ -14,9 +14,9 @@ from records.services import workspace_ensure
 from workflow.agendas import inputs
 from workflow.agendas.binding import bound_records, earlier_outcomes
 from workflow.agendas.chain import append_event
-from workflow.agendas.layers_create import create_layer
+from workflow.agendas.layers import create_layer
 from workflow.agendas.lifecycle import presented
-from workflow.agendas.tokens import new_nonce, new_presentation_id
+from workflow.agendas.presentation import new_nonce, new_presentation_id
 from workflow.models.agendas import Agenda, AgendaLayer
 from workflow.scope import Scope
 

@@ -9,8 +9,7 @@ from workflow.agendas import inputs
 from workflow.agendas.errors import SYNTHESIS_REQUIRED, order_error
 from workflow.agendas.guard import Frame, mutate
 from workflow.agendas.lifecycle import mark_sync_pending
-from workflow.agendas.position import next_open
-from workflow.agendas.presentation import state_view
+from workflow.agendas.presentation import next_open, state_view
 from workflow.agendas.sync import AWAITING
 from workflow.models.agendas import AgendaConclusion, AgendaItem, AgendaLayer
 from workflow.scope import Scope
@@ -132,18 +131,31 @@ def _revise(frame: Frame, text: str, item_number: Any) -> dict[str, Any]:
     return {"item": item.path, "state": item.state, "text": text, "kind": kind}
 
 
-def _revisit(frame: Frame, item_number: Any) -> dict[str, Any]:
-    """Take a deferred or blocked item of the deepest list up again, to conclude it now."""
+def _leave_focus(frame: Frame, before: str) -> tuple[AgendaLayer, AgendaItem | None]:
+    """The deepest list and its focus, which must be resolved before moving on."""
     layer, focus = frame.position.deepest, frame.position.focus
     assert layer is not None
     if focus is not None and focus.awaiting_synthesis:
         raise _synthesis_error(frame, focus)
     if focus is not None and focus.state == AgendaItem.CURRENT:
         raise order_error(
-            f"Item {focus.path} is current: complete, defer or block it before revisiting "
-            "another item.",
+            f"Item {focus.path} is still current: complete it (with a conclusion), defer or "
+            f"block it (with a reason) before {before}.",
             current=state_view(frame.position),
         )
+    return layer, focus
+
+
+def _focus_on(layer: AgendaLayer, item: AgendaItem) -> None:
+    item.state = AgendaItem.CURRENT
+    item.save(update_fields=["state"])
+    layer.focus_item = item
+    layer.save(update_fields=["focus_item"])
+
+
+def _revisit(frame: Frame, item_number: Any) -> dict[str, Any]:
+    """Take a deferred or blocked item of the deepest list up again, to conclude it now."""
+    layer, focus = _leave_focus(frame, "revisiting another item")
     if item_number is None:
         raise invalid(
             "item_number", "revisit needs the number of a deferred or blocked item of this list."
@@ -156,24 +168,12 @@ def _revisit(frame: Frame, item_number: Any) -> dict[str, Any]:
             current=state_view(frame.position),
         )
     was = item.state
-    item.state = AgendaItem.CURRENT
-    item.save(update_fields=["state"])
-    layer.focus_item = item
-    layer.save(update_fields=["focus_item"])
+    _focus_on(layer, item)
     return {"from": focus.path if focus else None, "to": item.path, "was": was}
 
 
 def _next(frame: Frame) -> dict[str, Any]:
-    layer, focus = frame.position.deepest, frame.position.focus
-    assert layer is not None
-    if focus is not None and focus.awaiting_synthesis:
-        raise _synthesis_error(frame, focus)
-    if focus is not None and focus.state == AgendaItem.CURRENT:
-        raise order_error(
-            f"Item {focus.path} is still current: complete it (with a conclusion), defer or "
-            "block it (with a reason) before moving on.",
-            current=state_view(frame.position),
-        )
+    layer, focus = _leave_focus(frame, "moving on")
     item = next_open(layer)
     if item is None:
         finish = (
@@ -185,10 +185,7 @@ def _next(frame: Frame) -> dict[str, Any]:
             f"No open item is left in this list; call {finish}.",
             current=state_view(frame.position),
         )
-    item.state = AgendaItem.CURRENT
-    item.save(update_fields=["state"])
-    layer.focus_item = item
-    layer.save(update_fields=["focus_item"])
+    _focus_on(layer, item)
     return {"from": focus.path if focus else None, "to": item.path}
 
 

@@ -1,16 +1,14 @@
 """Outcomes of a closed (or paused) agenda flow back to its bound records, guarded.
 
-The records are read together; one that changed since it was bound (new version, other
-title, archived) is reported and left alone, never overwritten. Every other resolved item's
-record is reviewed by ID, and all their updates go in one prepared batch with the version bound
-at start as each expected_version, committed through commit_batch_write: validated, gated,
-versioned and audited like any agent write, in the sync's one transaction. Where a collection
-needs approval, each outcome is its own held write instead, so a person decides each one (and
-one going stale leaves the others); a later sync reads each decision, or a batch's once.
+A record changed since it was bound (version, title, archived) is reported and left alone. The
+others' updates go in one prepared batch citing a review of each record and the bound version,
+committed like any agent write in the sync's transaction; where a collection needs approval,
+each outcome is its own held write, whose decision a later sync reads.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from django.db import connection
@@ -22,7 +20,7 @@ from records.models import Record
 from workflow.actions import commit_batch_write, commit_write, prepare_tool_batch, prepare_write
 from workflow.agendas.errors import order_error
 from workflow.agendas.guard import Frame, mutate
-from workflow.agendas.layers_create import title_fingerprint
+from workflow.agendas.layers import title_fingerprint
 from workflow.agendas.presentation import state_view
 from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
 from workflow.resolution import RESOLVED, resolve_by_ids, resolve_record
@@ -103,10 +101,8 @@ def _outdated(item: AgendaItem) -> bool:
 def _read_decision(
     scope: Scope, item: AgendaItem, report: dict[str, Any], decisions: dict[str, Any]
 ) -> bool:
-    """Read the person's decision on the item's held write; True if the outcome must be
-    written again (approved, but revised meanwhile). A held write that went stale (the record
-    changed while it waited) is this item's refusal, not the whole sync's. Items held in one
-    batch share its decision, read once."""
+    """Read the decision on the item's held write (a batch's once); True if the outcome must be
+    written again (approved, but revised meanwhile). A stale one is this item's refusal."""
     detail = item.sync_detail or {}
     action_id, index = detail["action_id"], detail.get(BATCH_INDEX)
     if action_id not in decisions:
@@ -199,12 +195,8 @@ def _write_batch(
     statuses: dict[str, str],
     reports: dict[str, dict[str, Any]],
 ) -> None:
-    """Every outcome in one prepared batch, committed (checked, gated, audited) as a batch.
-
-    Each update cites a review by ID of its record. If the batch cannot apply as a whole (a
-    record or a review moved since they were read), nothing of it is written and each item is
-    tried on its own, from its record as it is now, so each gets its own answer.
-    """
+    """Every outcome in one prepared batch; if it cannot apply as a whole, each item is tried
+    on its own, from its record as it is now."""
     scope = frame.scope
     reviews = resolve_by_ids(scope, [_bound_id(item) for item in items])
     batch = [
@@ -349,9 +341,7 @@ def sync_records(
         statuses=(Agenda.PAUSED, *Agenda.CLOSED),
         needs_presentation=False,
     )
-    counts: dict[str, int] = {}
-    for report in results:
-        counts[report["status"]] = counts.get(report["status"], 0) + 1
+    counts = dict(Counter(report["status"] for report in results))
     sync: dict[str, Any] = {"counts": counts, "results": results}
     if len(results) > MAX_LISTED_RESULTS:
         # A long agenda's reply stays small: plain successes are counted, not listed; what

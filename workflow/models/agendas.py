@@ -1,9 +1,6 @@
-"""Agendas: frozen numbered lists an agent works through item by item, and their event log.
-
-An agenda is a stack of layers (the root list, child lists opened from an item, temporary
-interruptions). Items never change their number or text once frozen; what moves is their state,
-their conclusions (every revision kept) and the agenda's revision, which every mutation bumps.
-The logic lives in workflow/agendas/; these are the rows.
+"""Agendas: frozen numbered lists an agent works through item by item, and their event log. A
+stack of layers (root, child lists, interruptions) whose items never change number or text; the
+logic lives in workflow/agendas/.
 """
 
 from __future__ import annotations

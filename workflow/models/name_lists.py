@@ -1,8 +1,5 @@
-"""A scope's name list as the name cache holds it, kept in the database for a fresh process.
-
-Written whole when a process builds the list from the records; read in one row by the next
-process to start, which brings it up to date from the names log (records.name_log) rather than
-reading every record again. See workflow.names.
+"""A scope's name list as the name cache holds it, kept in the database for a fresh process, which
+brings it up to date from the names log (records.name_log). See workflow.names.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Where each actor last finished reading a workspace's change feed.
-
-So "what changed since I last looked" works across conversations without the agent storing
-anything: the mark belongs to the scope's actor (configuration over stdio, the token's user
-over HTTP), never to a value the model passes.
+"""Where each actor last finished reading a workspace's change feed, so "what changed since I last
+looked" works across conversations; the mark belongs to the scope's actor, never to an argument.
 """
 
 from __future__ import annotations

@@ -9,10 +9,7 @@ from records.models import Workspace
 
 
 class ReviewTicket(models.Model):
-    """A discovery or resolution answer, with the revision counters that answer depends on.
-
-    It goes stale when one of those counters moves or after 15 minutes, and only then.
-    """
+    """A discovery or resolution answer, stale when a counter it depends on moves or at expiry."""
 
     DISCOVERY = "discovery"
     RESOLUTION = "resolution"
@@ -25,9 +22,8 @@ class ReviewTicket(models.Model):
     request = models.JSONField(help_text="What was asked: name/purpose or query/scope.")
     answer = models.JSONField(help_text="Status, candidates and suggestions as returned.")
     counters = models.JSONField(help_text="Revision counters the answer depends on.")
-    # The user's own answer to the review's question, given in the client's dialog (MCP
-    # elicitation): which client said so, when, the question and the answer. It came from the
-    # client, not from the model, so it is kept apart from agent-reported clarification text.
+    # The user's own answer in the client's dialog (MCP elicitation), apart from the agent's
+    # reported clarification text: it came from the client, not the model.
     client_confirmation = models.JSONField(
         null=True,
         blank=True,
@@ -48,30 +44,9 @@ class ReviewTicket(models.Model):
 
 
 class ActionState(models.TextChoices):
-    r"""Where a prepared action stands; the values are what the state column stores.
-
-      prepare_write, prepare_batch_write, prepare_import
-            |
-            v
-        PREPARED ---- commit, no gated collection touched ----------------> COMMITTED
-            |   \                                                              ^
-            |    `--- commit, a gated collection touched ---.                  |
-            |                                                v                  |
-            |                                       AWAITING_APPROVAL ---------'
-            |                                          |          |    a person approves
-            |                                          |          |
-            |                                          |          `-- a person rejects --> REJECTED
-            `------------------------+-----------------'
-                                     |  a cited review's answer changed, a version moved, a
-                                     |  record was archived, or (PREPARED) it expired: found at
-                                     v  commit, at approval, or by the sweep after another write
-                                   STALE
-
-    COMMITTED, REJECTED and STALE are final: committing again replays the outcome, or refuses a
-    stale action with its reason. Expiry is not a state of its own: an action past expires_at
-    stays PREPARED until a commit finds it expired (and marks it STALE) or anchor_purge deletes
-    it.
-    """
+    """Where a prepared action stands; the diagram of its moves is in docs/architecture.md.
+    COMMITTED, REJECTED and STALE are final (committing again replays the outcome or refuses
+    with the reason); an expired action stays PREPARED until a commit marks it STALE."""
 
     PREPARED = "prepared", "Prepared"
     COMMITTED = "committed", "Committed"

@@ -1,16 +1,10 @@
 """Serve Anchor's MCP tools to one agent over stdio.
 
-stdout carries JSON-RPC and nothing else; migrations, logs and warnings go to stderr. A new or
-unmigrated database is migrated before the first request, so a fresh install needs no set-up.
-The process exits with status 0 on end of input, SIGTERM or SIGINT.
-
-A new SQLite file starts as a copy of a template database, migrated once per set of migrations
-with the full settings (every app, the HTTP, OAuth and admin ones this process leaves out, see
-anchor_site/settings_stdio.py) and kept in the user's cache directory: the same file can then
-serve the admin and team mode, and a first start costs little more than a later one. Whatever
-this process's apps still lack is migrated in-process. A new PostgreSQL database (no migration
-table yet) is migrated the way the template is; an existing one only for this process's apps,
-and the HTTP server migrates the apps it adds when it starts (gunicorn_conf.py).
+stdout carries JSON-RPC only; migrations, logs and warnings go to stderr. It exits with status 0
+on end of input, SIGTERM or SIGINT. A new SQLite file is made from workflow/management/schema.sql,
+every app's migrated schema (the HTTP, OAuth and admin apps this process leaves out too, so the
+file can serve team mode); a test keeps it equal to the migrations. Whatever this process's apps
+still lack is then migrated in-process; on PostgreSQL the HTTP server migrates the apps it adds.
 """
 
 from __future__ import annotations
@@ -19,11 +13,8 @@ import contextlib
 import fcntl
 import gc
 import hashlib
-import os
 import pkgutil
-import shutil
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,7 +25,6 @@ from typing import Any
 
 import anyio
 from django.apps import apps
-from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -89,8 +79,11 @@ class Command(BaseCommand):
         anyio.run(serve_stdio_pipe, pipe)
 
 
+SCHEMA = Path(__file__).resolve().parents[1] / "schema.sql"
+
+
 def prepare_database(*, verbosity: int) -> None:
-    """Create a new database with every app's tables, then apply unapplied migrations; on an
+    """Create a new SQLite file from the schema, then apply unapplied migrations; on an
     up-to-date database this costs one query."""
     try:
         if not _new_sqlite_file() and not _unapplied_migrations():
@@ -98,12 +91,11 @@ def prepare_database(*, verbosity: int) -> None:
         with _migration_lock():
             # Another process may have created or migrated it while we waited for the lock.
             if _new_sqlite_file():
-                _copy_sqlite(_template(verbosity), Path(connection.settings_dict["NAME"]))
-            elif not MigrationRecorder(connection).has_table():  # a new PostgreSQL database
-                _migrate_with_every_app(verbosity)
+                with contextlib.closing(sqlite3.connect(connection.settings_dict["NAME"])) as db:
+                    db.executescript(SCHEMA.read_text())  # one transaction: all or nothing
             if _unapplied_migrations():
                 call_command("migrate", interactive=False, verbosity=verbosity, stdout=sys.stderr)
-    except DatabaseError as exc:
+    except (DatabaseError, sqlite3.Error) as exc:
         raise CommandError(_describe_database_failure(_reason(exc))) from exc
 
 
@@ -115,8 +107,7 @@ def _new_sqlite_file() -> bool:
 
 
 def _unapplied_migrations() -> list[Any]:
-    """When every installed app's migration file is recorded as applied the plan is empty, which
-    one query shows; only otherwise is the migration graph built (it imports every migration)."""
+    """One query when every migration file is recorded as applied; the graph only otherwise."""
     applied = MigrationRecorder(connection).applied_migrations()
     if all(key in applied for key in _installed_migrations()):
         return []
@@ -126,8 +117,7 @@ def _unapplied_migrations() -> list[Any]:
 
 
 def _installed_migrations() -> list[tuple[str, str]]:
-    """(label, name) of each installed app's migrations, listed as Django's loader lists them
-    but without importing each one."""
+    """(label, name) of each installed app's migrations, without importing them."""
     found = []
     for config in apps.get_app_configs():
         package, _explicit = MigrationLoader.migrations_module(config.label)
@@ -139,57 +129,6 @@ def _installed_migrations() -> list[tuple[str, str]]:
             if not is_package and name[0] not in "_~":
                 found.append((config.label, name))
     return found
-
-
-def _template(verbosity: int) -> Path:
-    """The migrated template for this checkout: named by the locked dependencies (which fix the
-    left-out apps' migrations) and the installed apps' migrations, built on first use."""
-    lock = Path(settings.BASE_DIR) / "uv.lock"
-    locked = lock.read_bytes() if lock.exists() else b""
-    key = hashlib.sha256(locked + repr(sorted(_installed_migrations())).encode()).hexdigest()[:16]
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "anchor"
-    template = cache / f"template-{key}.db"
-    if template.exists():
-        return template
-    cache.mkdir(parents=True, exist_ok=True)
-    building = Path(tempfile.mkdtemp(dir=cache))
-    try:
-        _migrate_with_every_app(
-            verbosity, ANCHOR_DB_PATH=str(building / "template.db"), DATABASE_URL=""
-        )
-        os.replace(building / "template.db", template)
-    finally:
-        shutil.rmtree(building, ignore_errors=True)
-    return template
-
-
-def _migrate_with_every_app(verbosity: int, **env: str) -> None:
-    """`migrate` with the full settings: the left-out apps' migrations need their apps loaded,
-    so this runs in a process of its own, once per new database or template. Its output goes to
-    our stderr (fd 1 already points there)."""
-    done = subprocess.run(
-        [sys.executable, str(Path(settings.BASE_DIR) / "manage.py"), "migrate", "--no-input"]
-        + [f"--verbosity={verbosity}"],
-        env={**os.environ, **env, "DJANGO_SETTINGS_MODULE": "anchor_site.settings"},
-        stdin=subprocess.DEVNULL,
-        stdout=sys.stderr,
-        stderr=subprocess.PIPE,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        sys.stderr.write(done.stderr)
-        lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
-        raise CommandError(_describe_database_failure(lines[-1] if lines else "migrate failed"))
-
-
-def _copy_sqlite(source_path: Path, target_path: Path) -> None:
-    """SQLite's backup API: a consistent copy whatever journal mode the source was left in."""
-    with (
-        contextlib.closing(sqlite3.connect(source_path)) as source,
-        contextlib.closing(sqlite3.connect(target_path)) as target,
-    ):
-        source.backup(target)
 
 
 @contextlib.contextmanager
@@ -204,8 +143,7 @@ def _migration_lock() -> Iterator[None]:
             with connection.cursor() as cursor:
                 cursor.execute("SELECT pg_advisory_unlock(%s)", [POSTGRES_MIGRATION_LOCK])
         return
-    # SQLite: an advisory lock on a file in the temp directory, keyed by the database path, so
-    # nothing extra appears beside the user's database.
+    # SQLite: a lock file in the temp directory, keyed by the database path.
     database = Path(connection.settings_dict["NAME"]).resolve()
     key = hashlib.sha256(str(database).encode()).hexdigest()[:16]
     lock_path = Path(tempfile.gettempdir()) / f"anchor-migrate-{key}.lock"
@@ -217,7 +155,7 @@ def _migration_lock() -> Iterator[None]:
             fcntl.flock(lock_file, fcntl.LOCK_UN)
 
 
-def _reason(exc: DatabaseError) -> str:
+def _reason(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 

@@ -36,20 +36,21 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        days = options["result_retention_days"]
-        if days is None:
-            days = settings.ANCHOR_ACTION_RESULT_RETENTION_DAYS
-        if days < 1:
-            raise CommandError("--result-retention-days must be at least 1.")
-        client_days = options["unused_client_days"]
-        if client_days is None:
-            client_days = settings.ANCHOR_OAUTH_UNUSED_CLIENT_DAYS
-        if client_days < 1:
-            raise CommandError("--unused-client-days must be at least 1.")
-        purged = purge(
+        days, client_days = (
+            settings.ANCHOR_ACTION_RESULT_RETENTION_DAYS
+            if options["result_retention_days"] is None
+            else options["result_retention_days"],
+            settings.ANCHOR_OAUTH_UNUSED_CLIENT_DAYS
+            if options["unused_client_days"] is None
+            else options["unused_client_days"],
+        )
+        for option, value in (("result-retention-days", days), ("unused-client-days", client_days)):
+            if value < 1:
+                raise CommandError(f"--{option} must be at least 1.")
+        counts = purge(
             now=timezone.now(),
             result_retention=timedelta(days=days),
             unused_client_age=timedelta(days=client_days),
         )
-        for line in purged.lines():
-            self.stdout.write(line)
+        for what, count in counts.items():
+            self.stdout.write(f"{what}: {count}")
