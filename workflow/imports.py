@@ -28,7 +28,6 @@ from workflow.names.match import MIN_FUZZY_LENGTH, match_names_many
 from workflow.names.rule import is_similar
 from workflow.scope import Scope
 
-OPERATION = "import"
 MAX_ROWS = 100
 MAX_LINKS = 200
 MAX_ROW_BYTES = 1_000_000
