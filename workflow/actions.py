@@ -235,6 +235,21 @@ def _decide(action: PreparedAction, scope: Scope, *, actor: str) -> approval.Dec
     return decision
 
 
+def _decide_as_person(action: PreparedAction) -> approval.Decision:
+    return _decide(action, Scope(action.workspace_id, action.actor_id), actor=approval.PERSON)
+
+
+def _apply_watched(
+    action: PreparedAction, approved_by: str = ""
+) -> tuple[dict[str, Any], knock_on.Landed]:
+    """_apply, with what it changed (workflow.knock_on) for the stale sweep after it."""
+    landed = knock_on.watch(action)
+    with written_records() as written:
+        result = _apply(action, approved_by=approved_by)
+    landed.finish(written)
+    return result, landed
+
+
 def _apply(action: PreparedAction, *, approved_by: str = "") -> dict[str, Any]:
     """Apply a decided action inside the caller's transaction."""
     evidence = list(action.evidence)
@@ -341,10 +356,7 @@ def _commit(
                 action.state = ActionState.AWAITING_APPROVAL
                 action.save(update_fields=["state", "arguments", "collection_ids"])
                 return _outcome(action, replayed=False)
-            landed = knock_on.watch(action)
-            with written_records() as written:
-                action.result = _apply(action)
-            landed.finish(written)
+            action.result, landed = _apply_watched(action)
             action.state = ActionState.COMMITTED
             action.decided_at = timezone.now()
             action.save(
@@ -445,29 +457,9 @@ def approve_prepared_action(
     try:
         with transaction.atomic():
             action = _pending(action_id)
-            scope = Scope(action.workspace_id, action.actor_id)
-            # The same rechecks as a commit; the person approving is the approval.
-            _decide(action, scope, actor=approval.PERSON)
-            landed = knock_on.watch(action)
-            with written_records() as written:
-                action.result = _apply(action, approved_by=reviewer)
-            landed.finish(written)
-            action.state = ActionState.COMMITTED
-            action.decided_by = reviewer
-            action.decision_note = note
-            action.decided_at = timezone.now()
-            action.save(
-                update_fields=[
-                    "result",
-                    "state",
-                    "decided_by",
-                    "decision_note",
-                    "decided_at",
-                    "collection_ids",
-                ]
-            )
-            audit_decision(action, kind=APPROVED, reviewer=reviewer, note=note)
-            outcome = _outcome(action, replayed=False)
+            _decide_as_person(action)  # the same rechecks as a commit; the person approves
+            action.result, landed = _apply_watched(action, approved_by=reviewer)
+            outcome = _decided(action, ActionState.COMMITTED, APPROVED, reviewer, note)
     except AnchorError as exc:
         if exc.code in FINAL_ERRORS:
             _mark_stale(str(action_id), exc)
@@ -488,11 +480,8 @@ def stale_if_approved(action_id: str, *, described: str = "") -> list[tuple[str,
     try:
         with transaction.atomic():
             action = _pending(action_id)
-            _decide(action, Scope(action.workspace_id, action.actor_id), actor=approval.PERSON)
-            landed = knock_on.watch(action)
-            with written_records() as written:
-                _apply(action, approved_by="dry run")
-            landed.finish(written)
+            _decide_as_person(action)
+            _, landed = _apply_watched(action, approved_by="dry run")
             cause = _approving(action, described)
             candidates = knock_on.candidates(landed, exclude=action.pk)
             for other in PreparedAction.objects.filter(pk__in=candidates):
@@ -507,14 +496,19 @@ def stale_if_approved(action_id: str, *, described: str = "") -> list[tuple[str,
 def reject_prepared_action(*, action_id: Any, reviewer: str, reason: str) -> dict[str, Any]:
     note = v.description(reason, "reason")
     with transaction.atomic():
-        action = _pending(action_id)
-        action.state = ActionState.REJECTED
-        action.decided_by = reviewer
-        action.decision_note = note
-        action.decided_at = timezone.now()
-        action.save(update_fields=["state", "decided_by", "decision_note", "decided_at"])
-        audit_decision(action, kind=REJECTED, reviewer=reviewer, note=note)
-        return _outcome(action, replayed=False)
+        return _decided(_pending(action_id), ActionState.REJECTED, REJECTED, reviewer, note)
+
+
+def _decided(
+    action: PreparedAction, state: str, kind: str, reviewer: str, note: str
+) -> dict[str, Any]:
+    """Store and audit a person's decision; the outcome the agent reads."""
+    action.state, action.decided_by, action.decision_note = state, reviewer, note
+    action.decided_at = timezone.now()
+    decided = ["state", "decided_by", "decision_note", "decided_at"]
+    action.save(update_fields=[*decided, "result", "collection_ids"])
+    audit_decision(action, kind=kind, reviewer=reviewer, note=note)
+    return _outcome(action, replayed=False)
 
 
 def mark_stale_pending(workspace_id: str, action_ids: list[str] | None = None) -> list[str]:
@@ -531,21 +525,14 @@ def mark_stale_pending(workspace_id: str, action_ids: list[str] | None = None) -
     )
     if action_ids is not None:
         waiting = waiting.filter(pk__in=action_ids)
-    ordered = waiting.order_by("created_at")
-    stale = []
-    for action in ordered:
-        error = _still_applies(action)
-        if error is not None:
-            _mark_stale(action.pk, error)
-            stale.append(action.pk)
-    return stale
+    return _mark_those(waiting, "")
 
 
 def _still_applies(action: PreparedAction) -> AnchorError | None:
     """Try a waiting write as an approval would, and roll back: the final refusal, if any."""
     try:
         with transaction.atomic():
-            _decide(action, Scope(action.workspace_id, action.actor_id), actor=approval.PERSON)
+            _decide_as_person(action)
             raise _Rollback(_apply(action, approved_by="dry run"))
     except _Rollback:
         return None
@@ -565,12 +552,16 @@ def mark_stale_after(landed: knock_on.Landed, cause: str, *, limit: int | None =
     """After a write: check only the waiting writes it may have made stale (workflow.knock_on),
     the `limit` newest of them when given, and mark those that can no longer apply."""
     found = knock_on.candidates(landed)
-    if limit is not None:
-        found = found[-limit:]
+    return _mark_those(PreparedAction.objects.filter(pk__in=found[-(limit or len(found)) :]), cause)
+
+
+def _mark_those(waiting: Any, cause: str) -> list[str]:
+    """Mark stale, oldest first, those of the waiting writes that can no longer apply; the
+    reason names `cause` (the write that made them so) when known."""
     stale = []
-    for action in PreparedAction.objects.filter(pk__in=found).order_by("created_at"):
+    for action in waiting.order_by("created_at"):
         error = _still_applies(action)
         if error is not None:
-            _mark_stale(action.pk, error, reason=_caused(cause, action, error))
+            _mark_stale(action.pk, error, reason=_caused(cause, action, error) if cause else "")
             stale.append(action.pk)
     return stale

@@ -1,5 +1,4 @@
-"""What a kind of prepared action is: the part of its lifecycle and of its review that differs
-from kind to kind. The base holds the defaults; each kind's module overrides what it needs."""
+"""What a kind of prepared action defines: the base holds the defaults each kind overrides."""
 
 from __future__ import annotations
 
@@ -30,12 +29,13 @@ class Write:
 
 @dataclass
 class Prepared:
-    """An unsaved action and what its prepare answer says before the common part."""
+    """An unsaved action, its cited reviews, what its prepare answer says before the common
+    part, and the revisions its own review holds."""
 
     action: PreparedAction
     tickets: list[ReviewTicket]
     head: dict[str, Any] = field(default_factory=dict)
-    counters: dict[str, int] = field(default_factory=dict)  # revisions its own review holds
+    counters: dict[str, int] = field(default_factory=dict)
 
 
 class JSONArrayLength(Func):
@@ -61,11 +61,9 @@ class Kind:
     # Its own part of the review page (an import's rows): a function (action, Lookup) -> a view
     # with a `summary`, by dotted path, since the admin imports the kinds and not the reverse.
     review_view = ""
-
     # (scope, the prepare tool's arguments) -> the unsaved action
     prepare: Callable[..., Prepared]
-    # (action, the commit tool's arguments beyond action_id): adds them to the stored action
-    # before its checks
+    # (action, the commit tool's arguments beyond action_id): stored before its checks
     before_commit: Callable[..., None] = staticmethod(lambda action: None)
 
     def check(self, scope: Scope, action: PreparedAction, tickets: list[ReviewTicket]) -> Touched:
@@ -73,26 +71,26 @@ class Kind:
         raise NotImplementedError
 
     def apply(self, ctx: WriteContext, action: PreparedAction, *, approved: bool) -> dict[str, Any]:
-        """Runs inside the caller's transaction; `approved`: a person approves it."""
+        """Inside the caller's transaction; `approved`: a person approves it."""
         raise NotImplementedError
 
     def after_commit(self, scope: Scope, outcome: dict[str, Any]) -> dict[str, Any]:
-        """The commit answer, with the fresh reviews of what it made (also on replay)."""
+        """The commit answer with fresh reviews of what it made (also on replay)."""
         return outcome
 
     def own_collection(self, arguments: dict[str, Any]) -> str | None:
-        """The collection whose names the action's own review (beyond its tickets) checks."""
+        """The collection whose names its own review (beyond its tickets) checks."""
         return None
 
     def own_changes(self, action: PreparedAction) -> list[str]:
-        """What changed in that own review since prepare, once a name there moved."""
+        """What changed in that review since prepare, once a name there moved."""
         return []
 
     def writes(self, action: PreparedAction) -> list[Write]:
         return []
 
     def first(self, extract: Any, operation: str) -> Write | None:
-        """Its first write from the queue's `first_write` extract."""
+        """Its first write, from the queue's `first_write` extract."""
         return None
 
     def size(self, arguments: dict[str, Any]) -> int:
@@ -111,8 +109,7 @@ class Kind:
         return set(), set()
 
     def pins_version(self, arguments: Any, record_id: str) -> bool:
-        """Whether it was checked against this record's exact version: any save of the record
-        then makes it stale."""
+        """Checked against this record's exact version: any save of the record makes it stale."""
         return (
             isinstance(arguments, dict)
             and arguments.get("record_id") == record_id
@@ -121,8 +118,8 @@ class Kind:
 
 
 def still_defined(action: PreparedAction, name: str) -> Operation:
-    """The definition of a stored action's operation. An action can outlive its operation (an
-    upgrade retired it): it can then never be applied as prepared, so it is stale."""
+    """A stored action's operation. An upgrade may have retired it: the action can then never
+    be applied as prepared, so it is stale."""
     try:
         return operation_named(name)
     except LookupError:
