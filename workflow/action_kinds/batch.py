@@ -62,30 +62,23 @@ def _items(value: Any) -> list[dict[str, Any]]:
         try:
             op, args = parse_operation(raw["operation"], raw.get("arguments"))
             v.json_object("arguments", args)
-            all_created = _check_references(op, args, items)
-            ids = (
-                []
-                if all_created and not raw.get("review_ids")
-                else parse_review_ids(raw.get("review_ids"))
-            )
-            reason = v.description(raw.get("decision_reason"), "decision_reason")
-            said = clarification_text(raw.get("clarification"))
+            # An item naming only records earlier items create needs no review of its own.
+            all_created = _check_references(op, args, items) and not raw.get("review_ids")
+            item = {
+                "index": index,
+                "operation": op.name,
+                "arguments": args,
+                "review_ids": [] if all_created else parse_review_ids(raw.get("review_ids")),
+                "decision_reason": v.description(raw.get("decision_reason"), "decision_reason"),
+                "clarification": clarification_text(raw.get("clarification")),
+            }
         except AnchorError as exc:
             inner = exc.details.get("field")
             details = {**exc.details, **({"field": f"{field}.{inner}"} if inner else {})}
             raise AnchorError(
                 exc.code, f"{field}.{exc.message}", **{**details, "item_index": index}
             ) from exc
-        items.append(
-            {
-                "index": index,
-                "operation": op.name,
-                "arguments": args,
-                "review_ids": ids,
-                "decision_reason": reason,
-                "clarification": said,
-            }
-        )
+        items.append(item)
     return items
 
 
