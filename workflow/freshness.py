@@ -193,12 +193,16 @@ def check_fresh(tickets: list[ReviewTicket]) -> dict[str, int]:
     describe newer data than was checked (a race leaves them behind, which only costs a later
     re-evaluation).
     """
+    current = _counters_now(tickets)
+    ensure_fresh(tickets, current)
+    return current
+
+
+def _counters_now(tickets: list[ReviewTicket]) -> dict[str, int]:
     if not tickets:
         return {}
     keys = {key for ticket in tickets for key in ticket.counters}
-    current = counter_values(tickets[0].workspace_id, keys)  # load_tickets: one workspace
-    ensure_fresh(tickets, current)
-    return current
+    return counter_values(tickets[0].workspace_id, keys)  # load_tickets: one workspace
 
 
 def warm(tickets: list[ReviewTicket], baseline: dict[str, int]) -> None:
@@ -209,10 +213,7 @@ def warm(tickets: list[ReviewTicket], baseline: dict[str, int]) -> None:
     transaction, so the commit's own re-evaluation finds it loaded instead of rebuilding a
     large scope while holding the write lock.
     """
-    if not tickets:
-        return
-    keys = {key for ticket in tickets for key in ticket.counters}
-    current = counter_values(tickets[0].workspace_id, keys)
+    current = _counters_now(tickets)
     for ticket in tickets:
         expected = {key: baseline.get(key, value) for key, value in ticket.counters.items()}
         if moved_counters(expected, current) and not names_since_leave_standing(
