@@ -37,7 +37,7 @@ from records.services import WriteContext, written_records
 from workflow import knock_on
 from workflow.action_kinds import Kind, Prepared, kind_for_tool, kind_of
 from workflow.decision_audit import APPROVED, REJECTED, STALE, audit_decision
-from workflow.freshness import check_fresh, ensure_fresh, warm
+from workflow.freshness import a_few, check_fresh, ensure_fresh, warm
 from workflow.models import OPEN_STATES, ActionState, PreparedAction, ReviewTicket
 from workflow.names.cache import scope_names
 from workflow.scope import Scope
@@ -194,17 +194,13 @@ def _recheck(
     except AnchorError as exc:
         raise _stale(action, exc.message, **exc.details) from exc
     moved = moved_counters(action.counters, current)
-    own = kind_of(action.operation).own_collection(action.arguments)
-    changes = (
-        kind_of(action.operation).own_changes(action) if own and names_key(own) in moved else []
-    )
+    kind = kind_of(action.operation)
+    own = kind.own_collection(action.arguments)
+    changes = kind.own_changes(action) if own and names_key(own) in moved else []
     if changes:
-        shown = "; ".join(changes[:5]) + (
-            f"; and {len(changes) - 5} more" if len(changes) > 5 else ""
-        )
         raise _stale(
             action,
-            f"The review this action made changed since it was prepared ({shown}); "
+            f"The review this action made changed since it was prepared ({a_few(changes)}); "
             "review again and prepare a new action.",
             changed=moved,
             changes=changes,

@@ -141,11 +141,14 @@ def check_expiry(ticket: ReviewTicket) -> None:
         )
 
 
+def a_few(texts: list[str]) -> str:
+    """The first MAX_NAMED_CHANGES of `texts`, and how many more there are."""
+    more = len(texts) - MAX_NAMED_CHANGES
+    return "; ".join(texts[:MAX_NAMED_CHANGES]) + (f"; and {more} more" if more > 0 else "")
+
+
 def stale_error(ticket: ReviewTicket, changes: Changes, moved: list[str]) -> AnchorError:
-    shown = "; ".join(changes.texts[:MAX_NAMED_CHANGES])
-    more = len(changes.texts) - MAX_NAMED_CHANGES
-    if more > 0:
-        shown += f"; and {more} more"
+    shown = a_few(changes.texts)
     return AnchorError(
         STALE_REVIEW,
         f"Review {ticket.pk} is stale: its answer changed since it was made ({shown}). Run the "
