@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import subprocess
+import tokenize
 from collections.abc import Iterator
 from io import StringIO
 from pathlib import Path
@@ -150,3 +151,34 @@ def test_no_import_cycles_anywhere():
     assert import_cycles(graph) == []
     graph.add_import(importer="records.models", imported="anchor_site.devtools.benchmarks.runner")
     assert any("records.models" in cycle for cycle in import_cycles(graph))
+
+
+def kind_names(source: str) -> list[str]:
+    """Where code names an action kind other than a single operation: the kind's stored name
+    as a literal, or a constant of it."""
+    found = []
+    tokens = list(tokenize.generate_tokens(StringIO(source).readline))
+    for at, token in enumerate(tokens):
+        before = tokens[at - 2].string + tokens[at - 1].string if at > 1 else ""
+        if (
+            (token.type == tokenize.STRING and token.string.strip("\"'") in ("batch", "import"))
+            or (token.type == tokenize.NAME and token.string == "BATCH")
+            or (token.string == "OPERATION" and before == "imports.")
+        ):
+            found.append(f"{token.start[0]}: {token.line.strip()}")
+    return found
+
+
+def test_action_kinds_are_named_only_in_their_definitions():
+    # A batch and an import are each one definition (workflow/action_kinds/), looked up by the
+    # action's kind: code elsewhere asks the definition instead of branching on the name.
+    named = {
+        str(path.relative_to(REPO_ROOT)): found
+        for folder in ("records", "workflow", "anchor_site")
+        for path in sorted((REPO_ROOT / folder).rglob("*.py"))
+        if "action_kinds" not in path.parts and "migrations" not in path.parts
+        if (found := kind_names(path.read_text()))
+    }
+    assert named == {}
+    assert kind_names('if action.operation == "batch":\n    pass\n')
+    assert kind_names("from workflow import imports\nx = imports.OPERATION\n")

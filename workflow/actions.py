@@ -1,18 +1,18 @@
 """Prepared actions: an exact write, previewed, then applied after the server's rechecks.
 
 Three kinds share one lifecycle: a single operation (prepare_write), a batch of existing-record
-operations (prepare_batch_write) and a reviewed import (prepare_import). Prepare validates the
-real mutation inside a savepoint that is always rolled back, so it leaves nothing behind
-(triggers fire and are undone with it). Commit claims the action row, locks the revision
-counters its reviews depend on, rechecks everything, applies the write and stores the result in
-one transaction; replaying a committed action returns that stored result. The states an action
-moves through, and what moves it, are drawn at workflow.models.ActionState.
+operations (prepare_batch_write) and a reviewed import (prepare_import); what differs between
+them is each kind's definition (workflow.action_kinds). Prepare validates the real mutation
+inside a savepoint that is always rolled back, so it leaves nothing behind (triggers fire and
+are undone with it). Commit claims the action row, locks the revision counters its reviews
+depend on, rechecks everything, applies the write and stores the result in one transaction;
+replaying a committed action returns that stored result. The states an action moves through,
+and what moves it, are drawn at workflow.models.ActionState.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from typing import Any
 
 from django.db import transaction
@@ -20,7 +20,6 @@ from django.utils import timezone
 
 from records import approval
 from records import validation as v
-from records.approval import Touched
 from records.counters import lock_counters, moved_counters, names_key
 from records.dry_run import counters_left_alone
 from records.errors import (
@@ -34,32 +33,18 @@ from records.errors import (
     not_found,
 )
 from records.ids import is_valid_id
-from records.names import normalize_name
-from records.services import WriteContext, lock_records, written_records
-from workflow import imports, knock_on
+from records.services import WriteContext, written_records
+from workflow import knock_on
+from workflow.action_kinds import Kind, Prepared, kind_for_tool, kind_of
 from workflow.decision_audit import APPROVED, REJECTED, STALE, audit_decision
-from workflow.freshness import check_fresh, ensure_fresh, warm
+from workflow.freshness import a_few, check_fresh, ensure_fresh, warm
 from workflow.models import OPEN_STATES, ActionState, PreparedAction, ReviewTicket
 from workflow.names.cache import scope_names
-from workflow.operations import batch_operation_names, operation_named, parse_operation
-from workflow.operations.checks import created_earlier
-from workflow.operations.registry import ApplyManyFn, Names, Operation
-from workflow.resolution import resolve_by_ids
 from workflow.scope import Scope
 from workflow.stale_reasons import plain_stale_reason
-from workflow.tickets import (
-    TICKET_LIFETIME,
-    another_actors,
-    clarification_text,
-    load_tickets,
-    parse_review_ids,
-    ticket_evidence,
-)
+from workflow.tickets import TICKET_LIFETIME, another_actors, load_tickets, ticket_evidence
 
 ACTION_LIFETIME = TICKET_LIFETIME
-BATCH = "batch"
-REFERENCE_KEYS = ("source_id", "target_id")  # the link ends that may name "actions[N]"
-MAX_BATCH_ITEMS = 10
 # At most this many waiting writes an agent's commit may have made stale are checked after it
 # (the rest when a person opens them or approves them).
 SWEEP_AFTER_AGENT_COMMIT = 20
@@ -72,198 +57,6 @@ FINAL_ERRORS = (STALE_REVIEW, VERSION_CONFLICT, ARCHIVED)
 class _Rollback(Exception):
     def __init__(self, preview: dict[str, Any]) -> None:
         self.preview = preview
-
-
-# --- what each kind of action checks and applies ---------------------------------------------
-
-
-@dataclass(frozen=True)
-class Kind:
-    # (scope, action, tickets) -> what the write touches; raises when evidence fails
-    check: Callable[[Scope, PreparedAction, list[ReviewTicket]], Touched]
-    # (ctx, action) -> result; runs inside the caller's transaction
-    apply: Callable[[WriteContext, PreparedAction], dict[str, Any]]
-    commit_tool: str
-    # (action, moved counters) -> what changed in the action's own review, beyond its tickets
-    own_changes: Callable[[PreparedAction, list[str]], list[str]] | None = None
-
-
-def _still_defined(action: PreparedAction, name: str) -> Operation:
-    """The definition of a stored action's operation. An action can outlive its operation (an
-    upgrade retired it): it can then never be applied as prepared, so it is stale."""
-    try:
-        return operation_named(name)
-    except LookupError:
-        raise _stale(
-            action,
-            f"The operation {name!r} no longer exists in this version of Anchor, so this write "
-            "cannot be applied as prepared. Prepare it again with a current operation.",
-            operation=name,
-        ) from None
-
-
-def _single_check(scope: Scope, action: PreparedAction, tickets: list[ReviewTicket]) -> Touched:
-    op = _still_defined(action, action.operation)
-    return op.check(scope, action.arguments, tickets, action.clarification)
-
-
-def _single_apply(ctx: WriteContext, action: PreparedAction) -> dict[str, Any]:
-    return operation_named(action.operation).apply(ctx, action.arguments)
-
-
-def _batch_check(scope: Scope, action: PreparedAction, tickets: list[ReviewTicket]) -> Touched:
-    by_id = {t.pk: t for t in tickets}
-    touched = approval.NOTHING
-    created: dict[tuple[Any, str], int] = {}  # (collection, normalized title) -> item index
-    for item in action.arguments["items"]:
-        op = _still_defined(action, item["operation"])
-        item_tickets = [by_id[r] for r in item["review_ids"]]
-        try:
-            check = op.check(scope, item["arguments"], item_tickets, item["clarification"])
-            if op.creates_a_record:
-                _one_creation_per_name(item, created)
-        except AnchorError as exc:
-            raise AnchorError(
-                exc.code,
-                f"actions[{item['index']}]: {exc.message}",
-                item_index=item["index"],
-                **exc.details,
-            ) from exc
-        touched |= check  # every item, every endpoint
-    return touched
-
-
-def _one_creation_per_name(item: dict[str, Any], created: dict[tuple[Any, str], int]) -> None:
-    """Each creation's review saw the collection before the batch: two items creating one
-    name in one collection would each pass it, so the second is refused."""
-    args = item["arguments"]
-    name = (args["collection_id"], normalize_name(args["title"]))
-    if name in created:
-        raise invalid(
-            "arguments.title",
-            f"actions[{created[name]}] already creates {args['title']!r} in this collection; "
-            "create it once (a later link item can name it as "
-            f'"actions[{created[name]}]").',
-        )
-    created[name] = item["index"]
-
-
-def _with_created(args: dict[str, Any], made: dict[int, str]) -> dict[str, Any]:
-    """The item's arguments with each "actions[N]" end replaced by the record item N made."""
-    return {
-        key: made[index]
-        if key in REFERENCE_KEYS and (index := created_earlier(value)) in made
-        else value
-        for key, value in args.items()
-    }
-
-
-def _records_named(items: list[dict[str, Any]]) -> list[Any]:
-    """The stored records the items name (not those an earlier item creates)."""
-    return [
-        item["arguments"].get(key)
-        for item in items
-        for key, names in operation_named(item["operation"]).arguments.items()
-        if names is Names.RECORD and created_earlier(item["arguments"].get(key)) is None
-    ]
-
-
-def _item_ctx(ctx: WriteContext, item: dict[str, Any]) -> WriteContext:
-    return replace(
-        ctx,
-        decision_reason=item["decision_reason"],
-        clarification=item["clarification"],
-        review_evidence=[
-            e
-            for e in ctx.review_evidence
-            if e.get("review_id") in item["review_ids"] or "approved_by" in e
-        ],
-        item_index=item["index"],
-    )
-
-
-def _apply_many(
-    ctx: WriteContext, items: list[dict[str, Any]], apply_many: ApplyManyFn
-) -> dict[str, Any]:
-    """A batch of one operation on distinct records (an agenda's outcomes) in one go: the
-    same rows and refusals as item by item, in a handful of statements instead of several an
-    item."""
-    try:
-        results = apply_many([(_item_ctx(ctx, i), i["arguments"]) for i in items])
-    except AnchorError as exc:
-        details = dict(exc.details)
-        index = items[details.pop("update_index")]["index"]
-        raise AnchorError(
-            exc.code, f"actions[{index}]: {exc.message}", item_index=index, **details
-        ) from exc
-    return {
-        "items": [
-            {"item_index": i["index"], "operation": i["operation"], **result}
-            for i, result in zip(items, results, strict=True)
-        ]
-    }
-
-
-def _batch_apply(ctx: WriteContext, action: PreparedAction) -> dict[str, Any]:
-    items = action.arguments["items"]
-    names = {i["operation"] for i in items}
-    apply_many = operation_named(names.pop()).apply_many if len(names) == 1 else None
-    records = [i["arguments"].get("record_id") for i in items]
-    if apply_many is not None and len(items) > 1 and len(set(records)) == len(records):
-        return _apply_many(ctx, items, apply_many)
-    results = []
-    made: dict[int, str] = {}  # item index -> the record a creating item made
-    # All at once, by ID: locked item by item, two batches naming the same records in
-    # different orders could deadlock.
-    lock_records(ctx, _records_named(items))
-    for item in items:
-        item_ctx = _item_ctx(ctx, item)
-        try:
-            arguments = _with_created(item["arguments"], made)
-            result = operation_named(item["operation"]).apply(item_ctx, arguments)
-        except AnchorError as exc:
-            raise AnchorError(
-                exc.code,
-                f"actions[{item['index']}]: {exc.message}",
-                item_index=item["index"],
-                **exc.details,
-            ) from exc
-        if operation_named(item["operation"]).creates_a_record:
-            made[item["index"]] = result["record"]["record_id"]
-        results.append({"item_index": item["index"], "operation": item["operation"], **result})
-    return {"items": results}
-
-
-def _import_check(scope: Scope, action: PreparedAction, tickets: list[ReviewTicket]) -> Touched:
-    collection, _, links = imports.parse_import(scope, action.arguments)
-    linked = imports.check_import_links(links, tickets, action.clarification)
-    # The rows' collection and every existing record a link names. (A row decided
-    # use_existing is a record of the rows' collection: its candidates come from it alone.)
-    return Touched.of(collections=[collection.pk], records=linked)
-
-
-def _import_apply(ctx: WriteContext, action: PreparedAction) -> dict[str, Any]:
-    return imports.apply_import(ctx, action.arguments)
-
-
-def _import_own_changes(action: PreparedAction, moved: list[str]) -> list[str]:
-    """The rows' duplicate review, redone when a name in their collection changed."""
-    if names_key(action.arguments["collection_id"]) not in moved:
-        return []
-    return imports.review_changes(action.workspace_id, action.arguments)
-
-
-SINGLE = Kind(_single_check, _single_apply, "commit_write")
-KINDS = {
-    BATCH: Kind(_batch_check, _batch_apply, "commit_batch_write"),
-    imports.OPERATION: Kind(
-        _import_check, _import_apply, "commit_import", own_changes=_import_own_changes
-    ),
-}
-
-
-def _kind(action: PreparedAction) -> Kind:
-    return KINDS.get(action.operation, SINGLE)
 
 
 # --- shared lifecycle --------------------------------------------------------------------------
@@ -282,13 +75,9 @@ def _ctx(action: PreparedAction, evidence: list[Any] | None = None) -> WriteCont
     )
 
 
-def _prepare(
-    scope: Scope,
-    action: PreparedAction,
-    tickets: list[ReviewTicket],
-    extra_counters: dict[str, int] | None = None,
-) -> dict[str, Any]:
+def _prepare(scope: Scope, kind: Kind, prepared: Prepared) -> dict[str, Any]:
     """Check, dry-run and store an unsaved action; returns the common part of the answer."""
+    action, tickets = prepared.action, prepared.tickets
     # The values at which every cited review is known to hold: commit re-evaluates a review
     # only when one of them has moved since.
     valid_at = check_fresh(tickets)
@@ -296,17 +85,18 @@ def _prepare(
     action.actor_id = scope.actor_id
     action.credential = scope.credential
     action.credential_name = scope.credential_name
-    kind = _kind(action)
     action.collection_ids = _collections_touched(scope, action, tickets)
     v.json_object("arguments", {"a": action.arguments}, max_bytes=2_000_000)
     action.evidence = [ticket_evidence(t) for t in tickets]
     try:
         with transaction.atomic(), counters_left_alone():
-            raise _Rollback(kind.apply(_ctx(action), action))
+            raise _Rollback(kind.apply(_ctx(action), action, approved=False))
     except _Rollback as dry_run:
         action.preview = dry_run.preview
+    if kind.max_bytes:  # after the checks and the dry run, so their errors name the field
+        v.json_object("arguments", action.arguments, max_bytes=kind.max_bytes)
     counters = dict(valid_at)
-    for key, value in (extra_counters or {}).items():
+    for key, value in prepared.counters.items():
         # Shared with a review: the older value, so commit re-checks both reviews if needed.
         counters[key] = min(value, counters.get(key, value))
     now = timezone.now()
@@ -403,16 +193,14 @@ def _recheck(
         ensure_fresh(tickets, current, baseline=action.counters, check_expiry_too=check_expiry)
     except AnchorError as exc:
         raise _stale(action, exc.message, **exc.details) from exc
-    own_changes = _kind(action).own_changes
     moved = moved_counters(action.counters, current)
-    changes = own_changes(action, moved) if moved and own_changes else []
+    kind = kind_of(action.operation)
+    own = kind.own_collection(action.arguments)
+    changes = kind.own_changes(action) if own and names_key(own) in moved else []
     if changes:
-        shown = "; ".join(changes[:5]) + (
-            f"; and {len(changes) - 5} more" if len(changes) > 5 else ""
-        )
         raise _stale(
             action,
-            f"The review this action made changed since it was prepared ({shown}); "
+            f"The review this action made changed since it was prepared ({a_few(changes)}); "
             "review again and prepare a new action.",
             changed=moved,
             changes=changes,
@@ -424,7 +212,7 @@ def _collections_touched(
     scope: Scope, action: PreparedAction, tickets: list[ReviewTicket]
 ) -> list[str]:
     """Check the action's evidence and name every collection its write touches, as of now."""
-    touched = _kind(action).check(scope, action, tickets)
+    touched = kind_of(action.operation).check(scope, action, tickets)
     return approval.collections_touched(action.workspace_id, touched)
 
 
@@ -443,18 +231,28 @@ def _decide(action: PreparedAction, scope: Scope, *, actor: str) -> approval.Dec
     return decision
 
 
+def _decide_as_person(action: PreparedAction) -> approval.Decision:
+    return _decide(action, Scope(action.workspace_id, action.actor_id), actor=approval.PERSON)
+
+
+def _apply_watched(
+    action: PreparedAction, approved_by: str = ""
+) -> tuple[dict[str, Any], knock_on.Landed]:
+    """_apply, with what it changed (workflow.knock_on) for the stale sweep after it."""
+    landed = knock_on.watch(action)
+    with written_records() as written:
+        result = _apply(action, approved_by=approved_by)
+    landed.finish(written)
+    return result, landed
+
+
 def _apply(action: PreparedAction, *, approved_by: str = "") -> dict[str, Any]:
     """Apply a decided action inside the caller's transaction."""
     evidence = list(action.evidence)
     if approved_by:
         evidence.append({"approved_by": approved_by, "approved_at": timezone.now().isoformat()})
     ctx = _ctx(action, evidence)
-    kind = _kind(action)
-    if approved_by and kind is SINGLE:
-        op = operation_named(action.operation)
-        if op.rebase is not None:  # a person's edit of other fields leaves this write valid
-            return op.apply(ctx, op.rebase(action.workspace_id, action.arguments))
-    return kind.apply(ctx, action)
+    return kind_of(action.operation).apply(ctx, action, approved=bool(approved_by))
 
 
 def _mark_stale(action_id: str, exc: AnchorError, *, told: str = "", reason: str = "") -> None:
@@ -495,8 +293,8 @@ def _warm(scope: Scope, action_id: str) -> None:
         ReviewTicket.objects.filter(pk__in=action.review_ids, workspace_id=scope.workspace_id)
     )
     warm(tickets, action.counters)
-    if action.operation == imports.OPERATION:
-        scope_names(action.workspace_id, action.arguments["collection_id"])
+    if own := kind_of(action.operation).own_collection(action.arguments):
+        scope_names(action.workspace_id, own)
 
 
 def _missing_action(scope: Scope, action_id: str) -> AnchorError:
@@ -509,11 +307,7 @@ def _missing_action(scope: Scope, action_id: str) -> AnchorError:
 
 
 def _commit(
-    scope: Scope,
-    action_id: Any,
-    *,
-    tool: str,
-    before_apply: Callable[[PreparedAction], None] | None = None,
+    scope: Scope, action_id: Any, kind: Kind, before_apply: Callable[[PreparedAction], None]
 ) -> dict[str, Any]:
     action_id = _parse_action_id(action_id)
     _warm(scope, action_id)
@@ -526,11 +320,11 @@ def _commit(
             )
             if action is None:
                 raise _missing_action(scope, action_id)
-            if _kind(action).commit_tool != tool:
+            if kind_of(action.operation) is not kind:
                 raise invalid(
                     "action_id",
                     f"this is a {action.operation} action; commit it "
-                    f"with {_kind(action).commit_tool}.",
+                    f"with {kind_of(action.operation).commit_tool}.",
                 )
             if action.state == ActionState.STALE:
                 raise _stale(
@@ -550,8 +344,7 @@ def _commit(
                     "This action expired (actions last 15 minutes); review "
                     "again and prepare a new one.",
                 )
-            if before_apply is not None:
-                before_apply(action)
+            before_apply(action)
             # Checked in full before holding, so a stale action is refused at once, not after
             # a person's wait.
             decision = _decide(action, scope, actor=approval.AGENT)
@@ -559,10 +352,7 @@ def _commit(
                 action.state = ActionState.AWAITING_APPROVAL
                 action.save(update_fields=["state", "arguments", "collection_ids"])
                 return _outcome(action, replayed=False)
-            landed = knock_on.watch(action)
-            with written_records() as written:
-                action.result = _apply(action)
-            landed.finish(written)
+            action.result, landed = _apply_watched(action)
             action.state = ActionState.COMMITTED
             action.decided_at = timezone.now()
             action.save(
@@ -579,263 +369,46 @@ def _commit(
         raise
 
 
-# --- single writes -----------------------------------------------------------------------------
+# --- the tools ---------------------------------------------------------------------------------
 
 
-def prepare_write(
-    scope: Scope,
-    *,
-    operation: Any,
-    arguments: Any,
-    review_ids: Any,
-    decision_reason: Any,
-    clarification: Any = None,
-) -> dict[str, Any]:
-    op, args = parse_operation(operation, arguments)
-    for key, names in op.arguments.items():
-        if names is Names.RECORD and created_earlier(args[key]) is not None:
-            raise invalid(
-                f"arguments.{key}",
-                f"{args[key]!r} names a record created earlier in a batch; that works only "
-                "in prepare_batch_write. Here give the record's ID.",
-            )
-    ids = parse_review_ids(review_ids)
-    action = PreparedAction(
-        operation=op.name,
-        arguments=args,
-        review_ids=ids,
-        decision_reason=v.description(decision_reason, "decision_reason"),
-        clarification=clarification_text(clarification),
-    )
-    answer = _prepare(scope, action, load_tickets(scope, ids))
-    v.json_object("arguments", args)  # fields are checked first so errors name the field
-    return {"operation": op.name, **answer}
+def prepare(scope: Scope, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Prepare an action of the kind `tool` prepares: its definition parses the arguments."""
+    kind = kind_for_tool(tool)
+    prepared = kind.prepare(scope, **arguments)
+    return {**prepared.head, **_prepare(scope, kind, prepared)}
+
+
+def commit(scope: Scope, tool: str, action_id: Any, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Commit an action of the kind `tool` commits; `arguments`: what that tool adds."""
+    kind = kind_for_tool(tool)
+    outcome = _commit(scope, action_id, kind, lambda a: kind.before_commit(a, **arguments))
+    return kind.after_commit(scope, outcome)
+
+
+def prepare_write(scope: Scope, **arguments: Any) -> dict[str, Any]:
+    return prepare(scope, "prepare_write", arguments)
 
 
 def commit_write(scope: Scope, *, action_id: Any) -> dict[str, Any]:
-    outcome = _commit(scope, action_id, tool="commit_write")
-    review = follow_up_review(scope, outcome)
-    return {**outcome, "review": review} if review else outcome
+    return commit(scope, "commit_write", action_id, {})
 
 
-def follow_up_review(scope: Scope, outcome: dict[str, Any]) -> dict[str, Any] | None:
-    """A fresh review of what a committed write made, so the next write can cite it at once.
-
-    Issued after the write transaction (also on replay, so a lost reply still gets one), by the
-    operations that define one: a resolution of a created record, a discovery of a created (or
-    reused) collection.
-    """
-    if outcome["status"] != "committed":
-        return None
-    follow_up = operation_named(outcome["operation"]).follow_up
-    return follow_up(scope, outcome["result"]) if follow_up else None
-
-
-# --- batches -------------------------------------------------------------------------------------
-
-
-def _batch_items(value: Any) -> list[dict[str, Any]]:
-    if not isinstance(value, list) or not 1 <= len(value) <= MAX_BATCH_ITEMS:
-        raise invalid("actions", f"must be a list of 1-{MAX_BATCH_ITEMS} actions.")
-    items: list[dict[str, Any]] = []
-    for index, raw in enumerate(value):
-        field = f"actions[{index}]"
-        allowed = {"operation", "arguments", "review_ids", "decision_reason", "clarification"}
-        if not isinstance(raw, dict) or set(raw) - allowed:
-            raise invalid(field, f"must be an object with keys {sorted(allowed)}.")
-        batchable = batch_operation_names()
-        if raw.get("operation") not in batchable:
-            raise invalid(
-                f"{field}.operation",
-                f"{raw.get('operation')!r} is not allowed in a batch; use one of "
-                f"{list(batchable)} (collection changes go through prepare_write).",
-            )
-        try:
-            op, args = parse_operation(raw["operation"], raw.get("arguments"))
-            v.json_object("arguments", args)
-            all_created = _check_references(op, args, items)
-            ids = (
-                []
-                if all_created and not raw.get("review_ids")
-                else parse_review_ids(raw.get("review_ids"))
-            )
-            reason = v.description(raw.get("decision_reason"), "decision_reason")
-            said = clarification_text(raw.get("clarification"))
-        except AnchorError as exc:
-            inner = exc.details.get("field")
-            details = {**exc.details, **({"field": f"{field}.{inner}"} if inner else {})}
-            raise AnchorError(
-                exc.code, f"{field}.{exc.message}", **{**details, "item_index": index}
-            ) from exc
-        items.append(
-            {
-                "index": index,
-                "operation": op.name,
-                "arguments": args,
-                "review_ids": ids,
-                "decision_reason": reason,
-                "clarification": said,
-            }
-        )
-    return items
-
-
-def _check_references(op: Operation, args: dict[str, Any], earlier: list[dict[str, Any]]) -> bool:
-    """Refuse an "actions[N]" that is not a link end naming an earlier item creating a record;
-    True when every record the item names is such a reference (it needs no review_ids)."""
-    references = {
-        key: index
-        for key, names in op.arguments.items()
-        if names is Names.RECORD and (index := created_earlier(args[key])) is not None
-    }
-    for key, index in references.items():
-        if not op.may_name_created_records:
-            raise invalid(
-                f"arguments.{key}",
-                "only a link's source_id and target_id may name a record created earlier in "
-                "the batch; give a record ID here.",
-            )
-        if (
-            index >= len(earlier)
-            or not operation_named(earlier[index]["operation"]).creates_a_record
-        ):
-            raise invalid(
-                f"arguments.{key}",
-                f'"actions[{index}]" must name an earlier item of this batch that creates a '
-                "record.",
-            )
-    named = [k for k, names in op.arguments.items() if names is Names.RECORD]
-    return bool(named) and all(k in references for k in named)
-
-
-def prepare_batch_write(scope: Scope, *, actions: Any) -> dict[str, Any]:
-    items = _batch_items(actions)
-    ids: list[str] = []
-    for item in items:
-        ids.extend(r for r in item["review_ids"] if r not in ids)
-    action = PreparedAction(
-        operation=BATCH,
-        arguments={"items": items},
-        review_ids=ids,
-        decision_reason="; ".join(f"[{i['index']}] {i['decision_reason']}" for i in items)[:2000],
-        clarification="",
-    )
-    return _prepare(scope, action, load_tickets(scope, ids))
+def prepare_batch_write(scope: Scope, **arguments: Any) -> dict[str, Any]:
+    return prepare(scope, "prepare_batch_write", arguments)
 
 
 def commit_batch_write(scope: Scope, *, action_id: Any) -> dict[str, Any]:
-    outcome = _commit(scope, action_id, tool="commit_batch_write")
-    if outcome["status"] != "committed":
-        return outcome
-    # Each created record's review, as commit_write gives one, so the next write cites it.
-    items = []
-    for item in outcome["result"]["items"]:
-        follow_up = operation_named(item["operation"]).follow_up
-        review = follow_up(scope, item) if follow_up else None
-        items.append({**item, "review": review} if review else item)
-    return {**outcome, "result": {**outcome["result"], "items": items}}
+    return commit(scope, "commit_batch_write", action_id, {})
 
 
-def prepare_tool_batch(scope: Scope, items: list[dict[str, Any]], collection_ids: list[str]) -> str:
-    """Store a batch one tool composed of its own writes (agenda sync), for commit_batch_write.
-
-    Items are shaped as _batch_items leaves them, each citing its own review. Unlike
-    prepare_batch_write there is no item cap and no preview (nobody reads one) and the checks
-    are left to the commit, which runs every one of them under its locks anyway.
-    """
-    ids = list(dict.fromkeys(r for item in items for r in item["review_ids"]))
-    tickets = load_tickets(scope, ids)
-    now = timezone.now()
-    action = PreparedAction.objects.create(
-        workspace_id=scope.workspace_id,
-        actor_id=scope.actor_id,
-        operation=BATCH,
-        arguments={"items": items},
-        review_ids=ids,
-        decision_reason="; ".join(f"[{i['index']}] {i['decision_reason']}" for i in items)[:2000],
-        evidence=[ticket_evidence(t) for t in tickets],
-        counters=check_fresh(tickets),
-        collection_ids=collection_ids,
-        created_at=now,
-        expires_at=min([now + ACTION_LIFETIME, *(t.expires_at for t in tickets)]),
-    )
-    return action.pk
+def prepare_import(scope: Scope, **arguments: Any) -> dict[str, Any]:
+    return prepare(scope, "prepare_import", arguments)
 
 
-# --- imports -------------------------------------------------------------------------------------
-
-
-def prepare_import(
-    scope: Scope,
-    *,
-    collection_id: Any,
-    rows: Any,
-    decision_reason: Any,
-    links: Any = None,
-    review_ids: Any = None,
-    clarification: Any = None,
-) -> dict[str, Any]:
-    reason = v.description(decision_reason, "decision_reason")
-    collection, parsed_rows, parsed_links = imports.parse_import(
-        scope, {"collection_id": collection_id, "rows": rows, "links": links}
-    )
-    ids = parse_review_ids(review_ids) if review_ids else []
-    tickets = load_tickets(scope, ids)
-    reviewed, revision = imports.review_rows(scope.workspace_id, collection.pk, parsed_rows)
-    action = PreparedAction(
-        operation=imports.OPERATION,
-        arguments={
-            "collection_id": collection.pk,
-            "rows": parsed_rows,
-            "links": parsed_links,
-            "reviewed": reviewed,
-            "decisions": None,
-        },
-        review_ids=ids,
-        decision_reason=reason,
-        clarification=clarification_text(clarification),
-    )
-    # Stale if any name in the collection changes before commit.
-    names = {names_key(collection.pk): revision}
-    answer = _prepare(scope, action, tickets, extra_counters=names)
-    needs_decision = [r["key"] for r in reviewed if r["status"] != imports.CLEAN]
-    return {
-        "collection_id": collection.pk,
-        "rows": reviewed,
-        "needs_decision": needs_decision,
-        **answer,
-    }
-
-
-def commit_import(
-    scope: Scope,
-    *,
-    action_id: Any,
-    decisions: Any = None,
-    confirmed: dict[str, dict[str, Any]] | None = None,
-) -> dict[str, Any]:
-    """Commit an import; `confirmed` holds the rows the user decided in the client."""
-
-    def decide(action: PreparedAction) -> None:
-        reviewed = action.arguments["reviewed"]
-        action.arguments = {
-            **action.arguments,
-            "decisions": imports.parse_decisions(decisions, reviewed, confirmed),
-        }
-
-    outcome = _commit(scope, action_id, tool="commit_import", before_apply=decide)
-    if outcome["status"] != "committed":
-        return outcome
-    # A review of every row's record, issued after the write (also on replay, as commit_write
-    # does), so a follow-up link cites them at once.
-    rows = outcome["result"]["rows"]
-    named = [row["record_id"] for row in rows.values() if row.get("record_id")]
-    reviews = resolve_by_ids(scope, list(dict.fromkeys(named)))
-    with_reviews = {
-        key: {**row, "resolution_id": reviews[row["record_id"]]} if row.get("record_id") else row
-        for key, row in rows.items()
-    }
-    return {**outcome, "result": {**outcome["result"], "rows": with_reviews}}
+def commit_import(scope: Scope, *, action_id: Any, **arguments: Any) -> dict[str, Any]:
+    """`confirmed` among the arguments: the rows the user decided in the client."""
+    return commit(scope, "commit_import", action_id, arguments)
 
 
 # --- people decide -------------------------------------------------------------------------------
@@ -880,29 +453,9 @@ def approve_prepared_action(
     try:
         with transaction.atomic():
             action = _pending(action_id)
-            scope = Scope(action.workspace_id, action.actor_id)
-            # The same rechecks as a commit; the person approving is the approval.
-            _decide(action, scope, actor=approval.PERSON)
-            landed = knock_on.watch(action)
-            with written_records() as written:
-                action.result = _apply(action, approved_by=reviewer)
-            landed.finish(written)
-            action.state = ActionState.COMMITTED
-            action.decided_by = reviewer
-            action.decision_note = note
-            action.decided_at = timezone.now()
-            action.save(
-                update_fields=[
-                    "result",
-                    "state",
-                    "decided_by",
-                    "decision_note",
-                    "decided_at",
-                    "collection_ids",
-                ]
-            )
-            audit_decision(action, kind=APPROVED, reviewer=reviewer, note=note)
-            outcome = _outcome(action, replayed=False)
+            _decide_as_person(action)  # the same rechecks as a commit; the person approves
+            action.result, landed = _apply_watched(action, approved_by=reviewer)
+            outcome = _decided(action, ActionState.COMMITTED, APPROVED, reviewer, note)
     except AnchorError as exc:
         if exc.code in FINAL_ERRORS:
             _mark_stale(str(action_id), exc)
@@ -923,11 +476,8 @@ def stale_if_approved(action_id: str, *, described: str = "") -> list[tuple[str,
     try:
         with transaction.atomic():
             action = _pending(action_id)
-            _decide(action, Scope(action.workspace_id, action.actor_id), actor=approval.PERSON)
-            landed = knock_on.watch(action)
-            with written_records() as written:
-                _apply(action, approved_by="dry run")
-            landed.finish(written)
+            _decide_as_person(action)
+            _, landed = _apply_watched(action, approved_by="dry run")
             cause = _approving(action, described)
             candidates = knock_on.candidates(landed, exclude=action.pk)
             for other in PreparedAction.objects.filter(pk__in=candidates):
@@ -942,14 +492,19 @@ def stale_if_approved(action_id: str, *, described: str = "") -> list[tuple[str,
 def reject_prepared_action(*, action_id: Any, reviewer: str, reason: str) -> dict[str, Any]:
     note = v.description(reason, "reason")
     with transaction.atomic():
-        action = _pending(action_id)
-        action.state = ActionState.REJECTED
-        action.decided_by = reviewer
-        action.decision_note = note
-        action.decided_at = timezone.now()
-        action.save(update_fields=["state", "decided_by", "decision_note", "decided_at"])
-        audit_decision(action, kind=REJECTED, reviewer=reviewer, note=note)
-        return _outcome(action, replayed=False)
+        return _decided(_pending(action_id), ActionState.REJECTED, REJECTED, reviewer, note)
+
+
+def _decided(
+    action: PreparedAction, state: str, kind: str, reviewer: str, note: str
+) -> dict[str, Any]:
+    """Store and audit a person's decision; the outcome the agent reads."""
+    action.state, action.decided_by, action.decision_note = state, reviewer, note
+    action.decided_at = timezone.now()
+    decided = ["state", "decided_by", "decision_note", "decided_at"]
+    action.save(update_fields=[*decided, "result", "collection_ids"])
+    audit_decision(action, kind=kind, reviewer=reviewer, note=note)
+    return _outcome(action, replayed=False)
 
 
 def mark_stale_pending(workspace_id: str, action_ids: list[str] | None = None) -> list[str]:
@@ -966,21 +521,14 @@ def mark_stale_pending(workspace_id: str, action_ids: list[str] | None = None) -
     )
     if action_ids is not None:
         waiting = waiting.filter(pk__in=action_ids)
-    ordered = waiting.order_by("created_at")
-    stale = []
-    for action in ordered:
-        error = _still_applies(action)
-        if error is not None:
-            _mark_stale(action.pk, error)
-            stale.append(action.pk)
-    return stale
+    return _mark_those(waiting, "")
 
 
 def _still_applies(action: PreparedAction) -> AnchorError | None:
     """Try a waiting write as an approval would, and roll back: the final refusal, if any."""
     try:
         with transaction.atomic():
-            _decide(action, Scope(action.workspace_id, action.actor_id), actor=approval.PERSON)
+            _decide_as_person(action)
             raise _Rollback(_apply(action, approved_by="dry run"))
     except _Rollback:
         return None
@@ -1000,12 +548,16 @@ def mark_stale_after(landed: knock_on.Landed, cause: str, *, limit: int | None =
     """After a write: check only the waiting writes it may have made stale (workflow.knock_on),
     the `limit` newest of them when given, and mark those that can no longer apply."""
     found = knock_on.candidates(landed)
-    if limit is not None:
-        found = found[-limit:]
+    return _mark_those(PreparedAction.objects.filter(pk__in=found[-(limit or len(found)) :]), cause)
+
+
+def _mark_those(waiting: Any, cause: str) -> list[str]:
+    """Mark stale, oldest first, those of the waiting writes that can no longer apply; the
+    reason names `cause` (the write that made them so) when known."""
     stale = []
-    for action in PreparedAction.objects.filter(pk__in=found).order_by("created_at"):
+    for action in waiting.order_by("created_at"):
         error = _still_applies(action)
         if error is not None:
-            _mark_stale(action.pk, error, reason=_caused(cause, action, error))
+            _mark_stale(action.pk, error, reason=_caused(cause, action, error) if cause else "")
             stale.append(action.pk)
     return stale

@@ -30,56 +30,11 @@ NAME_SIMILARITY = 0.6
 MIN_SHARED_PURPOSE_WORDS = 2
 # Words too common to say anything about overlap between two purposes.
 STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "for",
-        "from",
-        "has",
-        "have",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "of",
-        "on",
-        "one",
-        "or",
-        "our",
-        "that",
-        "the",
-        "their",
-        "them",
-        "these",
-        "this",
-        "to",
-        "track",
-        "tracking",
-        "we",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "with",
-        "record",
-        "records",
-        "store",
-        "keep",
-        "list",
-        "each",
-        "per",
-        "about",
-        "any",
-        "all",
-    ]
+    (  # noqa: SIM905 - read as words, not a column of strings
+        "a an and are as at be by for from has have in into is it its of on one or our that the "
+        "their them these this to track tracking we what when where which who with record "
+        "records store keep list each per about any all"
+    ).split()
 )
 WORD = re.compile(r"\w+")
 

@@ -141,11 +141,14 @@ def check_expiry(ticket: ReviewTicket) -> None:
         )
 
 
+def a_few(texts: list[str]) -> str:
+    """The first MAX_NAMED_CHANGES of `texts`, and how many more there are."""
+    more = len(texts) - MAX_NAMED_CHANGES
+    return "; ".join(texts[:MAX_NAMED_CHANGES]) + (f"; and {more} more" if more > 0 else "")
+
+
 def stale_error(ticket: ReviewTicket, changes: Changes, moved: list[str]) -> AnchorError:
-    shown = "; ".join(changes.texts[:MAX_NAMED_CHANGES])
-    more = len(changes.texts) - MAX_NAMED_CHANGES
-    if more > 0:
-        shown += f"; and {more} more"
+    shown = a_few(changes.texts)
     return AnchorError(
         STALE_REVIEW,
         f"Review {ticket.pk} is stale: its answer changed since it was made ({shown}). Run the "
@@ -193,12 +196,16 @@ def check_fresh(tickets: list[ReviewTicket]) -> dict[str, int]:
     describe newer data than was checked (a race leaves them behind, which only costs a later
     re-evaluation).
     """
+    current = _counters_now(tickets)
+    ensure_fresh(tickets, current)
+    return current
+
+
+def _counters_now(tickets: list[ReviewTicket]) -> dict[str, int]:
     if not tickets:
         return {}
     keys = {key for ticket in tickets for key in ticket.counters}
-    current = counter_values(tickets[0].workspace_id, keys)  # load_tickets: one workspace
-    ensure_fresh(tickets, current)
-    return current
+    return counter_values(tickets[0].workspace_id, keys)  # load_tickets: one workspace
 
 
 def warm(tickets: list[ReviewTicket], baseline: dict[str, int]) -> None:
@@ -209,10 +216,7 @@ def warm(tickets: list[ReviewTicket], baseline: dict[str, int]) -> None:
     transaction, so the commit's own re-evaluation finds it loaded instead of rebuilding a
     large scope while holding the write lock.
     """
-    if not tickets:
-        return
-    keys = {key for ticket in tickets for key in ticket.counters}
-    current = counter_values(tickets[0].workspace_id, keys)
+    current = _counters_now(tickets)
     for ticket in tickets:
         expected = {key: baseline.get(key, value) for key, value in ticket.counters.items()}
         if moved_counters(expected, current) and not names_since_leave_standing(

@@ -11,6 +11,7 @@ the answer never reveals another workspace's IDs.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from records.errors import ID_SOURCES, NOT_FOUND, AnchorError
 from records.ids import is_valid_id
@@ -31,19 +32,16 @@ WHAT_IT_IS = {
 }
 
 
-def _record(scope: Scope, pk: str) -> str | None:
-    found = Record.objects.filter(workspace_id=scope.workspace_id, pk=pk).exists()
-    return "record" if found else None
+def _named(kind: str, model: Any, mine: bool = False) -> Callable[[Scope, str], str | None]:
+    """`kind` when the ID is a row of `model` in the workspace (and the actor's, when `mine`)."""
 
+    def lookup(scope: Scope, pk: str) -> str | None:
+        rows = model.objects.filter(workspace_id=scope.workspace_id, pk=pk)
+        return (
+            kind if rows.filter(**({"actor_id": scope.actor_id} if mine else {})).exists() else None
+        )
 
-def _collection(scope: Scope, pk: str) -> str | None:
-    found = Collection.objects.filter(workspace_id=scope.workspace_id, pk=pk).exists()
-    return "collection" if found else None
-
-
-def _relationship(scope: Scope, pk: str) -> str | None:
-    found = Relationship.objects.filter(workspace_id=scope.workspace_id, pk=pk).exists()
-    return "relationship" if found else None
+    return lookup
 
 
 def _review(scope: Scope, pk: str) -> str | None:
@@ -55,26 +53,14 @@ def _review(scope: Scope, pk: str) -> str | None:
     return str(kind) if kind else None
 
 
-def _action(scope: Scope, pk: str) -> str | None:
-    found = PreparedAction.objects.filter(
-        workspace_id=scope.workspace_id, actor_id=scope.actor_id, pk=pk
-    ).exists()
-    return "action" if found else None
-
-
-def _agenda(scope: Scope, pk: str) -> str | None:
-    found = Agenda.objects.filter(workspace_id=scope.workspace_id, pk=pk).exists()
-    return "agenda" if found else None
-
-
 # In the order they are asked: the kinds most often confused first.
-LOOKUPS: tuple[Callable[[Scope, str], str | None], ...] = (
+LOOKUPS = (
     _review,
-    _record,
-    _collection,
-    _action,
-    _relationship,
-    _agenda,
+    _named("record", Record),
+    _named("collection", Collection),
+    _named("action", PreparedAction, mine=True),
+    _named("relationship", Relationship),
+    _named("agenda", Agenda),
 )
 # An expected kind -> the kinds that count as it (a review is a discovery or a resolution).
 SAME_KIND = {"review": {"discovery", "resolution"}}

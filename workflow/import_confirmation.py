@@ -16,8 +16,9 @@ from typing import Any
 from django.utils import timezone
 
 from records.ids import is_valid_id
+from workflow.action_kinds import kind_for_tool
 from workflow.client_confirmation import DIFFERENT, LABEL
-from workflow.imports import CLEAN, CREATE_ANYWAY, OPERATION, SKIP, USE_EXISTING
+from workflow.imports import CLEAN, CREATE_ANYWAY, SKIP, USE_EXISTING
 from workflow.models import ActionState, PreparedAction
 from workflow.scope import Scope
 
@@ -49,7 +50,7 @@ def import_question(
             pk=action_id,
             workspace_id=scope.workspace_id,
             actor_id=scope.actor_id,
-            operation=OPERATION,
+            operation=kind_for_tool("commit_import").name,
             state=ActionState.PREPARED,
         ).first()
         if is_valid_id(action_id)

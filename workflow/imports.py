@@ -28,7 +28,6 @@ from workflow.names.match import MIN_FUZZY_LENGTH, match_names_many
 from workflow.names.rule import is_similar
 from workflow.scope import Scope
 
-OPERATION = "import"
 MAX_ROWS = 100
 MAX_LINKS = 200
 MAX_ROW_BYTES = 1_000_000
@@ -48,7 +47,7 @@ CHARS_PER_COMPARISON = 24
 CLEAN = "clean"
 POSSIBLE_DUPLICATE = "possible_duplicate"
 BATCH_DUPLICATE = "batch_duplicate"
-SKIP, USE_EXISTING, CREATE_ANYWAY = "skip", "use_existing", "create_anyway"
+SKIP, USE_EXISTING, CREATE_ANYWAY = DECISIONS = ("skip", "use_existing", "create_anyway")
 
 
 class ImportRow(TypedDict):
@@ -145,7 +144,8 @@ def review_rows(
     """Each row's status and candidates; the same rule as resolve_record."""
     names = scope_names(workspace_id, collection_id)
     live = names.live_names()
-    comparisons = review_cost([normalize_name(row["title"]) for row in rows], live)
+    normalized_titles = [normalize_name(row["title"]) for row in rows]
+    comparisons = review_cost(normalized_titles, live)
     if comparisons > MAX_COMPARISONS:
         fit = max(1, MAX_COMPARISONS * len(rows) // comparisons)
         raise invalid(
@@ -157,7 +157,6 @@ def review_rows(
         )
     record_ids: set[str] = set()
     reviewed: list[dict[str, Any]] = []
-    normalized_titles = [normalize_name(row["title"]) for row in rows]
     every_match = match_names_many(
         names, [(n, row["title"]) for n, row in zip(normalized_titles, rows, strict=True)]
     )
@@ -227,12 +226,9 @@ def review_rows(
             ),
             None,
         )
-        if item["candidates"]:
-            item["status"] = POSSIBLE_DUPLICATE
-        elif earlier is not None:
-            item["status"] = BATCH_DUPLICATE
-        else:
-            item["status"] = CLEAN
+        item["status"] = (
+            POSSIBLE_DUPLICATE if item["candidates"] else BATCH_DUPLICATE if earlier else CLEAN
+        )
         item["duplicate_of"] = earlier["key"] if earlier else None
     for item in reviewed:
         del item["normalized"]
@@ -295,14 +291,8 @@ def check_import_links(
     links: list[ImportLink], tickets: list[ReviewTicket], clarification: str
 ) -> list[str]:
     """Existing-record endpoints need resolution tickets, like any other write."""
-    existing = sorted(
-        {
-            end["record_id"]
-            for link in links
-            for end in (link["source"], link["target"])
-            if "record_id" in end
-        }
-    )
+    ends = (end for link in links for end in (link["source"], link["target"]))
+    existing = sorted({end["record_id"] for end in ends if "record_id" in end})
     for record_id in existing:
         evidence.record_reviewed(tickets, record_id, clarification, "links")
     return existing
@@ -342,11 +332,7 @@ def parse_decisions(
     decisions: dict[str, dict[str, Any]] = {}
     for key, raw in value.items():
         field = f"decisions.{key}"
-        if not isinstance(raw, dict) or raw.get("decision") not in (
-            SKIP,
-            USE_EXISTING,
-            CREATE_ANYWAY,
-        ):
+        if not isinstance(raw, dict) or raw.get("decision") not in DECISIONS:
             raise invalid(
                 field, 'must be {"decision": "skip" | "use_existing" | "create_anyway", ...}.'
             )

@@ -18,12 +18,10 @@ from typing import Any
 
 from records.counters import ALL_NAMES, CATALOG, counter_values, links_key, names_key
 from records.models import Record
-from workflow import imports
+from workflow.action_kinds import kind_of
 from workflow.decision_audit import named_ids
 from workflow.models import ActionState, PreparedAction, ReviewTicket
 from workflow.names.delta import names_since_leave_standing
-
-IMPORT = imports.OPERATION
 
 
 @dataclass
@@ -94,11 +92,12 @@ def _depends(ids: list[str]) -> dict[str, Depends]:
             ).values_list(*fields)
         }
         for pk, operation, arguments, counters, review_ids in rows:
+            kind = kind_of(operation)
             cited = tuple(tickets[r] for r in review_ids if r in tickets)
             _remembered[pk] = Depends(
                 counters=frozenset(counters),
                 named=frozenset(named_ids(arguments)),
-                own_names=names_key(arguments["collection_id"]) if operation == IMPORT else "",
+                own_names=names_key(own) if (own := kind.own_collection(arguments)) else "",
                 tickets=cited if len(cited) == len(review_ids) else None,
             )
     return {pk: _remembered[pk] for pk in ids if pk in _remembered}

@@ -10,13 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from workflow import reply_size
-
-COMMIT_TOOL = {
-    "prepare_write": "commit_write",
-    "prepare_batch_write": "commit_batch_write",
-    "prepare_import": "commit_import",
-}
-
+from workflow.action_kinds import kind_for_tool
 
 # Words that stand for something said earlier ("him", "that opening"): never a new title.
 REFERRING_WORDS = frozenset(
@@ -94,7 +88,7 @@ def after_discovery(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def after_prepare(result: dict[str, Any], *, tool: str) -> dict[str, Any]:
-    commit = COMMIT_TOOL[tool]
+    commit = kind_for_tool(tool).commit_tool
     action = result["action_id"]
     if result.get("needs_decision"):
         flagged = result["needs_decision"]

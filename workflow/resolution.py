@@ -461,13 +461,9 @@ def batch_resolve(scope: Scope, *, requests: Any) -> dict[str, Any]:
         except AnchorError as exc:
             errors[index] = exc
     replies = _resolve_many(scope, parsed)
-    items: list[dict[str, Any]] = []
-    for index in range(len(requests)):
-        if index in errors:
-            items.append({"item_index": index, "ok": False, "error": errors[index].as_dict()})
-        else:
-            items.append({"item_index": index, "ok": True, "result": replies[index]})
-    return {"items": items}
+    answered = {i: {"ok": True, "result": reply} for i, reply in replies.items()}
+    answered |= {i: {"ok": False, "error": error.as_dict()} for i, error in errors.items()}
+    return {"items": [{"item_index": i, **answered[i]} for i in range(len(requests))]}
 
 
 def _resolve_many(scope: Scope, parsed: dict[int, _Request]) -> dict[int, dict[str, Any]]:

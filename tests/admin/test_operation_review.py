@@ -195,6 +195,37 @@ def test_the_edit_panel_lists_a_held_write_of_a_retired_operation_without_its_ke
     assert reverse("admin:workflow_preparedaction_change", args=[retired.pk]) in panel
 
 
+def test_the_edit_panel_says_which_held_writes_a_save_makes_stale(hiring, rf, admin_user):
+    """Each kind says whether it was checked against the record's exact version: a single
+    archival and a batch holding one were; an import linking the record was not."""
+    kirat = hiring.kirat.pk
+    archive = {"record_id": kirat, "expected_version": 1}
+    item = {"index": 0, "operation": "archive_record", "arguments": archive, "review_ids": []}
+    link = {"source": {"row": "a"}, "relationship_type": "knows", "target": {"record_id": kirat}}
+    held = {
+        "single": stored("archive_record", archive),
+        "batch": stored(
+            "batch", {"items": [{**item, "decision_reason": "x", "clarification": ""}]}
+        ),
+        "import": stored(
+            "import",
+            {
+                "collection_id": hiring.people.pk,
+                "rows": [{"key": "a", "title": "Ana"}],
+                "links": [link],
+            },
+        ),
+    }
+    PreparedAction.objects.update(state=ActionState.AWAITING_APPROVAL)
+    request = rf.get("/")
+    request.user = admin_user
+    panel = str(pending_on_edit(request, Record.objects.get(pk=kirat)))
+    for kind, action in held.items():
+        url = reverse("admin:workflow_preparedaction_change", args=[action.pk])
+        shown = panel[panel.index(url) :].split("</li>")[0]
+        assert ("saving makes it stale" in shown) == (kind != "import"), kind
+
+
 @pytest.fixture
 def flag_record():
     with registered(toy()) as op:

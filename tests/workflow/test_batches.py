@@ -224,3 +224,16 @@ def test_batch_items_are_checked_against_one_snapshot(hiring):
         },
     )
     assert ok("commit_batch_write", {"action_id": prepared["action_id"]})["status"] == "committed"
+
+
+def test_an_action_is_committed_only_by_its_own_kinds_commit_tool(hiring):
+    review = ok("resolve_record", {"query": "Kirat", "collection_id": hiring.people.pk})
+    batch = ok(
+        "prepare_batch_write", {"actions": [update(hiring.kirat, 1, review["resolution_id"], a=1)]}
+    )
+    before = store_snapshot()
+    for tool in ("commit_write", "commit_import"):
+        error = refused(tool, {"action_id": batch["action_id"]}, "INVALID_INPUT")
+        assert "commit it with commit_batch_write" in error["message"]
+    assert store_snapshot() == before
+    assert ok("commit_batch_write", {"action_id": batch["action_id"]})["status"] == "committed"

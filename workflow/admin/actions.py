@@ -101,6 +101,16 @@ class Actor:
     credential_name: str | None
 
 
+def _stored(name: str, description: str, **shown: Any) -> Any:
+    """A read-only field showing a stored JSON column as it is."""
+
+    @admin.display(description=description)
+    def stored(self: Any, obj: Any) -> str:
+        return json_block(getattr(obj, name), **shown)
+
+    return stored
+
+
 # A title search matches at most this many records; "a" must not become an IN list of all.
 TITLE_MATCH_LIMIT = 50
 
@@ -132,35 +142,18 @@ class PreparedActionAdmin(ReadOnlyAdmin):
     list_display_links = ["summary"]  # the date alone would say nothing
     show_full_result_count = False
     actions = ["approve_selected", "reject_selected"]
+    decision = ("state", "stale_reason", "decided_by", "decided_at", "decision_note")
+    identifiers = ("id", "operation", "workspace", "expiry")
+    stored = ("arguments_json", "evidence_json", "preview_json", "result_json")
     fieldsets = [
-        (
-            "Decision",
-            {"fields": ["state", "stale_reason", "decided_by", "decided_at", "decision_note"]},
-        ),
-        ("Identifiers", {"fields": ["id", "operation", "workspace", "expiry"]}),
+        ("Decision", {"fields": decision}),
+        ("Identifiers", {"fields": identifiers}),
         (
             "Stored JSON (for diagnosis; the review above says the same in words)",
-            {
-                "classes": ["collapse"],
-                "fields": ["arguments_json", "evidence_json", "preview_json", "result_json"],
-            },
+            {"classes": ["collapse"], "fields": stored},
         ),
     ]
-    readonly_fields = [
-        "state",
-        "stale_reason",
-        "decided_by",
-        "decided_at",
-        "decision_note",
-        "id",
-        "operation",
-        "workspace",
-        "expiry",
-        "arguments_json",
-        "evidence_json",
-        "preview_json",
-        "result_json",
-    ]
+    readonly_fields = (*decision, *identifiers, *stored)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[PreparedAction]:
         # Pending first, then newest: the queue is what a person opens this page for.
@@ -228,29 +221,18 @@ class PreparedActionAdmin(ReadOnlyAdmin):
             )
         return f"Nothing expires: the write is {obj.get_state_display().lower()}."
 
-    @admin.display(description="cited reviews, as stored")
-    def evidence_json(self, obj: PreparedAction) -> str:
-        return json_block(obj.evidence, fold_over=0)
-
-    @admin.display(description="preview, as stored")
-    def preview_json(self, obj: PreparedAction) -> str:
-        return json_block(obj.preview, fold_over=0)
-
-    @admin.display(description="arguments, as stored")
-    def arguments_json(self, obj: PreparedAction) -> str:
-        return json_block(obj.arguments, fold_over=0)
-
-    @admin.display(description="stored result")
-    def result_json(self, obj: PreparedAction) -> str:
-        return json_block(obj.result, fold_over=0)
+    evidence_json = _stored("evidence", "cited reviews, as stored", fold_over=0)
+    preview_json = _stored("preview", "preview, as stored", fold_over=0)
+    arguments_json = _stored("arguments", "arguments, as stored", fold_over=0)
+    result_json = _stored("result", "stored result", fold_over=0)
 
     # --- deciding ----------------------------------------------------------------------------
 
     def _approve(self, request: HttpRequest, action_id: str, note: str = "") -> bool:
         """Approve one write; the message names it in words ("update Kirat: stage = offer")."""
         action = PreparedAction.objects.filter(pk=action_id).first()
-        summary = f"“{action_review(action).summary}”" if action is not None else action_id
         described = action_review(action).summary if action is not None else ""
+        summary = f"“{described}”" if action is not None else action_id
         try:
             approve_prepared_action(
                 action_id=action_id, reviewer=actor_for(request), note=note, described=described
@@ -468,17 +450,8 @@ class ReviewTicketAdmin(ReadOnlyAdmin):
     list_filter = ["kind", "created_at", "workspace"]
     search_fields = ["=id", "actor_id"]
     show_full_result_count = False
-    readonly_fields = [
-        "id",
-        "kind",
-        "actor_id",
-        "workspace",
-        "created_at",
-        "expires_at",
-        "request_json",
-        "answer_json",
-        "counters_json",
-    ]
+    readonly_fields = ["id", "kind", "actor_id", "workspace", "created_at", "expires_at"]
+    readonly_fields += ["request_json", "answer_json", "counters_json"]
     fields = tuple(readonly_fields)
 
     @admin.display(description="asked")
@@ -486,14 +459,6 @@ class ReviewTicketAdmin(ReadOnlyAdmin):
         request = obj.request if isinstance(obj.request, dict) else {}
         return str(request.get("query") or request.get("name") or "")[:80]
 
-    @admin.display(description="request")
-    def request_json(self, obj: ReviewTicket) -> str:
-        return json_block(obj.request)
-
-    @admin.display(description="answer")
-    def answer_json(self, obj: ReviewTicket) -> str:
-        return json_block(obj.answer)
-
-    @admin.display(description="counters it depends on")
-    def counters_json(self, obj: ReviewTicket) -> str:
-        return json_block(obj.counters)
+    request_json = _stored("request", "request")
+    answer_json = _stored("answer", "answer")
+    counters_json = _stored("counters", "counters it depends on")

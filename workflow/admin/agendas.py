@@ -61,25 +61,7 @@ class AgendaAdmin(ReadOnlyAdmin):
         ("Bound records", {"fields": ["bound_collection", "sync_state"]}),
         ("When", {"fields": ["created_at", "updated_at", "closed_at", "id"]}),
     ]
-    readonly_fields = [
-        "title",
-        "status",
-        "revision",
-        "actor_id",
-        "workspace",
-        "tree",
-        "pending_presentation_id",
-        "closing_note",
-        "conclusion_history",
-        "health",
-        "event_history",
-        "bound_collection",
-        "sync_state",
-        "created_at",
-        "updated_at",
-        "closed_at",
-        "id",
-    ]
+    readonly_fields = [str(name) for _, part in fieldsets for name in part["fields"]]
 
     @admin.display(description="whole picture")
     def tree(self, obj: Agenda) -> str:
@@ -154,17 +136,8 @@ class AgendaAdmin(ReadOnlyAdmin):
         )
 
 
-EVENT_FIELDS = [
-    "agenda",
-    "sequence",
-    "kind",
-    "actor_id",
-    "created_at",
-    "payload_json",
-    "state_hash",
-    "previous_hash",
-    "event_hash",
-]
+EVENT_FIELDS = ["agenda", "sequence", "kind", "actor_id", "created_at", "payload_json"]
+EVENT_FIELDS += ["state_hash", "previous_hash", "event_hash"]
 
 
 @admin.register(AgendaEvent)

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from django.db.models import Q
 from django.urls import reverse
 
-from workflow import imports
-from workflow.actions import BATCH
-from workflow.admin.changes import ids_named, one_line, review_operation
+from workflow.action_kinds import KINDS, kind_of
+from workflow.admin.changes import ids_named
 from workflow.admin.lookup import Lookup
+from workflow.admin.queue import headline
 from workflow.admin.states import state_badge
 from workflow.models import OPEN_STATES, PreparedAction
 from workflow.operations import operation_named, operation_names
@@ -38,72 +37,47 @@ class Overlap:
 
 
 def names_any(record_ids: Iterable[str]) -> Q:
-    """Actions whose arguments name one of these records (a batch or an import anywhere in its
-    arguments, a single write by its record keys)."""
+    """Actions whose arguments name one of these records (a single write by its record keys,
+    an action of another kind anywhere in its arguments)."""
     names = Q(pk__in=[])
     for record_id in record_ids:
-        names |= Q(operation__in=[BATCH, imports.OPERATION], arguments__icontains=record_id)
+        names |= Q(operation__in=list(KINDS), arguments__icontains=record_id)
         for key in NAMING_KEYS:
             names |= Q(**{f"arguments__{key}": record_id})
     return names
-
-
-def _single_writes(action: PreparedAction) -> list[tuple[str, dict[str, Any]]]:
-    arguments = action.arguments if isinstance(action.arguments, dict) else {}
-    if action.operation == BATCH:
-        return [(i["operation"], i["arguments"]) for i in arguments.get("items", [])]
-    if action.operation == imports.OPERATION:
-        return []
-    return [(action.operation, arguments)]
 
 
 def touched(action: PreparedAction, lookup: Lookup) -> dict[str, set[str]]:
     """The existing records a write changes or links, each with the fields it changes."""
     touches: dict[str, set[str]] = {}
     known = operation_names()
-    for operation, args in _single_writes(action):
-        if operation not in known:
+    kind = kind_of(action.operation)
+    for write in kind.writes(action):
+        if write.operation not in known:
             continue
-        definition = operation_named(operation)
-        for record_id in definition.named_ids(args)[0]:
+        definition = operation_named(write.operation)
+        for record_id in definition.named_ids(write.arguments)[0]:
             touches.setdefault(record_id, set())
-        change = definition.change(args, lookup)
+        change = definition.change(write.arguments, lookup)
         if change.record_id:
             touches.setdefault(str(change.record_id), set()).update(c.path for c in change.fields)
-    if action.operation == imports.OPERATION:
-        arguments = action.arguments
-        for decision in (arguments.get("decisions") or {}).values():
-            if decision.get("record_id"):
-                touches.setdefault(str(decision["record_id"]), set())
-        for link in arguments.get("links") or []:
-            for end in (link.get("source", {}), link.get("target", {})):
-                if end.get("record_id"):
-                    touches.setdefault(str(end["record_id"]), set())
+    for record_id in kind.touches(action.arguments):
+        touches.setdefault(record_id, set())
     return touches
 
 
 def _named(action: PreparedAction) -> set[str]:
-    records = ids_named(_single_writes(action))[0]
-    if action.operation == imports.OPERATION:
-        for link in action.arguments.get("links") or []:
-            for end in (link.get("source", {}), link.get("target", {})):
-                if end.get("record_id"):
-                    records.add(str(end["record_id"]))
-        for decision in (action.arguments.get("decisions") or {}).values():
-            if decision.get("record_id"):
-                records.add(str(decision["record_id"]))
-    return records
+    kind = kind_of(action.operation)
+    records = ids_named((w.operation, w.arguments) for w in kind.writes(action))[0]
+    return records | kind.touches(action.arguments)
 
 
 def _summary(action: PreparedAction, lookup: Lookup) -> str:
-    if action.operation == imports.OPERATION:
-        rows = len(action.arguments.get("rows") or [])
-        return f"import {rows} row{'s' if rows != 1 else ''}"
-    writes = _single_writes(action)
-    if not writes:
-        return action.operation.replace("_", " ")
-    line = one_line(review_operation(*writes[0], lookup))
-    return f"{len(writes)} writes: {line}; …" if len(writes) > 1 else line
+    kind = kind_of(action.operation)
+    writes = kind.writes(action)
+    where = lookup.collection_ref(kind.own_collection(action.arguments)).title
+    first = writes[0] if writes else None
+    return headline(kind, first, kind.size(action.arguments), where, lookup, True)
 
 
 def overlapping(action: PreparedAction, mine: dict[str, set[str]], lookup: Lookup) -> list[Overlap]:
@@ -119,7 +93,8 @@ def overlapping(action: PreparedAction, mine: dict[str, set[str]], lookup: Looku
     if not others:
         return []
     wanted = set(mine).union(*(_named(o) for o in others))
-    lookup = Lookup.load(action.workspace_id, wanted)
+    own = (kind_of(o.operation).own_collection(o.arguments) for o in others)
+    lookup = Lookup.load(action.workspace_id, wanted, [c for c in own if c])
     overlaps = []
     for other in others:
         theirs = touched(other, lookup)

@@ -17,7 +17,8 @@ from django.utils.safestring import SafeString, mark_safe
 
 from records.admin.panels import dashboard_panel, record_edit_panel, record_panel
 from records.admin.scoping import sees_several_workspaces
-from workflow.actions import BATCH, mark_stale_pending
+from workflow.action_kinds import kind_of
+from workflow.actions import mark_stale_pending
 from workflow.admin.overlaps import names_any
 from workflow.admin.queue import queue_rows, summarise
 from workflow.admin.states import state_badge
@@ -81,20 +82,6 @@ def pending_on_record(request: HttpRequest, record: Any) -> SafeString:
     )
 
 
-def _pins_version(operation: str, arguments: Any, record_id: str) -> bool:
-    """Whether a write was checked against this record's exact version (a rename, an alias, an
-    archival, an update inside a batch): any save of the record then makes it stale. A single
-    update is re-checked only on its own keys (`_keys_it_sets`)."""
-    if not isinstance(arguments, dict):
-        return False
-    if operation == BATCH:
-        return any(
-            _pins_version("batch item", i.get("arguments"), record_id)
-            for i in arguments.get("items", [])
-        )
-    return arguments.get("record_id") == record_id and "expected_version" in arguments
-
-
 def _keys_it_sets(operation: str, arguments: Any, record_id: str) -> list[str]:
     """The data keys a single pending update of this record sets: approval re-checks only
     those (its operation's `rebase`), so a save that leaves them alone leaves it applicable."""
@@ -123,8 +110,10 @@ def pending_on_edit(request: HttpRequest, record: Any) -> SafeString:
         action.url = reverse("admin:workflow_preparedaction_change", args=[action.pk])
         args = arguments.get(action.pk)
         action.sets_keys = _keys_it_sets(action.operation, args, record.pk)
-        action.goes_stale = not action.sets_keys and _pins_version(
-            action.operation, args, record.pk
+        # Checked against the record's exact version (a rename, an alias, an archival, an
+        # update inside a batch): any save of the record makes it stale.
+        action.goes_stale = not action.sets_keys and kind_of(action.operation).pins_version(
+            args, record.pk
         )
     context = {"actions": shown, "record": record}
     return mark_safe(render_to_string("admin/workflow/pending_on_edit.html", context))

@@ -17,7 +17,8 @@ from records import approval
 from records import validation as v
 from records.errors import AnchorError, invalid
 from records.models import Record
-from workflow.actions import commit_batch_write, commit_write, prepare_tool_batch, prepare_write
+from workflow.action_kinds.batch import prepare_tool_batch
+from workflow.actions import commit_batch_write, commit_write, prepare_write
 from workflow.agendas.errors import order_error
 from workflow.agendas.guard import Frame, mutate
 from workflow.agendas.layers import title_fingerprint

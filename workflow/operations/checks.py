@@ -73,11 +73,6 @@ def collection_fields(args: Args) -> CollectionFields:
     )
 
 
-def require_active(record: Record, doing: str) -> None:
-    """Refuse at once what the write itself would refuse: asking the user cannot help."""
-    check_active(record, doing)
-
-
 def existing_record_checked(
     scope: Scope,
     args: Args,
@@ -92,8 +87,8 @@ def existing_record_checked(
     `needs_word`, the user's statement is reported."""
     record = record_named(scope, args["record_id"], "record_id")
     v.expected_version(args["expected_version"])
-    if doing:
-        require_active(record, doing)
+    if doing:  # refused at once, as the write itself would: asking the user cannot help
+        check_active(record, doing)
     evidence.record_reviewed(tickets, record.pk, clarification, "record_id")
     if needs_word:
         evidence.require_clarification(clarification, needs_word)

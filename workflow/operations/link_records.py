@@ -8,12 +8,13 @@ from records import services
 from records import validation as v
 from records.approval import Touched
 from records.models import Relationship
+from records.selectors import check_active
 from records.selectors.serialize import relationship_dict
 from records.services import WriteContext
 from workflow import evidence
 from workflow.models import ReviewTicket
 from workflow.operations.change import Change, CurrentRecords, LinkChange
-from workflow.operations.checks import created_earlier, record_named, require_active
+from workflow.operations.checks import created_earlier, record_named
 from workflow.operations.registry import Args, Names, Operation
 from workflow.scope import Scope
 
@@ -34,7 +35,7 @@ def check(scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: 
         ).exists()
     ):  # linking an existing link again is a no-op, allowed either way
         for _, record in ends:
-            require_active(record, "linking")
+            check_active(record, "linking")
     for field, record in ends:
         evidence.record_reviewed(tickets, record.pk, clarification, field)
     return Touched.of(records=[record.pk for _, record in ends])  # both ends' collections
