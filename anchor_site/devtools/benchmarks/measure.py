@@ -55,9 +55,8 @@ class Sizes:
     # of these vectors, since a search's cost depends on how many vectors it scores, not their
     # values, and the model embeds 100-200 records a second on one core.
     meaning_embedded: int = 2_000
-    # Filler records of the labelled set loaded for recall (0: all of them); every target is
-    # always loaded, so each question can still be answered, among fewer distractors.
-    recall_filler: int = 0
+    # The labelled set (records.meaning.calibration) is measured at 1,000 records and at this.
+    meaning_set_records: int = 10_000
 
     @classmethod
     def quick(cls) -> Sizes:
@@ -72,7 +71,7 @@ class Sizes:
             startups=3,
             profile=0,
             meaning_embedded=200,
-            recall_filler=300,
+            meaning_set_records=1_000,
         )
 
     def to_dict(self) -> dict[str, int]:
