@@ -85,7 +85,9 @@ def meaning_search(
         else None,
         "order": ORDER,
         "mode": "meaning",
-        "confidence": confidence(nearest[0][1] if nearest else -1.0, typical, count, by_words),
+        "confidence": confidence(
+            by_meaning[0][1] if by_meaning else -1.0, typical, count, by_words
+        ),
     }
     if vectors.pending:
         page["note"] = PENDING_NOTE.format(pending=vectors.pending)
