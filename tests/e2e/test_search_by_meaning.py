@@ -94,7 +94,7 @@ def test_an_import_is_embedded_from_its_commit_and_searched_by_meaning_meanwhile
             assert committed["status"] == "committed", committed
             # No search has asked for them: the commit set their embedding going. Each page
             # meanwhile ranks what is embedded by meaning and counts the rest.
-            pages = []
+            pages: list[dict[str, Any]] = []
             with anyio.fail_after(60):
                 while not pages or "note" in pages[-1]:
                     pages.append(await call_ok(s, "search_records", asked))
