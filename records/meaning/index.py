@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass, replace
+import time
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -55,6 +56,9 @@ RECORDS_KEY = "meaning:records"
 VECTORS_KEY = "meaning:vectors"
 # Embedded within a search, at most (a page's worth: about 0.2 s); more go to a thread.
 INLINE_CATCH_UP = 20
+# While a catch-up stores its batches, a search reloads the vectors at most this often (a
+# reload of 100,000 records takes about 2 s).
+PENDING_RELOAD_S = 10.0
 SHORTLIST_FROM = 4000
 SHORTLIST_MIN = 2000
 CACHED_WORKSPACES = 8
@@ -98,6 +102,7 @@ class ScopeVectors:
     filled: list[int]
     # Active records not yet embedded (a background catch-up runs): found by words alone.
     pending: int = 0
+    loaded_at: float = field(default_factory=time.monotonic)
 
     def __len__(self) -> int:
         return len(self.record_ids)
@@ -355,6 +360,13 @@ def scope_vectors(workspace_id: str) -> ScopeVectors:
     held = cached(workspace_id)
     if held is not None and held.key == key and not held.pending:
         return held
+    if (
+        held is not None
+        and held.key[0] == key[0]
+        and catching_up(workspace_id)
+        and time.monotonic() - held.loaded_at < PENDING_RELOAD_S
+    ):
+        return held  # only the catch-up moved: what it stored since waits for the next load
     extra: list[RecordEmbedding] = []
     pending = 0
     if held is None or held.key[0] != key[0] or held.pending:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import threading
 
 import pytest
+from django.db import transaction
 from django.test import override_settings
 
 from records import selectors, services
 from records.meaning import embeddings, index, model
 from records.meaning.embeddings import missing_record_ids
-from records.models import RecordEmbedding
+from records.models import Record, RecordEmbedding
 from records.selectors.meaning_search import confidence
 from records.services import NewRecord, WriteContext
 from tests.conftest import OTHER_WORKSPACE, WORKSPACE, make_collection, make_record
@@ -240,6 +241,17 @@ def test_while_a_bulk_write_is_embedded_a_search_ranks_the_rest_by_words_and_cou
     matched = {item["title"]: item["matched"] for item in page["records"]}
     assert matched["Expense: MacBook for Priya"] == "meaning"
     assert {matched[f"Laptop claim {n}"] for n in range(4)} == {"words"}
+    # One of them stored meanwhile: the vectors are reloaded for it only once they are older
+    # than PENDING_RELOAD_S (a reload of a large workspace costs seconds).
+    claim = Record.objects.get(title="Laptop claim 0")
+    with transaction.atomic():
+        embeddings.save_embeddings(compute([claim.pk]))
+    page = search(text="laptop", mode="meaning")
+    assert {i["title"]: i["matched"] for i in page["records"]}["Laptop claim 0"] == "words"
+    monkeypatch.setattr(index, "PENDING_RELOAD_S", 0.0)
+    page = search(text="laptop", mode="meaning")
+    assert {i["title"]: i["matched"] for i in page["records"]}["Laptop claim 0"] == "both"
+    assert page["note"].startswith("3 records written in bulk")
     release.set()
     wait_until(lambda: not index.catching_up(WORKSPACE), "the background catch-up")
     page = search(text="laptop", mode="meaning")

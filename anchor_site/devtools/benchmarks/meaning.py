@@ -340,7 +340,7 @@ def ready_rows(sizes: Sizes, ctx: WriteContext) -> list[Row]:
     search_records(workspace_id=data.WORKSPACE, text=QUESTION, mode="meaning")
     rows = [
         NewRecord(ctx=ctx, title=f"{record.title} (import {run})", data=record.data)
-        for record in calibration.store(count)[:count]
+        for record in calibration.store(1_000)[:count]
     ]
     services.record_create_many(collection_id=notes.pk, rows=rows)
     committed = time.perf_counter()
