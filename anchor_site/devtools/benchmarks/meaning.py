@@ -39,7 +39,7 @@ from records.meaning.embeddings import (
 )
 from records.models import Record, RecordEmbedding
 from records.selectors import search_records
-from records.services import CollectionFields, NewRecord, WriteContext
+from records.services import NewRecord, WriteContext
 
 AREA = "meaning"
 SET_WORKSPACE = "bench-meaning-set"
@@ -93,7 +93,6 @@ def latency_rows(sizes: Sizes, ctx: WriteContext) -> list[Row]:
     load_s = time.perf_counter() - started
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    assert vectors is not None
     held_mb = vectors.nbytes() / 1e6
 
     def by(mode: str) -> Callable[[], Any]:
@@ -214,18 +213,7 @@ def load_set(labelled: Any, size: int) -> str:
     services.workspace_ensure(workspace_id)
     ctx = WriteContext(workspace_id=workspace_id, actor_id=data.ACTOR, decision_reason="set")
     if not Record.objects.filter(workspace_id=workspace_id).exists():
-        ids = {}
-        for name, description in labelled.collections().items():
-            ids[name] = services.collection_create(
-                ctx=ctx,
-                fields=CollectionFields.validated(
-                    name=name,
-                    purpose=description,
-                    record_meaning=f"One of the {name}",
-                    typical_fields=["notes"],
-                    relationship_guidance="",
-                ),
-            ).pk
+        ids = {name: data.collection(ctx, name).pk for name in labelled.collections()}
         by_collection: dict[str, list[NewRecord]] = {}
         for record in labelled.store(size):
             by_collection.setdefault(record.collection, []).append(
