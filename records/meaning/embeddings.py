@@ -35,6 +35,8 @@ from records.models import Record, RecordEmbedding
 logger = logging.getLogger(__name__)
 
 CATCH_UP_BATCH = 500
+# Embedded within a search, at most (a page's worth: about 0.2 s); more go to a thread.
+INLINE_CATCH_UP = 20
 # quantise writes a scale of max|v| / 127 for a vector of two unit parts: never above 1/127. A
 # larger one, finite or not, swamps the workspace's mean; a negative one flips the vector.
 MAX_SCALE = 1.0
@@ -139,9 +141,11 @@ def embed_written(record: Record, *, content_changed: bool) -> None:
     _patch_cache(record, rows[0])
 
 
-def embed_after_commit(workspace_id: str) -> None:
-    """Embed the records of a bulk write in the background once (if) it commits."""
-    if model.enabled():
+def embed_after_commit(workspace_id: str, count: int) -> None:
+    """Embed the `count` records of a bulk write in the background once (if) it commits: in
+    a process that searches the workspace by meaning, or when there are more than the next
+    search would embed itself (a few rows do not load the model into a process that writes)."""
+    if model.enabled() and (count > INLINE_CATCH_UP or _searched_here(workspace_id)):
         transaction.on_commit(lambda: start_catch_up(workspace_id))
 
 

@@ -38,6 +38,7 @@ from django.db import DatabaseError, connection, transaction
 
 from records.meaning import model
 from records.meaning.embeddings import (
+    INLINE_CATCH_UP,
     catching_up,
     compute_for,
     missing_record_ids,
@@ -54,8 +55,6 @@ logger = logging.getLogger(__name__)
 
 RECORDS_KEY = "meaning:records"
 VECTORS_KEY = "meaning:vectors"
-# Embedded within a search, at most (a page's worth: about 0.2 s); more go to a thread.
-INLINE_CATCH_UP = 20
 # While a catch-up stores its batches, a search reloads the vectors at most this often (a
 # reload of 100,000 records takes about 2 s).
 PENDING_RELOAD_S = 10.0

@@ -68,7 +68,7 @@ def record_create_many(*, collection_id: Any, rows: list[NewRecord]) -> list[Rec
         Record.objects.bulk_create(records)
         RecordVersion.objects.bulk_create(versions)
         AuditEvent.objects.bulk_create(events)
-        embed_after_commit(workspace_id)
+        embed_after_commit(workspace_id, len(records))
     return records
 
 
@@ -139,7 +139,7 @@ def record_update_many(updates: list[RecordUpdate]) -> list[tuple[Record, list[s
         _save_updated([record for record, _ in written])
         RecordVersion.objects.bulk_create(versions)
         AuditEvent.objects.bulk_create(events)
-        embed_after_commit(workspace_id)
+        embed_after_commit(workspace_id, len(written))
     return written
 
 

@@ -215,7 +215,12 @@ def test_a_bulk_write_is_embedded_in_the_background_from_its_commit_without_a_se
     services.workspace_ensure(WORKSPACE)
     ctx = WriteContext(workspace_id=WORKSPACE, actor_id="a", decision_reason="bulk")
     claims = make_collection(ctx, "claims")
-    rows = [NewRecord(ctx=ctx, title=f"Laptop claim {n}", data={}) for n in range(3)]
+    few = [NewRecord(ctx=ctx, title=f"Phone claim {n}", data={}) for n in range(3)]
+    services.record_create_many(collection_id=claims.pk, rows=few)
+    # As few as the next search embeds itself: the model is not loaded for them.
+    assert not index.catching_up(WORKSPACE) and len(missing_record_ids(WORKSPACE)) == 3
+    more = index.INLINE_CATCH_UP + 1
+    rows = [NewRecord(ctx=ctx, title=f"Laptop claim {n}", data={}) for n in range(more)]
     services.record_create_many(collection_id=claims.pk, rows=rows)
     wait_until(lambda: missing_record_ids(WORKSPACE) == [], "the background embedding")
     assert not index.holds(WORKSPACE)  # no search asked for them
