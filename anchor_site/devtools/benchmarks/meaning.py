@@ -338,7 +338,7 @@ def ready_rows(sizes: Sizes, ctx: WriteContext) -> list[Row]:
         page = search_records(workspace_id=data.WORKSPACE, text=QUESTION, mode="meaning")
         during.append(time.perf_counter() - started)
         pending = max(pending, int(page.get("note", "0").split()[0]))
-        time.sleep(0.2)
+        time.sleep(1.0)  # an agent's pace: searching (and scanning for the missing) takes CPU
     ready_s = time.perf_counter() - committed
     slowest = max(during, default=0.0) * 1000
     return [
