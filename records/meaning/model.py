@@ -9,7 +9,7 @@ numpy, onnxruntime and tokenizers are imported only here and only when a vector 
 needed, so starting the server (stdio start-up is measured) does not pay for them.
 
 Why this model (recall@10 on the labelled set's questions asked in other words,
-anchor_site/devtools/benchmarks/meaning_set.py): 56 % against 27 % for the static word
+records/meaning/calibration): 56 % against 27 % for the static word
 embeddings it replaced, for about 4 ms per title and 12 ms per record's whole text on one
 core, against 0.1 ms. A write previews its record first, so the commit finds the vectors
 already computed (RECENT_BATCHES) and does not embed while it holds the write's locks.
