@@ -36,10 +36,10 @@ DEPTH = 100
 SCANNED = 400
 CHECK_BATCH = 500
 # Cosine similarity below which a record is not offered as related. Measured on the labelled
-# set (records/meaning/calibration): the record a question in other words
-# expects scores 0.15 or more for 95 % of them (median 0.32). A floor cannot tell an unrelated
-# question apart: its nearest records still score 0.25-0.36 ("banana smoothie recipe"), which is
-# why every hit by meaning carries its similarity and "related, not identity evidence".
+# set (records/meaning/calibration): the record a question in other words expects scores 0.15
+# or more for 95 % of them (median 0.32). A floor cannot tell an unrelated question apart: its
+# nearest records still score 0.25-0.36 ("banana smoothie recipe"); the page's confidence
+# weighs that against the store (`confidence`).
 MIN_SIMILARITY = 0.15
 RRF_K = 60
 MEANING_EVIDENCE = "related, not identity evidence"
