@@ -1,5 +1,5 @@
-"""The meaning benchmark's recall@10 rows, over a tiny labelled set of the same interface as
-anchor_site/devtools/benchmarks/meaning_set.py (no figure is a timing)."""
+"""The meaning benchmark's recall and confidence rows, over a tiny labelled set of the same
+interface as records.meaning.calibration (no figure is a timing)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ class LabelledQuery:
 
 TINY = SimpleNamespace(
     collections=lambda: {"decisions": "What we decided", "expenses": "Money spent"},
-    store=lambda: [
+    store=lambda size: [
         StoreRecord("decisions", "OAuth design decision", {"body": "PKCE for the web login"}),
         StoreRecord("expenses", "Expense: MacBook for Priya", {"amount": 2400}),
         StoreRecord("expenses", "Team lunch at the offsite", {"amount": 180}),
@@ -34,20 +34,28 @@ TINY = SimpleNamespace(
         LabelledQuery("laptop reimbursement", ("Expense: MacBook for Priya",), "other_words"),
         LabelledQuery("macbook priya", ("Expense: MacBook for Priya",), "same_words"),
         LabelledQuery("team lunch", ("Team lunch at the offsite",), "same_words"),
+        LabelledQuery("banana smoothie recipe", (), "none"),
     ],
 )
 
 
-def test_recall_rows_per_mode_and_kind_over_a_labelled_set(db):
-    workspace_id = meaning.load_set(TINY)
+def test_recall_and_confidence_rows_per_mode_and_kind_over_a_labelled_set(db):
+    workspace_id = meaning.load_set(TINY, 3)
     found = meaning.measure_recall(workspace_id, TINY.queries())
-    assert found[("words", "other_words")] == [False]  # no word of the question is stored
-    assert found[("hybrid", "other_words")] == [True]
-    assert found[("words", "same_words")] == found[("hybrid", "same_words")] == [True, True]
-    rows = {row.what: row for row in meaning.recall_table(found)}
-    hybrid = rows["recall@10, other words (1 questions), hybrid"]
-    assert (hybrid.value, hybrid.passed) == (100.0, True)
-    assert rows["recall@10, other words (1 questions), words"].value == 0.0
-    same = rows["recall@10, same words (2 questions), hybrid"]
-    assert (same.value, same.passed, same.reference) == (100.0, True, 100.0)
-    assert len(rows) == 6
+    assert found[("words", "other_words")] == [None]  # no word of the question is stored
+    assert found[("hybrid", "other_words")] == [1]
+    assert found[("words", "same_words")] == found[("hybrid", "same_words")] == [1, 1]
+    # Three records are too few for the calibrated thresholds: the row is what is tested.
+    assert found[("confidence", "none")][0] in ("strong", "weak", "none")
+    found[("confidence", "none")] = ["none"]
+    rows = {row.what: row for row in meaning.recall_table(found, 10_000)}
+    hybrid = rows["recall@10, 10,000 records, other words (1 questions), hybrid"]
+    assert (hybrid.value, hybrid.passed, hybrid.note) == (100.0, True, "@1 100.0 %, @5 100.0 %")
+    assert rows["recall@10, 10,000 records, other words (1 questions), words"].value == 0.0
+    same = rows["recall@10, 10,000 records, same words (2 questions), hybrid"]
+    assert (same.value, same.passed) == (100.0, True)
+    none = rows["confidence none, 10,000 records, questions with no answer (1)"]
+    assert (none.value, none.passed) == (100.0, True)
+    answerable = rows["confidence none, 10,000 records, answerable questions (3)"]
+    assert (answerable.value, answerable.passed) == (0.0, True)
+    assert len(rows) == 8

@@ -3,13 +3,13 @@
 Embeddings are computed where they are searched. In a process that holds a workspace's vectors
 (it has searched that workspace by meaning), a single-record write (create, update, rename)
 embeds that record in its own transaction and patches the vectors, so the next search finds it
-without a reload, and a commit never waits on more than one embedding. Every other write embeds
-nothing: bulk writes (imports of many rows, restores, a batch of updates), and single writes in
-a process that does not search that workspace by meaning (most of an agent's writes, the
-admin), where a model call (about 8 ms a record, and a third of a second to load the model)
-would buy nothing. The records they leave without a current embedding, like a crash between a
-write and its embedding or a change of model, are found by `missing_record_ids` and embedded by
-the catch-up that search by meaning runs before it trusts a workspace's vectors. So are rows
+without a reload, and a commit never waits on more than one embedding. Bulk writes (imports,
+a batch of updates) are embedded by a background thread from the moment they commit
+(`embed_after_commit`). Single writes in a process that does not search that workspace by
+meaning (most of an agent's writes, the admin) and restores (another process) embed nothing:
+the records they leave without a current embedding, like a crash between a write and its
+embedding or a change of model, are found by `missing_record_ids` and embedded by the catch-up
+that search by meaning starts when it loads a workspace's vectors. So are rows
 that cannot be read (`unreadable`: cut short, a scale that is not a number from 0 to 1, a value
 of another type): one such row would fail or poison the whole workspace's vectors, so it counts
 as missing, is logged once per process and record, and the search skips it until it is
@@ -21,10 +21,11 @@ from __future__ import annotations
 import logging
 import sys
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 
 from records.dry_run import in_dry_run
@@ -34,12 +35,16 @@ from records.models import Record, RecordEmbedding
 logger = logging.getLogger(__name__)
 
 CATCH_UP_BATCH = 500
+# Embedded within a search, at most (a page's worth: about 0.2 s); more go to a thread.
+INLINE_CATCH_UP = 20
 # quantise writes a scale of max|v| / 127 for a vector of two unit parts: never above 1/127. A
 # larger one, finite or not, swamps the workspace's mean; a negative one flips the vector.
 MAX_SCALE = 1.0
 
 _reported_lock = threading.Lock()
 _reported: set[str] = set()
+_running_lock = threading.Lock()
+_running: set[str] = set()  # workspaces a catch-up thread is embedding
 
 
 def record_text(title: str, data: Any) -> str:
@@ -136,6 +141,14 @@ def embed_written(record: Record, *, content_changed: bool) -> None:
     _patch_cache(record, rows[0])
 
 
+def embed_after_commit(workspace_id: str, count: int) -> None:
+    """Embed the `count` records of a bulk write in the background once (if) it commits: in
+    a process that searches the workspace by meaning, or when there are more than the next
+    search would embed itself (a few rows do not load the model into a process that writes)."""
+    if model.enabled() and (count > INLINE_CATCH_UP or _searched_here(workspace_id)):
+        transaction.on_commit(lambda: start_catch_up(workspace_id))
+
+
 def _searched_here(workspace_id: str) -> bool:
     """Whether this process holds the workspace's vectors (only a search by meaning loads the
     index module, and with it numpy)."""
@@ -221,3 +234,56 @@ def compute_for(record_ids: Iterable[str]) -> list[RecordEmbedding]:
         batch = list(Record.objects.filter(pk__in=ids[start : start + CATCH_UP_BATCH]))
         rows += embedding_rows(batch)
     return rows
+
+
+def catching_up(workspace_id: str) -> bool:
+    with _running_lock:
+        return workspace_id in _running
+
+
+def start_catch_up(workspace_id: str) -> None:
+    """Embed every missing or outdated record of the workspace in a thread (one per workspace)."""
+    with _running_lock:
+        if workspace_id in _running:
+            return
+        _running.add(workspace_id)
+    threading.Thread(
+        target=_catch_up_all, args=(workspace_id,), name="anchor-meaning", daemon=True
+    ).start()
+
+
+# A writer holding the database (SQLite's one write lock, a long transaction) makes the store
+# fail at once rather than wait; the batch is retried a few times, then left to the next search.
+SAVE_ATTEMPTS = 6
+SAVE_BACKOFF_S = 0.05
+
+
+def _save_when_free(rows: list[RecordEmbedding]) -> None:
+    for attempt in range(SAVE_ATTEMPTS):
+        try:
+            with transaction.atomic():
+                save_embeddings(rows)
+            return
+        except OperationalError:
+            if attempt == SAVE_ATTEMPTS - 1:
+                raise
+            time.sleep(SAVE_BACKOFF_S * 2**attempt)
+
+
+def _catch_up_all(workspace_id: str) -> None:
+    previous: list[str] = []
+    try:
+        while True:
+            ids = missing_record_ids(workspace_id)
+            if not ids or ids == previous:
+                return
+            for start in range(0, len(ids), CATCH_UP_BATCH):
+                _save_when_free(compute_for(ids[start : start + CATCH_UP_BATCH]))
+            previous = ids
+    except Exception:
+        # Nothing is lost: the records stay missing and the next search by meaning tries again.
+        logger.exception("Catching up embeddings for workspace %s failed", workspace_id)
+    finally:
+        connection.close()
+        with _running_lock:
+            _running.discard(workspace_id)

@@ -6,9 +6,11 @@ keyed by the counters meaning:records and meaning:vectors (moved by triggers, mi
 while both stand still the cached vectors are exactly the stored ones. When meaning:records
 moved, records written without an embedding (bulk writes, a crash, a new model) are looked
 for first: up to INLINE_CATCH_UP are embedded there and then; more are embedded by a
-background thread, and until it is done `scope_vectors` answers None so the caller searches
-by words and says so. A stored row that cannot be read (records.meaning.embeddings.unreadable)
-is left out of the vectors and handed to that thread; the rest still answer by meaning.
+background thread (started as soon as a bulk write commits: embeddings.embed_after_commit),
+and until it is done `scope_vectors` answers with those embedded so far and how many are
+pending, which the caller finds by words alone and counts in its note. A stored row that
+cannot be read (records.meaning.embeddings.unreadable) is left out of the vectors and handed
+to that thread; the rest still answer by meaning.
 
 Each row holds two vectors (records.meaning.model.PARTS: the title, the whole text); a record's
 similarity is the nearer of the two. Both are compared after centring on the workspace's mean
@@ -28,19 +30,21 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-from django.db import DatabaseError, OperationalError, connection, transaction
+from django.db import DatabaseError, connection, transaction
 
 from records.meaning import model
 from records.meaning.embeddings import (
-    CATCH_UP_BATCH,
+    INLINE_CATCH_UP,
+    catching_up,
     compute_for,
     missing_record_ids,
     report_unreadable,
     save_embeddings,
+    start_catch_up,
     unreadable,
 )
 from records.meaning.vectors import hamming, sign_bits
@@ -51,8 +55,9 @@ logger = logging.getLogger(__name__)
 
 RECORDS_KEY = "meaning:records"
 VECTORS_KEY = "meaning:vectors"
-# Embedded within a search, at most (1-2 s at 100-200 records a second); more go to a thread.
-INLINE_CATCH_UP = 200
+# While a catch-up stores its batches, a search reloads the vectors at most this often (a
+# reload of 100,000 records takes about 2 s).
+PENDING_RELOAD_S = 10.0
 SHORTLIST_FROM = 4000
 SHORTLIST_MIN = 2000
 CACHED_WORKSPACES = 8
@@ -66,6 +71,7 @@ ROOM_MIN = 64
 # Measured on the labelled set (3,720 records): 500 keeps the full gain, 1,000 loses a point.
 CENTRE_PRIOR = 500
 DERIVE_BATCH = 8192
+TYPICAL_SAMPLE = 1024
 
 Key = tuple[tuple[int, int], tuple[int, int]]
 
@@ -73,8 +79,6 @@ Key = tuple[tuple[int, int], tuple[int, int]]
 # appends into a buffer views share, so patches take a lock of their own.
 _cache: ScopeCache[Key, ScopeVectors] = ScopeCache(CACHED_WORKSPACES)
 _patch_lock = threading.Lock()
-_running_lock = threading.Lock()
-_running: set[str] = set()
 
 
 @dataclass
@@ -95,6 +99,9 @@ class ScopeVectors:
     # Rows of matrix and bits written so far, shared by every view of those buffers: only the
     # view that ends where the writing ended, with room left, may append in place.
     filled: list[int]
+    # Active records not yet embedded (a background catch-up runs): found by words alone.
+    pending: int = 0
+    loaded_at: float = field(default_factory=time.monotonic)
 
     def __len__(self) -> int:
         return len(self.record_ids)
@@ -107,6 +114,22 @@ class ScopeVectors:
     def centre(self) -> np.ndarray:
         return (self.total / (len(self) + CENTRE_PRIOR)).astype(np.float32)
 
+    def in_scope(self, collection_id: str | None) -> np.ndarray | None:
+        """The rows of the collection (None: every row)."""
+        if collection_id is None:
+            return None
+        code = self.collection_codes.get(collection_id, -1)
+        return np.flatnonzero(self.collections == code)
+
+    def typical(self, query: np.ndarray, *, collection_id: str | None) -> tuple[float, int]:
+        """(the query's mean similarity to an even sample of the rows in scope, their count):
+        how near the store as a whole is to the question, not only its best record."""
+        rows = self.in_scope(collection_id)
+        count = len(self) if rows is None else len(rows)
+        sample = np.arange(0, count, max(1, count // TYPICAL_SAMPLE))
+        chosen = sample if rows is None else rows[sample]
+        return (float(self._similarities(query, chosen).mean()) if count else 0.0), count
+
     def nearest(
         self, query: np.ndarray, *, collection_id: str | None, limit: int, min_similarity: float
     ) -> list[tuple[str, float]]:
@@ -114,15 +137,8 @@ class ScopeVectors:
 
         The similarity is the cosine of query and record, both centred, for the nearer part.
         """
-        if collection_id is None:
-            rows: np.ndarray | None = None
-            count = len(self)
-        else:
-            code = self.collection_codes.get(collection_id)
-            if code is None:
-                return []
-            rows = np.flatnonzero(self.collections == code)
-            count = len(rows)
+        rows = self.in_scope(collection_id)
+        count = len(self) if rows is None else len(rows)
         if count == 0:
             return []
         if count >= SHORTLIST_FROM:
@@ -316,6 +332,7 @@ def _patched(
         bits_centre=cached.bits_centre,
         bits=bits,
         filled=filled,
+        pending=cached.pending,
     )
 
 
@@ -332,24 +349,31 @@ def forget_cached() -> None:
     _cache.clear()
 
 
-def catching_up(workspace_id: str) -> bool:
-    with _running_lock:
-        return workspace_id in _running
+def scope_vectors(workspace_id: str) -> ScopeVectors:
+    """The workspace's vectors: every record embedded so far, and how many are still pending.
 
-
-def scope_vectors(workspace_id: str) -> ScopeVectors | None:
-    """The workspace's current vectors, or None while a background catch-up runs."""
+    Up to INLINE_CATCH_UP missing records are embedded here (a search never waits on more);
+    more are left to the background catch-up, which this starts if none runs.
+    """
     key = _counters(workspace_id)
     held = cached(workspace_id)
-    if held is not None and held.key == key:
+    if held is not None and held.key == key and not held.pending:
         return held
+    if (
+        held is not None
+        and held.key[0] == key[0]
+        and catching_up(workspace_id)
+        and time.monotonic() - held.loaded_at < PENDING_RELOAD_S
+    ):
+        return held  # only the catch-up moved: what it stored since waits for the next load
     extra: list[RecordEmbedding] = []
-    if held is None or held.key[0] != key[0]:
-        missing = missing_record_ids(workspace_id, limit=INLINE_CATCH_UP + 1)
+    pending = 0
+    if held is None or held.key[0] != key[0] or held.pending:
+        missing = missing_record_ids(workspace_id)
         if len(missing) > INLINE_CATCH_UP or catching_up(workspace_id):
             start_catch_up(workspace_id)
-            return None
-        if missing:
+            pending = len(missing)
+        elif missing:
             extra = compute_for(missing)
             if _persist(extra):
                 key, extra = _counters(workspace_id), []
@@ -357,7 +381,10 @@ def scope_vectors(workspace_id: str) -> ScopeVectors | None:
                 # A read-only snapshot (batch_read on PostgreSQL) cannot write: the vectors
                 # serve this search from memory and a thread of its own stores them.
                 start_catch_up(workspace_id)
-    vectors = _load(workspace_id, key, extra)
+    if held is not None and held.key == key:
+        vectors = replace(held, pending=pending)
+    else:
+        vectors = replace(_load(workspace_id, key, extra), pending=pending)
     _cache.put(workspace_id, vectors.key, vectors)
     return vectors
 
@@ -430,51 +457,3 @@ def _readable(workspace_id: str, rows: list[tuple[Any, ...]]) -> list[tuple[Any,
     if len(kept) < len(rows):
         start_catch_up(workspace_id)
     return kept
-
-
-def start_catch_up(workspace_id: str) -> None:
-    """Embed every missing or outdated record of the workspace in a thread (one per workspace)."""
-    with _running_lock:
-        if workspace_id in _running:
-            return
-        _running.add(workspace_id)
-    threading.Thread(
-        target=_catch_up_all, args=(workspace_id,), name="anchor-meaning", daemon=True
-    ).start()
-
-
-# A writer holding the database (SQLite's one write lock, a long transaction) makes the store
-# fail at once rather than wait; the batch is retried a few times, then left to the next search.
-SAVE_ATTEMPTS = 6
-SAVE_BACKOFF_S = 0.05
-
-
-def _save_when_free(rows: list[RecordEmbedding]) -> None:
-    for attempt in range(SAVE_ATTEMPTS):
-        try:
-            with transaction.atomic():
-                save_embeddings(rows)
-            return
-        except OperationalError:
-            if attempt == SAVE_ATTEMPTS - 1:
-                raise
-            time.sleep(SAVE_BACKOFF_S * 2**attempt)
-
-
-def _catch_up_all(workspace_id: str) -> None:
-    previous: list[str] = []
-    try:
-        while True:
-            ids = missing_record_ids(workspace_id)
-            if not ids or ids == previous:
-                return
-            for start in range(0, len(ids), CATCH_UP_BATCH):
-                _save_when_free(compute_for(ids[start : start + CATCH_UP_BATCH]))
-            previous = ids
-    except Exception:
-        # Nothing is lost: the records stay missing and the next search by meaning tries again.
-        logger.exception("Catching up embeddings for workspace %s failed", workspace_id)
-    finally:
-        connection.close()
-        with _running_lock:
-            _running.discard(workspace_id)

@@ -8,23 +8,26 @@ at least MIN_SIMILARITY). Each keeps its best DEPTH; reciprocal rank fusion
 A hit found by meaning is related to the question, never evidence of which record a name
 means: resolve_record, the one source of identity, does not use meaning at all.
 
-While a workspace's embeddings are being caught up in the background (a bulk write of more
-than records.meaning.index.INLINE_CATCH_UP records), the page is ranked by words alone and
-says so in `note`; its cursor keeps paging by words, so one listing never changes ranking.
+While records written in bulk are being embedded in the background, those embedded so far
+are ranked by meaning and the rest by words alone, and `note` says how many are pending.
+Every page carries a `confidence` (strong, weak or none: nothing fits) from the best
+similarity's place in the store's own distribution (`confidence`).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any
 
 from records.errors import invalid
+from records.meaning import calibration
 from records.meaning.index import query_vector, scope_vectors
 from records.models import Record
 from records.selectors.conditions import Criteria, criteria_sql
 from records.selectors.cursors import decode_cursor, encode_cursor, fingerprint
 from records.selectors.fulltext import ranked_source, snippets
-from records.selectors.search_pages import COLUMNS, RelevanceOrder, record_item, words_page
+from records.selectors.search_pages import COLUMNS, record_item
 from records.selectors.sql import Sql, all_of, fetch_all, prepare_connection
 
 DEPTH = 100
@@ -33,10 +36,10 @@ DEPTH = 100
 SCANNED = 400
 CHECK_BATCH = 500
 # Cosine similarity below which a record is not offered as related. Measured on the labelled
-# set (anchor_site/devtools/benchmarks/meaning_set.py): the record a question in other words
-# expects scores 0.15 or more for 95 % of them (median 0.32). A floor cannot tell an unrelated
-# question apart: its nearest records still score 0.25-0.36 ("banana smoothie recipe"), which is
-# why every hit by meaning carries its similarity and "related, not identity evidence".
+# set (records/meaning/calibration): the record a question in other words expects scores 0.15
+# or more for 95 % of them (median 0.32). A floor cannot tell an unrelated question apart: its
+# nearest records still score 0.25-0.36 ("banana smoothie recipe"); the page's confidence
+# weighs that against the store (`confidence`).
 MIN_SIMILARITY = 0.15
 RRF_K = 60
 MEANING_EVIDENCE = "related, not identity evidence"
@@ -44,10 +47,9 @@ ORDER = (
     "best combined rank first: text match and meaning, fused by reciprocal rank; `matched` "
     "says which found each record"
 )
-CATCHING_UP_NOTE = (
-    "Search by meaning is catching up on records written in bulk; these results matched by "
-    "words only (and so does every page of this listing). Search again without a cursor "
-    "shortly to include meaning."
+PENDING_NOTE = (
+    "{pending} records written in bulk are still being embedded: until then they are found "
+    "by words only. Search again shortly to rank them by meaning too."
 )
 
 
@@ -59,26 +61,15 @@ def meaning_search(
         "search", workspace_id, {**criteria.fingerprint_params(), "mode": "meaning"}
     )
     key = decode_cursor(cursor, bound_to, key_length=3)
-    if key is not None and key[0] not in ("meaning", "words"):
+    if key is not None and key[0] != "meaning":
         raise invalid("cursor", "is malformed; pass next_cursor unchanged.")
-    vectors = scope_vectors(workspace_id) if key is None or key[0] == "meaning" else None
-    if vectors is None:
-        order = RelevanceOrder(criteria.words)
-        page, last = words_page(
-            workspace_id, criteria, order, None if key is None else key[1:], limit
-        )
-        for item in page["records"]:
-            item["matched"] = "words"
-        if last is not None:
-            page["next_cursor"] = encode_cursor(bound_to, ["words", *order.cursor_key(last)])
-        return page | {"mode": "words", "note": CATCHING_UP_NOTE}
+    vectors = scope_vectors(workspace_id)
     by_words = _words_ranking(workspace_id, criteria)
+    asked = query_vector(" ".join(criteria.words))
     nearest = vectors.nearest(
-        query_vector(" ".join(criteria.words)),
-        collection_id=criteria.collection_id,
-        limit=SCANNED,
-        min_similarity=MIN_SIMILARITY,
+        asked, collection_id=criteria.collection_id, limit=SCANNED, min_similarity=MIN_SIMILARITY
     )
+    typical, count = vectors.typical(asked, collection_id=criteria.collection_id)
     by_meaning = _meeting_criteria(workspace_id, criteria, nearest)
     fused = _fuse(by_words, [record_id for record_id, _ in by_meaning])
     if key is not None:
@@ -94,8 +85,30 @@ def meaning_search(
         else None,
         "order": ORDER,
         "mode": "meaning",
+        "confidence": confidence(
+            by_meaning[0][1] if by_meaning else -1.0, typical, count, by_words
+        ),
     }
+    if vectors.pending:
+        page["note"] = PENDING_NOTE.format(pending=vectors.pending)
     return page
+
+
+def confidence(best: float, typical: float, count: int, by_words: list[str]) -> str:
+    """ "strong", "weak" or "none" (nothing in the store fits the question).
+
+    The best similarity, plus its weight times the question's mean similarity to the store
+    (records.meaning.index: an unrelated question is far from all of it), against a floor
+    that rises with the log of the records searched (more records, a higher best by chance).
+    Calibrated on the labelled set (records/meaning/calibration/thresholds.json). A record
+    that matches every word of the question is evidence enough for "weak".
+    """
+    limits = calibration.thresholds()
+    score = best + limits["typical_weight"] * typical
+    floor = limits["none_below"] + limits["per_decade"] * math.log10(max(count, 10) / 1000)
+    if score >= floor + limits["strong_margin"]:
+        return "strong"
+    return "weak" if score >= floor or by_words else "none"
 
 
 def _words_ranking(workspace_id: str, criteria: Criteria) -> list[str]:

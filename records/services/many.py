@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from records import validation as v
 from records.errors import AnchorError, not_found
+from records.meaning.embeddings import embed_after_commit
 from records.models import (
     AuditEvent,
     Collection,
@@ -61,6 +62,7 @@ def record_create_many(*, collection_id: Any, rows: list[NewRecord]) -> list[Rec
         Record.objects.bulk_create(records)
         RecordVersion.objects.bulk_create(versions)
         AuditEvent.objects.bulk_create(events)
+        embed_after_commit(workspace_id, len(records))
     return records
 
 
@@ -75,7 +77,7 @@ class RecordUpdate:
 def record_update_many(updates: list[RecordUpdate]) -> list[tuple[Record, list[str]]]:
     """record_update for each, in order, of distinct records of the first one's workspace;
     each record with its aliases. The records are locked together, in ID order, and are
-    written with one UPDATE; their embeddings are left to the catch-up, as a bulk write's.
+    written with one UPDATE; they are embedded in the background once it commits.
     A refusal is the one record_update would give, with `update_index` naming the update."""
     if not updates:
         return []
@@ -131,6 +133,7 @@ def record_update_many(updates: list[RecordUpdate]) -> list[tuple[Record, list[s
         _save_updated([record for record, _ in written])
         RecordVersion.objects.bulk_create(versions)
         AuditEvent.objects.bulk_create(events)
+        embed_after_commit(workspace_id, len(written))
     return written
 
 

@@ -69,3 +69,44 @@ def test_another_agent_finds_in_other_words_what_was_written(server_database, tm
     assert seen <= set(RECORDS)
     assert resolved["status"] == "no_match"
     assert resolved.get("candidates", []) == []
+
+
+CLAIMS = [f"Claim {n}: noise-cancelling headphones for the support team" for n in range(30)]
+
+
+def test_an_import_is_embedded_from_its_commit_and_searched_by_meaning_meanwhile(
+    server_database, tmp_path
+):
+    env = base_env(**server_database)
+    ids = seed(env, "--collections", "expenses")
+    log = open(tmp_path / "stderr.log", "w")  # noqa: SIM115 - closed below
+    asked = {"text": "audio gear for the helpdesk", "mode": "meaning", "limit": 100}
+
+    async def scenario():
+        async with mcp_session(env, log) as (s, _):
+            rows = [{"key": str(n), "title": title, "data": {}} for n, title in enumerate(CLAIMS)]
+            prepared = await call_ok(
+                s,
+                "prepare_import",
+                {"collection_id": ids["expenses"], "rows": rows, "decision_reason": "Claims"},
+            )
+            committed = await call_ok(s, "commit_import", {"action_id": prepared["action_id"]})
+            assert committed["status"] == "committed", committed
+            # No search has asked for them: the commit set their embedding going. Each page
+            # meanwhile ranks what is embedded by meaning and counts the rest.
+            pages: list[dict[str, Any]] = []
+            with anyio.fail_after(60):
+                while not pages or "note" in pages[-1]:
+                    pages.append(await call_ok(s, "search_records", asked))
+                    await anyio.sleep(0.05)
+            return pages
+
+    try:
+        pages = anyio.run(scenario)
+    finally:
+        log.close()
+    for page in pages[:-1]:
+        assert page["mode"] == "meaning" and page["note"].split()[0].isdigit()
+    found = {item["title"]: item["matched"] for item in pages[-1]["records"]}
+    assert set(CLAIMS) <= set(found) and {found[title] for title in CLAIMS} == {"meaning"}
+    assert pages[-1]["confidence"] in ("strong", "weak")

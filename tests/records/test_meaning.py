@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
+from django.db import transaction
 from django.test import override_settings
 
 from records import selectors, services
-from records.meaning import index, model
+from records.meaning import embeddings, index, model
 from records.meaning.embeddings import missing_record_ids
-from records.models import RecordEmbedding
+from records.models import Record, RecordEmbedding
+from records.selectors.meaning_search import confidence
 from records.services import NewRecord, WriteContext
 from tests.conftest import OTHER_WORKSPACE, WORKSPACE, make_collection, make_record
 from tests.polling import wait_until
@@ -207,23 +211,70 @@ def test_meaning_off_refuses_the_mode_and_embeds_nothing(ctx, decisions):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_many_missing_are_caught_up_in_the_background_and_words_answer_meanwhile(monkeypatch):
+def test_a_bulk_write_is_embedded_in_the_background_from_its_commit_without_a_search():
     services.workspace_ensure(WORKSPACE)
     ctx = WriteContext(workspace_id=WORKSPACE, actor_id="a", decision_reason="bulk")
     claims = make_collection(ctx, "claims")
+    few = [NewRecord(ctx=ctx, title=f"Phone claim {n}", data={}) for n in range(3)]
+    services.record_create_many(collection_id=claims.pk, rows=few)
+    # As few as the next search embeds itself: the model is not loaded for them.
+    assert not index.catching_up(WORKSPACE) and len(missing_record_ids(WORKSPACE)) == 3
+    more = index.INLINE_CATCH_UP + 1
+    rows = [NewRecord(ctx=ctx, title=f"Laptop claim {n}", data={}) for n in range(more)]
+    services.record_create_many(collection_id=claims.pk, rows=rows)
+    wait_until(lambda: missing_record_ids(WORKSPACE) == [], "the background embedding")
+    assert not index.holds(WORKSPACE)  # no search asked for them
+
+
+@pytest.mark.django_db(transaction=True)
+def test_while_a_bulk_write_is_embedded_a_search_ranks_the_rest_by_words_and_counts_them(
+    monkeypatch,
+):
+    services.workspace_ensure(WORKSPACE)
+    ctx = WriteContext(workspace_id=WORKSPACE, actor_id="a", decision_reason="bulk")
+    claims = make_collection(ctx, "claims")
+    make_record(ctx, claims, "Expense: MacBook for Priya", amount=2400)
+    search(text="laptop", mode="meaning")  # the single record is embedded
+    release = threading.Event()
+    compute = embeddings.compute_for  # what the background thread embeds with
+    monkeypatch.setattr(embeddings, "compute_for", lambda ids: release.wait(30) and compute(ids))
     monkeypatch.setattr(index, "INLINE_CATCH_UP", 2)
     rows = [NewRecord(ctx=ctx, title=f"Laptop claim {n}", data={}) for n in range(4)]
     services.record_create_many(collection_id=claims.pk, rows=rows)
-    page = search(text="laptop", mode="meaning", limit=2)
-    assert page["mode"] == "words" and "catching up" in page["note"]
-    assert {item["matched"] for item in page["records"]} == {"words"}
-    wait_until(lambda: not index.catching_up(WORKSPACE), "the background catch-up")
-    # The listing begun by words pages on by words; a new search ranks by meaning as well.
-    rest = search(text="laptop", mode="meaning", limit=2, cursor=page["next_cursor"])
-    assert rest["mode"] == "words" and len(rest["records"]) == 2
-    assert missing_record_ids(WORKSPACE) == []
     page = search(text="laptop", mode="meaning")
-    assert page["mode"] == "meaning" and len(page["records"]) == 4
+    assert page["mode"] == "meaning" and page["note"].startswith("4 records written in bulk")
+    matched = {item["title"]: item["matched"] for item in page["records"]}
+    assert matched["Expense: MacBook for Priya"] == "meaning"
+    assert {matched[f"Laptop claim {n}"] for n in range(4)} == {"words"}
+    # One of them stored meanwhile: the vectors are reloaded for it only once they are older
+    # than PENDING_RELOAD_S (a reload of a large workspace costs seconds).
+    claim = Record.objects.get(title="Laptop claim 0")
+    with transaction.atomic():
+        embeddings.save_embeddings(compute([claim.pk]))
+    page = search(text="laptop", mode="meaning")
+    assert {i["title"]: i["matched"] for i in page["records"]}["Laptop claim 0"] == "words"
+    monkeypatch.setattr(index, "PENDING_RELOAD_S", 0.0)
+    page = search(text="laptop", mode="meaning")
+    assert {i["title"]: i["matched"] for i in page["records"]}["Laptop claim 0"] == "both"
+    assert page["note"].startswith("3 records written in bulk")
+    release.set()
+    wait_until(lambda: not index.catching_up(WORKSPACE), "the background catch-up")
+    page = search(text="laptop", mode="meaning")
+    assert "note" not in page and {item["matched"] for item in page["records"]} == {
+        "meaning",
+        "both",
+    }
+
+
+def test_a_search_embeds_no_more_than_a_page_of_missing_records_itself(ctx, monkeypatch):
+    claims = make_collection(ctx, "claims")
+    rows = [NewRecord(ctx=ctx, title=f"Laptop claim {n}", data={}) for n in range(25)]
+    services.record_create_many(collection_id=claims.pk, rows=rows)  # no commit: no thread
+    started: list[str] = []
+    monkeypatch.setattr(index, "start_catch_up", started.append)
+    page = search(text="laptop", mode="meaning")
+    assert index.INLINE_CATCH_UP <= 20 and started == [WORKSPACE]
+    assert page["note"].startswith("25 records") and not RecordEmbedding.objects.exists()
 
 
 # --- the cached vectors follow this process's single-record writes ------------------------------
@@ -313,3 +364,29 @@ def held_vectors() -> index.ScopeVectors:
     vectors = index.cached(WORKSPACE)
     assert vectors is not None
     return vectors
+
+
+# --- confidence: strong, weak or none ------------------------------------------------------------
+
+
+def test_every_page_by_meaning_says_how_confident_it_is(ctx, decisions):
+    page = search(text="what did we decide about sign-in", mode="meaning")
+    assert page["confidence"] in ("strong", "weak", "none")
+
+
+@pytest.mark.parametrize(
+    ("best", "typical", "count", "by_words", "expected"),
+    [
+        (0.60, 0.0, 1_000, [], "strong"),
+        (0.40, 0.0, 1_000, [], "weak"),
+        (0.30, 0.0, 1_000, [], "none"),
+        (0.30, 0.0, 1_000, ["a record with every word"], "weak"),
+        (0.40, -0.03, 1_000, [], "none"),  # far from the store as a whole
+        (0.35, 0.0, 100, [], "weak"),
+        (0.35, 0.0, 100_000, [], "none"),  # more records, a higher best by chance
+    ],
+)
+def test_confidence_weighs_the_best_against_the_store_and_its_size(
+    best, typical, count, by_words, expected
+):
+    assert confidence(best, typical, count, by_words) == expected

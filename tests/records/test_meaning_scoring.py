@@ -59,8 +59,10 @@ def test_a_title_drowned_by_its_values_is_found_by_the_title(ctx):
 
 
 def test_similarity_is_the_nearer_part_centred_on_the_workspace_mean(
-    ctx, django_capture_on_commit_callbacks
+    ctx, django_capture_on_commit_callbacks, monkeypatch
 ):
+    # More than a search embeds itself, inside this test's transaction no thread can see.
+    monkeypatch.setattr(index, "INLINE_CATCH_UP", 100)
     notes = make_collection(ctx, "ops log", "What we did this week")
     first = make_record(ctx, notes, "Expense: laptop bag", price=80)
     for n in range(30):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from records import services
-from records.meaning import index
+from records.meaning import embeddings, index
 from records.meaning.embeddings import missing_record_ids
 from records.services import NewRecord, WriteContext
 from tests.conftest import WORKSPACE, make_collection
@@ -15,7 +15,9 @@ from tests.workflow.helpers import ok
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_batch_finds_bulk_written_records_by_meaning_and_they_get_stored():
+def test_a_batch_finds_bulk_written_records_by_meaning_and_they_get_stored(monkeypatch):
+    # As if the bulk write's own background embedding had not begun (another process wrote).
+    monkeypatch.setattr(embeddings, "start_catch_up", lambda workspace_id: None)
     services.workspace_ensure(WORKSPACE)
     ctx = WriteContext(workspace_id=WORKSPACE, actor_id="a", decision_reason="import")
     claims = make_collection(ctx, "expenses")

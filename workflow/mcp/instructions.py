@@ -50,7 +50,8 @@ RULES: tuple[tuple[frozenset[str], str], ...] = (
     (
         frozenset({"get_record_context", "search_records"}),
         "Retrieve context (get_record_context, search_records) before relying on memory; "
-        'when the user\'s words may not be the stored ones, search with mode "meaning".',
+        'when the user\'s words may not be the stored ones, search with mode "meaning"; '
+        "confidence none: say nothing stored fits.",
     ),
     (
         frozenset(),

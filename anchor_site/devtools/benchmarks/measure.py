@@ -57,8 +57,8 @@ class Sizes:
     # Of those, how many the model embeds; the rest get copies of these vectors: a search's
     # cost depends on how many vectors it scores, not their values.
     meaning_embedded: int = 2_000
-    # Filler records of the meaning labelled set loaded for recall (0: all of them).
-    recall_filler: int = 0
+    # The labelled set (records.meaning.calibration) is measured at 1,000 records and at this.
+    meaning_set_records: int = 10_000
 
     @classmethod
     def quick(cls) -> Sizes:
@@ -73,7 +73,7 @@ class Sizes:
             startups=3,
             profile=0,
             meaning_embedded=200,
-            recall_filler=300,
+            meaning_set_records=1_000,
         )
 
     def to_dict(self) -> dict[str, int]:

@@ -134,8 +134,8 @@ class ReadTools(Toolset):
         text: Annotated[
             str | None,
             Field(
-                description="Words in titles or values, each a prefix, accents and case "
-                "ignored. Best match first."
+                description="Words in titles or values, as prefixes, accents and case "
+                "ignored. Best first."
             ),
         ] = None,
         where: Annotated[
@@ -161,7 +161,10 @@ class ReadTools(Toolset):
         ] = None,
         mode: Annotated[
             Literal["words", "meaning"],
-            Field(description='With text, "meaning" finds other wordings too.'),
+            Field(
+                description='With text, "meaning" finds other wordings too (confidence none: '
+                "nothing fits)."
+            ),
         ] = "words",
     ) -> ToolResult:
         """Search active records by title, fields, conditions, links, text or meaning.
