@@ -1,4 +1,5 @@
-"""Agendas against the guarded write timed beside them, in process.
+"""Agendas against the guarded write timed beside them, in process, in a collection of the
+store of `--records` records (at most 50,000) restored from an export (locks.restored_store):
 
 - an agenda step (complete, then next) on an agenda of 100 bound records, its event log
   growing from 2 to about 200 events while it is worked through, against one guarded write
@@ -13,7 +14,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from anchor_site.devtools.benchmarks import data
+from anchor_site.devtools.benchmarks import data, locks
 from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes
 from records import services
 from records.services import NewRecord, WriteContext
@@ -111,9 +112,14 @@ def _worked_agenda(
     return state, steps, writes
 
 
-def run(sizes: Sizes, ctx: WriteContext) -> list[Row]:
-    scope = Scope(data.WORKSPACE, data.ACTOR)
-    collection_id = data.collection(ctx, "bench agenda chores").pk
+def run(sizes: Sizes) -> list[Row]:
+    store, built = locks.restored_store(min(sizes.records, locks.STORE))
+    scope = Scope(store.workspace_id, data.ACTOR)
+    ctx = WriteContext(
+        workspace_id=store.workspace_id, actor_id=data.ACTOR, decision_reason=data.REASON
+    )
+    # The store's first collection (a fifth of its records) holds the chores and the counter.
+    collection_id = store.collections[0]
     guarded = Guarded(scope, ctx, collection_id)
     for _ in range(3):
         guarded.write()  # warm: the collection's names, the model of each tool
@@ -146,6 +152,7 @@ def run(sizes: Sizes, ctx: WriteContext) -> list[Row]:
             reference=step_writes.median_ms,
             reference_what=f"{guarded_what}, timed in alternation",
             ratio=step_ratio,
+            note=built,
         ),
         Row(
             AREA,
@@ -157,6 +164,6 @@ def run(sizes: Sizes, ctx: WriteContext) -> list[Row]:
             reference=sync_writes.median_ms,
             reference_what=f"{guarded_what}, timed after each sync",
             ratio=sync_ratio,
-            note=f"{len(syncs.seconds)} sync(s)",
+            note=f"{len(syncs.seconds)} sync(s); {built}",
         ),
     ]

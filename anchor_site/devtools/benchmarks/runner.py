@@ -179,9 +179,9 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
     area("graph", lambda: graph.run(sizes, ctx))
     area("restored", lambda: restored.run(sizes))
     area("restore", lambda: restore.run(sizes))
-    area("agendas", lambda: agendas.run(sizes, ctx))
+    area("agendas", lambda: agendas.run(sizes))
     area("approvals", approvals.run)
-    area("locks", lambda: locks.run(sizes, ctx))
+    area("locks", lambda: locks.run(sizes))
 
 
 def _session_rows(sizes: Sizes, areas: list[str], linked: Any, vendor: str) -> list[Row]:
