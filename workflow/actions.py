@@ -42,7 +42,7 @@ from workflow.freshness import check_fresh, ensure_fresh, warm
 from workflow.models import OPEN_STATES, ActionState, PreparedAction, ReviewTicket
 from workflow.names.cache import scope_names
 from workflow.operations import batch_operation_names, operation_named, parse_operation
-from workflow.operations.checks import created_earlier
+from workflow.operations.checks import created_earlier, read_together
 from workflow.operations.registry import ApplyManyFn, Names, Operation
 from workflow.resolution import resolve_by_ids
 from workflow.scope import Scope
@@ -115,21 +115,23 @@ def _batch_check(scope: Scope, action: PreparedAction, tickets: list[ReviewTicke
     by_id = {t.pk: t for t in tickets}
     touched = approval.NOTHING
     created: dict[tuple[Any, str], int] = {}  # (collection, normalized title) -> item index
-    for item in action.arguments["items"]:
-        op = _still_defined(action, item["operation"])
-        item_tickets = [by_id[r] for r in item["review_ids"]]
-        try:
-            check = op.check(scope, item["arguments"], item_tickets, item["clarification"])
-            if op.creates_a_record:
-                _one_creation_per_name(item, created)
-        except AnchorError as exc:
-            raise AnchorError(
-                exc.code,
-                f"actions[{item['index']}]: {exc.message}",
-                item_index=item["index"],
-                **exc.details,
-            ) from exc
-        touched |= check  # every item, every endpoint
+    items = action.arguments["items"]
+    with read_together(scope.workspace_id, _records_named(items)):
+        for item in items:
+            op = _still_defined(action, item["operation"])
+            item_tickets = [by_id[r] for r in item["review_ids"]]
+            try:
+                check = op.check(scope, item["arguments"], item_tickets, item["clarification"])
+                if op.creates_a_record:
+                    _one_creation_per_name(item, created)
+            except AnchorError as exc:
+                raise AnchorError(
+                    exc.code,
+                    f"actions[{item['index']}]: {exc.message}",
+                    item_index=item["index"],
+                    **exc.details,
+                ) from exc
+            touched |= check  # every item, every endpoint
     return touched
 
 
