@@ -62,6 +62,10 @@ ROWS = [
     "aggregate grouped by linked record, whole ledger",
     f"restored {LEDGER_RECORDS:,} records, no ANALYZE: aggregate grouped by linked record",
     f"restored {LEDGER_RECORDS:,} records, no ANALYZE: get_collection_history",
+    "agenda step (complete / next), 100 bound items",
+    "agenda_sync_records of 100 bound records",
+    "opposite-order batches of 10 link_records",
+    "write blocked past its lock limit",
 ]
 
 
@@ -85,6 +89,8 @@ def test_quick_run_prints_every_row():
     table = out.getvalue()
     assert "== sqlite ==" in table
     assert "existing database (1 starts)" in table  # --repeat bounds the starts too
+    # The agendas and locks rows run in a store of --records records restored from an export.
+    assert f"store of {LEDGER_RECORDS:,} records restored from an export" in table
     for row in ROWS:
         assert row in table, f"row {row!r} is missing from:\n{table}"
     assert "ERROR" not in table

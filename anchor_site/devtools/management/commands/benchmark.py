@@ -49,7 +49,8 @@ class Command(BaseCommand):
             help=(
                 "Records in the workspace for the search rows (default 1,000,000; quick "
                 "100,000); the graph rows use a ledger of this many, and the meaning rows a "
-                "workspace of this many, each at most 100,000."
+                "workspace of this many, each at most 100,000; the locks and agendas rows a "
+                "store of this many restored from an export, at most 50,000."
             ),
         )
         parser.add_argument(
