@@ -182,6 +182,10 @@ def _hold_lock(record_id: str) -> Any:
 
 
 def _blocked_write(scope: Scope, record_id: str, store: str) -> Row:
+    # A new connection: one older than CONN_MAX_AGE (a run on a loaded machine passes it) is
+    # replaced inside the timed call (run_tool closes old connections), and the new one would
+    # lack SQLite's shortened busy timeout set below.
+    connection.close()
     collection_id = Record.objects.get(pk=record_id).collection_id
     review = resolve_record(scope, query=record_id, collection_id=collection_id)
     version = Record.objects.get(pk=record_id).version
