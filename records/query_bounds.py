@@ -92,6 +92,11 @@ def prepare_new_connection(sender: Any, connection: BaseDatabaseWrapper, **kwarg
         connection.connection.set_progress_handler(_sqlite_progress, SQLITE_PROGRESS_STEPS)
     # A new PostgreSQL session starts with the server's defaults again.
     connection.anchor_statement_settings = None  # type: ignore[attr-defined]
+    bound = current_bound()
+    if connection.vendor == "postgresql" and bound is not None:
+        # Opened inside a call (run_tool replaced a kept connection past CONN_MAX_AGE): the
+        # call's limits hold on it too, or a lock wait would never end.
+        _bound_postgres_statements(bound.timeout_s, bound.tag)
 
 
 def _statement_guard(bound: QueryBound) -> Callable[..., Any]:

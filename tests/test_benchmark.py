@@ -65,6 +65,10 @@ ROWS = [
     "restore, 100 records (",
     f"restore, {LEDGER_RECORDS:,} records (",
     f"PRAGMA optimize after a {LEDGER_RECORDS:,}-record restore",
+    "agenda step (complete / next), 100 bound items",
+    "agenda_sync_records of 100 bound records",
+    "opposite-order batches of 10 link_records",
+    "write blocked past its lock limit",
 ]
 
 
@@ -88,6 +92,8 @@ def test_quick_run_prints_every_row():
     table = out.getvalue()
     assert "== sqlite ==" in table
     assert "existing database (1 starts)" in table  # --repeat bounds the starts too
+    # The agendas and locks rows run in a store of --records records restored from an export.
+    assert f"store of {LEDGER_RECORDS:,} records restored from an export" in table
     for row in ROWS:
         assert row in table, f"row {row!r} is missing from:\n{table}"
     assert "ERROR" not in table

@@ -97,6 +97,22 @@ def test_outside_a_call_nothing_is_bounded():
 
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
+def test_a_connection_opened_during_a_call_is_bounded_too():
+    """run_tool closes a kept connection past CONN_MAX_AGE inside the call; the connection
+    opened in its place keeps the call's limits (SQLite's progress handler reads the bound
+    from the thread anyway)."""
+    bound = QueryBound(timeout_s=0.2)
+    try:
+        with pytest.raises(DatabaseError), bounded_queries(bound):
+            connection.close()
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_sleep(10)")
+    finally:
+        connection.close()  # its session settings go with it
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
 def test_a_tagged_statement_is_stopped_from_another_connection():
     """What a cancel landing on another server process does: it finds the call's statement by
     its tag (application_name) and stops it; the call ends cancelled, not timed out.

@@ -109,6 +109,30 @@ def update(record, version, resolution_id, **changes):
     }
 
 
+def test_batch_commit_reads_its_records_once_for_all_items(hiring, ctx):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.conftest import make_record
+
+    records = [make_record(ctx, hiring.openings, f"Role {i}") for i in range(12)]
+
+    def record_reads(chosen):
+        resolved = ok("batch_resolve_records", {"requests": [{"query": r.pk} for r in chosen]})
+        actions = [
+            update(r, 1, item["result"]["resolution_id"], n=i)
+            for i, (r, item) in enumerate(zip(chosen, resolved["items"], strict=True))
+        ]
+        prepared = ok("prepare_batch_write", {"actions": actions})
+        with CaptureQueriesContext(connection) as captured:
+            ok("commit_batch_write", {"action_id": prepared["action_id"]})
+        return [q["sql"] for q in captured if q["sql"].startswith('SELECT "records_record"')]
+
+    # Every item's check finds its record in one read for the batch: ten items read the
+    # records as often as two do, not once more each.
+    assert len(record_reads(records[2:])) == len(record_reads(records[:2]))
+
+
 def test_three_updates_in_three_calls(hiring):
     resolved = ok(
         "batch_resolve_records",

@@ -20,7 +20,7 @@ from workflow.action_kinds.base import JSONArrayLength, Kind, Prepared, Write, s
 from workflow.freshness import check_fresh
 from workflow.models import PreparedAction, ReviewTicket
 from workflow.operations import Names, batch_operation_names, operation_named, parse_operation
-from workflow.operations.checks import created_earlier
+from workflow.operations.checks import created_earlier, read_together
 from workflow.operations.registry import ApplyManyFn, Operation
 from workflow.scope import Scope
 from workflow.tickets import (
@@ -229,15 +229,18 @@ class Batch(Kind):
         by_id = {t.pk: t for t in tickets}
         touched = approval.NOTHING
         created: dict[tuple[Any, str], int] = {}  # (collection, normalized title) -> item index
-        for item in action.arguments["items"]:
-            op = still_defined(action, item["operation"])
-            item_tickets = [by_id[r] for r in item["review_ids"]]
-            try:
-                touched |= op.check(scope, item["arguments"], item_tickets, item["clarification"])
-                if op.creates_a_record:
-                    _one_creation_per_name(item, created)
-            except AnchorError as exc:
-                raise _at(item["index"], exc) from exc
+        items = action.arguments["items"]
+        with read_together(scope.workspace_id, _records_named(items)):  # one read, not one each
+            for item in items:
+                op = still_defined(action, item["operation"])
+                item_tickets = [by_id[r] for r in item["review_ids"]]
+                try:
+                    check = op.check(scope, item["arguments"], item_tickets, item["clarification"])
+                    touched |= check
+                    if op.creates_a_record:
+                        _one_creation_per_name(item, created)
+                except AnchorError as exc:
+                    raise _at(item["index"], exc) from exc
         return touched  # every item, every endpoint
 
     def apply(self, ctx: WriteContext, action: PreparedAction, *, approved: bool) -> dict[str, Any]:
@@ -294,3 +297,13 @@ class Batch(Kind):
 
 
 KIND = Batch()
+
+
+def _records_named(items: list[dict[str, Any]]) -> list[Any]:
+    """The stored records the items name (not those an earlier item creates)."""
+    return [
+        item["arguments"].get(key)
+        for item in items
+        for key, names in operation_named(item["operation"]).arguments.items()
+        if names is Names.RECORD and created_earlier(item["arguments"].get(key)) is None
+    ]

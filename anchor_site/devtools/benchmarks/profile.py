@@ -195,10 +195,10 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms"
 
 
-def explain(call: Callable[[], Any]) -> list[str]:
-    """Run `call` again: its statements timed at the driver (cursor.execute: on PostgreSQL once
-    every row arrived; on SQLite once the first row is ready, which for the grouped and ordered
-    statements these selectors send is the whole answer), each statement's plan, then cProfile."""
+def captured(call: Callable[[], Any]) -> tuple[list[tuple[str, Any, float]], float]:
+    """Run `call`: its statements (sql, params, seconds) timed at the driver (cursor.execute:
+    on PostgreSQL once every row arrived; on SQLite once the first row is ready, which for the
+    grouped and ordered statements these selectors send is the whole answer), and its wall time."""
     statements: list[tuple[str, Any, float]] = []
 
     def timed(execute: Callable[..., Any], sql: str, params: Any, many: bool, context: Any) -> Any:
@@ -211,7 +211,12 @@ def explain(call: Callable[[], Any]) -> list[str]:
     started = time.perf_counter()
     with connection.execute_wrapper(timed):
         call()
-    wall = max(time.perf_counter() - started, 1e-9)
+    return statements, max(time.perf_counter() - started, 1e-9)
+
+
+def explain(call: Callable[[], Any]) -> list[str]:
+    """Run `call` again: its statements as `captured` times them, each one's plan, cProfile."""
+    statements, wall = captured(call)
     in_db = sum(seconds for _, _, seconds in statements)
     lines = [
         "  profile of the missed call, run again in process (untimed): its SQL, plans, Python",

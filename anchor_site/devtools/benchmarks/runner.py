@@ -160,9 +160,9 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
     area("search", lambda: search.run(sizes, ctx))
     area("graph", lambda: graph.run(sizes, ctx))
     area("restore", lambda: restore.run(sizes))
-    area("agendas", lambda: agendas.run(sizes, ctx))
+    area("agendas", lambda: agendas.run(sizes))
     area("approvals", approvals.run)
-    area("locks", lambda: locks.run(sizes, ctx))
+    area("locks", lambda: locks.run(sizes))
 
 
 def session_rows(

@@ -20,7 +20,8 @@ from anchor_site.devtools.benchmarks.measure import Row, Sizes, table, verdict
 
 OPTIONS = (
     ("--records", "Records in the workspace for the search rows (default 1,000,000; quick "
-     "100,000); the graph and meaning rows use at most 100,000. With --http: seeded records "
+     "100,000); the graph and meaning rows use at most 100,000, the locks and agendas rows a "
+     "store of this many restored from an export, at most 50,000. With --http: seeded records "
      "(default 5,000; quick 2,000)."),
     ("--events", "Audit events in the workspace the round-trip rows run on (default 1,000,000; "
      "quick 100,000)."),
