@@ -42,7 +42,7 @@ class _LatestConnect:
 latest_connect = _LatestConnect()
 
 
-class ObservedConnection(psycopg.Connection):  # type: ignore[type-arg]
+class ObservedConnection(psycopg.Connection):
     """Remembers how the pool's latest (background) connect went."""
 
     @classmethod

@@ -140,9 +140,9 @@ def entity_id(value: Any, field: str) -> str:
 
 
 def expected_version(value: Any, field: str = "expected_version") -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise invalid(field, "must be the record's current version, a positive integer.")
-    return value
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value
+    raise invalid(field, "must be the record's current version, a positive integer.")
 
 
 def relationship_type(value: Any, field: str = "relationship_type") -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -83,7 +84,7 @@ def test_a_read_is_wrong_when_it_changes_the_store_or_never_says_the_facts():
 
 
 def test_without_npx_the_area_prints_a_skipped_row_and_no_error(monkeypatch):
-    monkeypatch.setattr(peer_tasks.shutil, "which", lambda name: None)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
     (row,) = peer_tasks.run()
     assert row.value is None and row.note == "skipped: npx not found"
     assert measure.verdict(row.as_dict()) == "-"

@@ -112,7 +112,8 @@ def _patterns(resolver: URLResolver, prefix: str = "") -> Iterator[tuple[str, An
 
 @checks.register(checks.Tags.security, checks.Tags.urls)
 def check_stock_mcp_view(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    from anchor_site.http.views import AnchorMCPView, StreamableHttpView
+    from anchor_site.http.views import AnchorMCPView
+    from workflow.mcp.sdk import StreamableHttpView
 
     errors: list[checks.CheckMessage] = []
     for route, callback in _patterns(get_resolver()):

@@ -165,7 +165,8 @@ class AnchorMCPView(StreamableHttpView):
             return database_unavailable(cause, reason, _request_id(self.request))
         if isinstance(exc, PayloadTooLarge):  # the same reply as the ASGI-level refusal
             return _jsonrpc_error(413, str(exc.detail))
-        return super().handle_exception(exc)
+        response: HttpResponse = super().handle_exception(exc)
+        return response
 
     def initial(self, request: Any, *args: Any, **kwargs: Any) -> None:
         check_transport(request, self.http_method_names)
@@ -237,7 +238,7 @@ class AnchorMCPView(StreamableHttpView):
                 "returns on every request.",
             )
         try:
-            response = async_to_sync(run_http_handler)(request, self)
+            response: HttpResponse = async_to_sync(run_http_handler)(request, self)
         finally:
             # asgiref copies the package's context variable back here: the scope must not stay.
             REQUEST_CONTEXT.set(SimpleNamespace())
@@ -279,7 +280,8 @@ class AnchorMCPView(StreamableHttpView):
         store = self._session_store()
         store[SESSION_OWNER_KEY] = self.session_owner(request)
         store.create()
-        return store.session_key
+        session_key: str = store.session_key
+        return session_key
 
 
 class OpenDebugMCPView(AnchorMCPView):

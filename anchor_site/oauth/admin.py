@@ -90,7 +90,7 @@ class StaffApplicationForm(AdminApplicationForm):
     with the way forward, before the toolkit's bare "cannot be empty"."""
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        cleaned: dict[str, Any] = super().clean()
         needs_callback = cleaned.get("authorization_grant_type") in GRANTS_WITH_REDIRECTS
         if needs_callback and not self.instance.redirect_uris.strip():
             self.add_error(

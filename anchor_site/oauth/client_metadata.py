@@ -141,8 +141,8 @@ def checked_addresses(host: str, port: int, seconds: float) -> list[str]:
 
 
 def cache_lifetime(cache_control: str) -> int:
-    floor = oauth2_settings.CIMD_METADATA_MIN_AGE_SECONDS
-    ceiling = oauth2_settings.CIMD_METADATA_MAX_AGE_SECONDS
+    floor: int = oauth2_settings.CIMD_METADATA_MIN_AGE_SECONDS
+    ceiling: int = oauth2_settings.CIMD_METADATA_MAX_AGE_SECONDS
     lowered = cache_control.lower()
     found = MAX_AGE.search(lowered)
     if "no-store" in lowered or "no-cache" in lowered:

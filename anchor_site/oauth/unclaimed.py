@@ -27,13 +27,14 @@ UNUSED_METADATA_CLIENT_AGE = timedelta(hours=1)
 
 def unclaimed_clients() -> QuerySet[Any]:
     Application = get_application_model()
-    return Application.objects.filter(
+    clients: QuerySet[Any] = Application.objects.filter(
         user__isnull=True,
         registration_source__in=[
             Application.RegistrationSource.DCR,
             Application.RegistrationSource.CIMD,
         ],
     )
+    return clients
 
 
 def cap_refusal_text() -> str:

@@ -120,7 +120,7 @@ class ConsentView(AuthorizationView):
         return super().create_authorization_response(request, scopes, credentials, allow)
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
-        context = super().get_context_data(**kwargs)
+        context: dict[str, Any] = super().get_context_data(**kwargs)
         context.update(admin.site.each_context(self.request))
         context["title"] = "Allow access to Anchor"
         if self.request.user.is_authenticated:
@@ -163,7 +163,7 @@ class SignInView(LoginView):
         return render(request, "oauth2_provider/signed_in.html", context)
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
-        context = super().get_context_data(**kwargs)
+        context: dict[str, Any] = super().get_context_data(**kwargs)
         context.update(admin.site.each_context(self.request))
         context["title"] = "Sign in to Anchor"
         return context

@@ -70,7 +70,7 @@ class AccessTokenAdmin(ServiceWriteAdmin):
         # The newest change each token made, from the audit's credential index (one subquery).
         key = Concat(Value(f"{TOKEN}:"), Cast(OuterRef("pk"), CharField()))
         newest = AuditEvent.objects.filter(credential=key).order_by("-created_at", "-id")
-        return (
+        tokens: QuerySet[Any] = (
             super()
             .get_queryset(request)
             .annotate(
@@ -78,6 +78,7 @@ class AccessTokenAdmin(ServiceWriteAdmin):
                 last_change_kind=Subquery(newest.values("kind")[:1]),
             )
         )
+        return tokens
 
     @admin.display(description="last change", ordering="last_change_at")
     def last_change(self, token: Any) -> str:
@@ -168,7 +169,7 @@ class AccessTokenAdmin(ServiceWriteAdmin):
         )
 
 
-class MembershipForm(forms.ModelForm):
+class MembershipForm(forms.ModelForm):  # type: ignore[type-arg]
     role = forms.ChoiceField(
         choices=[
             ("", "None: their agents work here; no admin sign-in"),

@@ -43,7 +43,7 @@ def _count_subquery(model: Any, link: str, **filters: Any) -> Coalesce:
     return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
 
 
-class WorkspaceForm(forms.ModelForm):
+class WorkspaceForm(forms.ModelForm):  # type: ignore[type-arg]
     class Meta:
         model = Workspace
         fields = ["id"]
@@ -78,15 +78,16 @@ class WorkspaceAdmin(ServiceWriteAdmin):
         copy_saved(obj, membership.workspace)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Workspace]:
-        return (
+        workspaces: QuerySet[Workspace] = (
             super()
             .get_queryset(request)
             .annotate(collection_count=_count_subquery(Collection, "workspace"))
         )
+        return workspaces
 
     @admin.display(description="collections", ordering="collection_count")
     def collection_count(self, obj: Workspace) -> int:
-        return obj.collection_count  # type: ignore[attr-defined]
+        return obj.collection_count  # type: ignore[attr-defined,no-any-return]
 
 
 def collection_digest(collection: Collection) -> str:
@@ -95,7 +96,7 @@ def collection_digest(collection: Collection) -> str:
     return hashlib.sha256(canonical_json(state).encode()).hexdigest()[:20]
 
 
-class CollectionForm(forms.ModelForm):
+class CollectionForm(forms.ModelForm):  # type: ignore[type-arg]
     typical_fields = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 4}),
         help_text="One field name per line: the fields records in this collection usually have.",
@@ -172,7 +173,7 @@ class CollectionForm(forms.ModelForm):
         return cleaned
 
 
-class CollectionAliasInline(ScopedInline, admin.TabularInline):
+class CollectionAliasInline(ScopedInline, admin.TabularInline):  # type: ignore[type-arg]
     model = CollectionAlias
     fields = ["alias", "created_by", "created_at"]
     readonly_fields = ["created_by", "created_at"]
@@ -199,13 +200,14 @@ class CollectionAdmin(ServiceWriteAdmin):
     readonly_fields = ["id", "created_by", "created_at", "updated_at", "records_link"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Collection]:
-        return (
+        collections: QuerySet[Collection] = (
             super()
             .get_queryset(request)
             .annotate(
                 active_records=_count_subquery(Record, "collection", archived_at__isnull=True)
             )
         )
+        return collections
 
     def get_form(
         self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
@@ -245,7 +247,7 @@ class CollectionAdmin(ServiceWriteAdmin):
 
     @admin.display(description="active records", ordering="active_records")
     def active_records(self, obj: Collection) -> int:
-        return obj.active_records  # type: ignore[attr-defined]
+        return obj.active_records  # type: ignore[attr-defined,no-any-return]
 
     @admin.display(description="records")
     def records_link(self, obj: Collection) -> str:

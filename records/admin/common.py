@@ -33,14 +33,14 @@ def admin_context(request: HttpRequest, workspace_id: str, reason: str = "") -> 
 
 
 def report_refusal(
-    model_admin: admin.ModelAdmin, request: HttpRequest, exc: AnchorError, *, refused: str = ""
+    model_admin: admin.ModelAdmin[Any], request: HttpRequest, exc: AnchorError, *, refused: str = ""
 ) -> None:
     refused = refused or "Nothing was saved."
     model_admin.message_user(request, f"{refused} {exc.message} ({exc.code})", messages.ERROR)
 
 
 def write_each(
-    model_admin: admin.ModelAdmin,
+    model_admin: admin.ModelAdmin[Any],
     request: HttpRequest,
     rows: Iterable[Any],
     write: Callable[[Any], object],

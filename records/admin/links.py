@@ -26,7 +26,7 @@ from records.errors import AnchorError
 from records.models import Relationship, SelfMapping
 
 
-class RelationshipForm(forms.ModelForm):
+class RelationshipForm(forms.ModelForm):  # type: ignore[type-arg]
     change_reason = forms.CharField(
         required=False, max_length=2000, help_text="Why this link is right; kept in the audit."
     )

@@ -17,7 +17,7 @@ admin.site.unregister(Group)
 
 
 @admin.register(User)
-class PersonAdmin(WorkspaceScopedAdmin, UserAdmin):
+class PersonAdmin(WorkspaceScopedAdmin, UserAdmin):  # type: ignore[type-arg]
     superusers_only = True
 
 

@@ -71,7 +71,7 @@ class ArchivedFilter(admin.SimpleListFilter):
         return queryset
 
 
-class RecordAliasInline(ScopedInline, admin.TabularInline):
+class RecordAliasInline(ScopedInline, admin.TabularInline):  # type: ignore[type-arg]
     model = RecordAlias
     form = RecordAliasForm
     fields = ["alias", "created_by", "created_at"]
@@ -81,7 +81,7 @@ class RecordAliasInline(ScopedInline, admin.TabularInline):
     verbose_name_plural = "aliases (other names this record is known by)"
 
 
-class CappedLinkFormSet(BaseInlineFormSet):
+class CappedLinkFormSet(BaseInlineFormSet):  # type: ignore[type-arg]
     """The first LINK_LIMIT links, in a fixed order, so the rows posted back are the rows drawn
     (the relationship list edits those past the cap)."""
 
@@ -91,7 +91,7 @@ class CappedLinkFormSet(BaseInlineFormSet):
         return self._capped
 
 
-class OutgoingLinkInline(ScopedInline, admin.TabularInline):
+class OutgoingLinkInline(ScopedInline, admin.TabularInline):  # type: ignore[type-arg]
     model = Relationship
     form = OutgoingLinkForm
     formset = CappedLinkFormSet

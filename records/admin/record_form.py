@@ -4,7 +4,8 @@ their field; the services check again under lock at save time, and that check co
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from django import forms
 
@@ -13,6 +14,8 @@ from records.admin.common import as_validation_error
 from records.admin.record_writes import links_revision, stale_message
 from records.errors import AnchorError
 from records.models import Record, Relationship
+
+T = TypeVar("T")
 
 
 class PrettyJSONField(forms.JSONField):
@@ -24,7 +27,9 @@ class PrettyJSONField(forms.JSONField):
         return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
 
 
-def _service_check(form: forms.BaseForm, field: str, check: Any, *args: Any) -> Any:
+def _service_check(
+    form: forms.BaseForm, field: str, check: Callable[..., T], *args: Any
+) -> T | None:
     try:
         return check(*args)
     except AnchorError as exc:
@@ -32,7 +37,7 @@ def _service_check(form: forms.BaseForm, field: str, check: Any, *args: Any) -> 
         return None
 
 
-class RecordForm(forms.ModelForm):
+class RecordForm(forms.ModelForm):  # type: ignore[type-arg]
     # The model's field is called data, like BaseForm's bound data; Django's form metaclass
     # moves declared fields off the class, so the two never meet at runtime.
     data = PrettyJSONField(  # type: ignore[assignment]
@@ -104,12 +109,12 @@ class RecordForm(forms.ModelForm):
         return cleaned
 
 
-class RecordAliasForm(forms.ModelForm):
+class RecordAliasForm(forms.ModelForm):  # type: ignore[type-arg]
     def clean_alias(self) -> str | None:
         return _service_check(self, "alias", v.title, self.cleaned_data.get("alias"), "alias")
 
 
-class OutgoingLinkForm(forms.ModelForm):
+class OutgoingLinkForm(forms.ModelForm):  # type: ignore[type-arg]
     class Meta:
         model = Relationship
         fields = ["relationship_type", "target"]

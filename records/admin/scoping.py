@@ -143,7 +143,7 @@ class ScopedRelatedFilter(admin.RelatedFieldListFilter):
         )
 
 
-class WorkspaceScopedAdmin(ScopedChoicesMixin, admin.ModelAdmin):
+class WorkspaceScopedAdmin(ScopedChoicesMixin, admin.ModelAdmin):  # type: ignore[type-arg]
     workspace_path: ClassVar[str | None] = None
     owner_path: ClassVar[str | None] = None
     superusers_only: ClassVar[bool] = False

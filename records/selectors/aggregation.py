@@ -257,14 +257,15 @@ def _matched(workspace_id: str, criteria: Criteria, condition: Sql) -> int:
     collection_id = criteria.collection_id
     if collection_id is not None and criteria == Criteria(collection_id=collection_id):
         return active_counts(workspace_id, [collection_id])[collection_id]
-    return fetch_all(condition.wrap("SELECT COUNT(*) FROM records_record r WHERE {}"))[0][0]
+    counted: int = fetch_all(condition.wrap("SELECT COUNT(*) FROM records_record r WHERE {}"))[0][0]
+    return counted
 
 
 def _links_are_few(workspace_id: str, matched: int) -> bool:
     """Whether the workspace has at most LINKS_PER_RECORD links per matched record (counted
     only up to that bound)."""
     bound = LINKS_PER_RECORD * matched
-    counted = fetch_all(
+    counted: int = fetch_all(
         Sql(
             "SELECT COUNT(*) FROM (SELECT 1 FROM records_relationship rel "
             "WHERE rel.workspace_id = %s LIMIT %s) bounded",

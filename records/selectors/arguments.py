@@ -17,9 +17,9 @@ DIRECTIONS = ("outgoing", "incoming", "both")
 
 
 def bounded_int(value: Any, field: str, *, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise invalid(field, f"must be an integer from {low} to {high}, got {value!r}.")
-    return value
+    if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
+        return value
+    raise invalid(field, f"must be an integer from {low} to {high}, got {value!r}.")
 
 
 def optional_text(value: Any, field: str, *, max_length: int) -> str | None:

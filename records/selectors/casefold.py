@@ -89,4 +89,5 @@ def _postgres_lower_is_unicode() -> bool:
 def _probe_lower(alias: str, database: str) -> bool:
     with connection.cursor() as cursor:
         cursor.execute("SELECT lower(%s)", ["ÀΣĲ"])
-        return cursor.fetchone()[0] == "àσĳ"
+        lowered: str = cursor.fetchone()[0]
+        return lowered == "àσĳ"

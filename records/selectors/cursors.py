@@ -47,7 +47,7 @@ def decode_cursor(cursor: Any, bound_to: str, *, key_length: int) -> list[Any] |
             "belongs to a different call (other parameters, record, collection or workspace); "
             f"{FIX}",
         )
-    key = payload["k"]
+    key: list[Any] = payload["k"]
     if len(key) != key_length:
         raise invalid("cursor", f"is malformed; {FIX}")
     return key

@@ -37,11 +37,12 @@ def in_workspace(
 
 def collection_checked(workspace_id: str, collection_id: Any) -> str | None:
     """An optional collection_id argument, refused unless a collection of the workspace has it."""
-    if collection_id is not None:
-        collection_id = entity_id(collection_id, "collection_id")
-        rows = Collection.objects.values("pk")
-        in_workspace(rows, workspace_id=workspace_id, pk=collection_id, kind="collection")
-    return collection_id
+    if collection_id is None:
+        return None
+    checked = entity_id(collection_id, "collection_id")
+    rows = Collection.objects.values("pk")
+    in_workspace(rows, workspace_id=workspace_id, pk=checked, kind="collection")
+    return checked
 
 
 def values_by_id(

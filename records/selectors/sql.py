@@ -59,7 +59,8 @@ def fetch_all(sql: Sql) -> list[tuple[Any, ...]]:
     prepare_connection()
     with connection.cursor() as cursor:
         cursor.execute(sql.text, sql.params)
-        return cursor.fetchall()
+        rows: list[tuple[Any, ...]] = cursor.fetchall()
+        return rows
 
 
 def prepare_connection() -> None:

@@ -14,6 +14,7 @@ from django.db import connection
 
 from tests.agendas.helpers import driver, started
 from workflow.agendas import health as health_module
+from workflow.agendas.chain import event_hash
 from workflow.models.agendas import Agenda, AgendaEvent
 
 EVENTS = AgendaEvent._meta.db_table
@@ -56,7 +57,7 @@ def test_a_command_rehashes_the_events_since_the_head_not_the_whole_log(db, monk
     d = worked(15)
     assert head(d)[0] == 31
     hashed = []
-    real = health_module.event_hash
+    real = event_hash
 
     def counted(**fields):
         hashed.append(fields["sequence"])

@@ -6,8 +6,9 @@ from records import services
 from records.models import AuditEvent, Record
 from tests.agendas.helpers import driver
 from tests.conftest import make_collection, make_record
-from workflow.actions import approve_prepared_action
+from workflow.actions import approve_prepared_action, prepare_tool_batch
 from workflow.models import PreparedAction
+from workflow.resolution import resolve_by_ids
 
 
 def start_bound(d, records) -> dict:
@@ -166,7 +167,7 @@ def test_a_batch_held_by_a_gate_set_meanwhile_is_approved_once_and_read_for_ever
     records = [make_record(ctx, todos, f"Chore {n}") for n in range(3)]
     d = driver()
     finished_with_all_completed(d, records)
-    prepared = sync.prepare_tool_batch
+    prepared = prepare_tool_batch
 
     def gated_meanwhile(scope, items, collection_ids):
         services.collection_set_requires_approval(
@@ -200,7 +201,7 @@ def test_a_record_written_while_the_batch_was_prepared_is_left_alone_and_the_res
     records = [make_record(ctx, todos, f"Chore {n}") for n in range(3)]
     d = driver()
     finished_with_all_completed(d, records)
-    reviewed = sync.resolve_by_ids
+    reviewed = resolve_by_ids
 
     def reviewed_then_written_meanwhile(scope, record_ids):
         reviews = reviewed(scope, record_ids)

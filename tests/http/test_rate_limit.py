@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -51,7 +52,7 @@ REGISTRATION = {
 def clock(monkeypatch):
     """Time as the limiter sees it, moved by the test (the middle of a window to start)."""
     now = {"t": 1_000_050.0}
-    monkeypatch.setattr(ratelimit.time, "time", lambda: now["t"])
+    monkeypatch.setattr(time, "time", lambda: now["t"])
     return now
 
 

@@ -19,11 +19,13 @@ from tests.conftest import make_collection, make_record
 from tests.workflow.helpers import ok, refused
 from tests.workflow.test_freshness import prepare, prepared_collection, prepared_create
 from workflow import freshness
+from workflow.discovery import evaluate_discovery
 from workflow.freshness import check_fresh
 from workflow.models import ActionState, PreparedAction, ReviewTicket
 from workflow.names import cache as names_cache
 from workflow.names import delta as name_delta
 from workflow.names import view as names_view
+from workflow.resolution import evaluate_resolution
 
 
 @pytest.fixture(autouse=True)
@@ -37,8 +39,8 @@ def fresh_name_cache():
 def full_runs(monkeypatch) -> list[str]:
     """The queries of every whole re-evaluation freshness makes, in order."""
     calls: list[str] = []
-    real_resolution = freshness.evaluate_resolution
-    real_discovery = freshness.evaluate_discovery
+    real_resolution = evaluate_resolution
+    real_discovery = evaluate_discovery
 
     def resolution(scope, **request: Any):
         calls.append(request["query_text"])

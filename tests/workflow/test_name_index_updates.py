@@ -231,7 +231,7 @@ class Untouchable(list):
     def _refuse(self, *args, **kwargs):
         raise AssertionError("the patch walked or copied the whole name list")
 
-    __iter__ = __add__ = __reversed__ = copy = index = count = _refuse  # type: ignore[assignment]
+    __iter__ = __add__ = __reversed__ = copy = index = count = _refuse
 
     def __getitem__(self, key):
         if isinstance(key, slice):

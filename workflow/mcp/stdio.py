@@ -111,7 +111,9 @@ def route_logging_to_stderr() -> None:
                 handler.setStream(sys.stderr)
 
 
-def _pump_input(fd: int, loop: asyncio.AbstractEventLoop, lines: asyncio.Queue) -> None:
+def _pump_input(
+    fd: int, loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[bytes | None]
+) -> None:
     """Blocking reads in a daemon thread, so neither EOF nor SIGTERM waits on a pending read;
     os.read, as a daemon thread blocked in a buffered file's lock would abort shutdown."""
     pending = b""

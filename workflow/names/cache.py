@@ -46,7 +46,9 @@ def clear_cache() -> None:
     _cache.clear()
 
 
-def _in_scope(workspace_id: str, collection_id: str | None) -> tuple[QuerySet, QuerySet]:
+def _in_scope(
+    workspace_id: str, collection_id: str | None
+) -> tuple[QuerySet[Record], QuerySet[RecordAlias]]:
     records = Record.objects.filter(workspace_id=workspace_id)
     aliases = RecordAlias.objects.filter(workspace_id=workspace_id)
     if collection_id:
