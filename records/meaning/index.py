@@ -211,7 +211,8 @@ def _derived(
 
 
 def query_vector(text: str) -> np.ndarray:
-    return model.embed_texts([text])[0]
+    vector: np.ndarray = model.embed_texts([text])[0]
+    return vector
 
 
 def _counters(workspace_id: str) -> Key:

@@ -163,10 +163,11 @@ def _run(session: Any, token_ids: list[list[int]]) -> np.ndarray:
     for row, tokens in enumerate(token_ids):
         ids[row, : len(tokens)] = tokens
         mask[row, : len(tokens)] = 1
-    hidden = session.run(
+    hidden: np.ndarray = session.run(
         None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
     )[0]
     weights = mask[..., None].astype(np.float32)
     pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
     norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-    return np.divide(pooled, norms, out=np.zeros_like(pooled), where=norms > 0)
+    unit: np.ndarray = np.divide(pooled, norms, out=np.zeros_like(pooled), where=norms > 0)
+    return unit

@@ -34,4 +34,7 @@ def sign_bits(matrix: np.ndarray) -> np.ndarray:
 
 def hamming(bits: np.ndarray, query_bits: np.ndarray) -> np.ndarray:
     """Differing sign bits between each row of `bits` and the one row of `query_bits`."""
-    return np.bitwise_count(np.bitwise_xor(bits, query_bits)).sum(axis=1, dtype=np.uint16)
+    counts: np.ndarray = np.bitwise_count(np.bitwise_xor(bits, query_bits)).sum(
+        axis=1, dtype=np.uint16
+    )
+    return counts

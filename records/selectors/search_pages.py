@@ -229,4 +229,5 @@ def plain_number(value: Any) -> int | float:
     if isinstance(value, Decimal):
         exponent = value.as_tuple().exponent
         return int(value) if isinstance(exponent, int) and exponent >= 0 else float(value)
-    return value
+    number: int | float = value
+    return number

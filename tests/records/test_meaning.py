@@ -218,8 +218,8 @@ def test_a_bulk_write_is_embedded_in_the_background_from_its_commit_without_a_se
     few = [NewRecord(ctx=ctx, title=f"Phone claim {n}", data={}) for n in range(3)]
     services.record_create_many(collection_id=claims.pk, rows=few)
     # As few as the next search embeds itself: the model is not loaded for them.
-    assert not index.catching_up(WORKSPACE) and len(missing_record_ids(WORKSPACE)) == 3
-    more = index.INLINE_CATCH_UP + 1
+    assert not embeddings.catching_up(WORKSPACE) and len(missing_record_ids(WORKSPACE)) == 3
+    more = embeddings.INLINE_CATCH_UP + 1
     rows = [NewRecord(ctx=ctx, title=f"Laptop claim {n}", data={}) for n in range(more)]
     services.record_create_many(collection_id=claims.pk, rows=rows)
     wait_until(lambda: missing_record_ids(WORKSPACE) == [], "the background embedding")
@@ -258,7 +258,7 @@ def test_while_a_bulk_write_is_embedded_a_search_ranks_the_rest_by_words_and_cou
     assert {i["title"]: i["matched"] for i in page["records"]}["Laptop claim 0"] == "both"
     assert page["note"].startswith("3 records written in bulk")
     release.set()
-    wait_until(lambda: not index.catching_up(WORKSPACE), "the background catch-up")
+    wait_until(lambda: not embeddings.catching_up(WORKSPACE), "the background catch-up")
     page = search(text="laptop", mode="meaning")
     assert "note" not in page and {item["matched"] for item in page["records"]} == {
         "meaning",
@@ -273,7 +273,7 @@ def test_a_search_embeds_no_more_than_a_page_of_missing_records_itself(ctx, monk
     started: list[str] = []
     monkeypatch.setattr(index, "start_catch_up", started.append)
     page = search(text="laptop", mode="meaning")
-    assert index.INLINE_CATCH_UP <= 20 and started == [WORKSPACE]
+    assert embeddings.INLINE_CATCH_UP <= 20 and started == [WORKSPACE]
     assert page["note"].startswith("25 records") and not RecordEmbedding.objects.exists()
 
 

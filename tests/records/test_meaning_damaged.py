@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 
 from records import selectors, services
-from records.meaning import index, model
+from records.meaning import embeddings, index, model
 from records.meaning.embeddings import missing_record_ids
 from records.models import RecordEmbedding
 from records.services import WriteContext
@@ -98,7 +98,7 @@ def test_a_damaged_row_is_skipped_logged_once_and_embedded_again_by_the_catch_up
     assert ("100 bytes" if how == "truncated" else "its scale is") in caplog.text
 
     # The catch-up the load started embeds the record again; then it is found by meaning.
-    wait_until(lambda: not index.catching_up(WORKSPACE), "the catch-up")
+    wait_until(lambda: not embeddings.catching_up(WORKSPACE), "the catch-up")
     assert readable(laptop) and missing_record_ids(WORKSPACE) == []
     page = search("laptop reimbursement")
     assert page["mode"] == "meaning"

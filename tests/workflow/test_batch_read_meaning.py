@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from records import services
-from records.meaning import embeddings, index
+from records.meaning import embeddings
 from records.meaning.embeddings import missing_record_ids
 from records.services import NewRecord, WriteContext
 from tests.conftest import WORKSPACE, make_collection
@@ -40,5 +40,5 @@ def test_a_batch_finds_bulk_written_records_by_meaning_and_they_get_stored(monke
     page = result["items"][0]["result"]
     assert page["mode"] == "meaning"
     assert page["records"][0]["title"] == "Expense: MacBook for Priya"
-    wait_until(lambda: not index.catching_up(WORKSPACE), "the embeddings to be stored")
+    wait_until(lambda: not embeddings.catching_up(WORKSPACE), "the embeddings to be stored")
     assert missing_record_ids(WORKSPACE) == []
