@@ -6,10 +6,12 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -103,6 +105,13 @@ class Samples:
     def p95_ms(self) -> float:
         return p95_ms(self.seconds) or 0.0
 
+    def timed(self, fn: Callable[[], T]) -> T:
+        """`fn`'s result, its time added to the samples."""
+        started = time.perf_counter()
+        result = fn()
+        self.seconds.append(time.perf_counter() - started)
+        return result
+
 
 def repeat(fn: Callable[[], Any], times: int, *, warmup: int = 1) -> Samples:
     """Time `fn` `times` times after `warmup` untimed calls."""
@@ -110,9 +119,7 @@ def repeat(fn: Callable[[], Any], times: int, *, warmup: int = 1) -> Samples:
         fn()
     samples = Samples()
     for _ in range(times):
-        started = time.perf_counter()
-        fn()
-        samples.seconds.append(time.perf_counter() - started)
+        samples.timed(fn)
     return samples
 
 
@@ -197,6 +204,10 @@ def table(title: str, rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def timed_row(area: str, what: str, samples: Samples, **fields: Any) -> Row:
-    """A row of milliseconds: the samples' median, with their p95."""
+def timed_row(
+    area: str, what: str, samples: Samples, *, under_ms: float | None = None, **fields: Any
+) -> Row:
+    """A row of milliseconds: the samples' median, with their p95; `under_ms`, its target."""
+    if under_ms is not None:
+        fields.update(target=f"< {under_ms:g} ms", passed=samples.median_ms < under_ms)
     return Row(area, what, samples.median_ms, "ms", p95=samples.p95_ms, **fields)
