@@ -72,10 +72,10 @@ def _update(resolution: dict[str, Any], round_: int) -> dict[str, Any]:
 async def run(
     session: ClientSession,
     writer: Writer,
-    sizes: Sizes,
     linked: LinkedRecord,
     events: int,
     statements_per_call: int,
+    sizes: Sizes,
 ) -> list[Row]:
     reads = seven_reads(linked)
     batch = {"requests": [{"operation": name, **args} for name, args in reads]}

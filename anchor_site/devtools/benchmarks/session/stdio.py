@@ -29,10 +29,10 @@ def context_statements(linked: LinkedRecord) -> int:
 async def run(
     session: ClientSession,
     writer: Writer,
-    sizes: Sizes,
     linked: LinkedRecord,
     events: int,
     statements_per_call: int,
+    sizes: Sizes,
 ) -> list[Row]:
     arguments = context_arguments(linked)
     first = await call(session, "get_record_context", arguments)
