@@ -1,9 +1,6 @@
-"""The scripted walkthrough: a scripted agent drives real `mcp_serve` processes over stdio.
-
-It runs against a temporary SQLite file holding the hiring demo, through the official MCP client,
-as a coding agent would. The user's answers are prescribed: this demonstrates the guarded
-workflow, it does not evaluate a model. A step the server does not answer as scripted raises
-WalkthroughFailed, naming the step.
+"""The scripted walkthrough: a scripted agent with prescribed user answers drives real
+`mcp_serve` processes over stdio, through the official MCP client, on a temporary SQLite file
+holding the hiring demo. A step the server does not answer as scripted raises WalkthroughFailed.
 """
 
 from __future__ import annotations

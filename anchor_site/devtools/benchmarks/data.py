@@ -1,11 +1,8 @@
 """Benchmark data: deterministic names, bulk records, the long history, scratch databases.
 
-Bulk records are left as record_create would leave them: the record at version 1, its first
-version, its record.created event, the names counters moved once per record and its full-text
-row. SQLite takes them by executemany, its triggers doing the rest. On PostgreSQL the per-row
-triggers are the bottleneck (every row upserts the same two counter rows, whose dead versions
-pile up): the rows are COPYed with the record triggers disabled inside the transaction, and one
-set-based pass does what the triggers would have (tests/test_benchmark_data.py compares both).
+Bulk records are left as record_create would leave them (tests/test_benchmark_data.py compares
+both). SQLite takes them by executemany, its triggers doing the rest; on PostgreSQL the rows are
+COPYed with the record triggers disabled, and one set-based pass does what the triggers would.
 """
 
 from __future__ import annotations
@@ -141,26 +138,21 @@ SQLITE_INSERTS = (
 
 def _insert_sqlite(collection_id: str, values: Iterator[tuple[str, BulkRecord, datetime]]) -> int:
     raw = connection.connection  # the sqlite3 connection: executemany without Django's wrapping
-    chunks: tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]]] = (
-        [],
-        [],
-        [],
-    )
-    count = 0
+    chunks: list[list[tuple[Any, ...]]] = [[], [], []]
 
     def flush() -> None:
         for sql, chunk in zip(SQLITE_INSERTS, chunks, strict=True):
             raw.executemany(sql, chunk)
             chunk.clear()
 
+    count = 0
     for pk, row, at in values:
+        count += 1
         stamp = connection.ops.adapt_datetimefield_value(at)  # Django's own text form
-        data, title = json.dumps(row.data), row.title
+        data, title, after = json.dumps(row.data), row.title, _after(collection_id, row)
         chunks[0].append((pk, WORKSPACE, collection_id, title, data, ACTOR, stamp, stamp))
         chunks[1].append((pk, title, data, ACTOR, stamp))
-        after = _after(collection_id, row)
         chunks[2].append((WORKSPACE, ACTOR, pk, pk, collection_id, after, REASON, stamp))
-        count += 1
         if len(chunks[0]) >= CHUNK:
             flush()
     flush()

@@ -1,14 +1,7 @@
-"""Everyday agent tasks on Anchor beside the official memory server: per task the calls, the
-tokens a model reads and writes, and whether the store ends right, read from the store itself.
-
-Each side runs over stdio through the official client on a store of its own: `mcp_serve` on a
-fresh SQLite file with the default tool profile, and `npx -y @modelcontextprotocol/server-memory`
-with a temporary MEMORY_FILE_PATH. The tasks (peer_tasks.json) are the calls a competent agent
-makes following each server's own instructions and descriptions; the scripted user's answers
-cost nothing. Tokens are cl100k as a model receives them: the tool list (name, description,
-input schema) and instructions once per conversation, and per call the arguments plus the
-reply's text.
-"""
+"""Everyday agent tasks (peer_tasks.json) on Anchor beside the official memory server, each over
+stdio through the official client on a store of its own: per task the calls, the cl100k tokens
+a model reads and writes (tool list and instructions once, then arguments plus reply text), and
+whether the store, read directly, ends right. The scripted user's answers cost nothing."""
 
 from __future__ import annotations
 

@@ -31,15 +31,8 @@ def py_spy() -> list[str] | None:
     if found := shutil.which("py-spy"):
         return [found]
     uv = shutil.which("uv")
-    if (
-        uv
-        and subprocess.run(
-            [uv, "tool", "run", "py-spy", "--version"], capture_output=True
-        ).returncode
-        == 0
-    ):
-        return [uv, "tool", "run", "py-spy"]
-    return None
+    probe = [uv or "uv", "tool", "run", "py-spy", "--version"]
+    return probe[:-1] if uv and subprocess.run(probe, capture_output=True).returncode == 0 else None
 
 
 @contextmanager

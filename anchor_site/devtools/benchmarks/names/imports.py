@@ -1,10 +1,6 @@
-"""Import review: 100 rows against 10,000 names, and the worst case the comparison cap allows.
-
-The reference is difflib's SequenceMatcher (the reference design's matcher) over the same
-normalised names, timed on a tenth of the rows and scaled up. The cap rows build their scope in
-memory, since only the matching is timed: names of the lengths that cost most per counted
-comparison, sized so the review sits exactly at MAX_COMPARISONS.
-"""
+"""Import review: 100 rows against 10,000 names against difflib (timed on a tenth of the rows,
+scaled), and the worst case the comparison cap allows (a scope built in memory of the name
+lengths that cost most per counted comparison, sized to sit exactly at MAX_COMPARISONS)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""Fewer round trips: seven reads one at a time against one batch_read, and three updates in
-nine calls (resolve, prepare, commit each) against three (batch resolve, prepare, commit); then
-the two batch shapes an agent uses most, the reporting read (three searches of 20 with
-contexts, a list, a traverse) and a batch resolution of 10 IDs, each against a no-op round
-trip. Both ways do the same work on the same server, alternately."""
+"""Fewer round trips: seven reads one at a time against one batch_read, three updates in nine
+calls against three; then the reporting batch_read and a batch resolution of 10 IDs, each
+against a no-op round trip. Both ways do the same work on the same server, alternately."""
 
 from __future__ import annotations
 

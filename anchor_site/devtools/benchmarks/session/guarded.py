@@ -1,10 +1,6 @@
-"""Guarded writes against no-op round trips measured beside them, on the long history: a
-guarded create (resolve_record of a fresh title -> prepare_write create_record citing it ->
-commit_write) in a collection of 100 names and in one of `--names` names, each against three
-no-op round trips, with the storage floor (three durable one-row commits) beside it to explain
-a miss on a slow disk; and prepare_import + commit_import of 100 rows and 100 links against two
-no-op round trips, with the SQL statements of one import counted in process.
-"""
+"""Guarded writes on the long history: a guarded create (resolve, prepare, commit) in a collection
+of 100 names and in one of `--names` names, each against three no-op round trips (the storage
+floor beside it), and prepare_import + commit_import of 100 rows and 100 links against two."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""Search at scale: the workspace topped up to `records` records, then a full-text search and
-a filtered page sorted by a data field through search_records. Each reference is the same
-question without the store's query layer (a plain scan matching word starts in the same fields,
-title matches first; the same filter, order and limit as one plain statement), so the ratio is
-what the layer and its indexes buy."""
+"""Search at scale through search_records: a full-text search and a filtered page sorted by a
+data field, each against the same question as plain SQL without the store's query layer (a
+word-start scan, title matches first; the same filter, order and limit), on `records` records."""
 
 from __future__ import annotations
 
