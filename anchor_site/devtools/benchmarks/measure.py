@@ -162,12 +162,10 @@ def verdict(row: dict[str, Any]) -> str:
 
 
 def _ratio(row: dict[str, Any]) -> str:
-    ratio = row.get("ratio")
-    if ratio is None:
+    if (ratio := row.get("ratio")) is None:
         return "-"
-    return (
-        f"{1 / ratio:.1f}x faster" if row["unit"] in ("ms", "s") and ratio < 1 else f"{ratio:.2f}x"
-    )
+    faster = row["unit"] in ("ms", "s") and ratio < 1
+    return f"{1 / ratio:.1f}x faster" if faster else f"{ratio:.2f}x"
 
 
 def table(title: str, rows: list[dict[str, Any]]) -> list[str]:
