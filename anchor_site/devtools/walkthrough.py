@@ -323,10 +323,7 @@ class Walkthrough:
             NOTE, f"scripted mistake: the agent also links the assessment to {wrong['title']!r}"
         )
         review = await self.resolve(
-            wrong["title"],
-            "interviews",
-            self.ids["application"],
-            expected=wrong["record_id"],
+            wrong["title"], "interviews", self.ids["application"], expected=wrong["record_id"]
         )
         await self.link(wrong["record_id"], "system design interview", review["resolution_id"])
         self.say(NOTE, 'user (scripted): "No, it is only about the coding interview."')
