@@ -11,7 +11,6 @@ import contextlib
 import json
 import os
 import random
-import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -23,7 +22,7 @@ import psycopg
 from django.core.management import call_command
 from django.db import connection, transaction
 
-from anchor_site.devtools.benchmarks.measure import Row, Sizes
+from anchor_site.devtools.benchmarks.measure import Row, Sizes, timed
 from records import services
 from records.ids import new_id
 from records.models import AuditEvent, Collection, Record
@@ -246,17 +245,14 @@ def linked_record(ctx: WriteContext, *, links: int = 20, events: int = 10) -> Li
     )
     neighbours = []
     for index in range(links):
-        neighbours.append(
-            services.record_create(
-                ctx=ctx,
-                collection_id=team.pk,
-                title=f"Teammate {index}",
-                data={"role": "engineer", "level": index % 5},
-            ).pk
+        data = {"role": "engineer", "level": index % 5}
+        made = services.record_create(
+            ctx=ctx, collection_id=team.pk, title=f"Teammate {index}", data=data
         )
         services.relationship_create(
-            ctx=ctx, source_id=hub.pk, relationship_type="works_with", target_id=neighbours[-1]
+            ctx=ctx, source_id=hub.pk, relationship_type="works_with", target_id=made.pk
         )
+        neighbours.append(made.pk)
     for index in range(events):
         services.record_update(
             ctx=ctx, record_id=hub.pk, changes={"level": index}, expected_version=index + 1
@@ -302,9 +298,7 @@ def history(sizes: Sizes, ctx: WriteContext) -> Row:
     about records the agent is not looking at); the row says how long it took."""
     task_collections(ctx, sizes.collections)  # their own events count towards the history
     missing = max(0, sizes.events - events())
-    started = time.perf_counter()
-    add_tasks(ctx, sizes, missing)
-    elapsed = time.perf_counter() - started
+    elapsed, _ = timed(lambda: add_tasks(ctx, sizes, missing))
     return Row(
         "history",
         f"long history: {events():,} audit events in the workspace, {missing:,} added as bulk "
