@@ -78,9 +78,6 @@ class Sizes:
             recall_filler=300,
         )
 
-    def to_dict(self) -> dict[str, int]:
-        return asdict(self)
-
 
 def median_ms(seconds: list[float]) -> float | None:
     return statistics.median(seconds) * 1000 if seconds else None

@@ -15,7 +15,7 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from dataclasses import asdict, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -86,7 +86,7 @@ def run_backend(
     areas = [a for a in areas if vendor == "sqlite" or a not in PROCESS_ONLY]
     if not areas:
         return []
-    args = ["--plan", json.dumps(sizes.to_dict()), "--only", ",".join(areas)]
+    args = ["--plan", json.dumps(asdict(sizes)), "--only", ",".join(areas)]
     rows, status = in_worker(vendor, args, progress=progress)
     if status != 0:
         rows = (rows or []) + [
