@@ -1,9 +1,6 @@
-"""The scripted walkthrough: a scripted agent drives real `mcp_serve` processes over stdio.
-
-It runs against a temporary SQLite file holding the hiring demo, through the official MCP client,
-as a coding agent would. The user's answers are prescribed: this demonstrates the guarded
-workflow, it does not evaluate a model. A step the server does not answer as scripted raises
-WalkthroughFailed, naming the step.
+"""The scripted walkthrough: a scripted agent with prescribed user answers drives real
+`mcp_serve` processes over stdio, through the official MCP client, on a temporary SQLite file
+holding the hiring demo. A step the server does not answer as scripted raises WalkthroughFailed.
 """
 
 from __future__ import annotations
@@ -22,7 +19,7 @@ from typing import Any, TextIO
 
 import anyio
 
-from workflow.mcp.client import ClientSession, open_stdio_session, tool_envelope
+from workflow.mcp.client import open_stdio_session, tool_envelope
 
 # What the scripted user says and the scripted agent writes (tests change them to make a step
 # fail).
@@ -71,6 +68,7 @@ class Walkthrough:
     servers: int = 0
     elapsed: float = 0.0
     ids: dict[str, Any] = field(default_factory=dict)
+    session: Any = None  # the client session of the server running now
 
     def env(self) -> dict[str, str]:
         # Every variable passed on purpose, DATABASE_URL never: only the temporary file opens.
@@ -97,7 +95,7 @@ class Walkthrough:
         )
 
     @asynccontextmanager
-    async def server(self) -> AsyncIterator[ClientSession]:
+    async def server(self) -> AsyncIterator[None]:
         self.servers += 1
         begun = time.monotonic()
         async with open_stdio_session(
@@ -112,7 +110,8 @@ class Walkthrough:
                 f"[server {self.servers}: `manage.py mcp_serve` started over stdio and "
                 f"initialized in {time.monotonic() - begun:.1f}s]",
             )
-            yield session
+            self.session = session
+            yield
             stopping = time.monotonic()
         self.say(NOTE, f"[server {self.servers} stopped in {time.monotonic() - stopping:.1f}s]")
 
@@ -123,13 +122,13 @@ class Walkthrough:
     def answer(self, text: str) -> None:
         self.say(ANSWER, f"-> {text}")
 
-    async def call(self, session: ClientSession, tool: str, **arguments: Any) -> Any:
+    async def call(self, tool: str, **arguments: Any) -> Any:
         """Call a tool, show the call, and return its result; a refusal fails the step."""
         texts = {k: json.dumps(v, ensure_ascii=False) for k, v in arguments.items()}
         shown = ", ".join(f"{k}={v if len(v) <= 40 else v[:39] + '…'}" for k, v in texts.items())
         self.say(CALL, f"{tool}({shown})")
         self.calls += 1
-        envelope = tool_envelope(await session.call_tool(tool, arguments))
+        envelope = tool_envelope(await self.session.call_tool(tool, arguments))
         error = envelope.get("error") or {}
         self.expect(
             envelope.get("ok"), f"{tool} answered {error.get('code')}: {error.get('message')}"
@@ -137,12 +136,11 @@ class Walkthrough:
         return envelope["result"]
 
     async def resolve(
-        self, session: ClientSession, query: str, collection: str, *context: str, expected: str = ""
+        self, query: str, collection: str, *context: str, expected: str = ""
     ) -> dict[str, Any]:
         """resolve_record, with the candidates' links; `expected`: the record it must select."""
         context_ids = {"context_record_ids": list(context)} if context else {}
         found: dict[str, Any] = await self.call(
-            session,
             "resolve_record",
             query=query,
             collection_id=self.ids[collection],
@@ -158,15 +156,15 @@ class Walkthrough:
         return found
 
     async def commit(
-        self, session: ClientSession, operation: str, arguments: dict[str, Any], **review: Any
+        self, operation: str, arguments: dict[str, Any], **review: Any
     ) -> tuple[str, dict[str, Any]]:
         prepared = await self.call(
-            session, "prepare_write", operation=operation, arguments=arguments, **review
+            "prepare_write", operation=operation, arguments=arguments, **review
         )
         self.answer(
             f"prepared {operation}: action {prepared['action_id'][:8]}, nothing written yet"
         )
-        committed = await self.call(session, "commit_write", action_id=prepared["action_id"])
+        committed = await self.call("commit_write", action_id=prepared["action_id"])
         self.expect(
             committed["status"] == "committed" and not committed["replayed"],
             f"commit_write should commit once, got {committed['status']!r}",
@@ -185,22 +183,22 @@ class Walkthrough:
         self.manage("migrate")
         self.manage("loaddata", "hiring_demo")
         self.say(DETAIL, f"Temporary database: {self.db_path} ({time.monotonic() - begun:.1f}s)")
-        async with self.server() as session:
-            await self.clarify_and_follow_links(session)
-            await self.reuse_feedback(session)
-            await self.record_assessment(session)
-            await self.retry_commit(session)
-            await self.remove_wrong_link(session)
-        async with self.server() as session:
-            await self.read_after_restart(session)
+        async with self.server():
+            await self.clarify_and_follow_links()
+            await self.reuse_feedback()
+            await self.record_assessment()
+            await self.retry_commit()
+            await self.remove_wrong_link()
+        async with self.server():
+            await self.read_after_restart()
 
-    async def clarify_and_follow_links(self, session: ClientSession) -> None:
+    async def clarify_and_follow_links(self) -> None:
         self.begin(1, f'"{REQUEST}": clarify the name, then follow the links')
-        catalog = await self.call(session, "workspace_digest")
+        catalog = await self.call("workspace_digest")
         self.ids.update({c["name"]: c["collection_id"] for c in catalog["collections"]})
         for name in ("people", "applications", "interviews", "feedback"):
             self.expect(name in self.ids, f"the hiring demo has no {name!r} collection")
-        typo = await self.resolve(session, TYPO, "people")
+        typo = await self.resolve(TYPO, "people")
         titles = [c["title"] for c in typo["candidates"]]
         self.expect(
             typo["status"] == "needs_clarification" and INTENDED_NAME in titles,
@@ -211,7 +209,7 @@ class Walkthrough:
         self.say(NOTE, f'agent asks: "Did you mean {INTENDED_NAME}?"')
         self.say(NOTE, f'user (scripted): "{USER_ANSWER}"')
 
-        person = await self.resolve(session, INTENDED_NAME, "people")
+        person = await self.resolve(INTENDED_NAME, "people")
         self.expect(person["status"] == "resolved", f"{INTENDED_NAME!r} should resolve")
         kirat = person["selected_record_id"]
         backend = [
@@ -222,7 +220,7 @@ class Walkthrough:
         self.expect(len(backend) == 1, f"{INTENDED_NAME} should have one backend application")
         application = backend[0]
         found = await self.resolve(
-            session, application["title"], "applications", kirat, expected=application["record_id"]
+            application["title"], "applications", kirat, expected=application["record_id"]
         )
         interviews = [
             link for link in found["candidates"][0]["links"] if link["collection"] == "interviews"
@@ -232,7 +230,6 @@ class Walkthrough:
         self.expect(len(coding) == 1 and others, f"one coding interview and another: {interviews}")
         self.answer(f"resolved: {application['title']} (linked to {INTENDED_NAME})")
         interview = await self.resolve(
-            session,
             coding[0]["title"],
             "interviews",
             application["record_id"],
@@ -247,11 +244,9 @@ class Walkthrough:
         )
         self.passed(1, f"{TYPO!r} was clarified to {INTENDED_NAME}, then followed by links")
 
-    async def reuse_feedback(self, session: ClientSession) -> None:
+    async def reuse_feedback(self) -> None:
         self.begin(2, "reuse the existing Feedback collection")
-        found = await self.call(
-            session, "discover_collections", name="feedback", purpose=FEEDBACK_PURPOSE
-        )
+        found = await self.call("discover_collections", name="feedback", purpose=FEEDBACK_PURPOSE)
         exact = [s for s in found["suggestions"] if s["exact"]]
         self.expect(
             len(exact) == 1 and exact[0]["collection_id"] == self.ids["feedback"],
@@ -261,13 +256,12 @@ class Walkthrough:
         self.ids["discovery"] = found["discovery_id"]
         self.passed(2, "the existing Feedback collection is reused, not duplicated")
 
-    async def link(self, session: ClientSession, target: str, described: str, *reviews: str) -> Any:
+    async def link(self, target: str, described: str, *reviews: str) -> Any:
         """Resolve the assessment afresh (earlier writes moved its counter), then link."""
         source = await self.resolve(
-            session, self.ids["assessment"], "feedback", expected=self.ids["assessment"]
+            self.ids["assessment"], "feedback", expected=self.ids["assessment"]
         )
         _, result = await self.commit(
-            session,
             "link_records",
             {
                 "source_id": self.ids["assessment"],
@@ -280,15 +274,14 @@ class Walkthrough:
         self.answer(f"committed: assessment --{LINK_TYPE}--> {described}")
         return result
 
-    async def record_assessment(self, session: ClientSession) -> None:
+    async def record_assessment(self) -> None:
         self.begin(3, "record an additional assessment and link it to the interview")
-        check = await self.resolve(session, NEW_TITLE, "feedback")
+        check = await self.resolve(NEW_TITLE, "feedback")
         self.expect(
             check["status"] == "no_match", f"{NEW_TITLE!r} should be new: {check['status']}"
         )
         self.answer("no_match: no existing or archived feedback has this title")
         action_id, result = await self.commit(
-            session,
             "create_record",
             {"collection_id": self.ids["feedback"], "title": NEW_TITLE, "data": NEW_DATA},
             review_ids=[check["resolution_id"], self.ids["discovery"]],
@@ -298,49 +291,43 @@ class Walkthrough:
         # Creating the assessment moved only the feedback names: step 1's interview review is
         # still fresh and can be cited.
         linked = await self.link(
-            session, self.ids["interview"], "coding interview", self.ids["interview_review"]
+            self.ids["interview"], "coding interview", self.ids["interview_review"]
         )
         self.expect(linked["created"], "linking the assessment should create a new link")
         self.passed(3, f"recorded the assessment and linked it ({LINK_TYPE}) to the interview")
 
-    async def retry_commit(self, session: ClientSession) -> None:
+    async def retry_commit(self) -> None:
         self.begin(4, "retry the same commit (an interrupted response)")
-        again = await self.call(session, "commit_write", action_id=self.ids["create_action"])
+        again = await self.call("commit_write", action_id=self.ids["create_action"])
         self.expect(
             again["replayed"] and again["result"]["record"]["record_id"] == self.ids["assessment"],
             f"retrying commit_write should replay the stored result, got {again}",
         )
         self.answer("committed, replayed=true: the stored original result, same record ID")
         found = await self.call(
-            session, "search_records", collection_id=self.ids["feedback"], query=NEW_TITLE
+            "search_records", collection_id=self.ids["feedback"], query=NEW_TITLE
         )
         self.expect(found["count"] == 1, f"one {NEW_TITLE!r} should exist, found {found['count']}")
         self.answer("1 record with this title: no second record was written")
         self.passed(4, "the retried commit replayed its result without writing again")
 
-    async def outgoing(self, session: ClientSession) -> list[dict[str, Any]]:
-        context = await self.call(session, "get_record_context", record_id=self.ids["assessment"])
+    async def outgoing(self) -> list[dict[str, Any]]:
+        context = await self.call("get_record_context", record_id=self.ids["assessment"])
         found: list[dict[str, Any]] = context["links"]["outgoing"]
         return found
 
-    async def remove_wrong_link(self, session: ClientSession) -> None:
+    async def remove_wrong_link(self) -> None:
         self.begin(5, "remove a deliberately wrong link")
         wrong = self.ids["wrong"]
         self.say(
             NOTE, f"scripted mistake: the agent also links the assessment to {wrong['title']!r}"
         )
         review = await self.resolve(
-            session,
-            wrong["title"],
-            "interviews",
-            self.ids["application"],
-            expected=wrong["record_id"],
+            wrong["title"], "interviews", self.ids["application"], expected=wrong["record_id"]
         )
-        await self.link(
-            session, wrong["record_id"], "system design interview", review["resolution_id"]
-        )
+        await self.link(wrong["record_id"], "system design interview", review["resolution_id"])
         self.say(NOTE, 'user (scripted): "No, it is only about the coding interview."')
-        outgoing = await self.outgoing(session)
+        outgoing = await self.outgoing()
         wrong_links = [link for link in outgoing if link["record_id"] == wrong["record_id"]]
         self.expect(
             len(wrong_links) == 1 and len(outgoing) == 2, f"two links, one wrong: {outgoing}"
@@ -350,15 +337,10 @@ class Walkthrough:
             f"{len(outgoing)} outgoing links; the wrong one is relationship {relationship_id[:8]}"
         )
         ends = [
-            await self.resolve(
-                session, self.ids["assessment"], "feedback", expected=self.ids["assessment"]
-            ),
-            await self.resolve(
-                session, wrong["record_id"], "interviews", expected=wrong["record_id"]
-            ),
+            await self.resolve(self.ids["assessment"], "feedback", expected=self.ids["assessment"]),
+            await self.resolve(wrong["record_id"], "interviews", expected=wrong["record_id"]),
         ]
         _, removed = await self.commit(
-            session,
             "unlink_records",
             {"relationship_id": relationship_id},
             review_ids=[end["resolution_id"] for end in ends],
@@ -369,16 +351,16 @@ class Walkthrough:
             removed["removed_relationship"]["relationship_id"] == relationship_id,
             "unlink_records removed a different relationship",
         )
-        targets = [link["record_id"] for link in await self.outgoing(session)]
+        targets = [link["record_id"] for link in await self.outgoing()]
         self.expect(
             targets == [self.ids["interview"]], f"only the coding interview stays: {targets}"
         )
         self.answer(f"context now shows one link: assessment --{LINK_TYPE}--> coding interview")
         self.passed(5, "the wrong link was found in context, both ends resolved, and unlinked")
 
-    async def read_after_restart(self, session: ClientSession) -> None:
+    async def read_after_restart(self) -> None:
         self.begin(6, "retrieve the assessment after a server restart")
-        context = await self.call(session, "get_record_context", record_id=self.ids["assessment"])
+        context = await self.call("get_record_context", record_id=self.ids["assessment"])
         links = [
             (link["relationship_type"], link["record_id"]) for link in context["links"]["outgoing"]
         ]
@@ -391,7 +373,7 @@ class Walkthrough:
         self.answer(
             f"{NEW_TITLE!r}, version {context['record']['version']}; history: {', '.join(kinds)}"
         )
-        again = await self.call(session, "commit_write", action_id=self.ids["create_action"])
+        again = await self.call("commit_write", action_id=self.ids["create_action"])
         self.expect(again["replayed"], "replaying the creation after the restart should replay")
         self.answer("replayed=true after the restart too; still one record")
         self.passed(6, "a new server process reads the assessment with its link and history")

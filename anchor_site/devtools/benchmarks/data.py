@@ -1,11 +1,8 @@
 """Benchmark data: deterministic names, bulk records, the long history, scratch databases.
 
-Bulk records are left as record_create would leave them: the record at version 1, its first
-version, its record.created event, the names counters moved once per record and its full-text
-row. SQLite takes them by executemany, its triggers doing the rest. On PostgreSQL the per-row
-triggers are the bottleneck (every row upserts the same two counter rows, whose dead versions
-pile up): the rows are COPYed with the record triggers disabled inside the transaction, and one
-set-based pass does what the triggers would have (tests/test_benchmark_data.py compares both).
+Bulk records are left as record_create would leave them (tests/test_benchmark_data.py compares
+both). SQLite takes them by executemany, its triggers doing the rest; on PostgreSQL the rows are
+COPYed with the record triggers disabled, and one set-based pass does what the triggers would.
 """
 
 from __future__ import annotations
@@ -14,7 +11,6 @@ import contextlib
 import json
 import os
 import random
-import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -26,7 +22,7 @@ import psycopg
 from django.core.management import call_command
 from django.db import connection, transaction
 
-from anchor_site.devtools.benchmarks.measure import Row, Sizes
+from anchor_site.devtools.benchmarks.measure import Row, Sizes, timed
 from records import services
 from records.ids import new_id
 from records.models import AuditEvent, Collection, Record
@@ -141,26 +137,21 @@ SQLITE_INSERTS = (
 
 def _insert_sqlite(collection_id: str, values: Iterator[tuple[str, BulkRecord, datetime]]) -> int:
     raw = connection.connection  # the sqlite3 connection: executemany without Django's wrapping
-    chunks: tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]]] = (
-        [],
-        [],
-        [],
-    )
-    count = 0
+    chunks: list[list[tuple[Any, ...]]] = [[], [], []]
 
     def flush() -> None:
         for sql, chunk in zip(SQLITE_INSERTS, chunks, strict=True):
             raw.executemany(sql, chunk)
             chunk.clear()
 
+    count = 0
     for pk, row, at in values:
+        count += 1
         stamp = connection.ops.adapt_datetimefield_value(at)  # Django's own text form
-        data, title = json.dumps(row.data), row.title
+        data, title, after = json.dumps(row.data), row.title, _after(collection_id, row)
         chunks[0].append((pk, WORKSPACE, collection_id, title, data, ACTOR, stamp, stamp))
         chunks[1].append((pk, title, data, ACTOR, stamp))
-        after = _after(collection_id, row)
         chunks[2].append((WORKSPACE, ACTOR, pk, pk, collection_id, after, REASON, stamp))
-        count += 1
         if len(chunks[0]) >= CHUNK:
             flush()
     flush()
@@ -254,17 +245,14 @@ def linked_record(ctx: WriteContext, *, links: int = 20, events: int = 10) -> Li
     )
     neighbours = []
     for index in range(links):
-        neighbours.append(
-            services.record_create(
-                ctx=ctx,
-                collection_id=team.pk,
-                title=f"Teammate {index}",
-                data={"role": "engineer", "level": index % 5},
-            ).pk
+        data = {"role": "engineer", "level": index % 5}
+        made = services.record_create(
+            ctx=ctx, collection_id=team.pk, title=f"Teammate {index}", data=data
         )
         services.relationship_create(
-            ctx=ctx, source_id=hub.pk, relationship_type="works_with", target_id=neighbours[-1]
+            ctx=ctx, source_id=hub.pk, relationship_type="works_with", target_id=made.pk
         )
+        neighbours.append(made.pk)
     for index in range(events):
         services.record_update(
             ctx=ctx, record_id=hub.pk, changes={"level": index}, expected_version=index + 1
@@ -310,9 +298,7 @@ def history(sizes: Sizes, ctx: WriteContext) -> Row:
     about records the agent is not looking at); the row says how long it took."""
     task_collections(ctx, sizes.collections)  # their own events count towards the history
     missing = max(0, sizes.events - events())
-    started = time.perf_counter()
-    add_tasks(ctx, sizes, missing)
-    elapsed = time.perf_counter() - started
+    elapsed, _ = timed(lambda: add_tasks(ctx, sizes, missing))
     return Row(
         "history",
         f"long history: {events():,} audit events in the workspace, {missing:,} added as bulk "

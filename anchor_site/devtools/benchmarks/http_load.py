@@ -2,10 +2,9 @@
 clients over streamable HTTP, each with its own token and session. An iteration is a guarded
 create, a search, a context read, and a no-op timed apart as the reference (transport,
 authentication and session alone). Then at the highest N, guarded writes only into one
-collection against three no-ops an iteration, checked afterwards: no commit lost, no false
-STALE_REVIEW, and of two clients committing one new title at once, exactly one stored. The
-per-token rate limit is off: it would measure the limiter. With profiling on, the highest N runs
-again under py-spy, PostgreSQL's own counters read around it.
+collection, checked afterwards: no commit lost, no false STALE_REVIEW, and of two clients
+committing one new title at once, exactly one stored. The per-token rate limit is off (it would
+measure the limiter). With profiling on, the highest N runs again under py-spy.
 """
 
 from __future__ import annotations
@@ -39,7 +38,7 @@ from django.db import connection
 
 from anchor_site.devtools.benchmarks import data, profile
 from anchor_site.devtools.benchmarks.measure import Row, median_ms, p95_ms
-from anchor_site.devtools.benchmarks.server import INITIALIZE
+from anchor_site.devtools.benchmarks.server import INITIALIZE, NOOP, create_action, envelope_of
 from records.models import Record
 
 AREA = "http"
@@ -48,7 +47,6 @@ TARGET_MS = 100.0
 WRITES_TARGET = 30.0  # guarded writes/s into one collection (25 clients, PostgreSQL)
 DUPLICATE_PAIRS = 3
 TOOLS = ("resolve_record", "prepare_write", "commit_write", "search_records", "get_record_context")
-NOOP = "get_server_instructions"
 
 
 @dataclass(frozen=True)
@@ -86,14 +84,43 @@ def work(
     plan: Plan, say: Callable[[str], None], save: Callable[[list[Row], list[str]], None]
 ) -> None:
     rows: list[Row] = []
-    lines: list[str] = []
+    most = max(plan.clients)
+    lines = [
+        f"server: gunicorn -c anchor_site/http/gunicorn_conf.py, WEB_CONCURRENCY={plan.workers}, "
+        f"ANCHOR_HTTP_RATE_LIMIT=off; {plan.records:,} seeded records; {plan.seconds:g} s per N; "
+        f"{os.cpu_count()} CPUs"
+    ]
     try:
         seeded = seed(plan, say)
         with (
             tempfile.TemporaryDirectory(prefix="anchor-bench-gunicorn-") as tmp,
             serve(Path(tmp), plan.workers, say) as (url, process, log),
         ):
-            measure(url, process.pid, seeded, plan, rows, lines, lambda: save(rows, lines), say)
+
+            def run(count: int, step: Step = iteration, beside: Any = None) -> Load:
+                return asyncio.run(drive(url, seeded, count, plan.seconds, step, beside))
+
+            say("[http] warming up ...")
+            asyncio.run(drive(url, seeded, min(plan.workers * 2, most), min(3.0, plan.seconds)))
+            crossing = None
+            for count in plan.clients:
+                say(f"[http] {count} clients for {plan.seconds:g} s ...")
+                rows.append(load_row(load := run(count)))
+                if crossing is None and (rows[-1].p95 or 0) >= TARGET_MS:
+                    crossing = count
+                save(rows, lines)
+            rows += [tool_row(f"  {tool} at {load.clients} clients", load, tool) for tool in TOOLS]
+            say(f"[http] guarded writes only, {most} clients, {plan.seconds:g} s ...")
+            rows += writes_rows(url, seeded, most, run)
+            lines.append(
+                f"p95 first passes {TARGET_MS:g} ms at N={crossing}"
+                if crossing is not None
+                else f"p95 stayed under {TARGET_MS:g} ms up to N={most}"
+            )
+            save(rows, lines)
+            if plan.profile:
+                say(f"[http] profiling {most} clients for {plan.seconds:g} s with py-spy ...")
+                lines += profiled(process.pid, plan, lambda: run(most))
             check_log(log, lines)
     except Exception as exc:
         traceback.print_exc(file=sys.stderr)
@@ -222,9 +249,14 @@ class Client:
             "Content-Type": "application/json",
         }
 
-    async def post(self, message: dict[str, Any]) -> Any:
+    async def post(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        """A request's result; without params, a notification."""
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            self.next_id += 1
+            message |= {"id": self.next_id, "params": params}
         response = await self.http.post(self.url, content=json.dumps(message), headers=self.headers)
-        if response.status_code == 202 and "id" not in message:
+        if response.status_code == 202 and params is None:
             return None
         if response.status_code != 200:
             raise CallFailed(f"HTTP {response.status_code}")
@@ -235,26 +267,16 @@ class Client:
             self.headers["Mcp-Session-Id"] = response.headers["Mcp-Session-Id"]
         return reply.get("result")
 
-    async def request(self, method: str, params: dict[str, Any]) -> Any:
-        self.next_id += 1
-        return await self.post(
-            {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
-        )
-
     async def open(self) -> None:
-        await self.request("initialize", INITIALIZE)
-        await self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        await self.post("initialize", INITIALIZE)
+        await self.post("notifications/initialized")
 
     async def close(self) -> None:
         if "Mcp-Session-Id" in self.headers:
             await self.http.delete(self.url, headers=self.headers)
 
-    async def envelope(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        result = await self.request("tools/call", {"name": name, "arguments": arguments})
-        found: dict[str, Any] = result.get("structuredContent") or json.loads(
-            result["content"][0]["text"]
-        )
-        return found
+    async def envelope(self, name: str, arguments: dict[str, Any]) -> Any:
+        return envelope_of(await self.post("tools/call", {"name": name, "arguments": arguments}))
 
     async def call(self, load: Load, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """The tool's result, timed into load; a failure or refusal is counted and raises."""
@@ -279,19 +301,6 @@ def new_title() -> str:
     return f"{uuid.uuid4().hex[:10]} {uuid.uuid4().hex[:10]}"  # unlike every stored name
 
 
-def create(seeded: Seeded, title: str, review_id: str, tag: str) -> dict[str, Any]:
-    return {
-        "operation": "create_record",
-        "arguments": {
-            "collection_id": seeded.collection_id,
-            "title": title,
-            "data": {"source": tag},
-        },
-        "review_ids": [review_id],
-        "decision_reason": "benchmark: a new person",
-    }
-
-
 async def guarded_create(client: Client, load: Load, seeded: Seeded, tag: str) -> bool:
     """The guarded write of a new record; False when the review did not find the name new.
     Commits are kept in load.committed_titles, to check afterwards that each was stored."""
@@ -302,9 +311,8 @@ async def guarded_create(client: Client, load: Load, seeded: Seeded, tag: str) -
     if review.get("status") != "no_match":
         load.errors[f"resolve_record: status {review.get('status')}"] += 1
         return False
-    prepared = await client.call(
-        load, "prepare_write", create(seeded, title, review["resolution_id"], tag)
-    )
+    action = create_action(seeded.collection_id, title, review["resolution_id"], source=tag)
+    prepared = await client.call(load, "prepare_write", action)
     committed = await client.call(load, "commit_write", {"action_id": prepared["action_id"]})
     if committed.get("status") != "committed":
         load.errors[f"commit_write: status {committed.get('status')}"] += 1
@@ -376,6 +384,13 @@ async def drive(
     return load
 
 
+def status(envelope: dict[str, Any]) -> str:
+    """A commit's status, or the code it was refused with."""
+    if envelope.get("ok"):
+        return str(envelope["result"].get("status"))
+    return str((envelope.get("error") or {}).get("code"))
+
+
 async def duplicate_pairs(url: str, seeded: Seeded, outcomes: list[tuple[str, list[str]]]) -> None:
     """Pairs of clients that both find one new title new, then commit it at the same moment."""
     async with httpx.AsyncClient(timeout=httpx.Timeout(60.0)) as http:
@@ -388,9 +403,8 @@ async def duplicate_pairs(url: str, seeded: Seeded, outcomes: list[tuple[str, li
             )
             if not review.get("ok") or review["result"]["status"] != "no_match":
                 return None
-            found = await client.envelope(
-                "prepare_write", create(seeded, title, review["result"]["resolution_id"], "pair")
-            )
+            action = create_action(seeded.collection_id, title, review["result"]["resolution_id"])
+            found = await client.envelope("prepare_write", action)
             return found["result"]["action_id"] if found.get("ok") else None
 
         for _ in range(DUPLICATE_PAIRS):
@@ -406,13 +420,7 @@ async def duplicate_pairs(url: str, seeded: Seeded, outcomes: list[tuple[str, li
                     for c, a in zip(pair, actions, strict=True)
                 )
             )
-            statuses = [
-                str(
-                    e["result"].get("status") if e.get("ok") else (e.get("error") or {}).get("code")
-                )
-                for e in commits
-            ]
-            outcomes.append((title, sorted(statuses)))
+            outcomes.append((title, sorted(map(status, commits))))
         await asyncio.gather(*(client.close() for client in pair), return_exceptions=True)
 
 
@@ -439,38 +447,27 @@ def load_row(load: Load) -> Row:
     )
 
 
-def tool_row(what: str, found: list[float]) -> Row:
+def tool_row(what: str, load: Load, tool: str) -> Row:
+    found = load.samples.get(tool, [])
     return Row(AREA, what, median_ms(found), "ms", p95=p95_ms(found), note=f"{len(found):,} calls")
 
 
-def writes_rows(url: str, seeded: Seeded, clients: int, seconds: float) -> list[Row]:
+def writes_rows(url: str, seeded: Seeded, clients: int, run: Callable[..., Load]) -> list[Row]:
     """Guarded writes only, at `clients` clients, against three no-ops an iteration; then what
     the database holds of every title written."""
-    noop = asyncio.run(drive(url, seeded, clients, seconds, step=noop_step))
+    noop = run(clients, noop_step)
     pairs: list[tuple[str, list[str]]] = []
-    load = asyncio.run(
-        drive(
-            url, seeded, clients, seconds, write_step, lambda: duplicate_pairs(url, seeded, pairs)
-        )
-    )
+    load = run(clients, write_step, lambda: duplicate_pairs(url, seeded, pairs))
     titles = [title for title, _ in pairs] + load.committed_titles
-    stored = Counter(
-        Record.objects.filter(collection_id=seeded.collection_id, title__in=titles).values_list(
-            "title", flat=True
-        )
-    )
+    written = Record.objects.filter(collection_id=seeded.collection_id, title__in=titles)
+    stored = Counter(written.values_list("title", flat=True))
     connection.close()
     lost = sum(stored[title] != 1 for title in load.committed_titles)
     refused = sum(s == ["STALE_REVIEW", "committed"] and stored[t] == 1 for t, s in pairs)
     false_stale = sum(n for what, n in load.errors.items() if what.endswith("STALE_REVIEW"))
     writes = len(load.committed_titles) / load.seconds if load.seconds else 0.0
     shown = "; ".join(f"{title[:6]}…: {', '.join(s)}" for title, s in pairs)
-    passed = (
-        writes >= WRITES_TARGET
-        and lost == 0
-        and not load.errors
-        and refused == len(pairs) == DUPLICATE_PAIRS
-    )
+    clean = lost == 0 and not load.errors and refused == len(pairs) == DUPLICATE_PAIRS
     return [
         Row(
             AREA,
@@ -478,7 +475,7 @@ def writes_rows(url: str, seeded: Seeded, clients: int, seconds: float) -> list[
             writes,
             "/s",
             target=f">= {WRITES_TARGET:g} /s, 0 lost, 0 false stale, duplicates refused",
-            passed=passed,
+            passed=writes >= WRITES_TARGET and clean,
             reference=len(noop.samples.get(NOOP, [])) / 3 / noop.seconds if noop.seconds else None,
             reference_what="three no-op calls an iteration, same clients, same run",
             note=f"{len(load.committed_titles):,} commits in {load.seconds:.1f} s; lost writes "
@@ -486,53 +483,8 @@ def writes_rows(url: str, seeded: Seeded, clients: int, seconds: float) -> list[
             f"{len(pairs)} concurrent pairs ({shown}); {load.errors_text()}; load average "
             f"{load.load_average}",
         ),
-        tool_row(
-            f"  commit_write, writes only, {clients} clients", load.samples.get("commit_write", [])
-        ),
+        tool_row(f"  commit_write, writes only, {clients} clients", load, "commit_write"),
     ]
-
-
-def measure(
-    url: str,
-    pid: int,
-    seeded: Seeded,
-    plan: Plan,
-    rows: list[Row],
-    lines: list[str],
-    save: Callable[[], None],
-    say: Callable[[str], None],
-) -> None:
-    most = max(plan.clients)
-    lines.append(
-        f"server: gunicorn -c anchor_site/http/gunicorn_conf.py, WEB_CONCURRENCY={plan.workers}, "
-        f"ANCHOR_HTTP_RATE_LIMIT=off; {plan.records:,} seeded records; {plan.seconds:g} s per N; "
-        f"{os.cpu_count()} CPUs"
-    )
-    say("[http] warming up ...")
-    asyncio.run(drive(url, seeded, min(plan.workers * 2, most), min(3.0, plan.seconds)))
-    crossing = None
-    for count in plan.clients:
-        say(f"[http] {count} clients for {plan.seconds:g} s ...")
-        load = asyncio.run(drive(url, seeded, count, plan.seconds))
-        rows.append(load_row(load))
-        if crossing is None and (rows[-1].p95 or 0) >= TARGET_MS:
-            crossing = count
-        save()
-    rows.extend(
-        tool_row(f"  {tool} at {load.clients} clients", load.samples.get(tool, []))
-        for tool in TOOLS
-    )
-    say(f"[http] guarded writes only, {most} clients, {plan.seconds:g} s ...")
-    rows.extend(writes_rows(url, seeded, most, plan.seconds))
-    lines.append(
-        f"p95 first passes {TARGET_MS:g} ms at N={crossing}"
-        if crossing is not None
-        else f"p95 stayed under {TARGET_MS:g} ms up to N={most}"
-    )
-    save()
-    if plan.profile:
-        say(f"[http] profiling {most} clients for {plan.seconds:g} s with py-spy ...")
-        lines.extend(profiled(url, pid, seeded, most, plan))
 
 
 def _pg_counters() -> tuple[int, float, int]:
@@ -548,18 +500,19 @@ def _pg_counters() -> tuple[int, float, int]:
     return int(sessions), float(active), int(commits)
 
 
-def profiled(url: str, pid: int, seeded: Seeded, count: int, plan: Plan) -> list[str]:
+def profiled(pid: int, plan: Plan, run: Callable[[], Load]) -> list[str]:
+    """The highest N again under py-spy, PostgreSQL's own counters read around it."""
     if profile.py_spy() is None:
         return ["profile: py-spy is not available (not on PATH, and `uv tool run` failed)"]
     with tempfile.TemporaryDirectory(prefix="anchor-bench-spy-") as tmp:
         out = Path(tmp) / "profile.txt"
         before = _pg_counters()
         with profile.recording(pid, out, subprocesses=True) as failure:
-            load = asyncio.run(drive(url, seeded, count, plan.seconds))
+            load = run()
         sessions, active, commits = (a - b for a, b in zip(_pg_counters(), before, strict=True))
         calls = len(load.timed()) + len(load.samples.get(NOOP, []))
         lines = [
-            f"profile: {count} clients, {plan.seconds:g} s under py-spy: "
+            f"profile: {load.clients} clients, {plan.seconds:g} s under py-spy: "
             f"{calls / load.seconds:,.0f} calls/s (all tools, no-op included), {load.errors_text()}"
         ]
         if calls:

@@ -6,10 +6,12 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -76,9 +78,6 @@ class Sizes:
             meaning_set_records=1_000,
         )
 
-    def to_dict(self) -> dict[str, int]:
-        return asdict(self)
-
 
 def median_ms(seconds: list[float]) -> float | None:
     return statistics.median(seconds) * 1000 if seconds else None
@@ -103,6 +102,13 @@ class Samples:
     def p95_ms(self) -> float:
         return p95_ms(self.seconds) or 0.0
 
+    def timed(self, fn: Callable[[], T]) -> T:
+        """`fn`'s result, its time added to the samples."""
+        started = time.perf_counter()
+        result = fn()
+        self.seconds.append(time.perf_counter() - started)
+        return result
+
 
 def repeat(fn: Callable[[], Any], times: int, *, warmup: int = 1) -> Samples:
     """Time `fn` `times` times after `warmup` untimed calls."""
@@ -110,9 +116,7 @@ def repeat(fn: Callable[[], Any], times: int, *, warmup: int = 1) -> Samples:
         fn()
     samples = Samples()
     for _ in range(times):
-        started = time.perf_counter()
-        fn()
-        samples.seconds.append(time.perf_counter() - started)
+        samples.timed(fn)
     return samples
 
 
@@ -155,12 +159,10 @@ def verdict(row: dict[str, Any]) -> str:
 
 
 def _ratio(row: dict[str, Any]) -> str:
-    ratio = row.get("ratio")
-    if ratio is None:
+    if (ratio := row.get("ratio")) is None:
         return "-"
-    return (
-        f"{1 / ratio:.1f}x faster" if row["unit"] in ("ms", "s") and ratio < 1 else f"{ratio:.2f}x"
-    )
+    faster = row["unit"] in ("ms", "s") and ratio < 1
+    return f"{1 / ratio:.1f}x faster" if faster else f"{ratio:.2f}x"
 
 
 def table(title: str, rows: list[dict[str, Any]]) -> list[str]:
@@ -197,6 +199,10 @@ def table(title: str, rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def timed_row(area: str, what: str, samples: Samples, **fields: Any) -> Row:
-    """A row of milliseconds: the samples' median, with their p95."""
+def timed_row(
+    area: str, what: str, samples: Samples, *, under_ms: float | None = None, **fields: Any
+) -> Row:
+    """A row of milliseconds: the samples' median, with their p95; `under_ms`, its target."""
+    if under_ms is not None:
+        fields.update(target=f"< {under_ms:g} ms", passed=samples.median_ms < under_ms)
     return Row(area, what, samples.median_ms, "ms", p95=samples.p95_ms, **fields)

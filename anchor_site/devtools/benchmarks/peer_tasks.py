@@ -1,14 +1,7 @@
-"""Everyday agent tasks on Anchor beside the official memory server: per task the calls, the
-tokens a model reads and writes, and whether the store ends right, read from the store itself.
-
-Each side runs over stdio through the official client on a store of its own: `mcp_serve` on a
-fresh SQLite file with the default tool profile, and `npx -y @modelcontextprotocol/server-memory`
-with a temporary MEMORY_FILE_PATH. The tasks (peer_tasks.json) are the calls a competent agent
-makes following each server's own instructions and descriptions; the scripted user's answers
-cost nothing. Tokens are cl100k as a model receives them: the tool list (name, description,
-input schema) and instructions once per conversation, and per call the arguments plus the
-reply's text.
-"""
+"""Everyday agent tasks (peer_tasks.json) on Anchor beside the official memory server, each over
+stdio through the official client on a store of its own: per task the calls, the cl100k tokens
+a model reads and writes (tool list and instructions once, then arguments plus reply text), and
+whether the store, read directly, ends right. The scripted user's answers cost nothing."""
 
 from __future__ import annotations
 
@@ -28,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from anchor_site.devtools.benchmarks.measure import Row
-from anchor_site.devtools.benchmarks.process.tool_list import token_count, tokens
-from anchor_site.devtools.benchmarks.server import RawServer, client_session
+from anchor_site.devtools.benchmarks.process.tool_list import listed, tokens
+from anchor_site.devtools.benchmarks.server import client_session
 from workflow.mcp.client import ClientSession, TextContent, open_stdio_session
 
 AREA = "peer"
@@ -230,17 +223,6 @@ async def run_memory(folder: Path, tasks: list[dict[str, Any]]) -> dict[str, Any
             return await run_tasks(Agent(session), tasks, "memory", lambda: memory_store(path))
 
 
-def fixed_cost(argv: list[str] | None, **env: str) -> int:
-    """Tokens before the first call: the tool list as a model receives it, and instructions."""
-    server = RawServer(argv, **env)
-    try:
-        server.initialize()
-        listed = server.request("tools/list", {})["tools"]
-        return token_count(listed, server.initialized.get("instructions") or "")
-    finally:
-        server.close()
-
-
 def memory_server_missing() -> str:
     """Why the memory server cannot start here, or "": npx, or the network for a first
     download. Given no input, the server starts and exits."""
@@ -265,8 +247,8 @@ def run() -> list[Row]:
         folder = Path(tmp)
         opener, ours = asyncio.run(run_anchor(folder, PLAN["tasks"]))
         theirs = asyncio.run(run_memory(folder, PLAN["tasks"]))
-        fixed = fixed_cost(None, **ANCHOR_ENV, ANCHOR_DB_PATH=str(folder / "listed.db"))
-        peer_fixed = fixed_cost(MEMORY_SERVER, MEMORY_FILE_PATH=str(folder / "listed.jsonl"))
+        fixed, _ = listed(None, **ANCHOR_ENV, ANCHOR_DB_PATH=str(folder / "listed.db"))
+        peer_fixed, _ = listed(MEMORY_SERVER, MEMORY_FILE_PATH=str(folder / "listed.jsonl"))
     return rows(ours, theirs, opener, fixed, peer_fixed)
 
 

@@ -22,7 +22,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connection
 
-from anchor_site.devtools.benchmarks.measure import Row, Sizes
+from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat, timed_row
 
 ATTACH_SECONDS = 1.5  # py-spy attaches before the first call it should see
 
@@ -31,15 +31,8 @@ def py_spy() -> list[str] | None:
     if found := shutil.which("py-spy"):
         return [found]
     uv = shutil.which("uv")
-    if (
-        uv
-        and subprocess.run(
-            [uv, "tool", "run", "py-spy", "--version"], capture_output=True
-        ).returncode
-        == 0
-    ):
-        return [uv, "tool", "run", "py-spy"]
-    return None
+    probe = [uv or "uv", "tool", "run", "py-spy", "--version"]
+    return probe[:-1] if uv and subprocess.run(probe, capture_output=True).returncode == 0 else None
 
 
 @contextmanager
@@ -189,6 +182,24 @@ def explained(row: Row, sizes: Sizes, call: Callable[[], Any]) -> Row:
     if row.passed is False and sizes.profile:
         row.profile = explain(call)
     return row
+
+
+def compared(
+    area: str,
+    what: str,
+    sizes: Sizes,
+    call: Callable[[], Any],
+    reference: Callable[[], Any],
+    *,
+    passed: Callable[[float, float], bool],
+    **fields: Any,
+) -> Row:
+    """`call` timed against `reference` alike; `passed` judges their medians (ms)."""
+    times = max(3, sizes.reference_repeat * 2)
+    ours, floor = repeat(call, times), repeat(reference, times)
+    judged = passed(ours.median_ms, floor.median_ms)
+    row = timed_row(area, what, ours, passed=judged, reference=floor.median_ms, **fields)
+    return explained(row, sizes, call)
 
 
 def _ms(seconds: float) -> str:

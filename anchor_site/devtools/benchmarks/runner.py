@@ -15,7 +15,8 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from dataclasses import asdict, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -41,26 +42,10 @@ from anchor_site.devtools.benchmarks.session import batches, guarded, stdio, wri
 from anchor_site.devtools.benchmarks.store import graph, restore, search
 from workflow.scope import Scope
 
-AREAS = (
-    "tool_list",
-    "name_rule",
-    "startup",
-    "memory",
-    "resolution",
-    "imports",
-    "meaning",
-    "stdio",
-    "batches",
-    "writes",
-    "guarded",
-    "search",
-    "graph",
-    "restore",
-    "agendas",
-    "approvals",
-    "locks",
-    "peer",
-)
+AREAS = (  # noqa: SIM905 (one line of names reads better than eighteen)
+    "tool_list name_rule startup memory resolution imports meaning stdio batches writes guarded "
+    "search graph restore agendas approvals locks peer"
+).split()
 SESSION_AREAS = ("stdio", "batches", "writes", "guarded")  # one server and client session
 PROCESS_ONLY = {"tool_list", "name_rule", "memory", "peer"}  # measured once, on SQLite
 OPT_IN = {"peer"}  # runs only when --only names it: it fetches the memory server with npx
@@ -101,7 +86,7 @@ def run_backend(
     areas = [a for a in areas if vendor == "sqlite" or a not in PROCESS_ONLY]
     if not areas:
         return []
-    args = ["--plan", json.dumps(sizes.to_dict()), "--only", ",".join(areas)]
+    args = ["--plan", json.dumps(asdict(sizes)), "--only", ",".join(areas)]
     rows, status = in_worker(vendor, args, progress=progress)
     if status != 0:
         rows = (rows or []) + [
@@ -165,6 +150,13 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
     area("locks", lambda: locks.run(sizes))
 
 
+def missed(result: Any) -> bool:
+    """Whether a session phase's rows will miss: from its rows, write rate or timings."""
+    if isinstance(result, list):
+        return any(row.passed is False for row in result)
+    return result < writes.TARGET_PER_S if isinstance(result, float) else bool(result.missed())
+
+
 def session_rows(
     sizes: Sizes, areas: list[str], linked: data.LinkedRecord, vendor: str
 ) -> list[Row]:
@@ -178,78 +170,43 @@ def session_rows(
     context_statements = stdio.context_statements(linked) if "stdio" in areas else 0
     reporting_statements = batches.reporting_statements(linked) if "batches" in areas else 0
     again = replace(sizes, calls=min(sizes.calls, 100), repeat=min(sizes.repeat, 5))
-    timings = guarded.Timings()
+    found: dict[str, Any] = {}
     profiles: dict[str, list[str]] = {}
-    rate = None
 
-    def timings_for(run: Sizes) -> guarded.Timings:  # a profiled re-run is not kept
-        return timings if run is sizes else guarded.Timings()
-
-    def missed(rows: list[Row]) -> bool:
-        return any(row.passed is False for row in rows)
-
-    async def over_stdio() -> list[Row]:
-        nonlocal rate
-        rows: list[Row] = []
+    async def over_stdio() -> None:
         async with client_session() as session:
             started = profile.mcp_serve_children()  # before the second server starts
             measured = started[0] if len(started) == 1 else None
             async with client_session() as second:
                 writer = Writer(second)
-
-                async def phase(
-                    name: str, run: Callable[[Sizes], Awaitable[Any]], miss: Any
-                ) -> Any:
-                    result = await run(sizes)
-                    if sizes.profile and miss(result):
-                        profiles[name] = await profile.profiled(measured, lambda: run(again))
-                        if isinstance(result, list):
-                            profile.attach(result, profiles[name])
-                    return result
-
-                if "stdio" in areas:
-                    rows += await phase(
-                        "stdio",
-                        lambda s: stdio.run(session, writer, s, linked, events, context_statements),
-                        missed,
-                    )
-                if "batches" in areas:
-                    rows += await phase(
-                        "batches",
-                        lambda s: batches.run(
-                            session, writer, s, linked, events, reporting_statements
-                        ),
-                        missed,
-                    )
-                if "writes" in areas:
-                    rate = await phase(
-                        "writes",
-                        lambda s: writes.run(session, s, linked),
-                        lambda rate: rate < writes.TARGET_PER_S,
-                    )
+                phases: dict[str, Callable[[Sizes], Awaitable[Any]]] = {
+                    "stdio": partial(
+                        stdio.run, session, writer, linked, events, context_statements
+                    ),
+                    "batches": partial(
+                        batches.run, session, writer, linked, events, reporting_statements
+                    ),
+                    "writes": partial(writes.run, session, linked),
+                }
                 if scopes is not None:
-                    await phase(
-                        "creates",
-                        lambda s: guarded.measure_creates(
-                            session, writer, s, scopes, timings_for(s)
-                        ),
-                        lambda _: guarded.creates_missed(timings),
-                    )
-                    await phase(
-                        "imports",
-                        lambda s: guarded.measure_imports(
-                            session, writer, s, scopes, timings_for(s)
-                        ),
-                        lambda _: guarded.import_missed(timings),
-                    )
-        return rows
+                    phases["creates"] = partial(guarded.measure_creates, session, writer, scopes)
+                    phases["imports"] = partial(guarded.measure_imports, session, writer, scopes)
+                for name, run in phases.items():
+                    if name in areas or name in ("creates", "imports"):
+                        found[name] = await run(sizes)
+                        if sizes.profile and missed(found[name]):
+                            profiles[name] = await profile.profiled(measured, partial(run, again))
 
-    rows = [built, *asyncio.run(over_stdio())]
-    if rate is not None:
-        rows.append(writes.row(rate, writes.commit_floor(sizes.writes), sizes, vendor))
+    asyncio.run(over_stdio())
+    rows = [built]
+    for name in ("stdio", "batches"):
+        profile.attach(found.get(name, []), profiles.get(name, []))
+        rows += found.get(name, [])
+    if "writes" in found:
+        rows.append(writes.row(found["writes"], writes.commit_floor(sizes.writes), sizes, vendor))
         profile.attach(rows[-1:], profiles.get("writes", []))
     if scopes is not None:
-        made = guarded.rows(timings, sizes, scopes, events)
+        made = guarded.rows(found["creates"], found["imports"], sizes, scopes, events)
         profile.attach(made[:2], profiles.get("creates", []))
         profile.attach(made[2:], profiles.get("imports", []))
         rows += made

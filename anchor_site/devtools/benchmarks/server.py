@@ -20,14 +20,14 @@ from django.conf import settings
 from anchor_site.devtools.benchmarks import data
 from workflow.mcp.client import ClientSession, open_stdio_session, tool_envelope
 
-PROTOCOL_VERSION = "2025-06-18"
 # Not DJANGO_SETTINGS_MODULE: manage.py picks the stdio server's own, as for a client.
 PASSED_THROUGH = ("PATH", "DATABASE_URL", "ANCHOR_DB_PATH", "HOME", "XDG_CACHE_HOME")
 INITIALIZE = {
-    "protocolVersion": PROTOCOL_VERSION,
+    "protocolVersion": "2025-06-18",
     "capabilities": {},
     "clientInfo": {"name": "anchor-benchmark", "version": "1"},
 }
+NOOP = "get_server_instructions"  # the closest the server has to a no-op: a fixed text
 
 
 def command() -> list[str]:
@@ -38,9 +38,7 @@ def server_env(**overrides: str) -> dict[str, str]:
     """The variables a client configuration would set, and nothing else; every tool listed."""
     env = {name: os.environ[name] for name in PASSED_THROUGH if name in os.environ}
     env.update(ANCHOR_WORKSPACE_ID=data.WORKSPACE, ANCHOR_ACTOR_ID=data.ACTOR)
-    env.update(ANCHOR_LOG_LEVEL="WARNING", ANCHOR_TOOLS="full")
-    env.update(overrides)
-    return env
+    return env | {"ANCHOR_LOG_LEVEL": "WARNING", "ANCHOR_TOOLS": "full"} | overrides
 
 
 @asynccontextmanager
@@ -56,15 +54,20 @@ async def client_session(**env: str) -> AsyncIterator[ClientSession]:
             yield session
 
 
-def _result(name: str, envelope: dict[str, Any]) -> Any:
+def result_of(name: str, envelope: dict[str, Any]) -> Any:
     """The tool's result; a refusal is a benchmark bug, so it raises."""
     if not envelope.get("ok"):
         raise RuntimeError(f"{name} refused: {envelope.get('error')}")
     return envelope["result"]
 
 
+def envelope_of(result: dict[str, Any]) -> Any:
+    """A tools/call result's envelope: its structured content, or its text parsed."""
+    return result.get("structuredContent") or json.loads(result["content"][0]["text"])
+
+
 async def call(session: ClientSession, name: str, arguments: dict[str, Any]) -> Any:
-    return _result(name, tool_envelope(await session.call_tool(name, arguments)))
+    return result_of(name, tool_envelope(await session.call_tool(name, arguments)))
 
 
 async def timed_call(session: ClientSession, name: str, arguments: dict[str, Any]) -> float:
@@ -74,12 +77,14 @@ async def timed_call(session: ClientSession, name: str, arguments: dict[str, Any
 
 
 async def noop(session: ClientSession) -> float:
-    """One round trip to the closest the server has to a no-op: a fixed text, no database."""
-    return await timed_call(session, "get_server_instructions", {})
+    """One round trip that touches no database."""
+    return await timed_call(session, NOOP, {})
 
 
 class RawServer:
-    """mcp_serve (or `argv`, another stdio MCP server) on a plain pipe, timed from spawn."""
+    """mcp_serve (or `argv`, another stdio MCP server) on a plain pipe, timed from spawn. As a
+    context manager it is initialized on the way in (`startup_s`) and closed on the way out
+    (`stop_s`)."""
 
     def __init__(self, argv: list[str] | None = None, **env: str) -> None:
         self.started = time.perf_counter()
@@ -93,6 +98,20 @@ class RawServer:
         )
         self.next_id = 1
         self.initialized: dict[str, Any] = {}
+        self.startup_s = self.stop_s = 0.0
+
+    def __enter__(self) -> RawServer:
+        try:
+            self.initialized = self.request("initialize", INITIALIZE)
+        except BaseException:
+            self.close()
+            raise
+        self.startup_s = time.perf_counter() - self.started
+        self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _send(self, message: dict[str, Any]) -> None:
         assert self.process.stdin is not None
@@ -112,18 +131,9 @@ class RawServer:
                 return result
         raise RuntimeError(f"the server exited before answering {method}")
 
-    def initialize(self) -> float:
-        """Seconds from spawn to the initialize result (kept as `initialized`)."""
-        self.initialized = self.request("initialize", INITIALIZE)
-        elapsed = time.perf_counter() - self.started
-        self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        return elapsed
-
     def call(self, name: str, arguments: dict[str, Any]) -> Any:
         result = self.request("tools/call", {"name": name, "arguments": arguments})
-        return _result(
-            name, result.get("structuredContent") or json.loads(result["content"][0]["text"])
-        )
+        return result_of(name, envelope_of(result))
 
     def resident_mb(self) -> float | None:
         """Resident set size from /proc (Linux); None elsewhere."""
@@ -134,8 +144,8 @@ class RawServer:
         found = [line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:")]
         return int(found[0]) / 1024 if found else None
 
-    def close(self) -> float:
-        """Seconds from closing its input to its exit."""
+    def close(self) -> None:
+        """Close its input and wait for its exit, timed into `stop_s`."""
         started = time.perf_counter()
         if self.process.stdin:
             self.process.stdin.close()
@@ -144,20 +154,9 @@ class RawServer:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-        stopped = time.perf_counter() - started
+        self.stop_s = time.perf_counter() - started
         if self.process.stdout:
             self.process.stdout.close()
-        return stopped
-
-
-def started(argv: list[str] | None = None, **env: str) -> tuple[RawServer, float]:
-    """A RawServer, initialized: (it, seconds to its initialize result)."""
-    server = RawServer(argv, **env)
-    try:
-        return server, server.initialize()
-    except BaseException:
-        server.close()
-        raise
 
 
 # --- the second server: a team writing beside the measured one ---------------------------------
@@ -165,20 +164,22 @@ def started(argv: list[str] | None = None, **env: str) -> tuple[RawServer, float
 NOTE = "another mcp_serve made a guarded create in that collection before each measured call"
 
 
+def create_action(collection_id: str, title: str, review_id: str, **data: Any) -> dict[str, Any]:
+    """prepare_write's arguments for a new record, citing the review that found it new."""
+    return {
+        "operation": "create_record",
+        "arguments": {"collection_id": collection_id, "title": title, "data": data},
+        "review_ids": [review_id],
+        "decision_reason": "benchmark: guarded create",
+    }
+
+
 async def guarded_create(session: ClientSession, collection_id: str, title: str) -> float:
     """resolve_record -> prepare_write create_record citing it -> commit_write; seconds."""
     started = time.perf_counter()
     review = await call(session, "resolve_record", {"query": title, "collection_id": collection_id})
-    prepared = await call(
-        session,
-        "prepare_write",
-        {
-            "operation": "create_record",
-            "arguments": {"collection_id": collection_id, "title": title, "data": {}},
-            "review_ids": [review["resolution_id"]],
-            "decision_reason": "benchmark: guarded create",
-        },
-    )
+    action = create_action(collection_id, title, review["resolution_id"])
+    prepared = await call(session, "prepare_write", action)
     await call(session, "commit_write", {"action_id": prepared["action_id"]})
     return time.perf_counter() - started
 

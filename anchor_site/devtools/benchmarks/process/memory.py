@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 from anchor_site.devtools.benchmarks.measure import Row
-from anchor_site.devtools.benchmarks.server import started
+from anchor_site.devtools.benchmarks.server import NOOP, RawServer
 
 AREA = "memory"
 
 
 def run(names_collection: str, name_count: int, query: str) -> list[Row]:
-    server, _ = started()
-    try:
-        server.call("get_server_instructions", {})
+    with RawServer() as server:
+        server.call(NOOP, {})
         idle = server.resident_mb()
         server.call("resolve_record", {"query": query, "collection_id": names_collection})
         cached = server.resident_mb()
-    finally:
-        server.close()
     return [
         Row(
             AREA,

@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 from anchor_site.devtools.benchmarks.measure import Row, Sizes
-from anchor_site.devtools.benchmarks.server import command, server_env, started
+from anchor_site.devtools.benchmarks.server import RawServer, command, server_env
 
 AREA = "startup"
 NOOP_FASTMCP = [
@@ -56,36 +56,34 @@ def imports_beyond_noop() -> str:
 def first_and_later_start(directory: Path) -> tuple[float, float]:
     """Spawn to initialize result on a new SQLite file, then on the same file again."""
     directory.mkdir()
-    times = []
+    env = {"ANCHOR_DB_PATH": str(directory / "new.db"), "DATABASE_URL": ""}
+    starts = []
     for _ in range(2):
-        server, seconds = started(ANCHOR_DB_PATH=str(directory / "new.db"), DATABASE_URL="")
-        server.close()
-        times.append(seconds)
-    return times[0], times[1]
+        with RawServer(None, **env) as server:
+            starts.append(server.startup_s)
+    return starts[0], starts[1]
 
 
 def run(sizes: Sizes) -> list[Row]:
     # One untimed start of each: the first after an install or an edit compiles bytecode.
     for argv in (None, NOOP_FASTMCP):
-        started(argv)[0].close()
+        with RawServer(argv):
+            pass
     starts, floors, exits = [], [], []
     for _ in range(sizes.startups):
-        server, seconds = started()
-        starts.append(seconds)
-        try:
+        with RawServer() as server:
             server.call("list_collections", {})
-        finally:
-            exits.append(server.close())
-        noop, seconds = started(NOOP_FASTMCP)
-        noop.close()
-        floors.append(seconds)
-    firsts, laters = [], []
+        with RawServer(NOOP_FASTMCP) as noop:
+            pass
+        starts.append(server.startup_s)
+        exits.append(server.stop_s)
+        floors.append(noop.startup_s)
     with tempfile.TemporaryDirectory() as scratch:
         first_and_later_start(Path(scratch) / "warm")  # builds the migrated template if needed
-        for each in range(sizes.startups):
-            first, later = first_and_later_start(Path(scratch) / str(each))
-            firsts.append(first)
-            laters.append(later)
+        firsts, laters = zip(
+            *(first_and_later_start(Path(scratch) / str(each)) for each in range(sizes.startups)),
+            strict=True,
+        )
     median, floor = statistics.median(starts), statistics.median(floors)
     passed = median <= START_TARGET_RATIO * floor
     first, later = statistics.median(firsts), statistics.median(laters)

@@ -10,7 +10,7 @@ from typing import Any
 import tiktoken
 
 from anchor_site.devtools.benchmarks.measure import Row
-from anchor_site.devtools.benchmarks.server import started
+from anchor_site.devtools.benchmarks.server import RawServer
 
 AREA = "tool_list"
 FULL_BUDGET = 10_000
@@ -26,23 +26,19 @@ def tokens(text: str) -> int:
 def token_count(tools: list[dict[str, Any]], instructions: str = "") -> int:
     """Tokens of the tools as a model receives them, plus the instructions."""
     seen = [{key: tool[key] for key in MODEL_KEYS if key in tool} for tool in tools]
-    return tokens(json.dumps(seen, separators=(",", ":"), ensure_ascii=False)) + tokens(
-        instructions
-    )
+    text = json.dumps(seen, separators=(",", ":"), ensure_ascii=False)
+    return tokens(text) + tokens(instructions)
 
 
-def listed(profile: str) -> tuple[int, int]:
-    """(tokens before the first call, tool count) with ANCHOR_TOOLS=profile."""
-    server, _ = started(ANCHOR_TOOLS=profile)
-    try:
+def listed(argv: list[str] | None = None, **env: str) -> tuple[int, int]:
+    """(tokens before the first call, tool count) of a server started with `env`."""
+    with RawServer(argv, **env) as server:
         tools = server.request("tools/list", {})["tools"]
-    finally:
-        server.close()
-    return token_count(tools, server.initialized.get("instructions", "")), len(tools)
+    return token_count(tools, server.initialized.get("instructions") or ""), len(tools)
 
 
 def run() -> list[Row]:
-    (full, full_count), (core, core_count) = listed("full"), listed("core")
+    (full, full_count), (core, core_count) = (listed(ANCHOR_TOOLS=p) for p in ("full", "core"))
     return [
         Row(
             AREA,

@@ -1,10 +1,6 @@
-"""Guarded writes against no-op round trips measured beside them, on the long history: a
-guarded create (resolve_record of a fresh title -> prepare_write create_record citing it ->
-commit_write) in a collection of 100 names and in one of `--names` names, each against three
-no-op round trips, with the storage floor (three durable one-row commits) beside it to explain
-a miss on a slow disk; and prepare_import + commit_import of 100 rows and 100 links against two
-no-op round trips, with the SQL statements of one import counted in process.
-"""
+"""Guarded writes on the long history: a guarded create (resolve, prepare, commit) in a collection
+of 100 names and in one of `--names` names, each against three no-op round trips (the storage
+floor beside it), and prepare_import + commit_import of 100 rows and 100 links against two."""
 
 from __future__ import annotations
 
@@ -18,7 +14,14 @@ from django.test.utils import CaptureQueriesContext
 
 from anchor_site.devtools.benchmarks import data
 from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes, statements, timed_row
-from anchor_site.devtools.benchmarks.server import NOTE, Writer, call, guarded_create, noop
+from anchor_site.devtools.benchmarks.server import (
+    NOTE,
+    Writer,
+    call,
+    create_action,
+    guarded_create,
+    noop,
+)
 from anchor_site.devtools.benchmarks.session import writes
 from workflow import actions
 from workflow.mcp.client import ClientSession
@@ -37,21 +40,19 @@ FRESH = itertools.count()  # numbers the created names, across runs of measure
 def import_arguments(collection_id: str, round_: int) -> dict[str, Any]:
     """100 new people (names of words no stored name uses, so every row reviews clean), each
     linked to the next (the last to the first): 100 links."""
-    keys = [f"r{index}" for index in range(IMPORT_ROWS)]
     titles = [f"{name} Qz" for name in data.person_names(IMPORT_ROWS, seed=1_000 + round_)]
     return {
         "collection_id": collection_id,
         "rows": [
-            {"key": key, "title": title, "data": {"n": index}}
-            for index, (key, title) in enumerate(zip(keys, titles, strict=True))
+            {"key": f"r{n}", "title": title, "data": {"n": n}} for n, title in enumerate(titles)
         ],
         "links": [
             {
-                "source": {"row": key},
+                "source": {"row": f"r{n}"},
                 "relationship_type": "next",
-                "target": {"row": keys[(index + 1) % len(keys)]},
+                "target": {"row": f"r{(n + 1) % IMPORT_ROWS}"},
             }
-            for index, key in enumerate(keys)
+            for n in range(IMPORT_ROWS)
         ],
         "decision_reason": "benchmark: import",
     }
@@ -60,11 +61,8 @@ def import_arguments(collection_id: str, round_: int) -> dict[str, Any]:
 def commit_arguments(prepared: dict[str, Any]) -> dict[str, Any]:
     """Commit as an agent would once the user has said the flagged rows are new people too (a
     generated name now and then looks like a stored one)."""
-    flagged = [row["key"] for row in prepared["rows"] if row["status"] != "clean"]
-    decisions = {
-        key: {"decision": "create_anyway", "clarification": "the user says these are new"}
-        for key in flagged
-    }
+    new = {"decision": "create_anyway", "clarification": "the user says these are new"}
+    decisions = {row["key"]: new for row in prepared["rows"] if row["status"] != "clean"}
     return {"action_id": prepared["action_id"], **({"decisions": decisions} if decisions else {})}
 
 
@@ -98,17 +96,30 @@ def setup(sizes: Sizes) -> Scopes:
 
 
 @dataclass
-class Timings:
+class Creates:
     in_small: Samples = field(default_factory=Samples)
     in_big: Samples = field(default_factory=Samples)
     noop: Samples = field(default_factory=Samples)  # three no-op round trips
+
+    def missed(self) -> bool:
+        """Whether a create row will miss: what decides the profiled re-run, before the rows."""
+        slowest = max(self.in_small.median_ms, self.in_big.median_ms)
+        return slowest > NOOP_RATIO * self.noop.median_ms
+
+
+@dataclass
+class Imports:
     imported: Samples = field(default_factory=Samples)
-    import_noop: Samples = field(default_factory=Samples)  # two no-op round trips
+    noop: Samples = field(default_factory=Samples)  # two no-op round trips
+
+    def missed(self) -> bool:
+        return self.imported.median_ms >= IMPORT_TARGET_MS
 
 
 async def measure_creates(
-    session: ClientSession, writer: Writer, sizes: Sizes, scopes: Scopes, timings: Timings
-) -> None:
+    session: ClientSession, writer: Writer, scopes: Scopes, sizes: Sizes
+) -> Creates:
+    found = Creates()
     for round_ in range(max(5, sizes.repeat) + 1):  # round 0 warms up
         fresh = next(FRESH)  # a measure run again (to profile it) makes new names too
         await writer.write(scopes.small)
@@ -117,14 +128,16 @@ async def measure_creates(
         spent_big = await guarded_create(session, scopes.big, f"Fresh Big {fresh} Qz")
         noops = [await noop(session) for _ in range(3)]
         if round_:
-            timings.in_small.seconds.append(spent_small)
-            timings.in_big.seconds.append(spent_big)
-            timings.noop.seconds.append(sum(noops))
+            found.in_small.seconds.append(spent_small)
+            found.in_big.seconds.append(spent_big)
+            found.noop.seconds.append(sum(noops))
+    return found
 
 
 async def measure_imports(
-    session: ClientSession, writer: Writer, sizes: Sizes, scopes: Scopes, timings: Timings
-) -> None:
+    session: ClientSession, writer: Writer, scopes: Scopes, sizes: Sizes
+) -> Imports:
+    found = Imports()
     for round_ in range(max(3, sizes.repeat // 2) + 1):  # round 0 warms up
         await writer.write(scopes.applicants)
         started = time.perf_counter()
@@ -134,25 +147,16 @@ async def measure_imports(
         spent = time.perf_counter() - started
         noops = [await noop(session) for _ in range(2)]
         if round_:
-            timings.imported.seconds.append(spent)
-            timings.import_noop.seconds.append(sum(noops))
+            found.imported.seconds.append(spent)
+            found.noop.seconds.append(sum(noops))
+    return found
 
 
-def creates_missed(timings: Timings) -> bool:
-    """Whether a create row will miss: what decides the profiled re-run, before the rows."""
-    slowest = max(timings.in_small.median_ms, timings.in_big.median_ms)
-    return slowest > NOOP_RATIO * timings.noop.median_ms
-
-
-def import_missed(timings: Timings) -> bool:
-    return timings.imported.median_ms >= IMPORT_TARGET_MS
-
-
-def rows(timings: Timings, sizes: Sizes, scopes: Scopes, events: int) -> list[Row]:
+def rows(
+    creates: Creates, imports: Imports, sizes: Sizes, scopes: Scopes, events: int
+) -> list[Row]:
     """The rows, with the storage floor's commits and the import's statements measured here."""
-    in_small, in_big, imported = timings.in_small, timings.in_big, timings.imported
     commit_ms = 1000 / writes.commit_floor(max(20, sizes.writes))
-    noop_ms = timings.noop.median_ms
     statements_, savepoints = _statements_per_import(scopes.applicants)
     per_call = "/".join(str(n) for n in _statements_per_create(scopes.small))
     where = f"{events:,} audit events, fresh server"
@@ -160,37 +164,32 @@ def rows(timings: Timings, sizes: Sizes, scopes: Scopes, events: int) -> list[Ro
         f"storage floor: 3 durable one-row commits = {3 * commit_ms:.1f} ms; SQL statements "
         f"in resolve/prepare/commit: {per_call}; {NOTE}"
     )
-
-    def create_row(what: str, samples: Samples) -> Row:
-        return timed_row(
-            AREA,
-            what,
-            samples,
-            target=f"<= {NOOP_RATIO}x 3 no-op calls",
-            passed=samples.median_ms <= NOOP_RATIO * noop_ms,
-            reference=noop_ms,
-            reference_what="3 no-op round trips (get_server_instructions), same rounds",
-            note=floor,
-        )
-
+    whats = (
+        f"guarded create (resolve, prepare, commit), {SMALL_NAMES}-name collection",
+        f"guarded create, {scopes.big_names:,}-name collection (up to "
+        f"{scopes.big_names + creates_per_collection(sizes):,} by the run's creates)",
+    )
     return [
-        create_row(
-            f"guarded create (resolve, prepare, commit), {SMALL_NAMES}-name collection, {where}",
-            in_small,
-        ),
-        create_row(
-            f"guarded create, {scopes.big_names:,}-name collection (up to "
-            f"{scopes.big_names + creates_per_collection(sizes):,} by the run's creates), {where}",
-            in_big,
+        *(
+            timed_row(
+                AREA,
+                f"{what}, {where}",
+                samples,
+                target=f"<= {NOOP_RATIO}x 3 no-op calls",
+                passed=samples.median_ms <= NOOP_RATIO * creates.noop.median_ms,
+                reference=creates.noop.median_ms,
+                reference_what="3 no-op round trips (get_server_instructions), same rounds",
+                note=floor,
+            )
+            for what, samples in zip(whats, (creates.in_small, creates.in_big), strict=True)
         ),
         timed_row(
             AREA,
             f"prepare_import + commit_import, {IMPORT_ROWS} rows + {IMPORT_ROWS} links, "
             f"{sizes.import_names:,} names, {where}",
-            imported,
-            target=f"< {IMPORT_TARGET_MS} ms",
-            passed=imported.median_ms < IMPORT_TARGET_MS,
-            reference=timings.import_noop.median_ms,
+            imports.imported,
+            under_ms=IMPORT_TARGET_MS,
+            reference=imports.noop.median_ms,
             reference_what="2 no-op round trips, same rounds",
             note=f"{statements_:,} SQL statements per import, {savepoints} of them SAVEPOINT; "
             + NOTE,
@@ -203,24 +202,18 @@ def _statements_per_create(collection_id: str) -> tuple[int, int, int]:
     scope = Scope(data.WORKSPACE, data.ACTOR)
     title = f"Counted {next(FRESH)} Qz"
     found: dict[str, Any] = {}
-    resolved = statements(
-        lambda: found.update(review=resolve_record(scope, query=title, collection_id=collection_id))
-    )
-    prepared = statements(
-        lambda: found.update(
-            action=actions.prepare_write(
-                scope,
-                operation="create_record",
-                arguments={"collection_id": collection_id, "title": title, "data": {}},
-                review_ids=[found["review"]["resolution_id"]],
-                decision_reason="benchmark: count statements",
-            )
-        )
-    )
-    committed = statements(
-        lambda: actions.commit_write(scope, action_id=found["action"]["action_id"])
-    )
-    return resolved, prepared, committed
+
+    def resolve() -> None:
+        found["review"] = resolve_record(scope, query=title, collection_id=collection_id)
+
+    def prepare() -> None:
+        action = create_action(collection_id, title, found["review"]["resolution_id"])
+        found["action"] = actions.prepare_write(scope, **action)
+
+    def commit() -> None:
+        actions.commit_write(scope, action_id=found["action"]["action_id"])
+
+    return statements(resolve), statements(prepare), statements(commit)
 
 
 def _statements_per_import(collection_id: str) -> tuple[int, int]:

@@ -4,12 +4,11 @@ called alternately on the same server (so load on the machine hits both alike)."
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 from anchor_site.devtools.benchmarks.data import WORKSPACE, LinkedRecord
 from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes, statements, timed_row
-from anchor_site.devtools.benchmarks.server import NOTE, Writer, call, noop
+from anchor_site.devtools.benchmarks.server import NOTE, Writer, call, noop, timed_call
 from records.selectors import record_context
 from workflow.mcp.client import ClientSession
 
@@ -29,10 +28,10 @@ def context_statements(linked: LinkedRecord) -> int:
 async def run(
     session: ClientSession,
     writer: Writer,
-    sizes: Sizes,
     linked: LinkedRecord,
     events: int,
     statements_per_call: int,
+    sizes: Sizes,
 ) -> list[Row]:
     arguments = context_arguments(linked)
     first = await call(session, "get_record_context", arguments)
@@ -42,9 +41,7 @@ async def run(
     context, noops = Samples(), Samples()
     for _ in range(sizes.calls):
         await writer.write(linked.collection_id)
-        started = time.perf_counter()
-        await call(session, "get_record_context", arguments)
-        context.seconds.append(time.perf_counter() - started)
+        context.seconds.append(await timed_call(session, "get_record_context", arguments))
         noops.seconds.append(await noop(session))
     size = len(json.dumps(first, ensure_ascii=False).encode())
     links = sum(len(first["links"][k]) for k in ("outgoing", "incoming"))

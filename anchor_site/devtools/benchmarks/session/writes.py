@@ -30,7 +30,7 @@ def commit_floor(count: int) -> float:
     return count / (time.perf_counter() - started)
 
 
-async def run(session: ClientSession, sizes: Sizes, linked: LinkedRecord) -> float:
+async def run(session: ClientSession, linked: LinkedRecord, sizes: Sizes) -> float:
     """Guarded writes per second (the caller adds the floor)."""
     review = await call(
         session, "resolve_record", {"query": "Teammate 5", "collection_id": linked.collection_id}

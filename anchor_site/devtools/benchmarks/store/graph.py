@@ -1,27 +1,24 @@
 """Traversal and totals at scale: a ledger of up to 100,000 records with a hub of 1,000 links,
-then a 3-hop traverse from the hub and one aggregate row per shape (count by a field, sum + avg
-by month, totals, a where filter, grouping by linked record over a 5,000-record team collection
-linked into the ledger and over the whole ledger).
-
-References, in the same run on the same data: for traversal, the same walk one neighbour query
-per node and direction (as a client would with get_record_context); for aggregates, the
-plainest SQL for the same answer on this backend (one GROUP BY over the JSON field, no skip
-accounting, no canonical keys), each row saying whether it got the same answer. A missed row
-prints its call's SQL, plans and Python time (profile.explain).
+a 3-hop traverse from the hub, and one aggregate row per shape. References, on the same data in
+the same run: the same walk one neighbour query per node and direction (as a client would with
+get_record_context); for aggregates, the plainest SQL for the same answer on this backend, each
+row saying whether it got the same answer. A missed row prints its call's SQL, plans and Python.
 """
 
 from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from django.db import connection
 
 from anchor_site.devtools.benchmarks import data
 from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat, timed_row
-from anchor_site.devtools.benchmarks.profile import explained
+from anchor_site.devtools.benchmarks.profile import compared, explained
 from records.models import Record, Relationship
 from records.selectors import aggregate, traverse
 from records.services import WriteContext
@@ -86,19 +83,11 @@ def walk_per_node(start_id: str) -> tuple[set[str], int]:
         for record_id in frontier:
             for own, other in (("source", "target"), ("target", "source")):
                 queries += 1
-                for row in (
-                    Relationship.objects.filter(
-                        workspace_id=data.WORKSPACE, **{f"{own}_id": record_id}
-                    )
-                    .order_by("created_at", "id")
-                    .values(
-                        "id",
-                        "relationship_type",
-                        f"{other}_id",
-                        f"{other}__title",
-                        f"{other}__archived_at",
-                    )
-                ):
+                linked = Relationship.objects.filter(
+                    workspace_id=data.WORKSPACE, **{f"{own}_id": record_id}
+                ).order_by("created_at", "id")
+                fields = ("id", "relationship_type", f"{other}__title", f"{other}__archived_at")
+                for row in linked.values(f"{other}_id", *fields):
                     if (found := row[f"{other}_id"]) not in depths and len(depths) <= MAX_NODES:
                         depths[found] = depth
                         following.append(found)
@@ -198,73 +187,46 @@ def _same_totals(result: dict[str, Any], expected: dict[Any, tuple[Any, Any]]) -
 
 
 def _row(what: str, sizes: Sizes, measured: Any, reference: Any, same: bool, note: str = "") -> Row:
-    times = max(3, sizes.reference_repeat * 2)
-    ours, floor = repeat(measured, times), repeat(reference, times)
-    row = timed_row(
+    return compared(
         AREA,
         what,
-        ours,
+        sizes,
+        measured,
+        reference,
+        passed=lambda ours, _: ours < AGGREGATE_TARGET_MS,
         target=f"< {AGGREGATE_TARGET_MS} ms",
-        passed=ours.median_ms < AGGREGATE_TARGET_MS,
-        reference=floor.median_ms,
         reference_what="the plainest SQL for the same answer",
         note=f"{note}same answer as reference: {'yes' if same else 'NO'}",
     )
-    return explained(row, sizes, measured)
+
+
+def _same_sums(result: dict[str, Any], expected: tuple[Any, ...]) -> bool:
+    sums, (count, total, average) = result["totals"], expected
+    values = [metric["value"] for metric in sums["metrics"]]
+    return sums["count"] == count and _near(values[0], total) and _near(values[1], average)
 
 
 def aggregate_rows(sizes: Sizes, ledger_id: str) -> list[Row]:
     """One row per aggregate shape over the whole ledger."""
 
-    def run(**kwargs: Any) -> dict[str, Any]:
-        return aggregate(workspace_id=data.WORKSPACE, collection_id=ledger_id, **kwargs)
+    def shape(what: str, arguments: Any, plain: Callable[[str], Any], same: Any) -> Row:
+        run = partial(aggregate, workspace_id=data.WORKSPACE, collection_id=ledger_id, **arguments)
+        result, reference = run(), partial(plain, ledger_id)
+        groups = result.get("groups", [])
+        skipped = sum(m.get("skipped_non_numeric", 0) for g in groups for m in g["metrics"][:1])
+        note = f"{len(groups)} groups, {skipped:,} non-numeric skipped; "
+        what = f"{what}, {result['matched']:,} records"
+        return _row(what, sizes, run, reference, same(result, reference()), note * bool(skipped))
 
     by_field = {"group_by": {"field": ["status"]}}
     by_month = {"group_by": {"field": ["due"], "bucket": "month"}, "metrics": METRICS, "limit": 100}
     where = {"where": [{"field": ["amount"], "op": "gte", "value": 50000}], **by_field}
-    plain_where = f" AND ({_number('amount')}) >= 50000"
-    field, month, totals, filtered = (
-        run(**by_field),
-        run(**by_month),
-        run(metrics=METRICS),
-        run(**where),
-    )
-    skipped = sum(g["metrics"][0]["skipped_non_numeric"] for g in month["groups"])
-    count, total, average = plain_totals(ledger_id)
-    sums = totals["totals"]
+    plain_where = partial(plain_by_field, where=f" AND ({_number('amount')}) >= 50000")
     return [
-        _row(
-            f"aggregate count grouped by a field, {field['matched']:,} records",
-            sizes,
-            lambda: run(**by_field),
-            lambda: plain_by_field(ledger_id),
-            _same_counts(field, plain_by_field(ledger_id)),
-        ),
-        _row(
-            f"aggregate sum + avg grouped by month, {month['matched']:,} records",
-            sizes,
-            lambda: run(**by_month),
-            lambda: plain_by_month(ledger_id),
-            _same_totals(month, plain_by_month(ledger_id)),
-            f"{month['group_count']} groups, {skipped:,} non-numeric skipped; ",
-        ),
-        _row(
-            f"aggregate sum + avg, no group_by, {totals['matched']:,} records",
-            sizes,
-            lambda: run(metrics=METRICS),
-            lambda: plain_totals(ledger_id),
-            sums["count"] == count
-            and _near(sums["metrics"][0]["value"], total)
-            and _near(sums["metrics"][1]["value"], average),
-        ),
-        _row(
-            f"aggregate count by a field with a where filter, {filtered['matched']:,} of the "
-            "ledger's records",
-            sizes,
-            lambda: run(**where),
-            lambda: plain_by_field(ledger_id, plain_where),
-            _same_counts(filtered, plain_by_field(ledger_id, plain_where)),
-        ),
+        shape("aggregate count grouped by a field", by_field, plain_by_field, _same_counts),
+        shape("aggregate sum + avg grouped by month", by_month, plain_by_month, _same_totals),
+        shape("aggregate sum + avg, no group_by", {"metrics": METRICS}, plain_totals, _same_sums),
+        shape("aggregate count by a field with a where filter", where, plain_where, _same_counts),
     ]
 
 
@@ -308,18 +270,21 @@ def linked_rows(sizes: Sizes, ctx: WriteContext, ledger_id: str, count: int) -> 
     return rows
 
 
-def run(sizes: Sizes, ctx: WriteContext) -> list[Row]:
-    count = max(2, min(sizes.records, MAX_RECORDS))
+def build(ctx: WriteContext, count: int) -> tuple[str, list[str], int]:
+    """The ledger and its links: (its ID, its record IDs in order, links made)."""
     ledger_id = data.collection(ctx, "bench ledger").pk
-    started = time.perf_counter()
     data.bulk_insert(ledger_id, ledger(count))
-    ids = list(
-        Record.objects.filter(collection_id=ledger_id)
-        .order_by("created_at", "id")
-        .values_list("id", flat=True)
-    )
+    ordered = Record.objects.filter(collection_id=ledger_id).order_by("created_at", "id")
+    ids = list(ordered.values_list("id", flat=True))
     made = links(ids)
     data.bulk_links(made)
+    return ledger_id, ids, len(made)
+
+
+def run(sizes: Sizes, ctx: WriteContext) -> list[Row]:
+    count = max(2, min(sizes.records, MAX_RECORDS))
+    started = time.perf_counter()
+    ledger_id, ids, made = build(ctx, count)
     elapsed = time.perf_counter() - started
     total = Record.objects.filter(workspace_id=data.WORKSPACE).count()
 
@@ -345,8 +310,7 @@ def run(sizes: Sizes, ctx: WriteContext) -> list[Row]:
             f"{DEPTH}-hop traversal from a hub of {min(HUB_LINKS, count - 1):,} links, max_nodes "
             f"{MAX_NODES}, {total:,} records",
             walks,
-            target=f"< {TRAVERSAL_TARGET_MS} ms",
-            passed=walks.median_ms < TRAVERSAL_TARGET_MS,
+            under_ms=TRAVERSAL_TARGET_MS,
             reference=per_node.median_ms,
             reference_what=f"same walk, a neighbour query per node and direction ({queries})",
             note=f"{walked['reached_count']} reached, deepest {deepest}, truncated="
@@ -358,7 +322,7 @@ def run(sizes: Sizes, ctx: WriteContext) -> list[Row]:
     )
     generated = Row(
         AREA,
-        f"generate {count:,} ledger records + {len(made):,} links (bulk SQL)",
+        f"generate {count:,} ledger records + {made:,} links (bulk SQL)",
         elapsed,
         "s",
         note=f"{count / elapsed:,.0f} records/s" if elapsed else "",

@@ -1,24 +1,10 @@
-"""Restore through the export format, and reads on the store just restored, at two sizes.
-
-Per size (5,000 and 50,000 records; with fewer --records, a tenth of them and all), a ledger
-with links (graph.py) and a few collection and record events is built in a database of its own,
-exported with records.transfer, and restored into another new database, the phases timed; the
-larger restore against the smaller (target: linear, at most 12 times). Before the planner has
-statistics (no ANALYZE, autovacuum off on PostgreSQL), as right after a restore:
-
-- grouping the ledger by linked record, against grouping it by a field (within 3x);
-- the ledger's history (its own few events among one per record), against a record's (within
-  2x: flat, whatever the collection's records did);
-- on SQLite, what `PRAGMA optimize` would cost and change for grouping by linked record.
-
-Then the statistics are refreshed as a restore does, and counted in its time.
-"""
+"""Restore through the export format at two sizes, and reads on the store just restored before
+the planner has statistics (docs/operations.md, Performance, describes the rows and targets)."""
 
 from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +12,8 @@ from django.conf import settings
 from django.db import DatabaseError, connection
 
 from anchor_site.devtools.benchmarks import data
-from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat, timed_row
-from anchor_site.devtools.benchmarks.profile import explained
+from anchor_site.devtools.benchmarks.measure import Row, Sizes
+from anchor_site.devtools.benchmarks.profile import compared
 from anchor_site.devtools.benchmarks.store import graph
 from records import services, transfer
 from records.models import Record
@@ -36,7 +22,6 @@ from records.selectors import aggregate, collection_history, record_history
 
 AREA = "restore"
 TARGET_RATIO = 12
-LEDGER = "bench ledger"
 LINKED_TARGET = 3  # times grouping by a field
 HISTORY_TARGET = 2  # times a record's history
 EVENTS = 5  # alias changes of the ledger, and updates of the reference record
@@ -46,15 +31,7 @@ def build(count: int, out: Path) -> tuple[int, float]:
     """The ledger, its links and a few collection and record events, exported to `out`;
     returns (links, export seconds)."""
     ctx = data.context()
-    ledger_id = data.collection(ctx, LEDGER).pk
-    data.bulk_insert(ledger_id, graph.ledger(count))
-    ids = list(
-        Record.objects.filter(collection_id=ledger_id)
-        .order_by("created_at", "id")
-        .values_list("id", flat=True)
-    )
-    links = graph.links(ids)
-    data.bulk_links(links)
+    ledger_id, ids, links = graph.build(ctx, count)
     for index in range(EVENTS):
         services.collection_alias_add(ctx=ctx, collection_id=ledger_id, alias=f"ledger {index}")
         services.record_update(
@@ -63,7 +40,7 @@ def build(count: int, out: Path) -> tuple[int, float]:
     started = time.perf_counter()
     with out.open("w") as stream:
         transfer.export_workspace(data.WORKSPACE, stream)
-    return len(links), time.perf_counter() - started
+    return links, time.perf_counter() - started
 
 
 def restore_unanalyzed(path: Path) -> tuple[int, dict[str, float]]:
@@ -102,30 +79,22 @@ def statistics() -> str:
 
 
 def _ratio_row(
-    what: str,
-    sizes: Sizes,
-    calls: tuple[Callable[[], Any], Callable[[], Any]],
-    reference_what: str,
-    target: int,
-    note: str,
+    what: str, sizes: Sizes, calls: Any, reference_what: str, target: int, note: str
 ) -> Row:
-    times = max(3, sizes.reference_repeat * 2)
-    ours, floor = repeat(calls[0], times), repeat(calls[1], times)
-    row = timed_row(
+    return compared(
         AREA,
         what,
-        ours,
+        sizes,
+        *calls,
+        passed=lambda ours, floor: bool(floor) and ours < target * floor,
         target=f"< {target}x reference",
-        passed=bool(floor.median_ms) and ours.median_ms < target * floor.median_ms,
-        reference=floor.median_ms,
         reference_what=reference_what,
         note=note,
     )
-    return explained(row, sizes, calls[0])
 
 
 def measure(sizes: Sizes, count: int, links: int, restored: str) -> list[Row]:
-    ledger_id = data.collection_named(LEDGER)
+    ledger_id = data.collection_named("bench ledger")
     known = statistics()  # before the first timed call: what the plans had to go on
     scope = {"workspace_id": data.WORKSPACE, "collection_id": ledger_id}
     what = f"restored {count:,} records, no ANALYZE: "
@@ -221,9 +190,7 @@ def run(sizes: Sizes) -> list[Row]:
         rows += [restores[-1], *reads]
     small, large = restores
     large.target = f"<= {TARGET_RATIO} x the {counts[0]:,}-record restore"
-    large.reference, large.ratio = small.value, (large.value or 0) / (small.value or 1)
-    large.passed, large.reference_what = (
-        large.ratio <= TARGET_RATIO,
-        f"the {counts[0]:,}-record restore",
-    )
+    large.reference, large.reference_what = small.value, f"the {counts[0]:,}-record restore"
+    large.ratio = (large.value or 0) / (small.value or 1)
+    large.passed = large.ratio <= TARGET_RATIO
     return rows

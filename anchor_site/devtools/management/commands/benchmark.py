@@ -107,28 +107,24 @@ class Command(BaseCommand):
                 "--http runs on PostgreSQL (team mode): set DATABASE_URL to a PostgreSQL URL; "
                 "the benchmark creates and drops a scratch database beside the one named."
             )
-        try:
-            clients = tuple(int(n) for n in options["clients"].split(",") if n.strip())
-        except ValueError:
-            clients = ()
-        if not clients or min(clients) < 1:
+        clients = [n.strip() for n in options["clients"].split(",") if n.strip()]
+        if not clients or not all(n.isdigit() and int(n) > 0 for n in clients):
             raise CommandError("--clients must be positive whole numbers, e.g. 1,5,10,25.")
         workers = os.environ.get("WEB_CONCURRENCY", "").strip() or "2"
         if not workers.isdigit() or int(workers) < 1:
             raise CommandError(f"WEB_CONCURRENCY={workers!r} is not a positive whole number.")
         if (options["seconds"] or 1) <= 0 or (options["records"] or 1) < 1:
             raise CommandError("--seconds and --records must be more than 0.")
+        plan = http_load.Plan.quick() if options["quick"] else http_load.Plan()
         plan = replace(
-            http_load.Plan.quick() if options["quick"] else http_load.Plan(),
-            clients=clients,
+            plan,
+            clients=tuple(map(int, clients)),
             workers=int(workers),
             profile=not options["no_profile"],
             profile_out=str(Path(out).resolve()) if (out := options["profile_out"]) else "",
+            seconds=options["seconds"] or plan.seconds,
+            records=options["records"] or plan.records,
         )
-        if options["seconds"]:
-            plan = replace(plan, seconds=options["seconds"])
-        if options["records"]:
-            plan = replace(plan, records=options["records"])
         self.stdout.write(
             f"WEB_CONCURRENCY={plan.workers}; clients {', '.join(map(str, plan.clients))}; "
             f"{plan.seconds:g} s each; load average before: {http_load.load_average()}"
@@ -159,22 +155,23 @@ class Command(BaseCommand):
     def _sizes(self, options: dict[str, Any]) -> Sizes:
         sizes = Sizes.quick() if options["quick"] else Sizes()
         given = {name: options[name] for name in ("records", "events", "names", "calls", "repeat")}
-        for name, value in given.items():
-            if value is not None and value < 1:
-                raise CommandError(f"--{name} must be at least 1.")
-        records, names, calls, repeat = (given[k] for k in ("records", "names", "calls", "repeat"))
+        if bad := [name for name, value in given.items() if value is not None and value < 1]:
+            raise CommandError(f"--{bad[0]} must be at least 1.")
+        records, events, names, calls, repeat = given.values()
         if records:
             sizes = replace(sizes, records=records, meaning_records=min(100_000, records))
-        if given["events"]:
-            sizes = replace(sizes, events=given["events"])
+        if events:
+            sizes = replace(sizes, events=events)
         if names:
             sizes = replace(sizes, names=names, import_names=min(10_000, names))
         if calls:
             sizes = replace(sizes, calls=calls, writes=max(5, calls // 5))
         if repeat:
-            startups = min(sizes.startups, repeat)
             sizes = replace(
-                sizes, repeat=repeat, reference_repeat=min(3, repeat), startups=startups
+                sizes,
+                repeat=repeat,
+                reference_repeat=min(3, repeat),
+                startups=min(sizes.startups, repeat),
             )
         return replace(sizes, profile=0) if options["no_profile"] else sizes
 

@@ -67,32 +67,22 @@ class Command(BaseCommand):
                     "processes)."
                 )
             )
-        if keep:
-            # Asked for explicitly, so shown even at --verbosity 0.
-            self.stdout.write(f"Kept the database: {db_path}")
-            self.stdout.write(f"Servers' log: {log_path}")
+        if keep:  # asked for explicitly, so shown even at --verbosity 0
             self.stdout.write(
+                f"Kept the database: {db_path}\nServers' log: {log_path}\n"
                 f"Open it by setting ANCHOR_DB_PATH={db_path} for mcp_serve or the admin."
             )
 
     def emit(self, kind: str, text: str) -> None:
         """Show one line of the walkthrough; verbosity 1 tells the story, 2 adds details."""
-        if self.verbosity < (2 if kind == script.DETAIL else 1):
-            return
-        line = INDENTS.get(kind, "  ") + text
-        style = STYLES.get(kind)
-        self.stdout.write(getattr(self.style, style)(line) if style else line)
+        if self.verbosity >= (2 if kind == script.DETAIL else 1):
+            line = INDENTS.get(kind, "  ") + text
+            self.stdout.write(getattr(self.style, STYLES[kind])(line) if kind in STYLES else line)
 
     def failure_message(self, failure: script.WalkthroughFailed, log_path: Path, keep: bool) -> str:
         message = f"Walkthrough failed at {failure.step}: {failure.message}"
-        try:
-            log_tail = log_path.read_text(encoding="utf-8", errors="replace").strip()[-1500:]
-        except OSError:
-            log_tail = ""
-        if log_tail:
-            message += f"\nServers' log (end):\n{log_tail}"
+        if log_path.exists() and (tail := log_path.read_text(errors="replace").strip()[-1500:]):
+            message += f"\nServers' log (end):\n{tail}"
         if keep:
-            message += f"\nThe temporary database is kept in {log_path.parent}."
-        else:
-            message += "\nRun again with --keep to inspect the temporary database."
-        return message
+            return message + f"\nThe temporary database is kept in {log_path.parent}."
+        return message + "\nRun again with --keep to inspect the temporary database."
