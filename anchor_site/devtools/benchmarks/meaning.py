@@ -364,17 +364,13 @@ def memory_rows(sizes: Sizes) -> list[Row]:
     by words only, then after searches by meaning (the model, the vectors)."""
     size = sizes.meaning_set_records
     questions = [query.text for query in calibration.queries()][:20]
-    server = RawServer(ANCHOR_WORKSPACE_ID=f"{SET_WORKSPACE}-{size}")
-    try:
-        server.initialize()
+    with RawServer(ANCHOR_WORKSPACE_ID=f"{SET_WORKSPACE}-{size}") as server:
         for text in questions:
             server.call("search_records", {"text": text})
         words = server.resident_mb()
         for text in questions:
             server.call("search_records", {"text": text, "mode": "meaning"})
         meaning = server.resident_mb()
-    finally:
-        server.close()
     grown = None if words is None or meaning is None else meaning - words
     return [
         Row(
