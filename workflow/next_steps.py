@@ -1,5 +1,6 @@
-"""The `next_step` each review, prepare and commit reply carries: what to do now, with the exact
-ID to cite. Written from the reply itself, so it can never name an ID the reply lacks.
+"""The `next_step` a review, prepare or commit reply carries when it changes what the agent does
+next: which ID of the reply to cite, and where. Written from the reply itself, so it can never
+point at an ID the reply lacks; it names the ID's key rather than repeating its value.
 
 no_match is the expected answer before a create, not a reason to ask the user; a question is
 asked only when identity or organisation is uncertain (seed 000).
@@ -31,12 +32,9 @@ def with_next_step(result: dict[str, Any], step: str) -> dict[str, Any]:
 
 
 def after_resolution(result: dict[str, Any], *, detail: bool = False) -> dict[str, Any]:
-    review = result["resolution_id"]
     status = result["status"]
     if status == "resolved":
-        step = (
-            f"Cite resolution_id {review} in the write for record {result['selected_record_id']}."
-        )
+        step = "Cite this resolution_id in the write for selected_record_id."
     elif status == "no_match" and refers_back(str(result.get("query", ""))):
         step = (
             f"{result['query']!r} refers to something said earlier, not a title: resolve the "
@@ -45,13 +43,13 @@ def after_resolution(result: dict[str, Any], *, detail: bool = False) -> dict[st
         )
     elif status == "no_match":
         step = (
-            f"The expected answer before a create: cite resolution_id {review} in create_record "
+            "The expected answer before a create: cite this resolution_id in create_record "
             "with this exact title and collection_id."
         )
     elif status == "needs_clarification":
         step = (
             "Ask the user one question using the candidates' details; then resolve again with "
-            f"their answer, or cite resolution_id {review} with what they said in clarification."
+            "their answer, or cite this resolution_id with what they said in clarification."
         )
     else:
         step = (
@@ -87,48 +85,40 @@ def after_discovery(result: dict[str, Any]) -> dict[str, Any]:
     return with_next_step(result, step)
 
 
-def after_prepare(result: dict[str, Any], *, tool: str) -> dict[str, Any]:
+def after_prepare(
+    result: dict[str, Any], *, tool: str, sent: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """`sent`: the tool's arguments, which the preview need not repeat."""
     commit = kind_for_tool(tool).commit_tool
-    action = result["action_id"]
     if result.get("needs_decision"):
         flagged = result["needs_decision"]
         keys = ", ".join(flagged[:5]) + (", …" if len(flagged) > 5 else "")
         step = (
             f"Settle the flagged rows with the user ({keys}), then call {commit} with "
-            f"action_id {action} and one decision per flagged key."
+            "this action_id and one decision per flagged key."
         )
     else:
-        step = f"Call {commit} with action_id {action}."
+        step = f"Call {commit} with this action_id."
     if result.get("requires_human_approval"):
         step += (
             " This write needs a person's approval: the commit will hold it as "
             "awaiting_approval until someone approves it in the admin. Tell the user now."
         )
-    return with_next_step(reply_size.prepared(result, result.get("operation")), step)
+    return with_next_step(reply_size.prepared(result, result.get("operation"), sent), step)
 
 
 def after_commit(result: dict[str, Any]) -> dict[str, Any]:
+    """A plain commit needs no next step: the agent tells the user what it stored."""
     status = result.get("status")
     action = result.get("action_id")
     review = result.get("review") or {}
+    step = ""
     if status == "committed" and review.get("resolution_id"):
-        step = (
-            f"Done. To link or change the new record next, cite resolution_id "
-            f"{review['resolution_id']} (no need to resolve it again); tell the user what was "
-            "stored."
-        )
+        step = "To link or change the new record next, cite review.resolution_id (no new resolve)."
     elif status == "committed" and review.get("discovery_id"):
-        step = (
-            f"Done. To add records to it, resolve their titles in it; to change it, cite "
-            f"discovery_id {review['discovery_id']}. Tell the user what was stored."
-        )
+        step = "To add records, resolve their titles in it; to change it, cite review.discovery_id."
     elif status == "committed" and _rows_reviewed(result):
-        step = (
-            "Done. To link or change a row's record next, cite its rows[key].resolution_id "
-            "(no need to resolve it again); tell the user what was stored."
-        )
-    elif status == "committed":
-        step = "Done. Tell the user what was stored, in one sentence, stating assumptions."
+        step = "To link or change a row's record next, cite its rows[key].resolution_id."
     elif status == "awaiting_approval":
         step = (
             "Tell the user a person must approve this in the admin. Later, call the same "
@@ -136,9 +126,10 @@ def after_commit(result: dict[str, Any]) -> dict[str, Any]:
         )
     elif status == "rejected":
         step = "Tell the user a person rejected it, and why; do not retry it unchanged."
-    else:
+    elif status != "committed":
         step = "Read the status and message above."
-    return with_next_step(reply_size.committed(result), step)
+    lean = reply_size.committed(result)
+    return with_next_step(lean, step) if step else lean
 
 
 def _rows_reviewed(result: dict[str, Any]) -> bool:

@@ -11,8 +11,9 @@ from typing import Any
 LINKS_SHOWN = 3  # per candidate of a settled answer; links_more counts the rest it has
 # Echoes of the request, and deadlines the next_step already sets.
 RESOLUTION_ECHOES = ("query", "collection_id", "context_record_ids", "expires_at")
-# What a settled candidate says that its status already says.
-SETTLED_NOISE = ("match", "score", "created_at")
+# What a settled candidate says that its status already says, and the collection_id its
+# collection's name stands for.
+SETTLED_NOISE = ("match", "score", "created_at", "collection_id")
 # A write's timestamps: provisional in a preview, and not what the agent reports after a commit.
 TIMESTAMPS = ("created_at", "updated_at", "committed_at", "expires_at")
 NEW_OBJECT_ID = {
@@ -31,7 +32,11 @@ def resolution(result: dict[str, Any]) -> dict[str, Any]:
     if status == "resolved":
         # One active exact match: the others are only similar spellings (detail=true has them).
         chosen = [c for c in candidates if c["record_id"] == result["selected_record_id"]]
-        lean["candidates"] = [_settled(c) for c in chosen]
+        # selected_record_id names it; the exact match and active status are the status's,
+        # and an exact title match is the title itself (an alias or ID match is still said).
+        lean["candidates"] = [
+            {k: v for k, v in _settled(c).items() if k not in _said_by_status(c)} for c in chosen
+        ]
         if len(candidates) > len(chosen):
             lean["similar_not_shown"] = len(candidates) - len(chosen)
     elif status == "needs_clarification":
@@ -41,6 +46,12 @@ def resolution(result: dict[str, Any]) -> dict[str, Any]:
     else:
         lean["candidates"] = [_settled(c) for c in candidates]
     return lean
+
+
+def _said_by_status(candidate: dict[str, Any]) -> tuple[str, ...]:
+    reasons = candidate.get("reasons") or []
+    by_title = all(reason.startswith("exact title match") for reason in reasons)
+    return ("record_id", "status", "reasons") if by_title else ("record_id", "status")
 
 
 def _uncertain(candidate: dict[str, Any]) -> dict[str, Any]:
@@ -66,20 +77,81 @@ def _link(link: dict[str, Any]) -> dict[str, Any]:
 def _settled(candidate: dict[str, Any]) -> dict[str, Any]:
     lean = {k: v for k, v in _without_empties(candidate).items() if k not in SETTLED_NOISE}
     links = candidate.get("links") or []
-    lean["links"] = [_link(link) for link in links[:LINKS_SHOWN]]
+    # The linked record's title and collection say what it is; its ID is get_record_context's.
+    lean["links"] = [
+        {k: v for k, v in _link(link).items() if k != "record_id"} for link in links[:LINKS_SHOWN]
+    ]
     if len(links) > LINKS_SHOWN:  # and links_truncated, kept when true: more still exist
         lean["links_more"] = len(links) - LINKS_SHOWN
     return lean
 
 
-def prepared(result: dict[str, Any], operation: str | None) -> dict[str, Any]:
-    lean = {k: v for k, v in result.items() if k not in ("preview_note", "expires_at")}
+def prepared(
+    result: dict[str, Any], operation: str | None, sent: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """`sent`: the prepare tool's arguments. A preview keeps only what they do not already say;
+    approval is stated only when needed."""
+    drop = ("preview_note", "expires_at", "operation")
+    lean = {k: v for k, v in result.items() if k not in drop}
+    if not lean.get("requires_human_approval", True):
+        del lean["requires_human_approval"]
     if "rows" in lean:  # an import: the collection is the agent's own argument
         lean.pop("collection_id", None)
         lean["rows"] = [_import_row(row) for row in lean["rows"]]
     if "preview" in lean:
         lean["preview"] = _written(lean["preview"], operation, provisional=True)
+        if sent is not None:
+            news = _preview_news(lean["preview"], operation, sent)
+            if news:
+                lean["preview"] = news
+            else:
+                del lean["preview"]
     return lean
+
+
+def _preview_news(preview: dict[str, Any], operation: str | None, sent: dict[str, Any]) -> Any:
+    """What a write's preview says beyond its request: an update's resulting data and version,
+    an unlink's ends, a link that already exists. {} when it only repeats the request."""
+    if "items" in preview and isinstance(sent.get("actions"), list):
+        actions = sent["actions"]
+        news = []
+        for item in preview["items"]:
+            index = item.get("item_index")
+            action = actions[index] if isinstance(index, int) and index < len(actions) else {}
+            told = _news(item, item.get("operation"), (action or {}).get("arguments") or {})
+            if told:
+                news.append({"item_index": index, **told})
+        return {"items": news} if news else {}
+    if "rows" in preview:
+        return preview
+    return _news(preview, operation, sent.get("arguments") or {})
+
+
+def _news(preview: dict[str, Any], operation: str | None, arguments: dict[str, Any]) -> Any:
+    out: dict[str, Any] = {}
+    for key, value in preview.items():
+        if key in ("item_index", "operation") or (key == "created" and value is True):
+            continue
+        if not isinstance(value, dict):
+            out[key] = value
+            continue
+        inner = {k: v for k, v in value.items() if not _was_sent(k, v, arguments)}
+        if operation == "create_record":
+            inner.pop("version", None)  # a new record is version 1
+        elif "collection_id" not in arguments:
+            inner.pop("collection_id", None)  # unchanged by a write that does not name it
+        if inner:
+            out[key] = inner
+    return out
+
+
+def _was_sent(key: str, value: Any, arguments: dict[str, Any]) -> bool:
+    """The request said this: the same value, or a batch item's "actions[N]" (whose ID is
+    provisional until the commit)."""
+    if key not in arguments:
+        return False
+    sent = arguments[key]
+    return sent == value or (isinstance(sent, str) and sent.startswith("actions["))
 
 
 def _import_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -88,9 +160,53 @@ def _import_row(row: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in row.items() if v not in (None, [])}
 
 
+# What a committed write returns of what it made: the IDs to cite and the version to expect
+# next. The rest the agent sent, and the prepare's preview showed.
+KEPT_AFTER_COMMIT = {
+    "record": ("record_id", "version", "archived_at"),
+    "relationship": ("relationship_id",),
+    "removed_relationship": ("relationship_id",),
+}
+
+
 def committed(result: dict[str, Any]) -> dict[str, Any]:
     lean: dict[str, Any] = _written(result, result.get("operation"), provisional=False)
+    lean = {k: v for k, v in lean.items() if k not in ("action_id", "operation", "replayed")}
+    if result.get("replayed"):
+        lean["replayed"] = True
+    if isinstance(lean.get("result"), dict) and result.get("status") == "committed":
+        made = lean["result"]
+        if isinstance(made.get("items"), list):
+            made = {**made, "items": [_made(item) for item in made["items"]]}
+        lean["result"] = _made(made)
+    if isinstance(lean.get("review"), dict):
+        lean["review"] = _cited(lean["review"])
     return lean
+
+
+def _made(outcome: Any) -> Any:
+    if not isinstance(outcome, dict):
+        return outcome
+    out: dict[str, Any] = {}
+    for key, value in outcome.items():
+        if key == "operation":
+            continue
+        if key in KEPT_AFTER_COMMIT and isinstance(value, dict):
+            value = {k: v for k, v in value.items() if k in KEPT_AFTER_COMMIT[key]}
+        elif key == "review" and isinstance(value, dict):
+            value = _cited(value)
+        out[key] = value
+    return out
+
+
+def _cited(review: dict[str, Any]) -> dict[str, Any]:
+    """A fresh review of what was written: the ID the next write cites (its status is
+    resolved, its record the one just made)."""
+    return {
+        k: v
+        for k, v in review.items()
+        if (k.endswith("_id") and k != "selected_record_id") or (k == "status" and v != "resolved")
+    }
 
 
 def _written(value: Any, operation: str | None, *, provisional: bool) -> Any:

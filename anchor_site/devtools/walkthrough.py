@@ -166,7 +166,7 @@ class Walkthrough:
         )
         committed = await self.call("commit_write", action_id=prepared["action_id"])
         self.expect(
-            committed["status"] == "committed" and not committed["replayed"],
+            committed["status"] == "committed" and not committed.get("replayed"),
             f"commit_write should commit once, got {committed['status']!r}",
         )
         return prepared["action_id"], committed["result"]

@@ -61,7 +61,40 @@ def record_context(
         result |= _recent_events(workspace_id, record_id, event_limit, at)
     if whole:
         return result
-    return within_budget(result, history_fingerprint(workspace_id, "record", record_id, at))
+    return _lean(within_budget(result, history_fingerprint(workspace_id, "record", record_id, at)))
+
+
+# Said only when they say something: a false flag, a null or an empty list is left out.
+QUIET_WHEN_EMPTY = ("outgoing_truncated", "incoming_truncated", "events_truncated")
+
+
+def _lean(context: dict[str, Any]) -> dict[str, Any]:
+    """The context without what says nothing: null or empty record fields, false flags, and in
+    events the action and item behind them (get_record_history has them) and the link end
+    that is the record itself."""
+    record = context["record"]
+    lean = {**context, "record": {k: v for k, v in record.items() if v not in (None, [])}}
+    quiet = ["events_omitted", "events_truncated"]
+    if not lean.get("events_truncated"):  # a cut history says where it goes on, even null
+        quiet.append("history_next_cursor")
+    for key in quiet:
+        if not lean.get(key, True):
+            del lean[key]
+    if isinstance(lean.get("links"), dict):
+        lean["links"] = {
+            k: v for k, v in lean["links"].items() if not (k in QUIET_WHEN_EMPTY and not v)
+        }
+    if lean.get("events"):
+        own = record.get("record_id")
+        lean["events"] = [_lean_event(event, own) for event in lean["events"]]
+    return lean
+
+
+def _lean_event(event: dict[str, Any], own: str | None) -> dict[str, Any]:
+    lean = {k: v for k, v in event.items() if k not in ("action_id", "item_index")}
+    if isinstance(event.get("link"), dict):
+        lean["link"] = {k: v for k, v in event["link"].items() if v != own}
+    return lean
 
 
 # Per direction: (the record's own side, the other side).
@@ -122,7 +155,9 @@ def record_contexts(
             workspace_id, list(contexts), relationship_limit
         ).items():
             contexts[record_id]["links"] = links
-    return {record_id: contexts[record_id] for record_id in record_ids if record_id in contexts}
+    return {
+        record_id: _lean(contexts[record_id]) for record_id in record_ids if record_id in contexts
+    }
 
 
 def _ranked_links(

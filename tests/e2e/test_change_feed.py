@@ -167,17 +167,15 @@ def test_links_read_as_links_and_cursors_ignore_other_workspaces(server_database
             assert (await call_ok(a, "workspace_digest", {}))["changes_cursor"] == start
             quiet = await call_ok(a, "list_changes", {"cursor": start})
             assert quiet["changes"] == [] and quiet["next_cursor"] == start
-            kirat = (await call_ok(a, "resolve_record", {"query": "Kirat"}))["candidates"][0]
-            backend = (await call_ok(a, "resolve_record", {"query": "Junior Backend"}))[
-                "candidates"
-            ][0]
+            kirat = await call_ok(a, "resolve_record", {"query": "Kirat"})
+            backend = await call_ok(a, "resolve_record", {"query": "Junior Backend"})
             linked = await write(
                 a,
                 "link_records",
                 {
-                    "source_id": kirat["record_id"],
+                    "source_id": kirat["selected_record_id"],
                     "relationship_type": "applied_to",
-                    "target_id": backend["record_id"],
+                    "target_id": backend["selected_record_id"],
                 },
                 ["Kirat", "Junior Backend"],
             )
@@ -193,9 +191,9 @@ def test_links_read_as_links_and_cursors_ignore_other_workspaces(server_database
         assert (group["title"], group["status"]) == ("Kirat", "active")
         ends = {
             "type": "applied_to",
-            "source_id": kirat["record_id"],
+            "source_id": kirat["selected_record_id"],
             "source_title": "Kirat",
-            "target_id": backend["record_id"],
+            "target_id": backend["selected_record_id"],
             "target_title": "Junior Backend",
         }
         assert [(c["what"], c["link"]) for c in group["changes"]] == [

@@ -94,12 +94,11 @@ def test_create_and_link_across_collections_in_four_calls(server_database, serve
             assert committed["status"] == "committed"
             assert calls == 4
             items = committed["result"]["items"]
-            link = items[2]["relationship"]
-            assert (link["source_id"], link["target_id"]) == (
-                items[0]["record"]["record_id"],
-                items[1]["record"]["record_id"],
-            )
             assert items[0]["review"]["resolution_id"], "the new record is reviewed for next"
+            made = await call("get_record_context", {"record_id": items[0]["record"]["record_id"]})
+            [link] = made["links"]["outgoing"]
+            assert link["relationship_id"] == items[2]["relationship"]["relationship_id"]
+            assert link["record_id"] == items[1]["record"]["record_id"]
 
     anyio.run(scenario)
 

@@ -69,7 +69,7 @@ def test_a_cancelled_commit_writes_nothing_and_gets_no_reply(server: LiveServer,
     assert response.status_code == 202 and response.content == b"", response.text
     replay = client.ok("commit_write", {"action_id": action_id})
     assert replay["status"] == "committed"
-    assert replay["replayed"] is False, "the cancelled commit was applied"
+    assert "replayed" not in replay, "the cancelled commit was applied"
 
 
 def test_a_cancel_for_another_session_or_no_call_changes_nothing(server: LiveServer):

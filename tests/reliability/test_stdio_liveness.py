@@ -195,7 +195,7 @@ def test_stopping_during_a_call_blocked_on_a_lock(how, database, server_env, sto
     assert store.action_state(action_id) == "prepared", "the abandoned commit was applied"
     with running(server_env, tmp_path / "after.log") as after:
         done = after.ok("commit_write", {"action_id": action_id})
-    assert done["status"] == "committed" and done["replayed"] is False
+    assert done["status"] == "committed" and "replayed" not in done
     assert not store.integrity_problems()
 
 

@@ -576,7 +576,9 @@ def test_rename_checks_the_new_title_for_namesakes(hiring):
         {"record_id": hiring.abhishek.pk, "title": "Abhishek Rao", "expected_version": 1},
         [review["resolution_id"], fresh["resolution_id"]],
     )
-    assert result["result"]["record"]["title"] == "Abhishek Rao"
+    assert result["result"]["record"]["version"] == 2
+    hiring.abhishek.refresh_from_db()
+    assert hiring.abhishek.title == "Abhishek Rao"
 
 
 def test_legacy_write_tools_refuse_and_write_nothing(hiring):

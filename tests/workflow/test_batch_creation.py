@@ -11,6 +11,7 @@ import pytest
 
 from records.models import AuditEvent, Record, Relationship
 from tests.workflow.helpers import ok, refused, store_snapshot
+from workflow.models import ReviewTicket
 from workflow.names import cache as names_cache
 
 
@@ -75,9 +76,12 @@ def test_two_records_in_two_collections_and_their_link_in_three_calls(hiring):
         source=meera, relationship_type="applied_to", target=designer
     ).exists()
     items = committed["result"]["items"]
-    assert items[2]["relationship"]["source_id"] == meera.pk
+    assert items[0]["record"] == {"record_id": meera.pk, "version": 1}
+    link = Relationship.objects.get(pk=items[2]["relationship"]["relationship_id"])
+    assert (link.source_id, link.target_id) == (meera.pk, designer.pk)
     # Each created record comes with a review the next write can cite.
-    assert items[0]["review"]["selected_record_id"] == meera.pk
+    review = ReviewTicket.objects.get(pk=items[0]["review"]["resolution_id"])
+    assert review.answer["selected_record_id"] == meera.pk
     events = AuditEvent.objects.filter(action_id=prepared["action_id"])
     assert list(events.order_by("item_index").values_list("item_index", flat=True)) == [0, 1, 2]
 

@@ -364,7 +364,8 @@ def test_create_then_link_in_four_calls(hiring):
     )
     committed = tool("commit_write", {"action_id": created["action_id"]})
     record_id = committed["result"]["record"]["record_id"]
-    assert committed["review"]["selected_record_id"] == record_id
+    review = ReviewTicket.objects.get(pk=committed["review"]["resolution_id"])
+    assert review.answer["selected_record_id"] == record_id, "it reviews the new record"
     link = tool(
         "prepare_write",
         {
@@ -390,7 +391,8 @@ def test_a_replayed_create_still_comes_with_a_review(hiring):
     again = ok("commit_write", {"action_id": action_id})
     assert again["replayed"] is True
     assert again["review"]["resolution_id"] != first["review"]["resolution_id"]
-    assert again["review"]["selected_record_id"] == first["result"]["record"]["record_id"]
+    review = ReviewTicket.objects.get(pk=again["review"]["resolution_id"])
+    assert review.answer["selected_record_id"] == first["result"]["record"]["record_id"]
 
 
 def test_a_created_collection_comes_with_a_discovery_that_covers_it(hiring):

@@ -1,4 +1,5 @@
-"""Every review, prepare and commit reply names the next step, with the exact ID to cite."""
+"""Every review and prepare reply names the next step and which of its IDs to cite; a commit
+only when that changes what comes next."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ def test_a_create_then_link_walks_on_next_step_alone(hiring):
     review = ok("resolve_record", {"query": "Zoya", "collection_id": hiring.people.pk})
     assert review["status"] == "no_match"
     assert "expected answer before a create" in review["next_step"]
-    assert review["resolution_id"] in review["next_step"]
+    assert "cite this resolution_id" in review["next_step"], "by key: the value is beside it"
 
     prepared = ok(
         "prepare_write",
@@ -23,18 +24,17 @@ def test_a_create_then_link_walks_on_next_step_alone(hiring):
             "decision_reason": "the user introduced Zoya",
         },
     )
-    assert f"commit_write with action_id {prepared['action_id']}" in prepared["next_step"]
+    assert prepared["next_step"] == "Call commit_write with this action_id."
     committed = ok("commit_write", {"action_id": prepared["action_id"]})
-    assert committed["status"] == "committed" and committed["next_step"].startswith("Done")
-    assert committed["review"]["resolution_id"] in committed["next_step"]
+    assert committed["status"] == "committed" and committed["review"]["resolution_id"]
+    assert "cite review.resolution_id" in committed["next_step"]
 
 
 def test_resolved_says_only_what_to_cite_and_a_create_of_that_title_is_still_stopped(hiring):
     review = ok("resolve_record", {"query": "Kirat", "collection_id": hiring.people.pk})
     assert review["status"] == "resolved"
-    assert review["next_step"] == (
-        f"Cite resolution_id {review['resolution_id']} in the write for record {hiring.kirat.pk}."
-    )
+    assert review["next_step"] == "Cite this resolution_id in the write for selected_record_id."
+    assert review["selected_record_id"] == hiring.kirat.pk
     # The warning it no longer repeats is the server's to give, when it is relevant.
     again = call_tool(
         "prepare_write",

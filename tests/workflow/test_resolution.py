@@ -138,7 +138,7 @@ def test_other_workspace_collection_is_not_found(hiring, other_ctx):
 def test_other_workspace_records_are_never_candidates(hiring, other_ctx):
     theirs = make_collection(other_ctx, "people")
     their_kirat = make_record(other_ctx, theirs, "Kirat")
-    result = ok("resolve_record", {"query": "Kirat"})
+    result = ok("resolve_record", {"query": "Kirat", "detail": True})
     assert result["selected_record_id"] == hiring.kirat.pk
     assert their_kirat.pk not in {c["record_id"] for c in result["candidates"]}
     assert {c["collection_id"] for c in result["candidates"]} <= {

@@ -58,8 +58,8 @@ def _from_the_registry(method: Callable[..., ToolResult]) -> Callable[..., ToolR
     return method
 
 
-def prepared(tool: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    return lambda result: after_prepare(result, tool=tool)
+def prepared(tool: str, sent: dict[str, Any]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    return lambda result: after_prepare(result, tool=tool, sent=sent)
 
 
 class WriteTools(Toolset):
@@ -100,7 +100,8 @@ class WriteTools(Toolset):
         Argument keys:
         {operations}
         """
-        return self._run(write_actions.prepare_write, locals(), prepared("prepare_write"))
+        sent = locals()
+        return self._run(write_actions.prepare_write, sent, prepared("prepare_write", sent))
 
     def commit_write(
         self,
@@ -136,8 +137,9 @@ class BatchWriteTools(Toolset):
         "actions[N]", the record {creating} item N makes (no review needed). Collections:
         prepare_write.
         """
+        sent = locals()
         return self._run(
-            write_actions.prepare_batch_write, locals(), prepared("prepare_batch_write")
+            write_actions.prepare_batch_write, sent, prepared("prepare_batch_write", sent)
         )
 
     def commit_batch_write(
@@ -187,7 +189,8 @@ class ImportTools(Toolset):
         candidates) or `batch_duplicate`, and `needs_decision` lists the flagged keys. Nothing
         is written until commit_import.
         """
-        return self._run(write_actions.prepare_import, locals(), prepared("prepare_import"))
+        sent = locals()
+        return self._run(write_actions.prepare_import, sent, prepared("prepare_import", sent))
 
     def commit_import(
         self,

@@ -55,7 +55,7 @@ def reporting_statements(linked: LinkedRecord) -> int:
 def _update(resolution: dict[str, Any], round_: int) -> dict[str, Any]:
     """An update of the record `resolution` selected, citing it."""
     chosen = resolution["selected_record_id"]
-    version = next(c["version"] for c in resolution["candidates"] if c["record_id"] == chosen)
+    version = resolution["candidates"][0]["version"]  # a resolved reply shows the chosen one
     return {
         "operation": "update_record",
         "arguments": {

@@ -36,7 +36,7 @@ async def run(session: ClientSession, linked: LinkedRecord, sizes: Sizes) -> flo
         session, "resolve_record", {"query": "Teammate 5", "collection_id": linked.collection_id}
     )
     record_id = review["selected_record_id"]
-    version = next(c["version"] for c in review["candidates"] if c["record_id"] == record_id)
+    version = review["candidates"][0]["version"]  # a resolved reply shows the chosen one
 
     async def one(index: int) -> None:
         arguments = {"record_id": record_id, "changes": {"counter": index}}
