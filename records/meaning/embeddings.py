@@ -18,6 +18,7 @@ embedded again.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import sys
 import threading
@@ -45,6 +46,19 @@ _reported_lock = threading.Lock()
 _reported: set[str] = set()
 _running_lock = threading.Lock()
 _running: set[str] = set()  # workspaces a catch-up thread is embedding
+_threads: list[threading.Thread] = []
+# Set at exit: a catch-up stops between batches. A process must not end while a thread is inside
+# the model (onnxruntime's own threads then abort the process: "terminate called").
+_stopping = threading.Event()
+EXIT_WAIT_S = 30.0  # at most one batch's embedding, on a slow machine
+
+
+@atexit.register
+def stop_catch_ups() -> None:
+    """At exit: let each running catch-up finish its batch, and wait for it (bounded)."""
+    _stopping.set()
+    for thread in list(_threads):
+        thread.join(EXIT_WAIT_S)
 
 
 def record_text(title: str, data: Any) -> str:
@@ -247,9 +261,11 @@ def start_catch_up(workspace_id: str) -> None:
         if workspace_id in _running:
             return
         _running.add(workspace_id)
-    threading.Thread(
+    thread = threading.Thread(
         target=_catch_up_all, args=(workspace_id,), name="anchor-meaning", daemon=True
-    ).start()
+    )
+    _threads[:] = [t for t in _threads if t.is_alive()] + [thread]
+    thread.start()
 
 
 # A writer holding the database (SQLite's one write lock, a long transaction) makes the store
@@ -278,6 +294,8 @@ def _catch_up_all(workspace_id: str) -> None:
             if not ids or ids == previous:
                 return
             for start in range(0, len(ids), CATCH_UP_BATCH):
+                if _stopping.is_set():
+                    return
                 _save_when_free(compute_for(ids[start : start + CATCH_UP_BATCH]))
             previous = ids
     except Exception:

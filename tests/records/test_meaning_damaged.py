@@ -4,6 +4,7 @@ again by the catch-up; the rest of the workspace keeps answering by meaning."""
 from __future__ import annotations
 
 import logging
+import threading
 
 import pytest
 from django.db import connection
@@ -153,3 +154,32 @@ def test_a_vector_stored_as_text_is_unreadable_on_sqlite(ctx, caplog):
     caplog.set_level(logging.WARNING, logger=MEANING_LOG)
     assert missing_record_ids(WORKSPACE) == [records["laptop"].pk]
     assert "not bytes" in caplog.text
+
+
+def test_at_exit_a_catch_up_stops_after_its_batch_and_is_waited_for(monkeypatch):
+    """A process must not end while a catch-up is inside the model (onnxruntime then aborts
+    it): the exit hook stops the catch-up between batches and waits for it."""
+    monkeypatch.setattr(embeddings, "_stopping", threading.Event())
+    monkeypatch.setattr(embeddings, "_threads", [])
+    monkeypatch.setattr(embeddings, "CATCH_UP_BATCH", 1)
+    monkeypatch.setattr(embeddings, "missing_record_ids", lambda workspace_id: ["a", "b", "c"])
+    monkeypatch.setattr(embeddings, "_save_when_free", lambda rows: None)
+    inside, release, embedded = threading.Event(), threading.Event(), []
+
+    def compute_for(ids):
+        embedded.append(ids)
+        inside.set()
+        release.wait(10)
+        return []
+
+    monkeypatch.setattr(embeddings, "compute_for", compute_for)
+    embeddings.start_catch_up("exit-ws")
+    assert inside.wait(10), "the catch-up never started"
+    stopper = threading.Thread(target=embeddings.stop_catch_ups)
+    stopper.start()
+    wait_until(embeddings._stopping.is_set, "the exit hook to ask the catch-up to stop")
+    assert stopper.is_alive()  # it waits for the batch inside the model
+    release.set()
+    stopper.join(10)
+    assert not stopper.is_alive() and not embeddings.catching_up("exit-ws")
+    assert embedded == [["a"]]  # the batch in hand finished; no new one began
