@@ -165,7 +165,11 @@ async def guarded_write(session: ClientSession) -> dict[str, Any]:
     assert committed["status"] == "committed", committed
     replayed = await call_ok(session, "commit_write", {"action_id": prepared["action_id"]})
     assert replayed.get("replayed") is True, replayed
-    return committed["result"]["record"]
+    record_id = committed["result"]["record"]["record_id"]
+    # The commit names what it wrote; read it back as stored.
+    context = await call_ok(session, "get_record_context", {"record_id": record_id})
+    assert context["record"]["record_id"] == record_id, context
+    return context["record"]
 
 
 async def agent(url: str, token: str, work):
