@@ -183,7 +183,16 @@ def test_an_unmigrated_postgres_database_is_migrated_on_first_start(server_log):
             timeout=60,
         )
         assert done.returncode == 0, done.stderr
-        assert "[ ]" not in done.stdout, f"unapplied migrations remain:\n{done.stdout}"
+        # The stdio server migrates its own apps; the admin's and team mode's tables are the
+        # HTTP server's, migrated when it starts (gunicorn_conf).
+        unapplied = {
+            line.split()[-1].split(".")[0] for line in done.stdout.splitlines() if "[ ]" in line
+        }
+        assert unapplied <= {"admin", "oauth2_provider"}, f"unapplied:\n{done.stdout}"
+        assert (
+            "[X]  records.0001_initial" in done.stdout
+            and "[X]  workflow.0001_initial" in done.stdout
+        )
     finally:
         with connection.cursor() as cursor:
             cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -131,7 +131,7 @@ def test_a_held_write_and_its_approval_keep_the_agent_and_its_person(dana, peopl
     agent, token = agent_of(dana, "laptop")
     held = create_record(agent, people, "Rahul")
     assert held["status"] == "awaiting_approval"
-    action = PreparedAction.objects.get(pk=held["action_id"])
+    (action,) = PreparedAction.objects.filter(workspace_id="team-a", state="awaiting_approval")
     assert (action.credential, action.credential_name) == (f"token:{token.pk}", "laptop")
 
     waiting = maya.get(reverse("admin:workflow_preparedaction_change", args=[action.pk]))

@@ -20,6 +20,7 @@ from tests.conftest import make_collection
 from tests.mcp_client import call_tool
 from tests.polling import wait_until
 from tests.workflow.helpers import ok
+from workflow.models import PreparedAction
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -79,7 +80,8 @@ def test_a_prepare_completes_while_a_writer_holds_the_collections_names_counter(
     # A commit in progress: the counters locked until it ends.
     prepared = _prepare_while_held(people.pk, lambda: lock_counters("local", keys), "the counters")
     assert prepared["ok"], prepared
-    assert "Charlie Brown" in str(prepared["result"]["preview"])
+    stored = PreparedAction.objects.get(pk=prepared["result"]["action_id"])
+    assert "Charlie Brown" in str(stored.preview)  # the dry run ran while the counters were held
     before = counter_values("local", keys)
     assert not Record.objects.filter(title="Charlie Brown").exists()
     committed = ok("commit_write", {"action_id": prepared["result"]["action_id"]})
