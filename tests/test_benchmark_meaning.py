@@ -1,27 +1,12 @@
-"""The meaning benchmark's recall and confidence rows, over a tiny labelled set of the same
-interface as records.meaning.calibration (no figure is a timing)."""
+"""The meaning benchmark's recall and confidence rows, over a tiny labelled set built from
+records.meaning.calibration's own record and question types (no figure is a timing)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from types import SimpleNamespace
 
 from anchor_site.devtools.benchmarks import meaning
-
-
-@dataclass(frozen=True)
-class StoreRecord:
-    collection: str
-    title: str
-    data: dict[str, object]
-
-
-@dataclass(frozen=True)
-class LabelledQuery:
-    text: str
-    expected: tuple[str, ...]
-    kind: str
-
+from records.meaning.calibration import LabelledQuery, StoreRecord
 
 TINY = SimpleNamespace(
     collections=lambda: {"decisions": "What we decided", "expenses": "Money spent"},
