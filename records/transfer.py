@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -45,21 +46,19 @@ FORMAT = "anchor-workspace"
 VERSION = 1
 CHUNK = 2000
 
-# Parents before children, so a restore never points at a row that is not there yet.
-MODELS: list[tuple[type[models.Model], str]] = [
-    (Collection, "workspace_id"),
-    (CollectionAlias, "workspace_id"),
-    (Record, "workspace_id"),
-    (RecordVersion, "record__workspace_id"),
-    (RecordAlias, "workspace_id"),
-    (Relationship, "workspace_id"),
-    (SelfMapping, "workspace_id"),
-    (AuditEvent, "workspace_id"),
-    (ClarificationReview, "workspace_id"),
-]
-
-
-KINDS = {model for model, _ in MODELS}
+# Each kind of row an export holds, and the path to its workspace; parents before children,
+# so a restore never points at a row that is not there yet.
+MODELS: dict[type[models.Model], str] = {
+    Collection: "workspace_id",
+    CollectionAlias: "workspace_id",
+    Record: "workspace_id",
+    RecordVersion: "record__workspace_id",
+    RecordAlias: "workspace_id",
+    Relationship: "workspace_id",
+    SelfMapping: "workspace_id",
+    AuditEvent: "workspace_id",
+    ClarificationReview: "workspace_id",
+}
 
 
 class ExactJSONEncoder(DjangoJSONEncoder):
@@ -81,7 +80,7 @@ def _rows(model: type[models.Model], path: str, workspace_id: str) -> models.Que
 
 
 def count_rows(workspace_id: str) -> int:
-    return sum(_rows(model, path, workspace_id).count() for model, path in MODELS)
+    return sum(_rows(model, path, workspace_id).count() for model, path in MODELS.items())
 
 
 def export_workspace(
@@ -94,7 +93,7 @@ def export_workspace(
             raise TransferError(f"workspace {workspace_id!r} does not exist in this database.")
         tables = (
             (model, _rows(model, path, workspace_id).iterator(chunk_size=CHUNK))
-            for model, path in MODELS
+            for model, path in MODELS.items()
         )
         return write_export(workspace_id, tables, out, progress)
 
@@ -117,18 +116,13 @@ def write_export(
     for model, table in tables:
         label = model._meta.label_lower
         rows[label] = 0
-        for chunk in _chunks(table):
+        remaining = iter(table)
+        while chunk := list(islice(remaining, CHUNK)):
             emit(serializers.serialize("jsonl", chunk, cls=ExactJSONEncoder))
             rows[label] += len(chunk)
             progress(len(chunk))
     out.write(json.dumps({"footer": {"rows": rows, "sha256": digest.hexdigest()}}) + "\n")
     return sum(rows.values())
-
-
-def _chunks(rows: Iterable[models.Model]) -> Iterator[list[models.Model]]:
-    remaining = iter(rows)
-    while chunk := list(islice(remaining, CHUNK)):
-        yield chunk
 
 
 @dataclass(frozen=True)
@@ -147,21 +141,18 @@ AGAIN = "take the export again with export_workspace"
 def check_file(path: Path) -> Checked:
     """Refuse a file that is not a whole, unaltered export, before anything is written."""
     digest = hashlib.sha256()
-    first: bytes | None = None
-    last: bytes | None = None
-    lines = 0
     try:
         with open(path, "rb") as stream:
+            first = last = stream.readline()
+            lines = 1 if first else 0
             for line in stream:
-                if last is not None:
-                    digest.update(last)
-                first = line if first is None else first
+                digest.update(last)
                 last = line
                 lines += 1
     except OSError as exc:
         raise TransferError(f"{path} cannot be read ({exc.strerror}).") from exc
     workspace_id = _header(first)
-    footer = _json(last) if lines > 1 and last is not None and last.endswith(b"\n") else None
+    footer = _json(last) if lines > 1 and last.endswith(b"\n") else None
     if not isinstance(footer, dict) or not isinstance(footer.get("footer"), dict):
         raise TransferError(
             f"the file has no footer: it was cut short, or written before exports had one; {AGAIN}."
@@ -176,14 +167,14 @@ def check_file(path: Path) -> Checked:
     return Checked(path, workspace_id, rows, lines)
 
 
-def _json(line: bytes | None) -> Any:
+def _json(line: bytes) -> Any:
     try:
-        return json.loads(line or b"")
+        return json.loads(line)
     except (json.JSONDecodeError, UnicodeDecodeError):
         return None
 
 
-def _header(line: bytes | None) -> str:
+def _header(line: bytes) -> str:
     header = _json(line)
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise TransferError("the file is not an Anchor workspace export (no export header).")
@@ -207,7 +198,7 @@ def _delete_workspace_rows(workspace_id: str) -> None:
     of_its_records = f"record_id IN (SELECT id FROM {Record._meta.db_table} WHERE {in_workspace})"
     kinds: list[type[models.Model]] = [
         RecordEmbedding,
-        *(m for m, _ in reversed(MODELS)),
+        *reversed(MODELS),
         NameChange,
     ]
     with connection.cursor() as cursor:
@@ -227,7 +218,15 @@ def import_workspace(
     """Restore a file check_file passed; refuses a workspace that holds data unless replace is
     set. All or nothing. `phases` (seconds per phase) and `analyze=False` serve the benchmark."""
     workspace_id = checked.workspace_id
-    clock = Clock(phases if phases is not None else {})
+    spent = {} if phases is None else phases
+    last = time.perf_counter()
+
+    def lap(phase: str) -> None:
+        nonlocal last
+        now = time.perf_counter()
+        spent[phase] = spent.get(phase, 0.0) + now - last
+        last = now
+
     try:
         with transaction.atomic():
             Workspace.objects.get_or_create(id=workspace_id)
@@ -238,39 +237,36 @@ def import_workspace(
                 )
             with bulk_counters(workspace_id):
                 _delete_workspace_rows(workspace_id)
-                clock.lap("prepare")
+                lap("prepare")
                 loaded = _load(checked, progress)
-                clock.lap("load")
-            clock.lap("counters")
+                lap("load")
+            lap("counters")
             _reset_sequences()
             if analyze:
                 refresh_statistics()
-            clock.lap("statistics")
+            lap("statistics")
     except IntegrityError as exc:  # e.g. a row whose key another workspace here already uses
         reason = str(exc).strip().splitlines()[0]
         raise TransferError(f"the file's rows do not fit this database ({reason}).") from exc
-    clock.lap("commit")
+    lap("commit")
     return workspace_id, loaded
 
 
-class Clock:
-    def __init__(self, phases: dict[str, float]) -> None:
-        self.phases = phases
-        self.last = time.perf_counter()
-
-    def lap(self, phase: str) -> None:
-        now = time.perf_counter()
-        self.phases[phase] = self.phases.get(phase, 0.0) + now - self.last
-        self.last = now
-
-
 def _load(checked: Checked, progress: Callable[[int], None]) -> int:
-    references = References(checked.workspace_id)
+    """Bulk-insert the rows in batches of one kind, each checked by _check_row first."""
+    held: dict[type[models.Model], set[Any]] = {Collection: set(), Record: set(), AuditEvent: set()}
+    counts: Counter[str] = Counter()
     batch: list[Any] = []
-    batch_model: type[models.Model] | None = None
+
+    def flush() -> None:
+        if batch:
+            type(batch[0])._default_manager.bulk_create(batch)
+            progress(len(batch))
+            batch.clear()
+
     with open(checked.path, encoding="utf-8") as stream:
         for number, line in enumerate(stream, start=1):
-            if number == 1 or number == checked.lines:  # the header and the footer
+            if number in (1, checked.lines):  # the header and the footer
                 continue
             try:
                 items = list(serializers.deserialize("jsonl", line))
@@ -278,15 +274,15 @@ def _load(checked: Checked, progress: Callable[[int], None]) -> int:
                 raise TransferError(f"line {number} is not an export row; {AGAIN}.") from exc
             for item in items:
                 obj = item.object
-                references.check(obj, number)
-                if batch_model is not type(obj) or len(batch) >= CHUNK:
-                    _flush(batch_model, batch, progress)
-                    batch, batch_model = [], type(obj)
+                _check_row(obj, number, checked.workspace_id, held)
+                counts[obj._meta.label_lower] += 1
+                if batch and (type(batch[0]) is not type(obj) or len(batch) >= CHUNK):
+                    flush()
                 batch.append(obj)
-    _flush(batch_model, batch, progress)
-    if references.rows != {label: n for label, n in checked.rows.items() if n}:
+    flush()
+    if counts != {label: n for label, n in checked.rows.items() if n}:
         raise TransferError(f"the rows do not match the footer's counts; {AGAIN}.")
-    return sum(references.rows.values())
+    return counts.total()
 
 
 # What each kind of row points at, by field.
@@ -302,47 +298,27 @@ POINTERS: dict[type[models.Model], list[tuple[str, type[models.Model]]]] = {
 }
 
 
-class References:
-    """Every row belongs to the workspace and points only at rows the file holds before it."""
-
-    def __init__(self, workspace_id: str) -> None:
-        self.workspace_id = workspace_id
-        self.held: dict[type[models.Model], set[Any]] = {
-            Collection: set(),
-            Record: set(),
-            AuditEvent: set(),
-        }
-        self.rows: dict[str, int] = {}
-
-    def check(self, obj: models.Model, number: int) -> None:
-        label = obj._meta.label_lower
-        if type(obj) not in KINDS:  # e.g. a person or a token: never part of an export
-            raise TransferError(
-                f"line {number} is a kind of row no export holds ({label}); {AGAIN}."
-            )
-        self.rows[label] = self.rows.get(label, 0) + 1
-        owner = getattr(obj, "workspace_id", self.workspace_id)  # a version goes by its record
-        if owner != self.workspace_id:
-            raise TransferError(
-                f"line {number} belongs to another workspace than the header's; {AGAIN}."
-            )
-        for field, model in POINTERS.get(type(obj), []):
-            value = getattr(obj, field)
-            if value and value not in self.held[model]:
-                raise TransferError(
-                    f"line {number} ({label}) points at {model._meta.model_name} {value!r}, "
-                    f"which the file does not hold; {AGAIN}."
-                )
-        if type(obj) in self.held:
-            self.held[type(obj)].add(obj.pk)
-
-
-def _flush(
-    model: type[models.Model] | None, batch: list[Any], progress: Callable[[int], None]
+def _check_row(
+    obj: models.Model, number: int, workspace_id: str, held: dict[type[models.Model], set[Any]]
 ) -> None:
-    if model is not None and batch:
-        model._default_manager.bulk_create(batch)
-        progress(len(batch))
+    """Every row is of a kind an export holds, belongs to the workspace and points only at rows
+    the file holds before it (`held`: the keys of those pointed at, so far)."""
+    label = obj._meta.label_lower
+    if type(obj) not in MODELS:  # e.g. a person or a token: never part of an export
+        raise TransferError(f"line {number} is a kind of row no export holds ({label}); {AGAIN}.")
+    if getattr(obj, "workspace_id", workspace_id) != workspace_id:  # a version: by its record
+        raise TransferError(
+            f"line {number} belongs to another workspace than the header's; {AGAIN}."
+        )
+    for field, model in POINTERS.get(type(obj), []):
+        value = getattr(obj, field)
+        if value and value not in held[model]:
+            raise TransferError(
+                f"line {number} ({label}) points at {model._meta.model_name} {value!r}, "
+                f"which the file does not hold; {AGAIN}."
+            )
+    if type(obj) in held:
+        held[type(obj)].add(obj.pk)
 
 
 # PostgreSQL's row triggers that move one counter row per written row. In one transaction each
@@ -391,29 +367,27 @@ def bulk_counters(workspace_id: str) -> Iterator[None]:
         yield  # a SQLite row is updated in place: the triggers cost the same for every row
         return
     with connection.cursor() as cursor:
-        _check_constraints_now(cursor)  # rows written earlier in the transaction (a test's)
-        for table, triggers in BULK_TRIGGERS.items():
-            for trigger in triggers:
-                cursor.execute(f"ALTER TABLE {table} DISABLE TRIGGER {trigger}")
+        _switch_triggers(cursor, "DISABLE")
     yield
     with connection.cursor() as cursor:
         for statement in COUNTER_MOVES:
             cursor.execute(statement, {"ws": workspace_id})
-        _check_constraints_now(cursor)
-        for table, triggers in BULK_TRIGGERS.items():
-            for trigger in triggers:
-                cursor.execute(f"ALTER TABLE {table} ENABLE TRIGGER {trigger}")
+        _switch_triggers(cursor, "ENABLE")
 
 
-def _check_constraints_now(cursor: Any) -> None:
-    """A table with pending (deferred foreign-key) trigger events cannot be altered."""
+def _switch_triggers(cursor: Any, switch: str) -> None:
+    # A table with pending (deferred foreign-key) trigger events cannot be altered: check the
+    # rows written so far in the transaction (the restore's, or a test's) first.
     cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
     cursor.execute("SET CONSTRAINTS ALL DEFERRED")
+    for table, triggers in BULK_TRIGGERS.items():
+        for trigger in triggers:
+            cursor.execute(f"ALTER TABLE {table} {switch} TRIGGER {trigger}")
 
 
 # What a restore writes to, whose planner statistics are stale after it.
 RESTORED_TABLES = [
-    *(model._meta.db_table for model, _ in MODELS),
+    *(model._meta.db_table for model in MODELS),
     "records_record_search",
     "records_revisioncounter",
     "records_collectioncount",
@@ -432,7 +406,7 @@ def refresh_statistics() -> None:
 
 def _reset_sequences() -> None:
     """Rows were loaded with their IDs; move the ID sequences past them (PostgreSQL)."""
-    statements = connection.ops.sequence_reset_sql(no_style(), [m for m, _ in MODELS])
+    statements = connection.ops.sequence_reset_sql(no_style(), list(MODELS))
     with connection.cursor() as cursor:
         for statement in statements:
             cursor.execute(statement)

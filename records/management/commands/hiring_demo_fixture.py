@@ -90,7 +90,7 @@ def fixture_objects() -> list[models.Model]:
     auto-numbered keys renumbered from 1. Revision counters and the search index are left out
     on purpose: the triggers build them as the rows load."""
     objects: list[models.Model] = list(Workspace.objects.filter(pk=WORKSPACE))
-    for model, path in MODELS:
+    for model, path in MODELS.items():
         written = "recorded_at" if model is RecordVersion else "created_at"
         rows = list(model._default_manager.filter(**{path: WORKSPACE}).order_by(written, "pk"))
         if model._meta.pk.get_internal_type() in ("AutoField", "BigAutoField"):
