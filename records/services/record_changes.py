@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -43,18 +42,9 @@ def lock_records(ctx: WriteContext, record_ids: Iterable[Any]) -> None:
         list(locking.filter(pk__in=ids).order_by("pk").values_list("pk", flat=True))
 
 
-def lock_current(
-    ctx: WriteContext, record_id: Any, expected_version: Any, doing: str | None
-) -> Record:
-    """Lock the record and refuse a stale expected version, then (unless `doing` is None, for
-    changes allowed on archived records) an archived record. The order fixes which error wins."""
-    record = lock_record(ctx, record_id)
-    check_current(record, expected_version, doing)
-    return record
-
-
 def check_current(record: Record, expected_version: Any, doing: str | None) -> None:
-    """lock_current's checks, of a record the caller locked."""
+    """Refuse a stale expected version of the locked record, then (unless `doing` is None, for
+    changes allowed on archived records) an archived record. The order fixes which error wins."""
     expected = v.expected_version(expected_version)
     if record.version != expected:
         raise AnchorError(
@@ -69,26 +59,15 @@ def check_current(record: Record, expected_version: Any, doing: str | None) -> N
         check_active(record, doing)
 
 
-def record_aliases(record: Record) -> list[str]:
-    return sorted(record.aliases.values_list("alias", flat=True))
-
-
 # --- the sequence ------------------------------------------------------------------------------
 
-
-@dataclass(frozen=True)
-class RecordChange:
-    """What one mutation changes: Record columns and their values, and the aliases before and
-    after when the mutation writes alias rows (so the sequence never reads one just written)."""
-
-    fields: dict[str, Any] = field(default_factory=dict)
-    aliases: list[str] | None = None
-    aliases_after: list[str] | None = None
-
-
-# Validates against the locked record (raising AnchorError to refuse) and says what changes;
-# it may write rows of its own (alias rows) but leaves the record itself to the sequence.
-ChangeFn = Callable[[Record, datetime], RecordChange]
+# What a change makes of a record: the Record columns that change with their values, and its
+# aliases after (a change that writes alias rows names them: the sequence never reads one just
+# written).
+Changed = tuple[dict[str, Any], list[str]]
+# Validates against the locked record and its aliases (raising AnchorError to refuse) and says
+# what changes; it may write alias rows but leaves the record itself to the sequence.
+ChangeFn = Callable[[Record, list[str], datetime], Changed]
 
 
 def record_change(
@@ -101,32 +80,28 @@ def record_change(
     change: ChangeFn,
 ) -> Record:
     """The one sequence every change to a record goes through, in one transaction: lock it,
-    check it (lock_current), let `change` decide, then save the next version with its
+    check it (check_current), let `change` decide, then save the next version with its
     RecordVersion row and one audit event of `kind`, all stamped with one time, and keep the
     record's embedding current in the same transaction."""
     with transaction.atomic():
-        record = lock_current(ctx, record_id, expected_version, doing)
+        record = lock_record(ctx, record_id)
+        check_current(record, expected_version, doing)
         now = timezone.now()
-        planned = change(record, now)
-        aliases = record_aliases(record) if planned.aliases is None else planned.aliases
+        aliases = sorted(record.aliases.values_list("alias", flat=True))
         before = record_dict(record, view="state", aliases=aliases)
-        for name, value in planned.fields.items():
+        fields, aliases_after = change(record, aliases, now)
+        for name, value in fields.items():
             setattr(record, name, value)
         record.version += 1
         record.updated_at = now
-        record.save(update_fields=[*planned.fields, "version", "updated_at"])
-        after = aliases if planned.aliases_after is None else planned.aliases_after
-        _version_written(
-            *version_rows(ctx, record, kind=kind, before=before, aliases=after, at=now)
+        record.save(update_fields=[*fields, "version", "updated_at"])
+        version, event = version_rows(
+            ctx, record, kind=kind, before=before, aliases=aliases_after, at=now
         )
-        embed_written(record, content_changed=bool({"title", "data"} & planned.fields.keys()))
+        version.save(force_insert=True)
+        event.save(force_insert=True)
+        embed_written(record, content_changed=bool({"title", "data"} & fields.keys()))
         return record
-
-
-def _version_written(version: RecordVersion, event: AuditEvent) -> None:
-    """Keep the version the record is now at, and audit the write that made it."""
-    version.save(force_insert=True)
-    event.save(force_insert=True)
 
 
 def version_rows(
@@ -138,7 +113,8 @@ def version_rows(
     aliases: list[str],
     at: datetime,
 ) -> tuple[RecordVersion, AuditEvent]:
-    """The version row and audit event of a write that brought `record` to its version."""
+    """The version row and audit event, not yet saved, of a write that brought `record` to its
+    version: the sequence saves one pair, bulk writers many."""
     version = RecordVersion(
         record=record,
         version=record.version,
@@ -178,7 +154,8 @@ def record_create(*, ctx: WriteContext, collection_id: Any, title: Any, data: An
         )
         record, version, event = new_record_rows(ctx, collection, title_text, data_obj)
         record.save(force_insert=True)
-        _version_written(version, event)
+        version.save(force_insert=True)
+        event.save(force_insert=True)
         embed_written(record, content_changed=True)
         return record
 
@@ -239,8 +216,8 @@ def record_update(
     """Shallow merge: omitted keys stay, explicit null is stored, nested objects are replaced."""
     changes_obj = checked_changes(changes)
 
-    def merge(record: Record, now: datetime) -> RecordChange:
-        return RecordChange(fields={"data": merged_data(record, changes_obj)})
+    def merge(record: Record, aliases: list[str], now: datetime) -> Changed:
+        return {"data": merged_data(record, changes_obj)}, aliases
 
     return record_change(
         ctx,
@@ -257,10 +234,10 @@ def record_rename(
 ) -> Record:
     title_text = v.title(title)
 
-    def rename(record: Record, now: datetime) -> RecordChange:
+    def rename(record: Record, aliases: list[str], now: datetime) -> Changed:
         if title_text == record.title:
             raise invalid("title", "is the record's current title; nothing would change.")
-        return RecordChange(fields={"title": title_text})
+        return {"title": title_text}, aliases
 
     return record_change(
         ctx,
@@ -279,7 +256,7 @@ def record_archive(*, ctx: WriteContext, record_id: Any, expected_version: Any) 
         expected_version=expected_version,
         doing="archiving again",
         kind="record.archived",
-        change=lambda record, now: RecordChange(fields={"archived_at": now}),
+        change=lambda record, aliases, now: ({"archived_at": now}, aliases),
     )
 
 
@@ -289,8 +266,7 @@ def record_alias_add(
     alias_text = v.title(alias, "alias")
     normalized = normalize_name(alias_text)
 
-    def add(record: Record, now: datetime) -> RecordChange:
-        aliases = record_aliases(record)
+    def add(record: Record, aliases: list[str], now: datetime) -> Changed:
         if len(aliases) >= v.MAX_ALIASES:
             raise invalid("alias", f"record already has {v.MAX_ALIASES} aliases (the limit).")
         if (
@@ -306,7 +282,7 @@ def record_alias_add(
             created_by=ctx.actor_id,
             created_at=now,
         )
-        return RecordChange(aliases=aliases, aliases_after=sorted([*aliases, alias_text]))
+        return {}, sorted([*aliases, alias_text])
 
     return record_change(
         ctx,
@@ -324,7 +300,7 @@ def record_alias_remove(
     """Unlike the other changes, allowed on an archived record."""
     alias_text = v.title(alias, "alias")
 
-    def remove(record: Record, now: datetime) -> RecordChange:
+    def remove(record: Record, aliases: list[str], now: datetime) -> Changed:
         existing = record.aliases.filter(normalized_alias=normalize_name(alias_text)).first()
         if existing is None:
             raise AnchorError(
@@ -332,11 +308,8 @@ def record_alias_remove(
                 f"alias: record {record.title!r} has no alias {alias_text!r}.",
                 field="alias",
             )
-        aliases = record_aliases(record)
         existing.delete()
-        return RecordChange(
-            aliases=aliases, aliases_after=[a for a in aliases if a != existing.alias]
-        )
+        return {}, [a for a in aliases if a != existing.alias]
 
     return record_change(
         ctx,

@@ -10,13 +10,14 @@ from django.utils import timezone
 from records.errors import NEEDS_CLARIFICATION, AnchorError
 from records.models import SelfMapping
 from records.services.audit_trail import WriteContext, audit
-from records.services.record_changes import lock_current
+from records.services.record_changes import check_current, lock_record
 
 
 def self_mapping_set(*, ctx: WriteContext, record_id: Any, expected_version: Any) -> SelfMapping:
     """Map "me" for this actor. An existing mapping to another record is never replaced."""
     with transaction.atomic():
-        record = lock_current(ctx, record_id, expected_version, "mapping yourself to it")
+        record = lock_record(ctx, record_id)
+        check_current(record, expected_version, "mapping yourself to it")
         existing = SelfMapping.objects.filter(
             workspace_id=ctx.workspace_id, actor_id=ctx.actor_id
         ).first()
