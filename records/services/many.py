@@ -26,8 +26,8 @@ from records.models import (
     Relationship,
 )
 from records.selectors.scoped import in_workspace
-from records.selectors.serialize import record_dict, relationship_dict
-from records.services.audit_trail import WriteContext, audit_event
+from records.selectors.serialize import record_dict
+from records.services.audit_trail import WriteContext
 from records.services.record_changes import (
     check_current,
     checked_changes,
@@ -35,6 +35,7 @@ from records.services.record_changes import (
     new_record_rows,
     version_rows,
 )
+from records.services.relationships import new_link
 
 
 @dataclass(frozen=True)
@@ -188,28 +189,9 @@ def relationship_create_many(links: list[NewLink]) -> list[Relationship]:
     checked = [(link, v.relationship_type(link.relationship_type)) for link in links]
     relationships, events = [], []
     for link, relationship_type in checked:
-        now = timezone.now()
-        relationship = Relationship(
-            workspace_id=link.ctx.workspace_id,
-            source=link.source,
-            relationship_type=relationship_type,
-            target=link.target,
-            created_by=link.ctx.actor_id,
-            created_at=now,
-        )
-        relationships.append(relationship)
-        events.append(
-            audit_event(
-                link.ctx,
-                kind="relationship.created",
-                entity_type="relationship",
-                entity_id=relationship.pk,
-                record_id=link.source.pk,
-                collection_id=link.source.collection_id,
-                after={**relationship_dict(relationship), "target_title": link.target.title},
-                at=now,
-            )
-        )
+        rel, event = new_link(link.ctx, link.source, relationship_type, link.target, timezone.now())
+        relationships.append(rel)
+        events.append(event)
     with transaction.atomic():
         Relationship.objects.bulk_create(relationships)
         AuditEvent.objects.bulk_create(events)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -9,10 +10,10 @@ from django.utils import timezone
 
 from records import validation as v
 from records.errors import invalid
-from records.models import Relationship
+from records.models import AuditEvent, Record, Relationship
 from records.selectors.scoped import check_active, in_workspace
 from records.selectors.serialize import relationship_dict
-from records.services.audit_trail import WriteContext, audit
+from records.services.audit_trail import WriteContext, audit, audit_event
 from records.services.record_changes import lock_record, lock_records
 
 
@@ -34,32 +35,42 @@ def relationship_create(
             return existing, False
         check_active(source, "linking")
         check_active(target, "linking")
-        now = timezone.now()
+        rel, event = new_link(ctx, source, rel_type, target, timezone.now())
         try:
             with transaction.atomic():
-                rel = Relationship.objects.create(
-                    workspace_id=ctx.workspace_id,
-                    source=source,
-                    relationship_type=rel_type,
-                    target=target,
-                    created_by=ctx.actor_id,
-                    created_at=now,
-                )
+                rel.save(force_insert=True)
         except IntegrityError:  # a concurrent writer linked the same pair first
             return Relationship.objects.get(
                 source=source, relationship_type=rel_type, target=target
             ), False
-        audit(
-            ctx,
-            kind="relationship.created",
-            entity_type="relationship",
-            entity_id=rel.pk,
-            record_id=source.pk,
-            collection_id=source.collection_id,
-            after={**relationship_dict(rel), "target_title": target.title},
-            at=now,
-        )
+        event.save(force_insert=True)
         return rel, True
+
+
+def new_link(
+    ctx: WriteContext, source: Record, relationship_type: str, target: Record, at: datetime
+) -> tuple[Relationship, AuditEvent]:
+    """A link of a checked type between two records and its creation event, not yet saved:
+    relationship_create saves one, bulk writers many."""
+    rel = Relationship(
+        workspace_id=ctx.workspace_id,
+        source=source,
+        relationship_type=relationship_type,
+        target=target,
+        created_by=ctx.actor_id,
+        created_at=at,
+    )
+    event = audit_event(
+        ctx,
+        kind="relationship.created",
+        entity_type="relationship",
+        entity_id=rel.pk,
+        record_id=source.pk,
+        collection_id=source.collection_id,
+        after={**relationship_dict(rel), "target_title": target.title},
+        at=at,
+    )
+    return rel, event
 
 
 def relationship_delete(*, ctx: WriteContext, relationship_id: Any) -> dict[str, Any]:
