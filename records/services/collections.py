@@ -79,16 +79,6 @@ def _check_collection_name_free(
         )
 
 
-def _collection_for_update(ctx: WriteContext, collection_id: Any, field: str) -> Collection:
-    return in_workspace(
-        Collection.objects.select_for_update(),
-        workspace_id=ctx.workspace_id,
-        pk=v.entity_id(collection_id, field),
-        kind="collection",
-        field=field,
-    )
-
-
 # Validates against the locked collection (raising AnchorError to refuse) and returns the
 # columns that change and their new values; it may write alias rows of its own.
 CollectionChangeFn = Callable[[Collection, datetime], dict[str, Any]]
@@ -102,7 +92,12 @@ def collection_change(
     with updated_at, and audit one event of `kind`, all stamped with one time. A change that
     names no column (an alias) leaves the collection's row and updated_at as they were."""
     with transaction.atomic():
-        collection = _collection_for_update(ctx, collection_id, "collection_id")
+        collection = in_workspace(
+            Collection.objects.select_for_update(),
+            workspace_id=ctx.workspace_id,
+            pk=v.entity_id(collection_id, "collection_id"),
+            kind="collection",
+        )
         before = collection_dict(collection, view="state")
         now = timezone.now()
         fields = change(collection, now)
@@ -176,9 +171,7 @@ def collection_set_requires_approval(
     )
 
 
-def collection_alias_add(*, ctx: WriteContext, collection_id: Any, alias: Any) -> CollectionAlias:
-    created: list[CollectionAlias] = []
-
+def collection_alias_add(*, ctx: WriteContext, collection_id: Any, alias: Any) -> Collection:
     def add(collection: Collection, now: datetime) -> dict[str, Any]:
         alias_text = v.name(alias, "alias")
         normalized = normalize_name(alias_text)
@@ -190,20 +183,19 @@ def collection_alias_add(*, ctx: WriteContext, collection_id: Any, alias: Any) -
         ):
             raise invalid("alias", f"{alias_text!r} already names this collection.")
         _check_collection_name_free(ctx, normalized, field="alias", exclude_id=collection.pk)
-        created.append(
-            CollectionAlias.objects.create(
-                workspace_id=ctx.workspace_id,
-                collection=collection,
-                alias=alias_text,
-                normalized_alias=normalized,
-                created_by=ctx.actor_id,
-                created_at=now,
-            )
+        CollectionAlias.objects.create(
+            workspace_id=ctx.workspace_id,
+            collection=collection,
+            alias=alias_text,
+            normalized_alias=normalized,
+            created_by=ctx.actor_id,
+            created_at=now,
         )
         return {}
 
-    collection_change(ctx, collection_id=collection_id, kind="collection.alias_added", change=add)
-    return created[0]
+    return collection_change(
+        ctx, collection_id=collection_id, kind="collection.alias_added", change=add
+    )
 
 
 def collection_alias_remove(*, ctx: WriteContext, collection_id: Any, alias: Any) -> None:
