@@ -8,6 +8,8 @@ gap, which makes it read the names whole (the stored list and the rows after it)
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.db import connection
 
 from records.models import NameChange, Record, RecordAlias
@@ -28,14 +30,14 @@ def names_written(
     rows = NameChange.objects.filter(
         workspace_id=workspace_id, key=key, revision__gt=since, revision__lte=until
     ).values_list("revision", "record_id")
-    revisions: set[int] = set()
-    record_ids: set[str] = set()
-    for revision, record_id in rows:
-        revisions.add(revision)
-        record_ids.add(record_id)
-    if len(revisions) != until - since:
-        return None
-    return record_ids
+    return _without_gap(rows, since, until)
+
+
+def _without_gap(rows: Iterable[tuple[int, str]], since: int, until: int) -> set[str] | None:
+    """The records the log's (revision, record_id) rows name, or None unless every revision
+    after `since` up to `until` has one."""
+    revisions = {revision for revision, _ in rows}
+    return None if len(revisions) != until - since else {record_id for _, record_id in rows}
 
 
 def prune_names_log(workspace_id: str, key: str, through: int) -> int:
@@ -88,30 +90,11 @@ def names_written_now(
         aliases=quote(RecordAlias._meta.db_table),
         in_collection=in_collection,
     )
-    scope = [collection_id] if collection_id else []
-    params: list[str | int] = [
-        workspace_id,
-        key,
-        since,
-        until,
-        workspace_id,
-        *scope,
-        workspace_id,
-        *scope,
-    ]
-    params.append(workspace_id)
+    in_scope = [workspace_id, collection_id] if collection_id else [workspace_id]
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(sql, [workspace_id, key, since, until, *in_scope, *in_scope, workspace_id])
         rows = cursor.fetchall()
-    revisions: set[int] = set()
-    record_ids: set[str] = set()
-    entries: list[tuple[str, str, bool]] = []
-    for kind, revision, record_id, text, _, _ in rows:
-        if kind == 0:
-            revisions.add(revision)
-            record_ids.add(record_id)
-        else:
-            entries.append((record_id, text, kind == 2))
-    if len(revisions) != until - since:
+    record_ids = _without_gap([(row[1], row[2]) for row in rows if row[0] == 0], since, until)
+    if record_ids is None:
         return None
-    return record_ids, entries
+    return record_ids, [(row[2], row[3], row[0] == 2) for row in rows if row[0] != 0]
