@@ -50,25 +50,17 @@ def _check_json_value(field: str, value: Any, depth: int) -> None:
         raise invalid(field, f"nesting deeper than {MAX_JSON_DEPTH} levels; flatten the data.")
     if isinstance(value, str):
         reject_nul(field, value)
-        return
-    if value is None or isinstance(value, bool):
-        return
-    if isinstance(value, int):
-        return
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise invalid(field, "numbers must be finite (no NaN or Infinity).")
-        return
-    if isinstance(value, list):
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise invalid(field, "numbers must be finite (no NaN or Infinity).")
+    elif isinstance(value, list):
         for item in value:
             _check_json_value(field, item, depth + 1)
-        return
-    if isinstance(value, dict):
+    elif isinstance(value, dict):
         for key, item in value.items():
             _check_key(field, key)
             _check_json_value(field, item, depth + 1)
-        return
-    raise invalid(field, f"{type(value).__name__} is not a JSON value.")
+    elif value is not None and not isinstance(value, (bool, int, float)):
+        raise invalid(field, f"{type(value).__name__} is not a JSON value.")
 
 
 def json_object(field: str, value: Any, *, max_bytes: int = MAX_DATA_BYTES) -> dict[str, Any]:
