@@ -68,28 +68,26 @@ def access_tokens_revoke_when_deactivated(sender: Any, instance: Any, **kwargs: 
 
 
 @contextmanager
-def _sqlite_without_waiting() -> Iterator[None]:
-    """On SQLite, a busy timeout of zero while inside (set before the IMMEDIATE transaction
-    begins): a held lock is an immediate error."""
-    if connection.vendor != "sqlite":
-        yield
+def _transaction_without_waiting() -> Iterator[None]:
+    """A transaction in which a held lock is an immediate error, not a wait: on SQLite a busy
+    timeout of zero (set before the IMMEDIATE transaction begins), on PostgreSQL a short lock
+    timeout for the transaction only."""
+    if connection.vendor == "postgresql":
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL lock_timeout = '100ms'")
+            yield
         return
     with connection.cursor() as cursor:
         cursor.execute("PRAGMA busy_timeout")
         (configured,) = cursor.fetchone()
         cursor.execute("PRAGMA busy_timeout = 0")
     try:
-        yield
+        with transaction.atomic():
+            yield
     finally:
         with connection.cursor() as cursor:
             cursor.execute(f"PRAGMA busy_timeout = {int(configured)}")
-
-
-def _postgres_without_waiting() -> None:
-    """On PostgreSQL, a short lock timeout for the current transaction only."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL lock_timeout = '100ms'")
 
 
 def access_token_touch(*, token: Any) -> bool:
@@ -101,8 +99,7 @@ def access_token_touch(*, token: Any) -> bool:
     if last and now - last < LAST_USED_RESOLUTION:
         return False
     try:
-        with _sqlite_without_waiting(), transaction.atomic():
-            _postgres_without_waiting()
+        with _transaction_without_waiting():
             type(token).objects.filter(pk=token.pk).update(**{field: now})
     except DatabaseError as exc:  # busy, or read-only: the request itself is served
         logger.info("Skipped the last-used stamp of token %s: %s", token.pk, exc)
