@@ -7,7 +7,6 @@ its modules (import-linter holds them to it). Counters and the search index move
 from records.services.audit_trail import (
     WriteContext,
     audit,
-    audit_unchanged,
     workspace_ensure,
     written_records,
 )
@@ -60,7 +59,6 @@ __all__ = [
     "access_tokens_revoke_when_deactivated",
     "access_token_touch",
     "audit",
-    "audit_unchanged",
     "can_link_many",
     "clarification_review_create",
     "collection_alias_add",

@@ -51,9 +51,9 @@ def workspace_ensure(workspace_id: str) -> Workspace:
     return workspace
 
 
-def audit(ctx: WriteContext, **fields: Any) -> AuditEvent:
-    """Write the event `audit_event` builds (same keyword arguments)."""
-    event = audit_event(ctx, **fields)
+def audit(ctx: WriteContext, *, at: datetime | None = None, **fields: Any) -> AuditEvent:
+    """Write the event `audit_event` builds (same keyword arguments; `at` now by default)."""
+    event = audit_event(ctx, at=at or timezone.now(), **fields)
     event.save(force_insert=True)
     return event
 
@@ -92,29 +92,4 @@ def audit_event(
         action_id=ctx.action_id,
         item_index=ctx.item_index,
         created_at=at,
-    )
-
-
-def audit_unchanged(
-    ctx: WriteContext,
-    *,
-    kind: str,
-    entity_type: str,
-    entity_id: str,
-    state: dict[str, Any],
-    record_id: str = "",
-    collection_id: str = "",
-) -> AuditEvent:
-    """A committed write that found its effect already in place (a collection reused by name,
-    a link that already existed): kept in the history with its reason and evidence."""
-    return audit(
-        ctx,
-        kind=kind,
-        entity_type=entity_type,
-        entity_id=entity_id,
-        record_id=record_id,
-        collection_id=collection_id,
-        before=state,
-        after=state,
-        at=timezone.now(),
     )

@@ -85,7 +85,6 @@ def relationship_delete(*, ctx: WriteContext, relationship_id: Any) -> dict[str,
         )
         state = {**relationship_dict(rel), "target_title": rel.target.title}
         rel.delete()
-        now = timezone.now()
         audit(
             ctx,
             kind="relationship.deleted",
@@ -94,6 +93,5 @@ def relationship_delete(*, ctx: WriteContext, relationship_id: Any) -> dict[str,
             record_id=state["source_id"],
             collection_id=rel.source.collection_id,
             before=state,
-            at=now,
         )
         return state

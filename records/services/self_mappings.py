@@ -70,5 +70,4 @@ def self_mapping_remove(*, ctx: WriteContext, actor_id: str) -> None:
             record_id=record_id,
             collection_id=collection_id,
             before={"actor_id": actor_id, "record_id": record_id},
-            at=timezone.now(),
         )

@@ -44,13 +44,15 @@ def apply(ctx: WriteContext, args: Args) -> dict[str, Any]:
     fields = collection_fields(args)
     existing = collection_called(ctx.workspace_id, fields.name)
     if existing is not None:
-        services.audit_unchanged(
+        state = collection_dict(existing, view="state")
+        services.audit(  # nothing changed, but the decision and its evidence stay in the history
             ctx,
             kind="collection.reused",
             entity_type="collection",
             entity_id=existing.pk,
             collection_id=existing.pk,
-            state=collection_dict(existing, view="state"),
+            before=state,
+            after=state,
         )
         return {
             "collection": collection_dict(existing, view="write"),

@@ -49,14 +49,16 @@ def apply(ctx: WriteContext, args: Args) -> dict[str, Any]:
         target_id=args["target_id"],
     )
     if not created:  # nothing changed, but the decision and its evidence stay in the history
-        services.audit_unchanged(
+        state = {**relationship_dict(rel), "target_title": rel.target.title}
+        services.audit(
             ctx,
             kind="relationship.already_linked",
             entity_type="relationship",
             entity_id=rel.pk,
             record_id=rel.source_id,
             collection_id=rel.source.collection_id,
-            state={**relationship_dict(rel), "target_title": rel.target.title},
+            before=state,
+            after=state,
         )
     return {"relationship": relationship_dict(rel), "created": created}
 
