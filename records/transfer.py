@@ -196,11 +196,7 @@ def _delete_workspace_rows(workspace_id: str) -> None:
     records appended to it: a reader then sees a gap and reads the names whole."""
     in_workspace = "workspace_id = %s"
     of_its_records = f"record_id IN (SELECT id FROM {Record._meta.db_table} WHERE {in_workspace})"
-    kinds: list[type[models.Model]] = [
-        RecordEmbedding,
-        *reversed(MODELS),
-        NameChange,
-    ]
+    kinds: list[type[models.Model]] = [RecordEmbedding, *reversed(MODELS), NameChange]
     with connection.cursor() as cursor:
         for model in kinds:
             where = of_its_records if model is RecordVersion else in_workspace
