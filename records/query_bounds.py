@@ -51,9 +51,7 @@ class QueryBound:
     def cancel(self) -> None:
         """Stop the call from any thread: no new statement starts, the running one aborts."""
         self.cancelled.set()
-        raw = self._raw_connection
-        if raw is None:
-            return
+        raw = self._raw_connection  # None before the call's first statement
         # Both are documented as safe to call from another thread: sqlite3's interrupt() and
         # psycopg's cancel() (which sends a cancel request on a separate connection).
         stop = getattr(raw, "interrupt", None) or getattr(raw, "cancel", None)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import sqlite3
 import sys
 from dataclasses import dataclass
-from types import ModuleType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -52,7 +51,9 @@ _TOO_MANY_CONNECTIONS = StorageFault(
 
 def storage_fault(exc: BaseException) -> StorageFault:
     """The cause of a database error (Django's wrapper or the driver's own exception)."""
-    postgres = _psycopg_errors()
+    # psycopg's errors if psycopg is loaded, read rather than imported: on SQLite it never is
+    # (it costs a tenth of a stdio server's start), and then no psycopg error can exist.
+    postgres = sys.modules.get("psycopg.errors")
     driver_errors = (sqlite3.Error,) if postgres is None else (sqlite3.Error, postgres.Error)
     driver_error = exc if isinstance(exc, driver_errors) else exc.__cause__
     if isinstance(driver_error, sqlite3.Error):
@@ -60,12 +61,6 @@ def storage_fault(exc: BaseException) -> StorageFault:
     if postgres is not None and isinstance(driver_error, postgres.Error):
         return _postgres_fault(driver_error)
     return _UNKNOWN_FAULT
-
-
-def _psycopg_errors() -> ModuleType | None:
-    """psycopg's errors if psycopg is loaded, read rather than imported: on SQLite it never
-    is (it costs a tenth of a stdio server's start), and then no psycopg error can exist."""
-    return sys.modules.get("psycopg.errors")
 
 
 def _sqlite_fault(name: str) -> StorageFault:

@@ -176,10 +176,9 @@ def new_record_rows(
         created_at=now,
         updated_at=now,
     )
-    version, event = version_rows(
+    return record, *version_rows(
         ctx, record, kind="record.created", before=None, aliases=[], at=now
     )
-    return record, version, event
 
 
 def checked_changes(changes: Any) -> dict[str, Any]:
