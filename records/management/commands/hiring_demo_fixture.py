@@ -32,7 +32,8 @@ ID_NAMESPACE = uuid.UUID("5b0f3c1e-6a5d-4f7e-9a43-4d1c2b8e7a10")
 
 
 def build_demo() -> None:
-    """Run the script's steps in order; records are named by title, collections by name."""
+    """Run the script: its collections, then each step's service call (hiring_demo_script.json
+    says how a step names its records and collections)."""
     script = json.loads(SCRIPT.read_text(encoding="utf-8"))
     actors = {
         name: WriteContext(workspace_id=WORKSPACE, **fields)
@@ -47,42 +48,18 @@ def build_demo() -> None:
     }
     records: dict[str, Record] = {}
     for step in script["steps"]:
-        ctx = actors[step.get("as", "seed")]
-        if "record" in step:
-            records[step["record"]] = services.record_create(
-                ctx=ctx,
-                collection_id=collections[step["in"]].pk,
-                title=step["record"],
-                data=step["data"],
-            )
-        elif "link" in step:
-            source, kind, target = step["link"]
-            services.relationship_create(
-                ctx=ctx,
-                source_id=records[source].pk,
-                relationship_type=kind,
-                target_id=records[target].pk,
-            )
-        elif "update" in step:
-            record = records[step["update"]]
-            records[record.title] = services.record_update(
-                ctx=ctx,
-                record_id=record.pk,
-                changes=step["changes"],
-                expected_version=record.version,
-            )
-        elif "record_alias" in step:
-            record = records[step["of"]]
-            records[record.title] = services.record_alias_add(
-                ctx=ctx,
-                record_id=record.pk,
-                alias=step["record_alias"],
-                expected_version=record.version,
-            )
-        else:
-            services.collection_alias_add(
-                ctx=ctx, collection_id=collections[step["of"]].pk, alias=step["collection_alias"]
-            )
+        args = {key: value for key, value in step.items() if key not in ("do", "as")}
+        if "collection" in args:
+            args["collection_id"] = collections[args.pop("collection")].pk
+        for end in ("source", "target"):
+            if end in args:
+                args[f"{end}_id"] = records[args.pop(end)].pk
+        if "record" in args:
+            record = records[args.pop("record")]
+            args.update(record_id=record.pk, expected_version=record.version)
+        written = getattr(services, step["do"])(ctx=actors[step.get("as", "seed")], **args)
+        if isinstance(written, Record):
+            records[written.title] = written
 
 
 def fixture_objects() -> list[models.Model]:
