@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import uuid
+
+# The canonical form, as str(uuid4()) writes it: lowercase hex in five hyphenated groups.
+_CANONICAL = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def new_id() -> str:
@@ -10,9 +14,4 @@ def new_id() -> str:
 
 
 def is_valid_id(value: object) -> bool:
-    if not isinstance(value, str) or len(value) != 36:
-        return False
-    try:
-        return str(uuid.UUID(value)) == value
-    except ValueError:
-        return False
+    return isinstance(value, str) and _CANONICAL.fullmatch(value) is not None
