@@ -67,25 +67,16 @@ def state_hash(agenda: Agenda) -> str:
     return _sha(state_document(agenda))
 
 
-def event_hash(
-    *,
-    previous_hash: str,
-    sequence: int,
-    kind: str,
-    actor_id: str,
-    created_at: datetime,
-    payload: dict[str, Any],
-    sealed_state: str,
-) -> str:
+def event_hash(event: AgendaEvent) -> str:
     return _sha(
         {
-            "previous_hash": previous_hash,
-            "sequence": sequence,
-            "kind": kind,
-            "actor_id": actor_id,
-            "created_at": _time(created_at),
-            "payload": payload,
-            "state_hash": sealed_state,
+            "previous_hash": event.previous_hash,
+            "sequence": event.sequence,
+            "kind": event.kind,
+            "actor_id": event.actor_id,
+            "created_at": _time(event.created_at),
+            "payload": event.payload,
+            "state_hash": event.state_hash,
         }
     )
 
@@ -117,24 +108,16 @@ def append_event(
     previous = (
         AgendaEvent.objects.filter(agenda=agenda).order_by("-sequence").only("event_hash").first()
     )
-    previous_hash = previous.event_hash if previous else ""
-    sealed = state_hash(agenda)
-    return AgendaEvent.objects.create(
+    event = AgendaEvent(
         agenda=agenda,
         sequence=agenda.revision,
         kind=kind,
         actor_id=actor_id,
         payload=payload,
-        state_hash=sealed,
-        previous_hash=previous_hash,
-        event_hash=event_hash(
-            previous_hash=previous_hash,
-            sequence=agenda.revision,
-            kind=kind,
-            actor_id=actor_id,
-            created_at=at,
-            payload=payload,
-            sealed_state=sealed,
-        ),
+        state_hash=state_hash(agenda),
+        previous_hash=previous.event_hash if previous else "",
         created_at=at,
     )
+    event.event_hash = event_hash(event)
+    event.save()
+    return event

@@ -21,66 +21,6 @@ REPAIRED = "repaired"
 REPAIRED_LOG_KEY = "repaired_event_log_hash"
 
 
-def _checked_from(events: list[AgendaEvent], problems: list[str]) -> int:
-    """Index of the last repair event (0 without one); the history before it must be unchanged."""
-    last = max((i for i, e in enumerate(events) if e.kind == REPAIRED), default=0)
-    if last and log_hash(events[:last]) != events[last].payload.get(REPAIRED_LOG_KEY):
-        problems.append(
-            f"event log: events before the repair at #{events[last].sequence} changed after it."
-        )
-    return last
-
-
-def _check_links(events: list[AgendaEvent], previous: str, first: int, problems: list[str]) -> None:
-    """Each event numbered in turn from `first`, linked to the one before, hashing right."""
-    for expected, event in enumerate(events, start=first):
-        if event.sequence != expected:
-            problems.append(
-                f"event log: expected event #{expected}, found #{event.sequence} (events are "
-                "missing or out of order)."
-            )
-        if event.previous_hash != previous:
-            problems.append(f"event #{event.sequence}: does not link to the event before it.")
-        recomputed = event_hash(
-            previous_hash=event.previous_hash,
-            sequence=event.sequence,
-            kind=event.kind,
-            actor_id=event.actor_id,
-            created_at=event.created_at,
-            payload=event.payload,
-            sealed_state=event.state_hash,
-        )
-        if recomputed != event.event_hash:
-            problems.append(f"event #{event.sequence} ({event.kind}): its content was altered.")
-        previous = event.event_hash
-
-
-def _check_chain(agenda: Agenda, events: list[AgendaEvent], problems: list[str]) -> None:
-    start = _checked_from(events, problems)
-    previous = events[start - 1].event_hash if start else ""
-    first = events[start].sequence if start else 1
-    _check_links(events[start:], previous, first, problems)
-    _check_last(agenda, events, problems)
-
-
-def _check_last(agenda: Agenda, events: list[AgendaEvent], problems: list[str]) -> None:
-    if not events:
-        problems.append("event log: empty; every agenda starts with a 'started' event.")
-        return
-    if events[-1].sequence != agenda.revision:
-        problems.append(
-            f"revision {agenda.revision} does not match the last event #{events[-1].sequence}."
-        )
-
-
-def _check_seal(events: list[AgendaEvent], current_hash: str, problems: list[str]) -> None:
-    if events and events[-1].state_hash != current_hash:
-        problems.append(
-            f"seal: the agenda's rows changed outside the agenda tools after event "
-            f"#{events[-1].sequence} ({events[-1].kind})."
-        )
-
-
 def _check_stack(agenda: Agenda, layers: list[AgendaLayer], problems: list[str]) -> None:
     roots = [layer for layer in layers if layer.kind == AgendaLayer.ROOT]
     if len(roots) != 1 or roots[0].depth != 0 or roots[0].parent_layer_id:
@@ -162,17 +102,59 @@ def _check_items(
                 problems.append(f"{label}: awaits a synthesis but no child list returned.")
 
 
+def _check(
+    agenda: Agenda,
+    linked: list[AgendaEvent],
+    previous: str,
+    first: int,
+    openings: list[AgendaEvent],
+    chain: list[str],
+    structure: list[str],
+) -> str:
+    """Check the events in `linked` (numbered from `first`, the first linking to `previous`),
+    the seal of the last one, and the agenda's rows; return the current state hash."""
+    for expected, event in enumerate(linked, start=first):
+        if event.sequence != expected:
+            chain.append(
+                f"event log: expected event #{expected}, found #{event.sequence} (events are "
+                "missing or out of order)."
+            )
+        if event.previous_hash != previous:
+            chain.append(f"event #{event.sequence}: does not link to the event before it.")
+        if event_hash(event) != event.event_hash:
+            chain.append(f"event #{event.sequence} ({event.kind}): its content was altered.")
+        previous = event.event_hash
+    current_hash = state_hash(agenda)
+    if not linked:
+        chain.append("event log: empty; every agenda starts with a 'started' event.")
+    elif linked[-1].sequence != agenda.revision:
+        chain.append(
+            f"revision {agenda.revision} does not match the last event #{linked[-1].sequence}."
+        )
+    if linked and linked[-1].state_hash != current_hash:
+        chain.append(
+            f"seal: the agenda's rows changed outside the agenda tools after event "
+            f"#{linked[-1].sequence} ({linked[-1].kind})."
+        )
+    layers = list(AgendaLayer.objects.filter(agenda=agenda).order_by("sequence"))
+    _check_stack(agenda, layers, structure)
+    _check_items(agenda, layers, openings, structure)
+    return current_hash
+
+
 def check_health(agenda: Agenda) -> dict[str, Any]:
     """The full check: every event re-hashed from the start (or the last repair)."""
     chain: list[str] = []  # the event log and its seal: what a repair can re-seal
     structure: list[str] = []  # the agenda's own rows: no repair makes these right
     events = list(AgendaEvent.objects.filter(agenda=agenda).order_by("sequence"))
-    layers = list(AgendaLayer.objects.filter(agenda=agenda).order_by("sequence"))
-    _check_chain(agenda, events, chain)
-    current_hash = state_hash(agenda)
-    _check_seal(events, current_hash, chain)
-    _check_stack(agenda, layers, structure)
-    _check_items(agenda, layers, events, structure)
+    # From the last repair on; the history before it must be as the repair recorded it.
+    last = max((i for i, e in enumerate(events) if e.kind == REPAIRED), default=0)
+    if last and log_hash(events[:last]) != events[last].payload.get(REPAIRED_LOG_KEY):
+        chain.append(
+            f"event log: events before the repair at #{events[last].sequence} changed after it."
+        )
+    previous, first = (events[last - 1].event_hash, events[last].sequence) if last else ("", 1)
+    current_hash = _check(agenda, events[last:], previous, first, events, chain, structure)
     problems = chain + structure
     return {
         "agenda_id": agenda.pk,
@@ -202,11 +184,6 @@ def check_since_verified(agenda: Agenda) -> list[str]:
     ):
         problems.append(f"event #{head}: changed or removed since it was verified.")
     previous, first = (start.previous_hash, start.sequence) if start else ("", 1)
-    _check_links(events, previous, first, problems)
-    _check_last(agenda, events, problems)
-    _check_seal(events, state_hash(agenda), problems)
-    layers = list(AgendaLayer.objects.filter(agenda=agenda).order_by("sequence"))
-    _check_stack(agenda, layers, problems)
     openings = list(AgendaEvent.objects.filter(agenda=agenda, kind__in=OPENING_EVENTS))
-    _check_items(agenda, layers, openings, problems)
+    _check(agenda, events, previous, first, openings, problems, problems)
     return problems
