@@ -19,12 +19,6 @@ from records.errors import AnchorError
 from records.selectors import in_workspace
 from workflow.agendas import inputs
 from workflow.agendas.chain import append_event
-from workflow.agendas.errors import (
-    AGENDA_UNHEALTHY,
-    PRESENTATION_REQUIRED,
-    STALE_CURSOR,
-    order_error,
-)
 from workflow.agendas.health import check_health, check_since_verified
 from workflow.agendas.presentation import (
     Position,
@@ -34,8 +28,40 @@ from workflow.agendas.presentation import (
     token_revision,
     tokens_match,
 )
-from workflow.models.agendas import Agenda
+from workflow.models.agendas import Agenda, AgendaItem
 from workflow.scope import Scope
+
+# The agenda tools' refusal codes, beside the store's shared vocabulary in records.errors.
+# The cursor token is not the agenda's current one: a delayed, repeated or foreign command.
+STALE_CURSOR = "STALE_CURSOR"
+# A whole picture was issued and not yet acknowledged; progress waits for it.
+PRESENTATION_REQUIRED = "PRESENTATION_REQUIRED"
+# A child layer returned; the parent item's conclusion must be revised before moving on.
+SYNTHESIS_REQUIRED = "SYNTHESIS_REQUIRED"
+# The step does not fit the agenda's state (advancing an unresolved item, acting while paused).
+AGENDA_ORDER = "AGENDA_ORDER"
+# A record is bound to an item of another agenda that is open, or whose outcome is not synced.
+RECORD_HELD = "RECORD_HELD"
+# The event chain or seal is broken: nothing moves until the agenda is explicitly repaired.
+AGENDA_UNHEALTHY = "AGENDA_UNHEALTHY"
+# A repair's expected hashes are not the agenda's current ones: it changed since inspection.
+STALE_HASHES = "STALE_HASHES"
+# Refusals of a command the agenda's state does not allow: each says where the agenda stands.
+PLACED = (STALE_CURSOR, PRESENTATION_REQUIRED, SYNTHESIS_REQUIRED, AGENDA_ORDER)
+
+
+def order_error(message: str, **details: Any) -> AnchorError:
+    return AnchorError(AGENDA_ORDER, message, **details)
+
+
+def synthesis_error(item: AgendaItem) -> AnchorError:
+    return AnchorError(
+        SYNTHESIS_REQUIRED,
+        f"Item {item.path} awaits the synthesis of its child list. Review the child outcomes "
+        "(whole picture), then agenda_step action=revise with a conclusion that takes them "
+        "into account; only then can it move on.",
+        item=item.path,
+    )
 
 
 @dataclass
@@ -92,50 +118,42 @@ def seal(agenda: Agenda, *, scope: Scope, kind: str, payload: dict[str, Any], at
     agenda.save()
 
 
-def check_token(position: Position, given: str) -> None:
-    current = position.token
-    if tokens_match(given, current):
-        return
-    claimed = token_revision(given)
-    if claimed is not None and claimed < position.agenda.revision:
-        why = (
-            f"it is from revision {claimed} and the agenda is at revision "
-            f"{position.agenda.revision}: a newer command already moved it"
-        )
-    else:
-        why = "it belongs to another agenda, layer or item, or was never issued"
-    raise AnchorError(
-        STALE_CURSOR,
-        f"cursor_token is not this agenda's current token ({why}). Nothing was changed. Read "
-        "`current` below, check the command still makes sense for the current item, and "
-        "retry with current.cursor_token only if it does.",
-        current=state_view(position),
-    )
-
-
-def _check_status(position: Position, allowed: Iterable[str]) -> None:
+def _check_gates(
+    position: Position, given: str, statuses: Iterable[str], presentation: bool
+) -> None:
+    """The cursor token, the agenda's status, and (when asked) no presentation pending."""
     agenda = position.agenda
-    if agenda.status in allowed:
-        return
-    if agenda.status == Agenda.PAUSED:
-        message = "The agenda is paused; call agenda_control action=resume first."
-    elif agenda.is_closed:
-        message = f"The agenda is {agenda.status}; it can no longer change."
-    else:
-        message = "The agenda is active; this command is for a paused or closed agenda."
-    raise order_error(message, status=agenda.status, current=state_view(position))
-
-
-def _check_presented(position: Position) -> None:
-    pending = position.agenda.pending_presentation_id
-    if pending:
+    if not tokens_match(given, position.token):
+        claimed = token_revision(given)
+        if claimed is not None and claimed < agenda.revision:
+            why = (
+                f"it is from revision {claimed} and the agenda is at revision "
+                f"{agenda.revision}: a newer command already moved it"
+            )
+        else:
+            why = "it belongs to another agenda, layer or item, or was never issued"
+        raise AnchorError(
+            STALE_CURSOR,
+            f"cursor_token is not this agenda's current token ({why}). Nothing was changed. "
+            "Read `current` below, check the command still makes sense for the current item, "
+            "and retry with current.cursor_token only if it does.",
+        )
+    if agenda.status not in statuses:
+        if agenda.status == Agenda.PAUSED:
+            message = "The agenda is paused; call agenda_control action=resume first."
+        elif agenda.is_closed:
+            message = f"The agenda is {agenda.status}; it can no longer change."
+        else:
+            message = "The agenda is active; this command is for a paused or closed agenda."
+        raise order_error(message, status=agenda.status)
+    pending = agenda.pending_presentation_id
+    if presentation and pending:
         raise AnchorError(
             PRESENTATION_REQUIRED,
             f"Presentation {pending} has not been acknowledged. Show the whole picture "
             "(agenda_view gives it) to the user, then call agenda_acknowledge with its "
             "presentation_id. Only pause and abandon work before that.",
             presentation_id=pending,
-            current=state_view(position),
         )
 
 
@@ -155,11 +173,13 @@ def mutate(
         agenda = load_agenda(scope, agenda_id, lock=True)
         check_healthy(agenda)
         position = load_position(agenda)
-        check_token(position, given)
-        _check_status(position, statuses)
-        if needs_presentation:
-            _check_presented(position)
         now = timezone.now()
-        payload = apply(Frame(scope=scope, agenda=agenda, position=position, now=now))
+        try:
+            _check_gates(position, given, statuses, needs_presentation)
+            payload = apply(Frame(scope=scope, agenda=agenda, position=position, now=now))
+        except AnchorError as refusal:
+            if refusal.code in PLACED:
+                refusal.details["current"] = state_view(position)
+            raise
         seal(agenda, scope=scope, kind=kind, payload=payload, at=now)
         return load_position(agenda)

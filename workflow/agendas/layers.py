@@ -7,15 +7,19 @@ import hashlib
 from datetime import datetime
 from typing import Any
 
-from records.errors import AnchorError, invalid
+from records.errors import invalid
 from records.models import Record
 from records.names import normalize_name
 from workflow.agendas import inputs
-from workflow.agendas.errors import SYNTHESIS_REQUIRED, order_error
-from workflow.agendas.guard import Frame, mutate
-from workflow.agendas.lifecycle import PICTURE_KEYS_BYTES, presented
-from workflow.agendas.picture import REPLY_BYTES, json_size, returned_lines
-from workflow.agendas.presentation import new_presentation_id, state_view
+from workflow.agendas.guard import Frame, mutate, order_error, synthesis_error
+from workflow.agendas.picture import (
+    PICTURE_KEYS_BYTES,
+    REPLY_BYTES,
+    json_size,
+    presented,
+    returned_lines,
+)
+from workflow.agendas.presentation import new_presentation_id
 from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
 from workflow.scope import Scope
 
@@ -116,23 +120,14 @@ def open_layer(
         parent_layer, focus = frame.position.deepest, frame.position.focus
         assert parent_layer is not None and focus is not None
         if parent_layer.depth + 1 >= MAX_DEPTH:
-            raise order_error(
-                f"Lists nest at most {MAX_DEPTH} deep; finish this one first.",
-                current=state_view(frame.position),
-            )
+            raise order_error(f"Lists nest at most {MAX_DEPTH} deep; finish this one first.")
         if focus.awaiting_synthesis:
-            raise AnchorError(
-                SYNTHESIS_REQUIRED,
-                f"Item {focus.path} awaits the synthesis of its last child list: agenda_step "
-                "action=revise first.",
-                current=state_view(frame.position),
-            )
+            raise synthesis_error(focus)
         if kind == AgendaLayer.CHILD:
             if focus.state not in (AgendaItem.CURRENT, AgendaItem.COMPLETED):
                 raise order_error(
                     f"A child list opens from the current item; item {focus.path} is "
-                    f"{focus.state}. Take the item with agenda_step action=next first.",
-                    current=state_view(frame.position),
+                    f"{focus.state}. Take the item with agenda_step action=next first."
                 )
             label = f"{focus.path}."
         else:
@@ -173,8 +168,7 @@ def return_layer(
         if layer.kind == AgendaLayer.ROOT:
             raise order_error(
                 "The root list has no parent to return to; finish the agenda with "
-                "agenda_control action=finish.",
-                current=state_view(frame.position),
+                "agenda_control action=finish."
             )
         items.extend(layer.items.order_by("number"))
         for item in items:
@@ -185,7 +179,6 @@ def return_layer(
                 f"Items {', '.join(pending)} of this list are not resolved; complete, defer or "
                 "block each before returning.",
                 unresolved=pending,
-                current=state_view(frame.position),
             )
         layer.status = AgendaLayer.CLOSED
         layer.outcome = summary
@@ -197,14 +190,7 @@ def return_layer(
             parent.awaiting_synthesis = True
             parent.save(update_fields=["awaiting_synthesis"])
         frame.agenda.pending_presentation_id = new_presentation_id()
-        returned.update(
-            {
-                "layer_id": layer.pk,
-                "list": layer.label.rstrip("."),
-                "kind": layer.kind,
-                "outcome": summary,
-            }
-        )
+        returned.update({"list": layer.label.rstrip("."), "kind": layer.kind, "outcome": summary})
         return {
             "layer_id": layer.pk,
             "outcome": summary,
@@ -217,7 +203,6 @@ def return_layer(
     )
     # The picture first (the user sees it), then as many returned lines as still fit.
     result = presented(position.agenda, reserve=json_size(returned) + RETURNED_MIN_BYTES)
-    layer = AgendaLayer.objects.get(pk=returned.pop("layer_id"))
     budget = REPLY_BYTES - json_size(result) - json_size(returned) - PICTURE_KEYS_BYTES
-    returned.update(returned_lines(layer, items, budget))
+    returned.update(returned_lines(returned["list"], items, budget))
     return {**result, "returned_from": returned}

@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
-from workflow.agendas.presentation import load_position
+from records.errors import invalid
+from workflow.agendas.presentation import load_position, state_view
 from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
 
 # A whole reply's JSON text stays under this (16 KB, less room for the envelope); the
@@ -20,6 +20,8 @@ from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
 REPLY_BYTES = 15_000
 # Widest first: previews of item text and of its conclusion or reason; 0 drops the note.
 WIDTHS = ((160, 160), (100, 80), (60, 48), (40, 32), (32, 0))
+# Room for the picture's own keys (folded lists, the unfold hint) and the envelope.
+PICTURE_KEYS_BYTES = 1_000
 
 
 def short(text: str, width: int) -> str:
@@ -63,40 +65,15 @@ def fitted(render: Any, budget: int) -> tuple[list[str], int]:
     return lines, widths[0]
 
 
-@dataclass
-class _Agenda:
-    """An agenda's layers and items, loaded once, with what is folded."""
+def presented(agenda: Agenda, *, unfold: str | None = None, reserve: int = 0) -> dict[str, Any]:
+    """The state plus the whole picture; when a presentation is pending, its ID.
 
-    agenda: Agenda
-    layers: list[AgendaLayer]
-    items: dict[str, list[AgendaItem]]
-    opened_from: dict[str | None, list[AgendaLayer]]
-    unfolded: set[str] = field(default_factory=set)
-
-    def folded(self, layer: AgendaLayer) -> bool:
-        closed = layer.kind != AgendaLayer.ROOT and layer.status == AgendaLayer.CLOSED
-        return closed and layer.pk not in self.unfolded
-
-
-def _load(agenda: Agenda) -> _Agenda:
-    layers = list(AgendaLayer.objects.filter(agenda=agenda).order_by("sequence"))
-    by_id = {layer.pk: layer for layer in layers}
-    items: dict[str, list[AgendaItem]] = defaultdict(list)
-    for item in AgendaItem.objects.filter(layer__agenda=agenda).order_by("number"):
-        item.layer = by_id[item.layer_id]
-        items[item.layer_id].append(item)
-    opened_from: dict[str | None, list[AgendaLayer]] = defaultdict(list)
-    for layer in layers:
-        opened_from[layer.parent_item_id].append(layer)
-    return _Agenda(agenda, layers, items, opened_from)
-
-
-def layer_labels(agenda: Agenda) -> list[str]:
-    return [
-        layer_name(layer)
-        for layer in AgendaLayer.objects.filter(agenda=agenda).order_by("sequence")
-        if layer.kind != AgendaLayer.ROOT
-    ]
+    reserve is what the caller will add to the reply; the picture fits in what is left."""
+    position = load_position(agenda)
+    result = {**state_view(position), "presentation_id": agenda.pending_presentation_id or None}
+    budget = REPLY_BYTES - json_size(result) - reserve - PICTURE_KEYS_BYTES
+    result["whole_picture"] = whole_picture(agenda, unfold=unfold, budget=budget)
+    return result
 
 
 def whole_picture(
@@ -108,13 +85,28 @@ def whole_picture(
 ) -> dict[str, Any]:
     """Every layer and item, nested under the item each layer was opened from; `unfold` names
     one list ("3", "3.1", "i1") to show in full, with the lists it sits in."""
-    tree = _load(agenda)
-    by_id = {layer.pk: layer for layer in tree.layers}
-    for layer in tree.layers:
+    layers = list(AgendaLayer.objects.filter(agenda=agenda).order_by("sequence"))
+    names = [layer_name(layer) for layer in layers if layer.kind != AgendaLayer.ROOT]
+    if unfold is not None and unfold not in names:
+        raise invalid(
+            "unfold_layer",
+            f"{unfold!r} is not a child list or interruption of this agenda; its lists are "
+            f"{names or 'none'} (the number of the item a child list was opened from, or i1, "
+            "i2 for interruptions).",
+        )
+    by_id = {layer.pk: layer for layer in layers}
+    items: dict[str, list[AgendaItem]] = defaultdict(list)
+    for item in AgendaItem.objects.filter(layer__agenda=agenda).order_by("number"):
+        item.layer = by_id[item.layer_id]
+        items[item.layer_id].append(item)
+    opened_from: dict[str | None, list[AgendaLayer]] = defaultdict(list)
+    unfolded: set[str] = set()
+    for layer in layers:
+        opened_from[layer.parent_item_id].append(layer)
         if unfold_all or layer_name(layer) == unfold:
             current: AgendaLayer | None = layer
             while current is not None:
-                tree.unfolded.add(current.pk)
+                unfolded.add(current.pk)
                 current = by_id.get(current.parent_layer_id or "")
     position = load_position(agenda)
     focus_ids = {layer.focus_item_id for layer in position.stack}
@@ -127,9 +119,10 @@ def whole_picture(
 
         def layer_lines(layer: AgendaLayer, indent: int) -> None:
             pad = "  " * indent
-            rows = tree.items[layer.pk]
+            rows = items[layer.pk]
             title = "Child list" if layer.kind == AgendaLayer.CHILD else "Interruption"
-            if tree.folded(layer):
+            closed = layer.kind != AgendaLayer.ROOT and layer.status == AgendaLayer.CLOSED
+            if closed and layer.pk not in unfolded:
                 folded.append(layer_name(layer))
                 outcome = short(layer.outcome, widths[0]) if layer.outcome else "no outcome"
                 lines.append(
@@ -149,10 +142,10 @@ def whole_picture(
                 if item.awaiting_synthesis:
                     tail += "   (awaiting synthesis)"
                 lines.append(pad + item_line(item, widths, marker, tail))
-                for child in tree.opened_from.get(item.pk, []):
+                for child in opened_from.get(item.pk, []):
                     layer_lines(child, indent + 2)
 
-        for root in (x for x in tree.layers if x.kind == AgendaLayer.ROOT):
+        for root in (x for x in layers if x.kind == AgendaLayer.ROOT):
             layer_lines(root, 1)
         return lines
 
@@ -170,7 +163,7 @@ def whole_picture(
     return picture
 
 
-def returned_lines(layer: AgendaLayer, items: list[AgendaItem], budget: int) -> dict[str, Any]:
+def returned_lines(name: str, items: list[AgendaItem], budget: int) -> dict[str, Any]:
     """The outcomes of a list just returned from, for the parent's synthesis, within budget."""
 
     def render(widths: tuple[int, int]) -> list[str]:
@@ -183,7 +176,6 @@ def returned_lines(layer: AgendaLayer, items: list[AgendaItem], budget: int) -> 
     summary["items"] = lines
     if len(lines) < len(items):
         summary["more"] = (
-            f"{len(items) - len(lines)} more items: agenda_view unfold_layer="
-            f"{layer_name(layer)} shows them all."
+            f"{len(items) - len(lines)} more items: agenda_view unfold_layer={name} shows them all."
         )
     return summary

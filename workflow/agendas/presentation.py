@@ -85,13 +85,6 @@ def load_position(agenda: Agenda) -> Position:
     return Position(agenda=agenda, stack=stack)
 
 
-def next_open(layer: AgendaLayer) -> AgendaItem | None:
-    item = layer.items.filter(state=AgendaItem.OPEN).order_by("number").first()
-    if item is not None:
-        item.layer = layer
-    return item
-
-
 def item_view(item: AgendaItem) -> dict[str, Any]:
     view: dict[str, Any] = {"number": item.path, "text": item.text, "state": item.state}
     if item.conclusion:
@@ -170,7 +163,3 @@ def state_view(position: Position) -> dict[str, Any]:
         "next_step": next_step(position),
     }
     return view
-
-
-def current_state(agenda: Agenda) -> dict[str, Any]:
-    return state_view(load_position(agenda))

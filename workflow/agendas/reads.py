@@ -9,9 +9,9 @@ from django.db.models import Case, IntegerField, Value, When
 from records.errors import invalid
 from workflow.agendas.guard import load_agenda
 from workflow.agendas.health import check_health
-from workflow.agendas.lifecycle import closure_summary, presented
-from workflow.agendas.picture import json_size, layer_labels, short
-from workflow.agendas.presentation import current_state
+from workflow.agendas.lifecycle import closure_summary
+from workflow.agendas.picture import json_size, presented, short
+from workflow.agendas.presentation import load_position, state_view
 from workflow.models.agendas import Agenda
 from workflow.scope import Scope
 
@@ -29,7 +29,7 @@ def open_agendas(scope: Scope) -> dict[str, Any]:
     ).order_by("-updated_at", "-id")[: DIGEST_LIMIT + 1]
     rows = []
     for agenda in agendas[:DIGEST_LIMIT]:
-        state = current_state(agenda)
+        state = state_view(load_position(agenda))
         item = state["current_item"]
         rows.append(
             {
@@ -122,15 +122,6 @@ def view_agenda(
     agenda = load_agenda(scope, agenda_id)
     if view == "health":
         return check_health(agenda)
-    if unfold_layer is not None:
-        labels = layer_labels(agenda)
-        if unfold_layer not in labels:
-            raise invalid(
-                "unfold_layer",
-                f"{unfold_layer!r} is not a child list or interruption of this agenda; its "
-                f"lists are {labels or 'none'} (the number of the item a child list was opened "
-                "from, or i1, i2 for interruptions).",
-            )
     closure = closure_summary(agenda) if agenda.is_closed else None
     result = presented(agenda, unfold=unfold_layer, reserve=json_size(closure))
     if closure is not None:

@@ -14,10 +14,9 @@ from django.utils import timezone
 
 from records.errors import AnchorError, invalid
 from workflow.agendas import inputs
-from workflow.agendas.errors import AGENDA_UNHEALTHY, STALE_HASHES, order_error
-from workflow.agendas.guard import load_agenda, seal
+from workflow.agendas.guard import AGENDA_UNHEALTHY, STALE_HASHES, load_agenda, order_error, seal
 from workflow.agendas.health import REPAIRED, REPAIRED_LOG_KEY, check_health
-from workflow.agendas.lifecycle import presented
+from workflow.agendas.picture import presented
 from workflow.agendas.presentation import new_presentation_id
 from workflow.models.agendas import Agenda, AgendaEvent
 from workflow.scope import Scope

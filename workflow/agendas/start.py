@@ -1,24 +1,118 @@
-"""agenda_start: freeze a list (given, or the titles of bound records) as a new agenda."""
+"""agenda_start: freeze a list (given, or the titles of bound records) as a new agenda.
+
+A record is held by another agenda's item while that agenda is open, or closed with the item's
+outcome not yet synced: binding it again is refused, naming that agenda. An earlier deferred or
+blocked outcome is carried onto the new item.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from records import validation as v
-from records.errors import invalid
+from records.errors import AnchorError, invalid, not_found
 from records.models import Record
+from records.selectors import check_active
 from records.services import workspace_ensure
 from workflow.agendas import inputs
-from workflow.agendas.binding import bound_records, earlier_outcomes
 from workflow.agendas.chain import append_event
+from workflow.agendas.guard import RECORD_HELD
 from workflow.agendas.layers import create_layer
-from workflow.agendas.lifecycle import presented
+from workflow.agendas.picture import presented
 from workflow.agendas.presentation import new_nonce, new_presentation_id
-from workflow.models.agendas import Agenda, AgendaLayer
+from workflow.agendas.sync import AWAITING
+from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
 from workflow.scope import Scope
+
+# Sync statuses of an item whose outcome has not reached its record.
+UNSYNCED = ("", AWAITING)
+
+
+def _check_not_held(scope: Scope, record_ids: list[str]) -> None:
+    open_agenda = Q(layer__agenda__status__in=[Agenda.ACTIVE, Agenda.PAUSED])
+    unsynced = Q(state__in=AgendaItem.RESOLVED, sync_status__in=UNSYNCED)
+    held = (
+        AgendaItem.objects.filter(
+            layer__agenda__workspace_id=scope.workspace_id, record_id__in=record_ids
+        )
+        .filter(open_agenda | unsynced)
+        .select_related("layer__agenda")
+        .order_by("layer__agenda__created_at", "layer__agenda_id")
+        .first()
+    )
+    if held is None:
+        return
+    other = held.layer.agenda
+    index = record_ids.index(held.record_id or "")
+    why = (
+        f"it is {other.status}"
+        if not other.is_closed
+        else f"it is {other.status} and item {held.number}'s outcome is not synced yet"
+    )
+    raise AnchorError(
+        RECORD_HELD,
+        f"record_ids[{index}]: record {held.record_id} is bound to item {held.number} of "
+        f"agenda {other.pk} ({other.title!r}), and {why}. Finish that agenda and call "
+        "agenda_sync_records on it (agenda_view shows it), or leave this record out.",
+        field=f"record_ids[{index}]",
+        record_id=held.record_id,
+        held_by={"agenda_id": other.pk, "title": other.title, "status": other.status},
+    )
+
+
+def bound_records(scope: Scope, record_ids: list[str]) -> list[Record]:
+    """The records, in order, locked until the agenda is created; refuses any held elsewhere."""
+    found = {
+        r.pk: r
+        for r in Record.objects.select_for_update().filter(
+            workspace_id=scope.workspace_id, pk__in=record_ids
+        )
+    }
+    records = []
+    for index, record_id in enumerate(record_ids):
+        record = found.get(record_id)
+        if record is None:
+            raise not_found("record", record_id, f"record_ids[{index}]")
+        check_active(record, "binding to an agenda", field=f"record_ids[{index}]")
+        records.append(record)
+    collections = {r.collection_id for r in records}
+    if len(collections) != 1:
+        raise invalid(
+            "record_ids",
+            "must all belong to one collection (the agenda is bound to it); start one agenda "
+            "per collection.",
+        )
+    _check_not_held(scope, record_ids)
+    return records
+
+
+def earlier_outcomes(scope: Scope, records: list[Record]) -> dict[str, dict[str, Any]]:
+    """Per record, the latest earlier agenda's outcome when it was deferred or blocked."""
+    latest: dict[str, AgendaItem] = {}
+    items = (
+        AgendaItem.objects.filter(
+            layer__agenda__workspace_id=scope.workspace_id, record__in=records
+        )
+        .select_related("layer__agenda")
+        .order_by("layer__agenda__created_at", "layer__agenda_id")
+    )
+    for item in items:
+        assert item.record_id is not None
+        latest[item.record_id] = item  # later agendas overwrite earlier ones
+    return {
+        record_id: {
+            "state": item.state,
+            "reason": item.reason,
+            "agenda_id": item.layer.agenda_id,
+            "agenda": item.layer.agenda.title,
+        }
+        for record_id, item in latest.items()
+        if item.state in (AgendaItem.DEFERRED, AgendaItem.BLOCKED)
+    }
 
 
 def agenda_start(

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from records.errors import AnchorError, invalid
+from records.errors import invalid
 from workflow.agendas import inputs
-from workflow.agendas.errors import SYNTHESIS_REQUIRED, order_error
-from workflow.agendas.guard import Frame, mutate
+from workflow.agendas.guard import Frame, mutate, order_error, synthesis_error
 from workflow.agendas.lifecycle import mark_sync_pending
-from workflow.agendas.presentation import next_open, state_view
+from workflow.agendas.presentation import state_view
 from workflow.agendas.sync import AWAITING
 from workflow.models.agendas import AgendaConclusion, AgendaItem, AgendaLayer
 from workflow.scope import Scope
@@ -25,7 +24,10 @@ WHAT = {
 }
 
 
-def _record(frame: Frame, item: AgendaItem, kind: str, text: str) -> None:
+def _conclude(frame: Frame, item: AgendaItem, kind: str, text: str) -> None:
+    """Save the item's new outcome and add it to its history. A bound item's outcome that a
+    sync wrote (or refused) must be considered again by the next sync; a write awaiting
+    approval is read first and compared then."""
     AgendaConclusion.objects.create(
         item=item,
         sequence=item.conclusions.count() + 1,
@@ -35,54 +37,30 @@ def _record(frame: Frame, item: AgendaItem, kind: str, text: str) -> None:
         actor_id=frame.scope.actor_id,
         created_at=frame.now,
     )
-
-
-def _outcome_changed(frame: Frame, item: AgendaItem) -> None:
-    """A bound item's outcome moved after a sync wrote (or refused) the old one: the next sync
-    must consider it again. A write awaiting approval is read first and compared then."""
     if item.record_id and item.sync_status not in ("", AWAITING):
         item.sync_status = ""
-        item.save(update_fields=["sync_status"])
+    item.save(update_fields=["state", "conclusion", "reason", "awaiting_synthesis", "sync_status"])
     mark_sync_pending(frame.agenda)
 
 
-def _synthesis_error(frame: Frame, item: AgendaItem) -> AnchorError:
-    return AnchorError(
-        SYNTHESIS_REQUIRED,
-        f"Item {item.path} awaits the synthesis of its child list. Review the child outcomes "
-        "(whole picture), then agenda_step action=revise with a conclusion that takes them "
-        "into account; only then can it move on.",
-        item=item.path,
-        current=state_view(frame.position),
-    )
-
-
-def _current_focus(frame: Frame, action: str) -> AgendaItem:
-    focus = frame.position.focus
-    if focus is not None and focus.awaiting_synthesis:
-        raise _synthesis_error(frame, focus)
-    if focus is None or focus.state != AgendaItem.CURRENT:
-        where = f"item {focus.path} is already {focus.state}" if focus else "no item is current"
+def _resolve(frame: Frame, action: str, text: str) -> dict[str, Any]:
+    item = frame.position.focus
+    if item is not None and item.awaiting_synthesis:
+        raise synthesis_error(item)
+    if item is None or item.state != AgendaItem.CURRENT:
+        where = f"item {item.path} is already {item.state}" if item else "no item is current"
         raise order_error(
             f"Cannot {action}: {where}. Call agenda_step action=next to take the next open item "
-            "(or action=revise to change a completed item's conclusion).",
-            current=state_view(frame.position),
+            "(or action=revise to change a completed item's conclusion)."
         )
-    return focus
-
-
-def _resolve(frame: Frame, action: str, text: str) -> dict[str, Any]:
-    item = _current_focus(frame, action)
     if action == "complete":
         # A revisited item's earlier defer/block reason stays in its history, not its outcome.
         item.state, item.conclusion, item.reason = AgendaItem.COMPLETED, text, ""
-        _record(frame, item, AgendaConclusion.CONCLUSION, text)
+        _conclude(frame, item, AgendaConclusion.CONCLUSION, text)
     else:
         item.state = AgendaItem.DEFERRED if action == "defer" else AgendaItem.BLOCKED
         item.reason = text
-        _record(frame, item, item.state, text)
-    item.save(update_fields=["state", "conclusion", "reason"])
-    _outcome_changed(frame, item)
+        _conclude(frame, item, item.state, text)
     return {"item": item.path, "state": item.state, "text": text}
 
 
@@ -113,80 +91,64 @@ def _revise(frame: Frame, text: str, item_number: Any) -> dict[str, Any]:
         item.conclusion = text
         if item.state == AgendaItem.CURRENT:
             item.state = AgendaItem.COMPLETED
-        _record(frame, item, AgendaConclusion.SYNTHESIS, text)
+        _conclude(frame, item, AgendaConclusion.SYNTHESIS, text)
         kind = "synthesis"
     elif item.state == AgendaItem.COMPLETED:
         item.conclusion = text
-        _record(frame, item, AgendaConclusion.REVISION, text)
+        _conclude(frame, item, AgendaConclusion.REVISION, text)
         kind = "revision"
     else:
         raise order_error(
             f"Item {item.path} is {item.state}; revise changes the conclusion of a completed "
             "item (or records the synthesis after a child list). Use complete, defer or block "
-            "for the current item.",
-            current=state_view(frame.position),
+            "for the current item."
         )
-    item.save(update_fields=["state", "conclusion", "awaiting_synthesis"])
-    _outcome_changed(frame, item)
     return {"item": item.path, "state": item.state, "text": text, "kind": kind}
 
 
-def _leave_focus(frame: Frame, before: str) -> tuple[AgendaLayer, AgendaItem | None]:
-    """The deepest list and its focus, which must be resolved before moving on."""
+def _move(frame: Frame, action: str, item_number: Any) -> dict[str, Any]:
+    """Leave the resolved focus of the deepest list for its next open item (next), or for one
+    of its deferred or blocked items, taken up again to conclude it now (revisit)."""
     layer, focus = frame.position.deepest, frame.position.focus
     assert layer is not None
     if focus is not None and focus.awaiting_synthesis:
-        raise _synthesis_error(frame, focus)
+        raise synthesis_error(focus)
     if focus is not None and focus.state == AgendaItem.CURRENT:
+        before = "moving on" if action == "next" else "revisiting another item"
         raise order_error(
             f"Item {focus.path} is still current: complete it (with a conclusion), defer or "
-            f"block it (with a reason) before {before}.",
-            current=state_view(frame.position),
+            f"block it (with a reason) before {before}."
         )
-    return layer, focus
-
-
-def _focus_on(layer: AgendaLayer, item: AgendaItem) -> None:
+    moved: dict[str, Any] = {"from": focus.path if focus else None}
+    if action == "next":
+        item = layer.items.filter(state=AgendaItem.OPEN).order_by("number").first()
+        if item is None:
+            finish = (
+                "agenda_control action=finish"
+                if layer.kind == AgendaLayer.ROOT
+                else f"agenda_return to close this {layer.kind} list"
+            )
+            raise order_error(f"No open item is left in this list; call {finish}.")
+        item.layer = layer
+        moved["to"] = item.path
+    else:
+        if item_number is None:
+            raise invalid(
+                "item_number",
+                "revisit needs the number of a deferred or blocked item of this list.",
+            )
+        item = _target(frame, item_number)
+        if item.state not in (AgendaItem.DEFERRED, AgendaItem.BLOCKED):
+            raise order_error(
+                f"Item {item.path} is {item.state}; revisit takes up a deferred or blocked item "
+                "(revise changes a completed item's conclusion)."
+            )
+        moved.update({"to": item.path, "was": item.state})
     item.state = AgendaItem.CURRENT
     item.save(update_fields=["state"])
     layer.focus_item = item
     layer.save(update_fields=["focus_item"])
-
-
-def _revisit(frame: Frame, item_number: Any) -> dict[str, Any]:
-    """Take a deferred or blocked item of the deepest list up again, to conclude it now."""
-    layer, focus = _leave_focus(frame, "revisiting another item")
-    if item_number is None:
-        raise invalid(
-            "item_number", "revisit needs the number of a deferred or blocked item of this list."
-        )
-    item = _target(frame, item_number)
-    if item.state not in (AgendaItem.DEFERRED, AgendaItem.BLOCKED):
-        raise order_error(
-            f"Item {item.path} is {item.state}; revisit takes up a deferred or blocked item "
-            "(revise changes a completed item's conclusion).",
-            current=state_view(frame.position),
-        )
-    was = item.state
-    _focus_on(layer, item)
-    return {"from": focus.path if focus else None, "to": item.path, "was": was}
-
-
-def _next(frame: Frame) -> dict[str, Any]:
-    layer, focus = _leave_focus(frame, "moving on")
-    item = next_open(layer)
-    if item is None:
-        finish = (
-            "agenda_control action=finish"
-            if layer.kind == AgendaLayer.ROOT
-            else f"agenda_return to close this {layer.kind} list"
-        )
-        raise order_error(
-            f"No open item is left in this list; call {finish}.",
-            current=state_view(frame.position),
-        )
-    _focus_on(layer, item)
-    return {"from": focus.path if focus else None, "to": item.path}
+    return moved
 
 
 def step(
@@ -213,10 +175,8 @@ def step(
         )
 
     def apply(frame: Frame) -> dict[str, Any]:
-        if action == "next":
-            return _next(frame)
-        if action == "revisit":
-            return _revisit(frame, item_number)
+        if action in ("next", "revisit"):
+            return _move(frame, action, item_number)
         if action == "revise":
             return _revise(frame, statement, item_number)
         return _resolve(frame, action, statement)

@@ -19,8 +19,7 @@ from records.errors import AnchorError, invalid
 from records.models import Record
 from workflow.action_kinds.batch import prepare_tool_batch
 from workflow.actions import commit_batch_write, commit_write, prepare_write
-from workflow.agendas.errors import order_error
-from workflow.agendas.guard import Frame, mutate
+from workflow.agendas.guard import Frame, mutate, order_error
 from workflow.agendas.layers import title_fingerprint
 from workflow.agendas.presentation import state_view
 from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
@@ -294,8 +293,7 @@ def sync_records(
         agenda = frame.agenda
         if agenda.sync_state == Agenda.SYNC_NOT_BOUND:
             raise order_error(
-                "This agenda has no bound records (start one with record_ids to bind them).",
-                current=state_view(frame.position),
+                "This agenda has no bound records (start one with record_ids to bind them)."
             )
         items = list(
             AgendaItem.objects.filter(layer__agenda=agenda, layer__kind=AgendaLayer.ROOT)
