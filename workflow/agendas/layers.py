@@ -37,17 +37,17 @@ def create_layer(
     source_reference: str,
     unverified_reason: str,
     at: datetime,
-    parent_layer: AgendaLayer | None = None,
     parent_item: AgendaItem | None = None,
     label: str = "",
     records: list[Record] | None = None,
     earlier: dict[str, dict[str, Any]] | None = None,
-) -> tuple[AgendaLayer, dict[str, Any]]:
-    """The layer, its numbered items (the first one current), and the event payload part."""
-    sequence = AgendaLayer.objects.filter(agenda=agenda).count() + 1
+) -> dict[str, Any]:
+    """Create the layer (on the list of parent_item) and its numbered items, the first one
+    current; return the event payload part."""
+    parent_layer = parent_item.layer if parent_item else None
     layer = AgendaLayer.objects.create(
         agenda=agenda,
-        sequence=sequence,
+        sequence=AgendaLayer.objects.filter(agenda=agenda).count() + 1,
         kind=kind,
         depth=parent_layer.depth + 1 if parent_layer else 0,
         label=label,
@@ -57,23 +57,23 @@ def create_layer(
         unverified_reason=unverified_reason,
         opened_at=at,
     )
-    rows = []
-    for number, text in enumerate(items, start=1):
-        record = records[number - 1] if records else None
-        rows.append(
-            AgendaItem(
-                layer=layer,
-                number=number,
-                text=text,
-                state=AgendaItem.CURRENT if number == 1 else AgendaItem.OPEN,
-                record=record,
-                record_fingerprint=title_fingerprint(record.title) if record else "",
-                record_version=record.version if record else None,
-                earlier=(earlier or {}).get(record.pk) if record else None,
-            )
+    earlier = earlier or {}
+    bound: list[Record | None] = list(records) if records else [None] * len(items)
+    rows = [
+        AgendaItem(
+            layer=layer,
+            number=number,
+            text=text,
+            state=AgendaItem.CURRENT if number == 1 else AgendaItem.OPEN,
+            record=record,
+            record_fingerprint=title_fingerprint(record.title) if record else "",
+            record_version=record.version if record else None,
+            earlier=earlier.get(record.pk) if record else None,
         )
+        for number, (text, record) in enumerate(zip(items, bound, strict=True), start=1)
+    ]
     AgendaItem.objects.bulk_create(rows)
-    layer.focus_item = AgendaItem.objects.get(layer=layer, number=1)
+    layer.focus_item = rows[0]
     layer.save(update_fields=["focus_item"])
     payload: dict[str, Any] = {
         "layer_id": layer.pk,
@@ -89,10 +89,9 @@ def create_layer(
             {"record_id": r.pk, "version": r.version, "fingerprint": title_fingerprint(r.title)}
             for r in records
         ]
-        carried = {r.pk: (earlier or {})[r.pk] for r in records if r.pk in (earlier or {})}
-        if carried:
-            payload["earlier"] = carried
-    return layer, payload
+    if earlier:
+        payload["earlier"] = earlier
+    return payload
 
 
 KINDS = (AgendaLayer.CHILD, AgendaLayer.INTERRUPTION)
@@ -135,14 +134,13 @@ def open_layer(
                 agenda=frame.agenda, kind=AgendaLayer.INTERRUPTION
             ).count()
             label = f"i{count + 1}."
-        _, payload = create_layer(
+        payload = create_layer(
             frame.agenda,
             kind=kind,
             items=texts,
             source_reference=reference,
             unverified_reason=unverified,
             at=frame.now,
-            parent_layer=parent_layer,
             parent_item=focus,
             label=label,
         )

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from records import validation as v
@@ -28,50 +27,12 @@ from workflow.agendas.sync import AWAITING
 from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
 from workflow.scope import Scope
 
-# Sync statuses of an item whose outcome has not reached its record.
-UNSYNCED = ("", AWAITING)
 
-
-def _check_not_held(scope: Scope, record_ids: list[str]) -> None:
-    open_agenda = Q(layer__agenda__status__in=[Agenda.ACTIVE, Agenda.PAUSED])
-    unsynced = Q(state__in=AgendaItem.RESOLVED, sync_status__in=UNSYNCED)
-    held = (
-        AgendaItem.objects.filter(
-            layer__agenda__workspace_id=scope.workspace_id, record_id__in=record_ids
-        )
-        .filter(open_agenda | unsynced)
-        .select_related("layer__agenda")
-        .order_by("layer__agenda__created_at", "layer__agenda_id")
-        .first()
-    )
-    if held is None:
-        return
-    other = held.layer.agenda
-    index = record_ids.index(held.record_id or "")
-    why = (
-        f"it is {other.status}"
-        if not other.is_closed
-        else f"it is {other.status} and item {held.number}'s outcome is not synced yet"
-    )
-    raise AnchorError(
-        RECORD_HELD,
-        f"record_ids[{index}]: record {held.record_id} is bound to item {held.number} of "
-        f"agenda {other.pk} ({other.title!r}), and {why}. Finish that agenda and call "
-        "agenda_sync_records on it (agenda_view shows it), or leave this record out.",
-        field=f"record_ids[{index}]",
-        record_id=held.record_id,
-        held_by={"agenda_id": other.pk, "title": other.title, "status": other.status},
-    )
-
-
-def bound_records(scope: Scope, record_ids: list[str]) -> list[Record]:
-    """The records, in order, locked until the agenda is created; refuses any held elsewhere."""
-    found = {
-        r.pk: r
-        for r in Record.objects.select_for_update().filter(
-            workspace_id=scope.workspace_id, pk__in=record_ids
-        )
-    }
+def _bind(scope: Scope, record_ids: list[str]) -> tuple[list[Record], dict[str, dict[str, Any]]]:
+    """The records, in order, locked until the agenda is created, and per record the latest
+    earlier agenda's outcome when it was deferred or blocked; refuses a record held elsewhere."""
+    rows = Record.objects.select_for_update().filter(workspace_id=scope.workspace_id)
+    found = rows.in_bulk(record_ids)
     records = []
     for index, record_id in enumerate(record_ids):
         record = found.get(record_id)
@@ -79,31 +40,40 @@ def bound_records(scope: Scope, record_ids: list[str]) -> list[Record]:
             raise not_found("record", record_id, f"record_ids[{index}]")
         check_active(record, "binding to an agenda", field=f"record_ids[{index}]")
         records.append(record)
-    collections = {r.collection_id for r in records}
-    if len(collections) != 1:
+    if len({r.collection_id for r in records}) != 1:
         raise invalid(
             "record_ids",
             "must all belong to one collection (the agenda is bound to it); start one agenda "
             "per collection.",
         )
-    _check_not_held(scope, record_ids)
-    return records
-
-
-def earlier_outcomes(scope: Scope, records: list[Record]) -> dict[str, dict[str, Any]]:
-    """Per record, the latest earlier agenda's outcome when it was deferred or blocked."""
     latest: dict[str, AgendaItem] = {}
-    items = (
+    for item in (
         AgendaItem.objects.filter(
-            layer__agenda__workspace_id=scope.workspace_id, record__in=records
+            layer__agenda__workspace_id=scope.workspace_id, record_id__in=record_ids
         )
         .select_related("layer__agenda")
         .order_by("layer__agenda__created_at", "layer__agenda_id")
-    )
-    for item in items:
+    ):
         assert item.record_id is not None
+        other = item.layer.agenda
+        unsynced = item.state in AgendaItem.RESOLVED and item.sync_status in ("", AWAITING)
+        if not other.is_closed or unsynced:
+            index = record_ids.index(item.record_id)
+            why = f"it is {other.status}"
+            if other.is_closed:
+                why += f" and item {item.number}'s outcome is not synced yet"
+            raise AnchorError(
+                RECORD_HELD,
+                f"record_ids[{index}]: record {item.record_id} is bound to item {item.number} "
+                f"of agenda {other.pk} ({other.title!r}), and {why}. Finish that agenda and "
+                "call agenda_sync_records on it (agenda_view shows it), or leave this record "
+                "out.",
+                field=f"record_ids[{index}]",
+                record_id=item.record_id,
+                held_by={"agenda_id": other.pk, "title": other.title, "status": other.status},
+            )
         latest[item.record_id] = item  # later agendas overwrite earlier ones
-    return {
+    earlier = {
         record_id: {
             "state": item.state,
             "reason": item.reason,
@@ -113,6 +83,7 @@ def earlier_outcomes(scope: Scope, records: list[Record]) -> dict[str, dict[str,
         for record_id, item in latest.items()
         if item.state in (AgendaItem.DEFERRED, AgendaItem.BLOCKED)
     }
+    return records, earlier
 
 
 def agenda_start(
@@ -144,8 +115,7 @@ def agenda_start(
         earlier: dict[str, dict[str, Any]] = {}
         if ids is not None:
             # Inside the transaction: the records stay locked until this agenda holds them.
-            records = bound_records(scope, ids)
-            earlier = earlier_outcomes(scope, records)
+            records, earlier = _bind(scope, ids)
             texts = [r.title for r in records]
         workspace_ensure(scope.workspace_id)
         now = timezone.now()
@@ -161,7 +131,7 @@ def agenda_start(
             created_at=now,
             updated_at=now,
         )
-        _, payload = create_layer(
+        payload = create_layer(
             agenda,
             kind=AgendaLayer.ROOT,
             items=texts,
