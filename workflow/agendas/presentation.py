@@ -85,34 +85,33 @@ def load_position(agenda: Agenda) -> Position:
     return Position(agenda=agenda, stack=stack)
 
 
+def _given(view: dict[str, Any], optional: dict[str, Any]) -> dict[str, Any]:
+    """The view, with each optional part only when it is set."""
+    return view | {key: value for key, value in optional.items() if value}
+
+
 def item_view(item: AgendaItem) -> dict[str, Any]:
-    view: dict[str, Any] = {"number": item.path, "text": item.text, "state": item.state}
-    if item.conclusion:
-        view["conclusion"] = item.conclusion
-    if item.reason:
-        view["reason"] = item.reason
-    if item.awaiting_synthesis:
-        view["awaiting_synthesis"] = True
-    if item.record_id:
-        view["record_id"] = item.record_id
-    if item.earlier:
-        view["earlier"] = item.earlier
-    return view
+    return _given(
+        {"number": item.path, "text": item.text, "state": item.state},
+        {
+            "conclusion": item.conclusion,
+            "reason": item.reason,
+            "awaiting_synthesis": item.awaiting_synthesis,
+            "record_id": item.record_id,
+            "earlier": item.earlier,
+        },
+    )
 
 
 def _layer_head(layer: AgendaLayer) -> dict[str, Any]:
-    head: dict[str, Any] = {
-        "kind": layer.kind,
-        "label": layer.label.rstrip(".") or "root",
-        "status": layer.status,
-    }
-    if layer.source_reference:
-        head["source_reference"] = layer.source_reference
-    if layer.unverified_reason:
-        head["unverified_source_reason"] = layer.unverified_reason
-    if layer.outcome:
-        head["outcome"] = layer.outcome
-    return head
+    return _given(
+        {"kind": layer.kind, "label": layer.label.rstrip(".") or "root", "status": layer.status},
+        {
+            "source_reference": layer.source_reference,
+            "unverified_source_reason": layer.unverified_reason,
+            "outcome": layer.outcome,
+        },
+    )
 
 
 def next_step(position: Position) -> str:
@@ -150,7 +149,7 @@ def next_step(position: Position) -> str:
 def state_view(position: Position) -> dict[str, Any]:
     """Returned by every agenda tool: enough to take the next step, with the current token."""
     agenda, layer, focus = position.agenda, position.deepest, position.focus
-    view: dict[str, Any] = {
+    return {
         "agenda_id": agenda.pk,
         "title": agenda.title,
         "status": agenda.status,
@@ -162,4 +161,3 @@ def state_view(position: Position) -> dict[str, Any]:
         "sync_state": agenda.sync_state,
         "next_step": next_step(position),
     }
-    return view

@@ -4,7 +4,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from workflow.agendas import layers, lifecycle, reads, repair, start, steps, sync
+from workflow.agendas import guard, layers, lifecycle, reads, start, steps, sync
 from workflow.mcp.envelope import ToolResult
 from workflow.mcp.tools.base import Toolset
 
@@ -228,4 +228,4 @@ class AgendaTools(Toolset):
         active agenda's new picture needs acknowledging. Refused if healthy, on stale hashes, or
         if lists or items are unsound.
         """
-        return self._run(repair.repair, locals())
+        return self._run(guard.repair, locals())
