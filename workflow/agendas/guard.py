@@ -24,12 +24,12 @@ from records.selectors import in_workspace
 from workflow.agendas import inputs
 from workflow.agendas.chain import append_event
 from workflow.agendas.health import REPAIRED, REPAIRED_LOG_KEY, check_health, check_since_verified
-from workflow.agendas.picture import presented
 from workflow.agendas.presentation import (
     Position,
     load_position,
     new_nonce,
     new_presentation_id,
+    presented,
     state_view,
     token_revision,
     tokens_match,

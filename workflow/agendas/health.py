@@ -21,7 +21,10 @@ REPAIRED = "repaired"
 REPAIRED_LOG_KEY = "repaired_event_log_hash"
 
 
-def _check_stack(agenda: Agenda, layers: list[AgendaLayer], problems: list[str]) -> None:
+def _check_rows(
+    agenda: Agenda, layers: list[AgendaLayer], events: list[AgendaEvent], problems: list[str]
+) -> None:
+    """The stack of lists, and each list's items against its frozen snapshot and history."""
     roots = [layer for layer in layers if layer.kind == AgendaLayer.ROOT]
     if len(roots) != 1 or roots[0].depth != 0 or roots[0].parent_layer_id:
         problems.append(f"structure: expected one root list at depth 0, found {len(roots)}.")
@@ -42,14 +45,6 @@ def _check_stack(agenda: Agenda, layers: list[AgendaLayer], problems: list[str])
             if above.parent_layer_id != below.pk:
                 below_name = below.label or "root"
                 problems.append(f"structure: active list {above.label} is not on {below_name}.")
-
-
-def _check_items(
-    agenda: Agenda,
-    layers: list[AgendaLayer],
-    events: list[AgendaEvent],
-    problems: list[str],
-) -> None:
     items: dict[str, list[AgendaItem]] = defaultdict(list)
     for item in AgendaItem.objects.filter(layer__agenda=agenda).order_by("number"):
         items[item.layer_id].append(item)
@@ -58,13 +53,12 @@ def _check_items(
         for e in events
         if e.kind in OPENING_EVENTS
     }
-    latest: dict[str, str] = {}  # item -> text of its latest conclusion, revision or synthesis
-    for item_id, text in (
+    # Item -> text of its latest conclusion, revision or synthesis.
+    latest = dict(
         AgendaConclusion.objects.filter(item__layer__agenda=agenda, kind__in=CONCLUDING_KINDS)
         .order_by("item_id", "sequence")
         .values_list("item_id", "text")
-    ):
-        latest[item_id] = text
+    )
     closed_children = {
         layer.parent_item_id
         for layer in layers
@@ -137,8 +131,7 @@ def _check(
             f"#{linked[-1].sequence} ({linked[-1].kind})."
         )
     layers = list(AgendaLayer.objects.filter(agenda=agenda).order_by("sequence"))
-    _check_stack(agenda, layers, structure)
-    _check_items(agenda, layers, openings, structure)
+    _check_rows(agenda, layers, openings, structure)
     return current_hash
 
 

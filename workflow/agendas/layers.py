@@ -12,14 +12,14 @@ from records.models import Record
 from records.names import normalize_name
 from workflow.agendas import inputs
 from workflow.agendas.guard import Frame, mutate, order_error, synthesis_error
-from workflow.agendas.picture import (
+from workflow.agendas.presentation import (
     PICTURE_KEYS_BYTES,
     REPLY_BYTES,
     json_size,
+    new_presentation_id,
     presented,
     returned_lines,
 )
-from workflow.agendas.presentation import new_presentation_id
 from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
 from workflow.scope import Scope
 

@@ -8,8 +8,14 @@ from typing import Any
 from records.errors import invalid
 from workflow.agendas import inputs
 from workflow.agendas.guard import Frame, mutate, order_error, synthesis_error
-from workflow.agendas.picture import json_size, presented, short
-from workflow.agendas.presentation import new_presentation_id, state_view
+from workflow.agendas.presentation import (
+    json_size,
+    new_presentation_id,
+    presented,
+    short,
+    state_view,
+    with_optional,
+)
 from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
 from workflow.scope import Scope
 
@@ -48,16 +54,15 @@ def closure_summary(agenda: Agenda) -> dict[str, Any]:
     unresolved: list[dict[str, Any]] = []
     more = 0
     for item in items:
-        entry: dict[str, Any] = {
-            "number": item.path,
-            "text": short(item.text, PREVIEW),
-            "state": item.state,
-            "list": item.layer.kind,
-        }
-        if item.reason:
-            entry["reason"] = short(item.reason, PREVIEW)
-        if item.record_id:
-            entry["record_id"] = item.record_id
+        entry = with_optional(
+            {
+                "number": item.path,
+                "text": short(item.text, PREVIEW),
+                "state": item.state,
+                "list": item.layer.kind,
+            },
+            {"reason": short(item.reason, PREVIEW), "record_id": item.record_id},
+        )
         if more or json_size(unresolved) + json_size(entry) > UNRESOLVED_BYTES:
             more += 1
         else:

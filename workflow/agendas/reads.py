@@ -10,8 +10,7 @@ from records.errors import invalid
 from workflow.agendas.guard import load_agenda
 from workflow.agendas.health import check_health
 from workflow.agendas.lifecycle import closure_summary
-from workflow.agendas.picture import json_size, presented, short
-from workflow.agendas.presentation import load_position, state_view
+from workflow.agendas.presentation import json_size, load_position, presented, short, state_view
 from workflow.models.agendas import Agenda
 from workflow.scope import Scope
 

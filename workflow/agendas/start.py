@@ -21,8 +21,7 @@ from workflow.agendas import inputs
 from workflow.agendas.chain import append_event
 from workflow.agendas.guard import RECORD_HELD
 from workflow.agendas.layers import create_layer
-from workflow.agendas.picture import presented
-from workflow.agendas.presentation import new_nonce, new_presentation_id
+from workflow.agendas.presentation import new_nonce, new_presentation_id, presented
 from workflow.agendas.sync import AWAITING
 from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
 from workflow.scope import Scope

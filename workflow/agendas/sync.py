@@ -21,7 +21,7 @@ from workflow.action_kinds.batch import prepare_tool_batch
 from workflow.actions import commit_batch_write, commit_write, prepare_write
 from workflow.agendas.guard import Frame, mutate, order_error
 from workflow.agendas.layers import title_fingerprint
-from workflow.agendas.presentation import state_view
+from workflow.agendas.presentation import state_view, with_optional
 from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
 from workflow.resolution import RESOLVED, resolve_by_ids, resolve_record
 from workflow.scope import Scope
@@ -56,17 +56,16 @@ def _status_values(value: Any) -> dict[str, str]:
 
 def _write(frame: Frame, item: AgendaItem, statuses: dict[str, str]) -> dict[str, Any]:
     """The update_record write of the item's outcome, as prepare_write takes it."""
-    outcome: dict[str, Any] = {
-        "agenda_id": frame.agenda.pk,
-        "agenda": frame.agenda.title,
-        "item": item.path,
-        "state": item.state,
-        "at": frame.now.isoformat(),
-    }
-    if item.conclusion:
-        outcome["conclusion"] = item.conclusion
-    if item.reason:
-        outcome["reason"] = item.reason
+    outcome = with_optional(
+        {
+            "agenda_id": frame.agenda.pk,
+            "agenda": frame.agenda.title,
+            "item": item.path,
+            "state": item.state,
+            "at": frame.now.isoformat(),
+        },
+        {"conclusion": item.conclusion, "reason": item.reason},
+    )
     changes: dict[str, Any] = {OUTCOME_KEY: outcome}
     if item.state in statuses:
         changes["status"] = statuses[item.state]
