@@ -1,6 +1,6 @@
 """The check every agenda command runs first: the event log from the verified head on.
 
-What it promises (workflow.agendas.health.check_since_verified): events after the head are
+What it promises (workflow.agendas.health.check_health, from_head): events after the head are
 re-hashed by the next command; an event changed, removed or slipped in at or before the head
 clears the head (database triggers), so the next command checks the whole log again; the full
 check (the health view, the admin, a repair) always re-hashes everything.

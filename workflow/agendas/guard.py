@@ -23,7 +23,7 @@ from records.errors import AnchorError, invalid
 from records.selectors import in_workspace
 from workflow.agendas import inputs
 from workflow.agendas.chain import append_event
-from workflow.agendas.health import REPAIRED, REPAIRED_LOG_KEY, check_health, check_since_verified
+from workflow.agendas.health import REPAIRED, REPAIRED_LOG_KEY, check_health
 from workflow.agendas.presentation import (
     Position,
     load_position,
@@ -85,7 +85,7 @@ def load_agenda(scope: Scope, agenda_id: Any, *, lock: bool = False) -> Agenda:
 
 
 def check_healthy(agenda: Agenda) -> None:
-    if not check_since_verified(agenda):
+    if check_health(agenda, from_head=True)["healthy"]:
         return
     report = check_health(agenda)  # the full check decides, and reports what a repair needs
     if report["healthy"]:

@@ -2,8 +2,8 @@
 
 Each problem is a sentence; `healthy` means none. Repair is never automatic: agenda_repair
 re-seals only when asked with the hashes reported here, and its event is a checkpoint (it records
-the digest of the events before it). `check_health` re-hashes the whole log; every command runs
-`check_since_verified`, which re-hashes only the events since the last verified one.
+the digest of the events before it). The full check re-hashes the whole log; every command
+checks from the last verified event on.
 """
 
 from __future__ import annotations
@@ -96,17 +96,34 @@ def _check_rows(
                 problems.append(f"{label}: awaits a synthesis but no child list returned.")
 
 
-def _check(
-    agenda: Agenda,
-    linked: list[AgendaEvent],
-    previous: str,
-    first: int,
-    openings: list[AgendaEvent],
-    chain: list[str],
-    structure: list[str],
-) -> str:
-    """Check the events in `linked` (numbered from `first`, the first linking to `previous`),
-    the seal of the last one, and the agenda's rows; return the current state hash."""
+def check_health(agenda: Agenda, *, from_head: bool = False) -> dict[str, Any]:
+    """The full check: every event re-hashed from the start (or the last repair). from_head,
+    run by every command, re-hashes only the events from the verified head on (each command
+    sets Agenda.verified_sequence to the event it sealed); an edit at or before the head clears
+    it (triggers, workflow migration 0011), so the next command checks the whole log. A problem
+    found from the head is handed to the full check, which decides and reports."""
+    chain: list[str] = []  # the event log and its seal: what a repair can re-seal
+    structure: list[str] = []  # the agenda's own rows: no repair makes these right
+    head = agenda.verified_sequence if from_head else 0
+    events = list(
+        AgendaEvent.objects.filter(agenda=agenda, sequence__gte=head).order_by("sequence")
+    )
+    linked, openings = events, events
+    if head:
+        start = events[0] if events else None
+        if start is None or (start.sequence, start.event_hash) != (head, agenda.verified_hash):
+            chain.append(f"event #{head}: changed or removed since it was verified.")
+        previous, first = (start.previous_hash, start.sequence) if start else ("", 1)
+        openings = list(AgendaEvent.objects.filter(agenda=agenda, kind__in=OPENING_EVENTS))
+    else:
+        # From the last repair on; the history before it must be as the repair recorded it.
+        last = max((i for i, e in enumerate(events) if e.kind == REPAIRED), default=0)
+        if last and log_hash(events[:last]) != events[last].payload.get(REPAIRED_LOG_KEY):
+            chain.append(
+                f"event log: events before the repair at #{events[last].sequence} changed after it."
+            )
+        previous, first = (events[last - 1].event_hash, events[last].sequence) if last else ("", 1)
+        linked = events[last:]
     for expected, event in enumerate(linked, start=first):
         if event.sequence != expected:
             chain.append(
@@ -132,22 +149,6 @@ def _check(
         )
     layers = list(AgendaLayer.objects.filter(agenda=agenda).order_by("sequence"))
     _check_rows(agenda, layers, openings, structure)
-    return current_hash
-
-
-def check_health(agenda: Agenda) -> dict[str, Any]:
-    """The full check: every event re-hashed from the start (or the last repair)."""
-    chain: list[str] = []  # the event log and its seal: what a repair can re-seal
-    structure: list[str] = []  # the agenda's own rows: no repair makes these right
-    events = list(AgendaEvent.objects.filter(agenda=agenda).order_by("sequence"))
-    # From the last repair on; the history before it must be as the repair recorded it.
-    last = max((i for i, e in enumerate(events) if e.kind == REPAIRED), default=0)
-    if last and log_hash(events[:last]) != events[last].payload.get(REPAIRED_LOG_KEY):
-        chain.append(
-            f"event log: events before the repair at #{events[last].sequence} changed after it."
-        )
-    previous, first = (events[last - 1].event_hash, events[last].sequence) if last else ("", 1)
-    current_hash = _check(agenda, events[last:], previous, first, events, chain, structure)
     problems = chain + structure
     return {
         "agenda_id": agenda.pk,
@@ -159,24 +160,3 @@ def check_health(agenda: Agenda) -> dict[str, Any]:
         "state_hash": current_hash,
         "event_log_hash": log_hash(events),
     }
-
-
-def check_since_verified(agenda: Agenda) -> list[str]:
-    """The full check, but of the log only the events from the verified head on (each command
-    sets Agenda.verified_sequence to the event it sealed). An edit at or before the head clears
-    it (triggers, workflow migration 0011), so the next command checks the whole log; a problem
-    found here is handed to the full check, which decides and reports."""
-    head = agenda.verified_sequence
-    events = list(
-        AgendaEvent.objects.filter(agenda=agenda, sequence__gte=head).order_by("sequence")
-    )
-    problems: list[str] = []
-    start = events[0] if head and events else None
-    if head and (
-        start is None or (start.sequence, start.event_hash) != (head, agenda.verified_hash)
-    ):
-        problems.append(f"event #{head}: changed or removed since it was verified.")
-    previous, first = (start.previous_hash, start.sequence) if start else ("", 1)
-    openings = list(AgendaEvent.objects.filter(agenda=agenda, kind__in=OPENING_EVENTS))
-    _check(agenda, events, previous, first, openings, problems, problems)
-    return problems

@@ -16,6 +16,7 @@ import hashlib
 import hmac
 import json
 import secrets
+import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -304,10 +305,7 @@ def whole_picture(
         return lines
 
     # The admin shows everything in full: people read it on a page, not in a reply.
-    if unfold_all:
-        lines, width = render(WIDTHS[0]), WIDTHS[0][0]
-    else:
-        lines, width = fitted(render, budget)
+    lines, width = fitted(render, sys.maxsize if unfold_all else budget)
     picture: dict[str, Any] = {"text": "\n".join(lines)}
     if folded:
         picture["folded"] = list(folded)

@@ -20,6 +20,10 @@ DIGEST_LIMIT = 10
 ITEM_PREVIEW = 120
 
 
+def _head(agenda: Agenda) -> dict[str, Any]:
+    return {"agenda_id": agenda.pk, "title": agenda.title, "status": agenda.status}
+
+
 def open_agendas(scope: Scope) -> dict[str, Any]:
     """Active and paused agendas, most recent first, for workspace_digest: a new conversation
     learns that a list is being worked through, where it stands, and what to do next."""
@@ -29,32 +33,18 @@ def open_agendas(scope: Scope) -> dict[str, Any]:
     rows = []
     for agenda in agendas[:DIGEST_LIMIT]:
         state = state_view(load_position(agenda))
-        item = state["current_item"]
-        rows.append(
-            {
-                "agenda_id": agenda.pk,
-                "title": agenda.title,
-                "status": agenda.status,
-                "current_item": (
-                    {"number": item["number"], "text": short(item["text"], ITEM_PREVIEW)}
-                    if item
-                    else None
-                ),
-                "next_step": _digest_step(agenda, state["next_step"]),
-            }
-        )
+        item, step = state["current_item"], state["next_step"]
+        if item:
+            item = {"number": item["number"], "text": short(item["text"], ITEM_PREVIEW)}
+        if agenda.pending_presentation_id:
+            # The picture waiting to be shown is in agenda_view's reply, not the digest's.
+            step = (
+                f"Call agenda_view agenda_id={agenda.pk} for its whole picture; show "
+                "whole_picture.text to the user, then agenda_acknowledge with the "
+                "presentation_id it gives."
+            )
+        rows.append({**_head(agenda), "current_item": item, "next_step": step})
     return {"agendas": rows, "truncated": len(agendas) > DIGEST_LIMIT}
-
-
-def _digest_step(agenda: Agenda, step: str) -> str:
-    """The step, from the digest: a picture waiting to be shown is in agenda_view's reply, not
-    the digest's, so the step starts there."""
-    if not agenda.pending_presentation_id:
-        return step
-    return (
-        f"Call agenda_view agenda_id={agenda.pk} for its whole picture; show whole_picture.text "
-        "to the user, then agenda_acknowledge with the presentation_id it gives."
-    )
 
 
 def unsynced_agendas(scope: Scope) -> dict[str, Any]:
@@ -68,12 +58,9 @@ def unsynced_agendas(scope: Scope) -> dict[str, Any]:
             sync_state=Agenda.SYNC_PENDING,
         )
         .order_by("-updated_at", "-id")
-        .values("id", "title", "status")[: DIGEST_LIMIT + 1]
+        .only("id", "title", "status")[: DIGEST_LIMIT + 1]
     )
-    rows = [
-        {"agenda_id": a["id"], "title": a["title"], "status": a["status"]}
-        for a in agendas[:DIGEST_LIMIT]
-    ]
+    rows = [_head(agenda) for agenda in agendas[:DIGEST_LIMIT]]
     return {"agendas": rows, "truncated": len(agendas) > DIGEST_LIMIT}
 
 
@@ -89,9 +76,7 @@ def list_agendas(scope: Scope) -> dict[str, Any]:
     )[: LIST_LIMIT + 1]
     rows = [
         {
-            "agenda_id": a.pk,
-            "title": a.title,
-            "status": a.status,
+            **_head(a),
             "revision": a.revision,
             "started_by": a.actor_id,
             "sync_state": a.sync_state,
