@@ -20,8 +20,8 @@ from records.services import workspace_ensure
 from workflow.agendas import inputs
 from workflow.agendas.chain import append_event
 from workflow.agendas.guard import RECORD_HELD
-from workflow.agendas.layers import create_layer
 from workflow.agendas.presentation import new_nonce, new_presentation_id, presented
+from workflow.agendas.steps import create_layer
 from workflow.agendas.sync import AWAITING
 from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
 from workflow.scope import Scope

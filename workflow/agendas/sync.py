@@ -8,6 +8,7 @@ each outcome is its own held write, whose decision a later sync reads.
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from typing import Any
 
@@ -17,10 +18,10 @@ from records import approval
 from records import validation as v
 from records.errors import AnchorError, invalid
 from records.models import Record
+from records.names import normalize_name
 from workflow.action_kinds.batch import prepare_tool_batch
 from workflow.actions import commit_batch_write, commit_write, prepare_write
 from workflow.agendas.guard import Frame, mutate, order_error
-from workflow.agendas.layers import title_fingerprint
 from workflow.agendas.presentation import state_view, with_optional
 from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
 from workflow.resolution import RESOLVED, resolve_by_ids, resolve_record
@@ -38,6 +39,11 @@ NOT_RESOLVED = "not_resolved"
 CONFLICTS = (CHANGED, ARCHIVED, REFUSED)
 # Kept in an item's sync_detail when its write was one of a batch: its place in the batch.
 BATCH_INDEX = "batch_index"
+
+
+def title_fingerprint(title: str) -> str:
+    """Identity of a bound record's meaning: its normalised title, hashed."""
+    return hashlib.sha256(normalize_name(title).encode()).hexdigest()[:32]
 
 
 def _status_values(value: Any) -> dict[str, str]:
