@@ -14,7 +14,7 @@ from django.db import connection
 
 from tests.agendas.helpers import driver, started
 from workflow.agendas import health as health_module
-from workflow.agendas.chain import event_hash
+from workflow.agendas.health import event_hash
 from workflow.models.agendas import Agenda, AgendaEvent
 
 EVENTS = AgendaEvent._meta.db_table

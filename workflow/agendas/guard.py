@@ -22,8 +22,13 @@ from django.utils import timezone
 from records.errors import AnchorError, invalid
 from records.selectors import in_workspace
 from workflow.agendas import inputs
-from workflow.agendas.chain import append_event
-from workflow.agendas.health import REPAIRED, REPAIRED_LOG_KEY, check_health
+from workflow.agendas.health import (
+    REPAIRED,
+    REPAIRED_LOG_KEY,
+    check_health,
+    event_hash,
+    state_hash,
+)
 from workflow.agendas.presentation import (
     Position,
     load_position,
@@ -114,12 +119,27 @@ def check_healthy(agenda: Agenda) -> None:
 
 
 def seal(agenda: Agenda, *, scope: Scope, kind: str, payload: dict[str, Any], at: datetime) -> None:
-    """Bump the revision, replace the nonce, append the sealed event and make it the head."""
+    """Bump the revision, replace the nonce, and append the event sealing the agenda's state
+    (its lists and items already saved) as event number agenda.revision."""
     agenda.revision += 1
     agenda.cursor_nonce = new_nonce()
     agenda.updated_at = at
+    previous = (
+        AgendaEvent.objects.filter(agenda=agenda).order_by("-sequence").only("event_hash").first()
+    )
+    event = AgendaEvent(
+        agenda=agenda,
+        sequence=agenda.revision,
+        kind=kind,
+        actor_id=scope.actor_id,
+        payload=payload,
+        state_hash=state_hash(agenda),
+        previous_hash=previous.event_hash if previous else "",
+        created_at=at,
+    )
+    event.event_hash = event_hash(event)
+    event.save()
     # It follows the events checked before this command, so it is the next check's head.
-    event = append_event(agenda, kind=kind, actor_id=scope.actor_id, payload=payload, at=at)
     agenda.verified_sequence, agenda.verified_hash = event.sequence, event.event_hash
     agenda.save()
 

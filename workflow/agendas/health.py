@@ -1,17 +1,19 @@
-"""The health check: an agenda's event chain, its seal, and its structure. Changes nothing.
-
-Each problem is a sentence; `healthy` means none. Repair is never automatic: agenda_repair
-re-seals only when asked with the hashes reported here, and its event is a checkpoint (it records
-the digest of the events before it). The full check re-hashes the whole log; every command
-checks from the last verified event on.
-"""
+"""The agenda's event log, each event sealing the state it produced in a hash chain, and the
+health check that finds an edit made outside the tools as a broken seal or chain (it changes
+nothing). Each problem is a sentence; `healthy` means none. The full check re-hashes the log
+from the start or the last repair (whose event records the digest of the events before it);
+every command checks from the last verified event on."""
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
+from datetime import UTC, datetime
 from typing import Any
 
-from workflow.agendas.chain import event_hash, log_hash, state_hash
+from django.db.models import Count
+
+from records.validation import canonical_json
 from workflow.agendas.inputs import is_blank
 from workflow.models.agendas import Agenda, AgendaConclusion, AgendaEvent, AgendaItem, AgendaLayer
 
@@ -19,6 +21,93 @@ OPENING_EVENTS = ("started", "layer_opened")
 CONCLUDING_KINDS = ("conclusion", "revision", "synthesis")
 REPAIRED = "repaired"
 REPAIRED_LOG_KEY = "repaired_event_log_hash"
+
+
+def _sha(value: Any) -> str:
+    return hashlib.sha256(canonical_json(value).encode()).hexdigest()
+
+
+def _time(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+AGENDA_FIELDS = (
+    *("id", "title", "status", "revision", "cursor_nonce", "pending_presentation_id"),
+    *("bound_collection_id", "sync_state", "closing_note"),
+)
+LAYER_FIELDS = (
+    *("id", "sequence", "kind", "depth", "label", "parent_layer_id", "parent_item_id"),
+    *("source_reference", "unverified_reason", "status", "focus_item_id", "outcome"),
+)
+ITEM_FIELDS = (
+    *("id", "layer_id", "number", "text", "state", "conclusion", "reason", "awaiting_synthesis"),
+    *("record_id", "record_fingerprint", "record_version", "sync_status", "revisions"),
+)
+
+
+def _fields(row: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    return {name: getattr(row, name) for name in names}
+
+
+def state_document(agenda: Agenda) -> dict[str, Any]:
+    """Everything a mutation can change, in a stable order and shape."""
+    layers = AgendaLayer.objects.filter(agenda=agenda).order_by("sequence")
+    items = (
+        AgendaItem.objects.filter(layer__agenda=agenda)
+        .annotate(revisions=Count("conclusions"))
+        .order_by("layer__sequence", "number")
+    )
+    return {
+        "agenda": _fields(agenda, AGENDA_FIELDS),
+        "layers": [_fields(layer, LAYER_FIELDS) for layer in layers],
+        "items": [_item_document(item) for item in items],
+    }
+
+
+def _item_document(item: AgendaItem) -> dict[str, Any]:
+    document = _fields(item, ITEM_FIELDS)
+    # Added later: only when set, so the seals of agendas made before it still match.
+    if item.earlier is not None:
+        document["earlier"] = item.earlier
+    return document
+
+
+def state_hash(agenda: Agenda) -> str:
+    return _sha(state_document(agenda))
+
+
+def event_hash(event: AgendaEvent) -> str:
+    return _sha(
+        {
+            "previous_hash": event.previous_hash,
+            "sequence": event.sequence,
+            "kind": event.kind,
+            "actor_id": event.actor_id,
+            "created_at": _time(event.created_at),
+            "payload": event.payload,
+            "state_hash": event.state_hash,
+        }
+    )
+
+
+def log_hash(events: list[AgendaEvent]) -> str:
+    """One digest of every stored event, as stored: any edit, removal or addition moves it,
+    even where the chain itself is broken and the last event's hash no longer covers the rest."""
+    return _sha(
+        [
+            [
+                e.sequence,
+                e.kind,
+                e.actor_id,
+                _time(e.created_at),
+                e.payload,
+                e.state_hash,
+                e.previous_hash,
+                e.event_hash,
+            ]
+            for e in events
+        ]
+    )
 
 
 def _check_rows(

@@ -18,9 +18,8 @@ from records.models import Record
 from records.selectors import check_active
 from records.services import workspace_ensure
 from workflow.agendas import inputs
-from workflow.agendas.chain import append_event
-from workflow.agendas.guard import RECORD_HELD
-from workflow.agendas.presentation import new_nonce, new_presentation_id, presented
+from workflow.agendas.guard import RECORD_HELD, seal
+from workflow.agendas.presentation import new_presentation_id, presented
 from workflow.agendas.steps import create_layer
 from workflow.agendas.sync import AWAITING
 from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
@@ -122,15 +121,14 @@ def agenda_start(
             workspace_id=scope.workspace_id,
             actor_id=scope.actor_id,
             title=title_text,
-            revision=1,
-            cursor_nonce=new_nonce(),
             pending_presentation_id=new_presentation_id(),
             bound_collection_id=records[0].collection_id if records else None,
             sync_state=Agenda.SYNC_PENDING if records else Agenda.SYNC_NOT_BOUND,
             created_at=now,
             updated_at=now,
         )
-        payload = create_layer(
+        payload = {"title": title_text, "presentation_id": agenda.pending_presentation_id}
+        payload |= create_layer(
             agenda,
             kind=AgendaLayer.ROOT,
             items=texts,
@@ -140,10 +138,5 @@ def agenda_start(
             records=records,
             earlier=earlier,
         )
-        payload = {
-            "title": title_text,
-            "presentation_id": agenda.pending_presentation_id,
-            **payload,
-        }
-        append_event(agenda, kind="started", actor_id=scope.actor_id, payload=payload, at=now)
+        seal(agenda, scope=scope, kind="started", payload=payload, at=now)
         return presented(agenda)
