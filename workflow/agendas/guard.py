@@ -2,10 +2,8 @@
 
 One transaction, every check before the first write; a success bumps the revision, replaces the
 nonce and appends one sealed event. An agenda failing its health check moves no further until a
-person repairs it explicitly: agenda_repair re-seals it, on request only, when it is still
-exactly what was inspected (its hashes), something is broken, and its lists and items are sound.
-Its "repaired" event records the problems, the reason and the log's digest, a checkpoint for
-the health check.
+person has agenda_repair re-seal it, which it does only while the agenda is exactly as inspected
+(its hashes), broken, and with sound lists and items.
 """
 
 from __future__ import annotations

@@ -45,8 +45,10 @@ ITEM_FIELDS = (
 )
 
 
-def _fields(row: Any, names: tuple[str, ...]) -> dict[str, Any]:
-    return {name: getattr(row, name) for name in names}
+def _fields(row: Any, names: tuple[str, ...], later: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The named fields; those added later only when set, so older seals still match."""
+    document = {name: getattr(row, name) for name in names}
+    return document | {name: getattr(row, name) for name in later if getattr(row, name) is not None}
 
 
 def state_document(agenda: Agenda) -> dict[str, Any]:
@@ -60,16 +62,8 @@ def state_document(agenda: Agenda) -> dict[str, Any]:
     return {
         "agenda": _fields(agenda, AGENDA_FIELDS),
         "layers": [_fields(layer, LAYER_FIELDS) for layer in layers],
-        "items": [_item_document(item) for item in items],
+        "items": [_fields(item, ITEM_FIELDS, later=("earlier",)) for item in items],
     }
-
-
-def _item_document(item: AgendaItem) -> dict[str, Any]:
-    document = _fields(item, ITEM_FIELDS)
-    # Added later: only when set, so the seals of agendas made before it still match.
-    if item.earlier is not None:
-        document["earlier"] = item.earlier
-    return document
 
 
 def state_hash(agenda: Agenda) -> str:

@@ -221,9 +221,8 @@ def fitted(render: Any, budget: int) -> tuple[list[str], int]:
 
 
 def presented(agenda: Agenda, *, unfold: str | None = None, reserve: int = 0) -> dict[str, Any]:
-    """The state plus the whole picture; when a presentation is pending, its ID.
-
-    reserve is what the caller will add to the reply; the picture fits in what is left."""
+    """The state plus the whole picture (and a pending presentation's ID); the picture fits in
+    what the reply leaves after `reserve`, what the caller will add to it."""
     position = load_position(agenda)
     result = {**state_view(position), "presentation_id": agenda.pending_presentation_id or None}
     budget = REPLY_BYTES - json_size(result) - reserve - PICTURE_KEYS_BYTES

@@ -109,12 +109,9 @@ def agenda_start(
     ids = inputs.record_ids(record_ids) if record_ids is not None else None
     texts = inputs.snapshot(items) if ids is None else []
     with transaction.atomic():
-        records: list[Record] | None = None
-        earlier: dict[str, dict[str, Any]] = {}
-        if ids is not None:
-            # Inside the transaction: the records stay locked until this agenda holds them.
-            records, earlier = _bind(scope, ids)
-            texts = [r.title for r in records]
+        # Inside the transaction: the records stay locked until this agenda holds them.
+        records, earlier = _bind(scope, ids) if ids is not None else ([], {})
+        texts = [r.title for r in records] if records else texts
         workspace_ensure(scope.workspace_id)
         now = timezone.now()
         agenda = Agenda.objects.create(

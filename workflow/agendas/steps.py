@@ -78,10 +78,6 @@ def _resolve(frame: Frame, action: str, text: str) -> dict[str, Any]:
 def _target(frame: Frame, item_number: Any) -> AgendaItem:
     layer = frame.position.deepest
     assert layer is not None
-    if item_number is None:
-        focus = frame.position.focus
-        assert focus is not None
-        return focus
     if isinstance(item_number, bool) or not isinstance(item_number, int) or item_number < 1:
         raise invalid("item_number", "must be the number of an item in the current list.")
     item = layer.items.filter(number=item_number).first()
@@ -96,7 +92,8 @@ def _target(frame: Frame, item_number: Any) -> AgendaItem:
 
 
 def _revise(frame: Frame, text: str, item_number: Any) -> dict[str, Any]:
-    item = _target(frame, item_number)
+    item = frame.position.focus if item_number is None else _target(frame, item_number)
+    assert item is not None
     if item.awaiting_synthesis:
         item.awaiting_synthesis = False
         item.conclusion = text
@@ -227,7 +224,6 @@ def create_layer(
         unverified_reason=unverified_reason,
         opened_at=at,
     )
-    earlier = earlier or {}
     bound: list[Record | None] = list(records) if records else [None] * len(items)
     rows = [
         AgendaItem(
@@ -238,7 +234,7 @@ def create_layer(
             record=record,
             record_fingerprint=title_fingerprint(record.title) if record else "",
             record_version=record.version if record else None,
-            earlier=earlier.get(record.pk) if record else None,
+            earlier=earlier.get(record.pk) if earlier and record else None,
         )
         for number, (text, record) in enumerate(zip(items, bound, strict=True), start=1)
     ]

@@ -300,18 +300,18 @@ def sync_records(
         reports = _sync_items(frame, due, statuses)
         for item in items:
             report = reports.get(item.pk)
-            if report is None and item.sync_status in (SYNCED, *CONFLICTS):
-                earlier = {"item": item.path, "record_id": item.record_id}
-                results.append({**earlier, "status": item.sync_status, "earlier_sync": True})
-            elif report is None:
-                results.append(
-                    {"item": item.path, "record_id": item.record_id, "status": NOT_RESOLVED}
-                )
-            else:
+            if report is not None:
                 # Its place in a batch is for the next sync to read the decision, not shown.
                 index = report.pop(BATCH_INDEX, None)
                 item.sync_detail = report if index is None else {**report, BATCH_INDEX: index}
                 results.append({**report, "status": item.sync_status})
+                continue
+            result: dict[str, Any] = {"item": item.path, "record_id": item.record_id}
+            if item.sync_status in (SYNCED, *CONFLICTS):
+                result.update(status=item.sync_status, earlier_sync=True)
+            else:
+                result["status"] = NOT_RESOLVED
+            results.append(result)
         _save_synced(due)
         statuses_seen = {r["status"] for r in results}
         if statuses_seen & set(CONFLICTS):
