@@ -166,9 +166,9 @@ def control(
                 )
             layer.outcome = note
         if action != "pause":
-            for open_layer in frame.position.stack:
-                open_layer.status, open_layer.closed_at = AgendaLayer.CLOSED, frame.now
-                open_layer.save(update_fields=["status", "closed_at", "outcome"])
+            for active in frame.position.stack:
+                active.status, active.closed_at = AgendaLayer.CLOSED, frame.now
+                active.save(update_fields=["status", "closed_at", "outcome"])
             agenda.closing_note, agenda.closed_at = note, frame.now
         agenda.status = status
         agenda.pending_presentation_id = ""  # resume presents again
