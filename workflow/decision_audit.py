@@ -17,7 +17,7 @@ from records.acting import acted_by
 from records.ids import is_valid_id
 from records.models import AuditEvent, Record
 from records.services import WriteContext, audit
-from workflow.models import PreparedAction
+from workflow.models import ActionState, PreparedAction
 
 APPROVED = "action.approved"
 REJECTED = "action.rejected"
@@ -78,7 +78,7 @@ def audit_decision(action: PreparedAction, *, kind: str, reviewer: str, note: st
         review_evidence=[said],
         action_id=action.pk,
     )
-    before = {"state": PreparedAction.AWAITING_APPROVAL, "prepared_by": acted_by(action)}
+    before = {"state": ActionState.AWAITING_APPROVAL, "prepared_by": acted_by(action)}
     after = {"state": action.state, "decided_by": reviewer, "operation": action.operation}
     for record_id, collection_id in touched:
         audit(

@@ -22,10 +22,10 @@ from oauth2_provider.models import (
 )
 
 from anchor_site.oauth.unclaimed import unused_unclaimed_clients
-from workflow.models import PreparedAction, ReviewTicket
+from workflow.models import ActionState, PreparedAction, ReviewTicket
 
-UNCOMMITTED = (PreparedAction.PREPARED, PreparedAction.STALE)
-AWAITING_DECISION = (PreparedAction.PREPARED, PreparedAction.AWAITING_APPROVAL)
+UNCOMMITTED = (ActionState.PREPARED, ActionState.STALE)
+AWAITING_DECISION = (ActionState.PREPARED, ActionState.AWAITING_APPROVAL)
 
 
 def _cited_by_pending_actions() -> set[str]:
@@ -52,7 +52,7 @@ def purge(
     with transaction.atomic():
         actions, _ = (
             PreparedAction.objects.filter(state__in=UNCOMMITTED, expires_at__lt=now)
-            .exclude(state=PreparedAction.STALE, dismissed_at__isnull=True)
+            .exclude(state=ActionState.STALE, dismissed_at__isnull=True)
             .delete()
         )
         counts["expired uncommitted actions"] = actions
@@ -63,7 +63,7 @@ def purge(
         )
         counts["expired review tickets"] = tickets
         counts["committed results past retention"] = PreparedAction.objects.filter(
-            state=PreparedAction.COMMITTED,
+            state=ActionState.COMMITTED,
             decided_at__lt=now - result_retention,
             result__isnull=False,
         ).update(result=None)

@@ -7,7 +7,7 @@ from typing import Any
 from tests.agendas.driver import Driver
 from tests.mcp_client import call_tool
 from tests.workflow.helpers import store_snapshot
-from workflow.agendas.chain import state_document
+from workflow.agendas.health import state_document
 from workflow.models.agendas import (
     Agenda,
     AgendaConclusion,

@@ -1,6 +1,6 @@
 """The check every agenda command runs first: the event log from the verified head on.
 
-What it promises (workflow.agendas.health.check_since_verified): events after the head are
+What it promises (workflow.agendas.health.check_health, from_head): events after the head are
 re-hashed by the next command; an event changed, removed or slipped in at or before the head
 clears the head (database triggers), so the next command checks the whole log again; the full
 check (the health view, the admin, a repair) always re-hashes everything.
@@ -14,7 +14,7 @@ from django.db import connection
 
 from tests.agendas.helpers import driver, started
 from workflow.agendas import health as health_module
-from workflow.agendas.chain import event_hash
+from workflow.agendas.health import event_hash
 from workflow.models.agendas import Agenda, AgendaEvent
 
 EVENTS = AgendaEvent._meta.db_table
@@ -59,9 +59,9 @@ def test_a_command_rehashes_the_events_since_the_head_not_the_whole_log(db, monk
     hashed = []
     real = event_hash
 
-    def counted(**fields):
-        hashed.append(fields["sequence"])
-        return real(**fields)
+    def counted(event):
+        hashed.append(event.sequence)
+        return real(event)
 
     monkeypatch.setattr(health_module, "event_hash", counted)
     d.ok("agenda_control", d.mine(action="finish", text="All done."))

@@ -11,7 +11,7 @@ from tests.conftest import make_collection, make_record
 from tests.envelope import expect_refused
 from tests.mcp_client import call_tool
 from workflow.agendas import steps
-from workflow.agendas.errors import STALE_CURSOR
+from workflow.agendas.guard import STALE_CURSOR
 from workflow.scope import Scope
 
 

@@ -19,7 +19,7 @@ from oauth2_provider.models import Application, Grant
 from records.errors import AnchorError
 from tests.conftest import make_collection, make_record
 from workflow.actions import commit_write, prepare_write
-from workflow.models import PreparedAction, ReviewTicket
+from workflow.models import ActionState, PreparedAction, ReviewTicket
 from workflow.resolution import resolve_record
 from workflow.scope import Scope
 
@@ -87,7 +87,7 @@ def test_committed_results_go_after_the_retention_and_replay_says_so(ctx, scope)
     PreparedAction.objects.update(decided_at=timezone.now() - timedelta(days=31))
     assert "committed results past retention: 1" in purge()
     action = PreparedAction.objects.get(pk=prepared["action_id"])
-    assert action.state == PreparedAction.COMMITTED and action.result is None
+    assert action.state == ActionState.COMMITTED and action.result is None
     with pytest.raises(AnchorError) as refused:
         commit_write(scope, action_id=prepared["action_id"])
     assert "was committed" in refused.value.message

@@ -16,7 +16,7 @@ from django.utils.html import format_html, format_html_join
 
 from records.admin.common import ReadOnlyAdmin, json_block
 from workflow.agendas.health import check_health
-from workflow.agendas.picture import whole_picture
+from workflow.agendas.presentation import whole_picture
 from workflow.models.agendas import Agenda, AgendaConclusion, AgendaEvent
 
 OPEN_OR_UNSYNCED = Q(status__in=[Agenda.ACTIVE, Agenda.PAUSED]) | Q(sync_state=Agenda.SYNC_PENDING)

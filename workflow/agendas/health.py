@@ -1,17 +1,19 @@
-"""The health check: an agenda's event chain, its seal, and its structure. Changes nothing.
-
-Each problem is a sentence; `healthy` means none. Repair is never automatic: agenda_repair
-re-seals only when asked with the hashes reported here, and its event is a checkpoint (it records
-the digest of the events before it). `check_health` re-hashes the whole log; every command runs
-`check_since_verified`, which re-hashes only the events since the last verified one.
-"""
+"""The agenda's event log, each event sealing the state it produced in a hash chain, and the
+health check that finds an edit made outside the tools as a broken seal or chain (it changes
+nothing). Each problem is a sentence; `healthy` means none. The full check re-hashes the log
+from the start or the last repair (whose event records the digest of the events before it);
+every command checks from the last verified event on."""
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
+from datetime import UTC, datetime
 from typing import Any
 
-from workflow.agendas.chain import event_hash, log_hash, state_hash
+from django.db.models import Count
+
+from records.validation import canonical_json
 from workflow.agendas.inputs import is_blank
 from workflow.models.agendas import Agenda, AgendaConclusion, AgendaEvent, AgendaItem, AgendaLayer
 
@@ -21,67 +23,91 @@ REPAIRED = "repaired"
 REPAIRED_LOG_KEY = "repaired_event_log_hash"
 
 
-def _checked_from(events: list[AgendaEvent], problems: list[str]) -> int:
-    """Index of the last repair event (0 without one); the history before it must be unchanged."""
-    last = max((i for i, e in enumerate(events) if e.kind == REPAIRED), default=0)
-    if last and log_hash(events[:last]) != events[last].payload.get(REPAIRED_LOG_KEY):
-        problems.append(
-            f"event log: events before the repair at #{events[last].sequence} changed after it."
-        )
-    return last
+def _sha(value: Any) -> str:
+    return hashlib.sha256(canonical_json(value).encode()).hexdigest()
 
 
-def _check_links(events: list[AgendaEvent], previous: str, first: int, problems: list[str]) -> None:
-    """Each event numbered in turn from `first`, linked to the one before, hashing right."""
-    for expected, event in enumerate(events, start=first):
-        if event.sequence != expected:
-            problems.append(
-                f"event log: expected event #{expected}, found #{event.sequence} (events are "
-                "missing or out of order)."
-            )
-        if event.previous_hash != previous:
-            problems.append(f"event #{event.sequence}: does not link to the event before it.")
-        recomputed = event_hash(
-            previous_hash=event.previous_hash,
-            sequence=event.sequence,
-            kind=event.kind,
-            actor_id=event.actor_id,
-            created_at=event.created_at,
-            payload=event.payload,
-            sealed_state=event.state_hash,
-        )
-        if recomputed != event.event_hash:
-            problems.append(f"event #{event.sequence} ({event.kind}): its content was altered.")
-        previous = event.event_hash
+def _time(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat(timespec="microseconds")
 
 
-def _check_chain(agenda: Agenda, events: list[AgendaEvent], problems: list[str]) -> None:
-    start = _checked_from(events, problems)
-    previous = events[start - 1].event_hash if start else ""
-    first = events[start].sequence if start else 1
-    _check_links(events[start:], previous, first, problems)
-    _check_last(agenda, events, problems)
+AGENDA_FIELDS = (
+    *("id", "title", "status", "revision", "cursor_nonce", "pending_presentation_id"),
+    *("bound_collection_id", "sync_state", "closing_note"),
+)
+LAYER_FIELDS = (
+    *("id", "sequence", "kind", "depth", "label", "parent_layer_id", "parent_item_id"),
+    *("source_reference", "unverified_reason", "status", "focus_item_id", "outcome"),
+)
+ITEM_FIELDS = (
+    *("id", "layer_id", "number", "text", "state", "conclusion", "reason", "awaiting_synthesis"),
+    *("record_id", "record_fingerprint", "record_version", "sync_status", "revisions"),
+)
 
 
-def _check_last(agenda: Agenda, events: list[AgendaEvent], problems: list[str]) -> None:
-    if not events:
-        problems.append("event log: empty; every agenda starts with a 'started' event.")
-        return
-    if events[-1].sequence != agenda.revision:
-        problems.append(
-            f"revision {agenda.revision} does not match the last event #{events[-1].sequence}."
-        )
+def _fields(row: Any, names: tuple[str, ...], later: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The named fields; those added later only when set, so older seals still match."""
+    document = {name: getattr(row, name) for name in names}
+    return document | {name: getattr(row, name) for name in later if getattr(row, name) is not None}
 
 
-def _check_seal(events: list[AgendaEvent], current_hash: str, problems: list[str]) -> None:
-    if events and events[-1].state_hash != current_hash:
-        problems.append(
-            f"seal: the agenda's rows changed outside the agenda tools after event "
-            f"#{events[-1].sequence} ({events[-1].kind})."
-        )
+def state_document(agenda: Agenda) -> dict[str, Any]:
+    """Everything a mutation can change, in a stable order and shape."""
+    layers = AgendaLayer.objects.filter(agenda=agenda).order_by("sequence")
+    items = (
+        AgendaItem.objects.filter(layer__agenda=agenda)
+        .annotate(revisions=Count("conclusions"))
+        .order_by("layer__sequence", "number")
+    )
+    return {
+        "agenda": _fields(agenda, AGENDA_FIELDS),
+        "layers": [_fields(layer, LAYER_FIELDS) for layer in layers],
+        "items": [_fields(item, ITEM_FIELDS, later=("earlier",)) for item in items],
+    }
 
 
-def _check_stack(agenda: Agenda, layers: list[AgendaLayer], problems: list[str]) -> None:
+def state_hash(agenda: Agenda) -> str:
+    return _sha(state_document(agenda))
+
+
+def event_hash(event: AgendaEvent) -> str:
+    return _sha(
+        {
+            "previous_hash": event.previous_hash,
+            "sequence": event.sequence,
+            "kind": event.kind,
+            "actor_id": event.actor_id,
+            "created_at": _time(event.created_at),
+            "payload": event.payload,
+            "state_hash": event.state_hash,
+        }
+    )
+
+
+def log_hash(events: list[AgendaEvent]) -> str:
+    """One digest of every stored event, as stored: any edit, removal or addition moves it,
+    even where the chain itself is broken and the last event's hash no longer covers the rest."""
+    return _sha(
+        [
+            [
+                e.sequence,
+                e.kind,
+                e.actor_id,
+                _time(e.created_at),
+                e.payload,
+                e.state_hash,
+                e.previous_hash,
+                e.event_hash,
+            ]
+            for e in events
+        ]
+    )
+
+
+def _check_rows(
+    agenda: Agenda, layers: list[AgendaLayer], events: list[AgendaEvent], problems: list[str]
+) -> None:
+    """The stack of lists, and each list's items against its frozen snapshot and history."""
     roots = [layer for layer in layers if layer.kind == AgendaLayer.ROOT]
     if len(roots) != 1 or roots[0].depth != 0 or roots[0].parent_layer_id:
         problems.append(f"structure: expected one root list at depth 0, found {len(roots)}.")
@@ -102,14 +128,6 @@ def _check_stack(agenda: Agenda, layers: list[AgendaLayer], problems: list[str])
             if above.parent_layer_id != below.pk:
                 below_name = below.label or "root"
                 problems.append(f"structure: active list {above.label} is not on {below_name}.")
-
-
-def _check_items(
-    agenda: Agenda,
-    layers: list[AgendaLayer],
-    events: list[AgendaEvent],
-    problems: list[str],
-) -> None:
     items: dict[str, list[AgendaItem]] = defaultdict(list)
     for item in AgendaItem.objects.filter(layer__agenda=agenda).order_by("number"):
         items[item.layer_id].append(item)
@@ -118,13 +136,12 @@ def _check_items(
         for e in events
         if e.kind in OPENING_EVENTS
     }
-    latest: dict[str, str] = {}  # item -> text of its latest conclusion, revision or synthesis
-    for item_id, text in (
+    # Item -> text of its latest conclusion, revision or synthesis.
+    latest = dict(
         AgendaConclusion.objects.filter(item__layer__agenda=agenda, kind__in=CONCLUDING_KINDS)
         .order_by("item_id", "sequence")
         .values_list("item_id", "text")
-    ):
-        latest[item_id] = text
+    )
     closed_children = {
         layer.parent_item_id
         for layer in layers
@@ -162,17 +179,59 @@ def _check_items(
                 problems.append(f"{label}: awaits a synthesis but no child list returned.")
 
 
-def check_health(agenda: Agenda) -> dict[str, Any]:
-    """The full check: every event re-hashed from the start (or the last repair)."""
+def check_health(agenda: Agenda, *, from_head: bool = False) -> dict[str, Any]:
+    """The full check: every event re-hashed from the start (or the last repair). from_head,
+    run by every command, re-hashes only the events from the verified head on (each command
+    sets Agenda.verified_sequence to the event it sealed); an edit at or before the head clears
+    it (triggers, workflow migration 0011), so the next command checks the whole log. A problem
+    found from the head is handed to the full check, which decides and reports."""
     chain: list[str] = []  # the event log and its seal: what a repair can re-seal
     structure: list[str] = []  # the agenda's own rows: no repair makes these right
-    events = list(AgendaEvent.objects.filter(agenda=agenda).order_by("sequence"))
-    layers = list(AgendaLayer.objects.filter(agenda=agenda).order_by("sequence"))
-    _check_chain(agenda, events, chain)
+    head = agenda.verified_sequence if from_head else 0
+    events = list(
+        AgendaEvent.objects.filter(agenda=agenda, sequence__gte=head).order_by("sequence")
+    )
+    linked, openings = events, events
+    if head:
+        start = events[0] if events else None
+        if start is None or (start.sequence, start.event_hash) != (head, agenda.verified_hash):
+            chain.append(f"event #{head}: changed or removed since it was verified.")
+        previous, first = (start.previous_hash, start.sequence) if start else ("", 1)
+        openings = list(AgendaEvent.objects.filter(agenda=agenda, kind__in=OPENING_EVENTS))
+    else:
+        # From the last repair on; the history before it must be as the repair recorded it.
+        last = max((i for i, e in enumerate(events) if e.kind == REPAIRED), default=0)
+        if last and log_hash(events[:last]) != events[last].payload.get(REPAIRED_LOG_KEY):
+            chain.append(
+                f"event log: events before the repair at #{events[last].sequence} changed after it."
+            )
+        previous, first = (events[last - 1].event_hash, events[last].sequence) if last else ("", 1)
+        linked = events[last:]
+    for expected, event in enumerate(linked, start=first):
+        if event.sequence != expected:
+            chain.append(
+                f"event log: expected event #{expected}, found #{event.sequence} (events are "
+                "missing or out of order)."
+            )
+        if event.previous_hash != previous:
+            chain.append(f"event #{event.sequence}: does not link to the event before it.")
+        if event_hash(event) != event.event_hash:
+            chain.append(f"event #{event.sequence} ({event.kind}): its content was altered.")
+        previous = event.event_hash
     current_hash = state_hash(agenda)
-    _check_seal(events, current_hash, chain)
-    _check_stack(agenda, layers, structure)
-    _check_items(agenda, layers, events, structure)
+    if not linked:
+        chain.append("event log: empty; every agenda starts with a 'started' event.")
+    elif linked[-1].sequence != agenda.revision:
+        chain.append(
+            f"revision {agenda.revision} does not match the last event #{linked[-1].sequence}."
+        )
+    if linked and linked[-1].state_hash != current_hash:
+        chain.append(
+            f"seal: the agenda's rows changed outside the agenda tools after event "
+            f"#{linked[-1].sequence} ({linked[-1].kind})."
+        )
+    layers = list(AgendaLayer.objects.filter(agenda=agenda).order_by("sequence"))
+    _check_rows(agenda, layers, openings, structure)
     problems = chain + structure
     return {
         "agenda_id": agenda.pk,
@@ -184,29 +243,3 @@ def check_health(agenda: Agenda) -> dict[str, Any]:
         "state_hash": current_hash,
         "event_log_hash": log_hash(events),
     }
-
-
-def check_since_verified(agenda: Agenda) -> list[str]:
-    """The full check, but of the log only the events from the verified head on (each command
-    sets Agenda.verified_sequence to the event it sealed). An edit at or before the head clears
-    it (triggers, workflow migration 0011), so the next command checks the whole log; a problem
-    found here is handed to the full check, which decides and reports."""
-    head = agenda.verified_sequence
-    events = list(
-        AgendaEvent.objects.filter(agenda=agenda, sequence__gte=head).order_by("sequence")
-    )
-    problems: list[str] = []
-    start = events[0] if head and events else None
-    if head and (
-        start is None or (start.sequence, start.event_hash) != (head, agenda.verified_hash)
-    ):
-        problems.append(f"event #{head}: changed or removed since it was verified.")
-    previous, first = (start.previous_hash, start.sequence) if start else ("", 1)
-    _check_links(events, previous, first, problems)
-    _check_last(agenda, events, problems)
-    _check_seal(events, state_hash(agenda), problems)
-    layers = list(AgendaLayer.objects.filter(agenda=agenda).order_by("sequence"))
-    _check_stack(agenda, layers, problems)
-    openings = list(AgendaEvent.objects.filter(agenda=agenda, kind__in=OPENING_EVENTS))
-    _check_items(agenda, layers, openings, problems)
-    return problems

@@ -24,19 +24,19 @@ def is_blank(text: str) -> bool:
     return all(c.isspace() or unicodedata.category(c) == "Cf" for c in text)
 
 
+def _present(value: Any) -> bool:
+    return value is not None and not (isinstance(value, str) and is_blank(value))
+
+
 def statement(value: Any, field: str, what: str) -> str:
     """A conclusion, reason or outcome: real text, never blank, whitespace or invisible."""
-    if value is None or (isinstance(value, str) and is_blank(value)):
+    if not _present(value):
         raise invalid(
             field,
             f"{what} is required and must be real text; whitespace and invisible characters "
             "are not one.",
         )
     return v.description(value, field)
-
-
-def _present(value: Any) -> bool:
-    return value is not None and not (isinstance(value, str) and is_blank(value))
 
 
 def snapshot(value: Any, field: str = "items") -> list[str]:

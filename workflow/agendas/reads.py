@@ -9,9 +9,8 @@ from django.db.models import Case, IntegerField, Value, When
 from records.errors import invalid
 from workflow.agendas.guard import load_agenda
 from workflow.agendas.health import check_health
-from workflow.agendas.lifecycle import closure_summary, presented
-from workflow.agendas.picture import json_size, layer_labels, short
-from workflow.agendas.presentation import current_state
+from workflow.agendas.lifecycle import closure_summary
+from workflow.agendas.presentation import json_size, load_position, presented, short, state_view
 from workflow.models.agendas import Agenda
 from workflow.scope import Scope
 
@@ -19,6 +18,10 @@ VIEWS = ("picture", "health")
 LIST_LIMIT = 20
 DIGEST_LIMIT = 10
 ITEM_PREVIEW = 120
+
+
+def _head(agenda: Agenda) -> dict[str, Any]:
+    return {"agenda_id": agenda.pk, "title": agenda.title, "status": agenda.status}
 
 
 def open_agendas(scope: Scope) -> dict[str, Any]:
@@ -29,33 +32,19 @@ def open_agendas(scope: Scope) -> dict[str, Any]:
     ).order_by("-updated_at", "-id")[: DIGEST_LIMIT + 1]
     rows = []
     for agenda in agendas[:DIGEST_LIMIT]:
-        state = current_state(agenda)
-        item = state["current_item"]
-        rows.append(
-            {
-                "agenda_id": agenda.pk,
-                "title": agenda.title,
-                "status": agenda.status,
-                "current_item": (
-                    {"number": item["number"], "text": short(item["text"], ITEM_PREVIEW)}
-                    if item
-                    else None
-                ),
-                "next_step": _digest_step(agenda, state["next_step"]),
-            }
-        )
+        state = state_view(load_position(agenda))
+        item, step = state["current_item"], state["next_step"]
+        if item:
+            item = {"number": item["number"], "text": short(item["text"], ITEM_PREVIEW)}
+        if agenda.pending_presentation_id:
+            # The picture waiting to be shown is in agenda_view's reply, not the digest's.
+            step = (
+                f"Call agenda_view agenda_id={agenda.pk} for its whole picture; show "
+                "whole_picture.text to the user, then agenda_acknowledge with the "
+                "presentation_id it gives."
+            )
+        rows.append({**_head(agenda), "current_item": item, "next_step": step})
     return {"agendas": rows, "truncated": len(agendas) > DIGEST_LIMIT}
-
-
-def _digest_step(agenda: Agenda, step: str) -> str:
-    """The step, from the digest: a picture waiting to be shown is in agenda_view's reply, not
-    the digest's, so the step starts there."""
-    if not agenda.pending_presentation_id:
-        return step
-    return (
-        f"Call agenda_view agenda_id={agenda.pk} for its whole picture; show whole_picture.text "
-        "to the user, then agenda_acknowledge with the presentation_id it gives."
-    )
 
 
 def unsynced_agendas(scope: Scope) -> dict[str, Any]:
@@ -69,12 +58,9 @@ def unsynced_agendas(scope: Scope) -> dict[str, Any]:
             sync_state=Agenda.SYNC_PENDING,
         )
         .order_by("-updated_at", "-id")
-        .values("id", "title", "status")[: DIGEST_LIMIT + 1]
+        .only("id", "title", "status")[: DIGEST_LIMIT + 1]
     )
-    rows = [
-        {"agenda_id": a["id"], "title": a["title"], "status": a["status"]}
-        for a in agendas[:DIGEST_LIMIT]
-    ]
+    rows = [_head(agenda) for agenda in agendas[:DIGEST_LIMIT]]
     return {"agendas": rows, "truncated": len(agendas) > DIGEST_LIMIT}
 
 
@@ -90,9 +76,7 @@ def list_agendas(scope: Scope) -> dict[str, Any]:
     )[: LIST_LIMIT + 1]
     rows = [
         {
-            "agenda_id": a.pk,
-            "title": a.title,
-            "status": a.status,
+            **_head(a),
             "revision": a.revision,
             "started_by": a.actor_id,
             "sync_state": a.sync_state,
@@ -122,15 +106,6 @@ def view_agenda(
     agenda = load_agenda(scope, agenda_id)
     if view == "health":
         return check_health(agenda)
-    if unfold_layer is not None:
-        labels = layer_labels(agenda)
-        if unfold_layer not in labels:
-            raise invalid(
-                "unfold_layer",
-                f"{unfold_layer!r} is not a child list or interruption of this agenda; its "
-                f"lists are {labels or 'none'} (the number of the item a child list was opened "
-                "from, or i1, i2 for interruptions).",
-            )
     closure = closure_summary(agenda) if agenda.is_closed else None
     result = presented(agenda, unfold=unfold_layer, reserve=json_size(closure))
     if closure is not None:

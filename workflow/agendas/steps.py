@@ -1,31 +1,44 @@
-"""Working through the deepest list: complete, defer, block, revise, next, revisit."""
+"""Working through the lists: complete, defer, block, revise, next and revisit in the deepest
+one; create a list with its frozen snapshot (agenda_start, agenda_open_layer), open a child list
+or an interruption on top of the stack, and return from one."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from records.errors import AnchorError, invalid
+from records.errors import invalid
+from records.models import Record
 from workflow.agendas import inputs
-from workflow.agendas.errors import SYNTHESIS_REQUIRED, order_error
-from workflow.agendas.guard import Frame, mutate
+from workflow.agendas.guard import Frame, mutate, order_error, synthesis_error
 from workflow.agendas.lifecycle import mark_sync_pending
-from workflow.agendas.presentation import next_open, state_view
-from workflow.agendas.sync import AWAITING
-from workflow.models.agendas import AgendaConclusion, AgendaItem, AgendaLayer
+from workflow.agendas.presentation import (
+    PICTURE_KEYS_BYTES,
+    REPLY_BYTES,
+    json_size,
+    new_presentation_id,
+    presented,
+    returned_lines,
+    state_view,
+)
+from workflow.agendas.sync import AWAITING, title_fingerprint
+from workflow.models.agendas import Agenda, AgendaConclusion, AgendaItem, AgendaLayer
 from workflow.scope import Scope
 
-ACTIONS = ("complete", "defer", "block", "revise", "next", "revisit")
-TAKES_NUMBER = ("revise", "revisit")
-NO_TEXT = ("next", "revisit")
+# The actions that take text, and what it is; next and revisit take none.
 WHAT = {
     "complete": "A conclusion",
     "defer": "The reason for deferring",
     "block": "The reason it is blocked",
     "revise": "The revised conclusion",
 }
+ACTIONS = (*WHAT, "next", "revisit")
 
 
-def _record(frame: Frame, item: AgendaItem, kind: str, text: str) -> None:
+def _conclude(frame: Frame, item: AgendaItem, kind: str, text: str) -> None:
+    """Save the item's new outcome and add it to its history. A bound item's outcome that a
+    sync wrote (or refused) must be considered again by the next sync; a write awaiting
+    approval is read first and compared then."""
     AgendaConclusion.objects.create(
         item=item,
         sequence=item.conclusions.count() + 1,
@@ -35,64 +48,36 @@ def _record(frame: Frame, item: AgendaItem, kind: str, text: str) -> None:
         actor_id=frame.scope.actor_id,
         created_at=frame.now,
     )
-
-
-def _outcome_changed(frame: Frame, item: AgendaItem) -> None:
-    """A bound item's outcome moved after a sync wrote (or refused) the old one: the next sync
-    must consider it again. A write awaiting approval is read first and compared then."""
     if item.record_id and item.sync_status not in ("", AWAITING):
         item.sync_status = ""
-        item.save(update_fields=["sync_status"])
+    item.save(update_fields=["state", "conclusion", "reason", "awaiting_synthesis", "sync_status"])
     mark_sync_pending(frame.agenda)
 
 
-def _synthesis_error(frame: Frame, item: AgendaItem) -> AnchorError:
-    return AnchorError(
-        SYNTHESIS_REQUIRED,
-        f"Item {item.path} awaits the synthesis of its child list. Review the child outcomes "
-        "(whole picture), then agenda_step action=revise with a conclusion that takes them "
-        "into account; only then can it move on.",
-        item=item.path,
-        current=state_view(frame.position),
-    )
-
-
-def _current_focus(frame: Frame, action: str) -> AgendaItem:
-    focus = frame.position.focus
-    if focus is not None and focus.awaiting_synthesis:
-        raise _synthesis_error(frame, focus)
-    if focus is None or focus.state != AgendaItem.CURRENT:
-        where = f"item {focus.path} is already {focus.state}" if focus else "no item is current"
+def _resolve(frame: Frame, action: str, text: str) -> dict[str, Any]:
+    item = frame.position.focus
+    if item is not None and item.awaiting_synthesis:
+        raise synthesis_error(item)
+    if item is None or item.state != AgendaItem.CURRENT:
+        where = f"item {item.path} is already {item.state}" if item else "no item is current"
         raise order_error(
             f"Cannot {action}: {where}. Call agenda_step action=next to take the next open item "
-            "(or action=revise to change a completed item's conclusion).",
-            current=state_view(frame.position),
+            "(or action=revise to change a completed item's conclusion)."
         )
-    return focus
-
-
-def _resolve(frame: Frame, action: str, text: str) -> dict[str, Any]:
-    item = _current_focus(frame, action)
     if action == "complete":
         # A revisited item's earlier defer/block reason stays in its history, not its outcome.
         item.state, item.conclusion, item.reason = AgendaItem.COMPLETED, text, ""
-        _record(frame, item, AgendaConclusion.CONCLUSION, text)
+        _conclude(frame, item, AgendaConclusion.CONCLUSION, text)
     else:
         item.state = AgendaItem.DEFERRED if action == "defer" else AgendaItem.BLOCKED
         item.reason = text
-        _record(frame, item, item.state, text)
-    item.save(update_fields=["state", "conclusion", "reason"])
-    _outcome_changed(frame, item)
+        _conclude(frame, item, item.state, text)
     return {"item": item.path, "state": item.state, "text": text}
 
 
 def _target(frame: Frame, item_number: Any) -> AgendaItem:
     layer = frame.position.deepest
     assert layer is not None
-    if item_number is None:
-        focus = frame.position.focus
-        assert focus is not None
-        return focus
     if isinstance(item_number, bool) or not isinstance(item_number, int) or item_number < 1:
         raise invalid("item_number", "must be the number of an item in the current list.")
     item = layer.items.filter(number=item_number).first()
@@ -107,86 +92,71 @@ def _target(frame: Frame, item_number: Any) -> AgendaItem:
 
 
 def _revise(frame: Frame, text: str, item_number: Any) -> dict[str, Any]:
-    item = _target(frame, item_number)
+    item = frame.position.focus if item_number is None else _target(frame, item_number)
+    assert item is not None
     if item.awaiting_synthesis:
         item.awaiting_synthesis = False
         item.conclusion = text
         if item.state == AgendaItem.CURRENT:
             item.state = AgendaItem.COMPLETED
-        _record(frame, item, AgendaConclusion.SYNTHESIS, text)
+        _conclude(frame, item, AgendaConclusion.SYNTHESIS, text)
         kind = "synthesis"
     elif item.state == AgendaItem.COMPLETED:
         item.conclusion = text
-        _record(frame, item, AgendaConclusion.REVISION, text)
+        _conclude(frame, item, AgendaConclusion.REVISION, text)
         kind = "revision"
     else:
         raise order_error(
             f"Item {item.path} is {item.state}; revise changes the conclusion of a completed "
             "item (or records the synthesis after a child list). Use complete, defer or block "
-            "for the current item.",
-            current=state_view(frame.position),
+            "for the current item."
         )
-    item.save(update_fields=["state", "conclusion", "awaiting_synthesis"])
-    _outcome_changed(frame, item)
     return {"item": item.path, "state": item.state, "text": text, "kind": kind}
 
 
-def _leave_focus(frame: Frame, before: str) -> tuple[AgendaLayer, AgendaItem | None]:
-    """The deepest list and its focus, which must be resolved before moving on."""
+def _move(frame: Frame, action: str, item_number: Any) -> dict[str, Any]:
+    """Leave the resolved focus of the deepest list for its next open item (next), or for one
+    of its deferred or blocked items, taken up again to conclude it now (revisit)."""
     layer, focus = frame.position.deepest, frame.position.focus
     assert layer is not None
     if focus is not None and focus.awaiting_synthesis:
-        raise _synthesis_error(frame, focus)
+        raise synthesis_error(focus)
     if focus is not None and focus.state == AgendaItem.CURRENT:
+        before = "moving on" if action == "next" else "revisiting another item"
         raise order_error(
             f"Item {focus.path} is still current: complete it (with a conclusion), defer or "
-            f"block it (with a reason) before {before}.",
-            current=state_view(frame.position),
+            f"block it (with a reason) before {before}."
         )
-    return layer, focus
-
-
-def _focus_on(layer: AgendaLayer, item: AgendaItem) -> None:
+    moved: dict[str, Any] = {"from": focus.path if focus else None}
+    if action == "next":
+        item = layer.items.filter(state=AgendaItem.OPEN).order_by("number").first()
+        if item is None:
+            finish = (
+                "agenda_control action=finish"
+                if layer.kind == AgendaLayer.ROOT
+                else f"agenda_return to close this {layer.kind} list"
+            )
+            raise order_error(f"No open item is left in this list; call {finish}.")
+        item.layer = layer
+        moved["to"] = item.path
+    else:
+        if item_number is None:
+            raise invalid(
+                "item_number",
+                "revisit needs the number of a deferred or blocked item of this list.",
+            )
+        item = _target(frame, item_number)
+        if item.state not in (AgendaItem.DEFERRED, AgendaItem.BLOCKED):
+            raise order_error(
+                f"Item {item.path} is {item.state}; revisit takes up a deferred or blocked item "
+                "(revise changes a completed item's conclusion)."
+            )
+        moved.update({"to": item.path, "was": item.state})
     item.state = AgendaItem.CURRENT
     item.save(update_fields=["state"])
     layer.focus_item = item
     layer.save(update_fields=["focus_item"])
-
-
-def _revisit(frame: Frame, item_number: Any) -> dict[str, Any]:
-    """Take a deferred or blocked item of the deepest list up again, to conclude it now."""
-    layer, focus = _leave_focus(frame, "revisiting another item")
-    if item_number is None:
-        raise invalid(
-            "item_number", "revisit needs the number of a deferred or blocked item of this list."
-        )
-    item = _target(frame, item_number)
-    if item.state not in (AgendaItem.DEFERRED, AgendaItem.BLOCKED):
-        raise order_error(
-            f"Item {item.path} is {item.state}; revisit takes up a deferred or blocked item "
-            "(revise changes a completed item's conclusion).",
-            current=state_view(frame.position),
-        )
-    was = item.state
-    _focus_on(layer, item)
-    return {"from": focus.path if focus else None, "to": item.path, "was": was}
-
-
-def _next(frame: Frame) -> dict[str, Any]:
-    layer, focus = _leave_focus(frame, "moving on")
-    item = next_open(layer)
-    if item is None:
-        finish = (
-            "agenda_control action=finish"
-            if layer.kind == AgendaLayer.ROOT
-            else f"agenda_return to close this {layer.kind} list"
-        )
-        raise order_error(
-            f"No open item is left in this list; call {finish}.",
-            current=state_view(frame.position),
-        )
-    _focus_on(layer, item)
-    return {"from": focus.path if focus else None, "to": item.path}
+    return moved
 
 
 def step(
@@ -200,23 +170,18 @@ def step(
 ) -> dict[str, Any]:
     if action not in ACTIONS:
         raise invalid("action", f"{action!r} is not one of {list(ACTIONS)}.")
-    if action in NO_TEXT:
-        if text is not None:
-            raise invalid("text", f"{action} takes no text; record conclusions with complete.")
-        statement = ""
-    else:
-        statement = inputs.statement(text, "text", WHAT[action])
-    if item_number is not None and action not in TAKES_NUMBER:
+    if action not in WHAT and text is not None:
+        raise invalid("text", f"{action} takes no text; record conclusions with complete.")
+    statement = inputs.statement(text, "text", WHAT[action]) if action in WHAT else ""
+    if item_number is not None and action not in ("revise", "revisit"):
         raise invalid(
             "item_number",
             "only revise and revisit take item_number; others act on the current item.",
         )
 
     def apply(frame: Frame) -> dict[str, Any]:
-        if action == "next":
-            return _next(frame)
-        if action == "revisit":
-            return _revisit(frame, item_number)
+        if action in ("next", "revisit"):
+            return _move(frame, action, item_number)
         if action == "revise":
             return _revise(frame, statement, item_number)
         return _resolve(frame, action, statement)
@@ -229,3 +194,179 @@ def step(
         apply=apply,
     )
     return state_view(position)
+
+
+def create_layer(
+    agenda: Agenda,
+    *,
+    kind: str,
+    items: list[str],
+    source_reference: str,
+    unverified_reason: str,
+    at: datetime,
+    parent_item: AgendaItem | None = None,
+    label: str = "",
+    records: list[Record] | None = None,
+    earlier: dict[str, dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Create the layer (on the list of parent_item) and its numbered items, the first one
+    current; return the event payload part."""
+    parent_layer = parent_item.layer if parent_item else None
+    layer = AgendaLayer.objects.create(
+        agenda=agenda,
+        sequence=AgendaLayer.objects.filter(agenda=agenda).count() + 1,
+        kind=kind,
+        depth=parent_layer.depth + 1 if parent_layer else 0,
+        label=label,
+        parent_layer=parent_layer,
+        parent_item=parent_item,
+        source_reference=source_reference,
+        unverified_reason=unverified_reason,
+        opened_at=at,
+    )
+    bound: list[Record | None] = list(records) if records else [None] * len(items)
+    rows = [
+        AgendaItem(
+            layer=layer,
+            number=number,
+            text=text,
+            state=AgendaItem.CURRENT if number == 1 else AgendaItem.OPEN,
+            record=record,
+            record_fingerprint=title_fingerprint(record.title) if record else "",
+            record_version=record.version if record else None,
+            earlier=earlier.get(record.pk) if earlier and record else None,
+        )
+        for number, (text, record) in enumerate(zip(items, bound, strict=True), start=1)
+    ]
+    AgendaItem.objects.bulk_create(rows)
+    layer.focus_item = rows[0]
+    layer.save(update_fields=["focus_item"])
+    payload: dict[str, Any] = {
+        "layer_id": layer.pk,
+        "kind": kind,
+        "label": label,
+        "parent_item": parent_item.path if parent_item else None,
+        "source_reference": source_reference,
+        "unverified_source_reason": unverified_reason,
+        "items": items,
+    }
+    if records:
+        payload["records"] = [
+            {"record_id": r.pk, "version": r.version, "fingerprint": title_fingerprint(r.title)}
+            for r in records
+        ]
+    if earlier:
+        payload["earlier"] = earlier
+    return payload
+
+
+KINDS = (AgendaLayer.CHILD, AgendaLayer.INTERRUPTION)
+MAX_DEPTH = 8
+# Kept free of the picture for the returned list's lines: at least a few of them show.
+RETURNED_MIN_BYTES = 1_500
+
+
+def open_layer(
+    scope: Scope,
+    *,
+    agenda_id: Any,
+    cursor_token: Any,
+    kind: Any,
+    items: Any,
+    source_reference: Any = None,
+    unverified_source_reason: Any = None,
+) -> dict[str, Any]:
+    if kind not in KINDS:
+        raise invalid("kind", f"{kind!r} is not one of {list(KINDS)}.")
+    texts = inputs.snapshot(items)
+    reference, unverified = inputs.source(source_reference, unverified_source_reason)
+
+    def apply(frame: Frame) -> dict[str, Any]:
+        parent_layer, focus = frame.position.deepest, frame.position.focus
+        assert parent_layer is not None and focus is not None
+        if parent_layer.depth + 1 >= MAX_DEPTH:
+            raise order_error(f"Lists nest at most {MAX_DEPTH} deep; finish this one first.")
+        if focus.awaiting_synthesis:
+            raise synthesis_error(focus)
+        if kind == AgendaLayer.CHILD:
+            if focus.state not in (AgendaItem.CURRENT, AgendaItem.COMPLETED):
+                raise order_error(
+                    f"A child list opens from the current item; item {focus.path} is "
+                    f"{focus.state}. Take the item with agenda_step action=next first."
+                )
+            label = f"{focus.path}."
+        else:
+            count = AgendaLayer.objects.filter(
+                agenda=frame.agenda, kind=AgendaLayer.INTERRUPTION
+            ).count()
+            label = f"i{count + 1}."
+        payload = create_layer(
+            frame.agenda,
+            kind=kind,
+            items=texts,
+            source_reference=reference,
+            unverified_reason=unverified,
+            at=frame.now,
+            parent_item=focus,
+            label=label,
+        )
+        frame.agenda.pending_presentation_id = new_presentation_id()
+        return {**payload, "presentation_id": frame.agenda.pending_presentation_id}
+
+    position = mutate(
+        scope, agenda_id=agenda_id, cursor_token=cursor_token, kind="layer_opened", apply=apply
+    )
+    return presented(position.agenda)
+
+
+def return_layer(
+    scope: Scope, *, agenda_id: Any, cursor_token: Any, outcome: Any
+) -> dict[str, Any]:
+    summary = inputs.statement(outcome, "outcome", "The list's outcome")
+    returned: dict[str, Any] = {}
+    items: list[AgendaItem] = []
+
+    def apply(frame: Frame) -> dict[str, Any]:
+        layer = frame.position.deepest
+        assert layer is not None
+        if layer.kind == AgendaLayer.ROOT:
+            raise order_error(
+                "The root list has no parent to return to; finish the agenda with "
+                "agenda_control action=finish."
+            )
+        items.extend(layer.items.order_by("number"))
+        for item in items:
+            item.layer = layer
+        pending = [item.path for item in items if item.state not in AgendaItem.RESOLVED]
+        if pending:
+            raise order_error(
+                f"Items {', '.join(pending)} of this list are not resolved; complete, defer or "
+                "block each before returning.",
+                unresolved=pending,
+            )
+        layer.status = AgendaLayer.CLOSED
+        layer.outcome = summary
+        layer.closed_at = frame.now
+        layer.save(update_fields=["status", "outcome", "closed_at"])
+        parent = layer.parent_item
+        assert parent is not None
+        if layer.kind == AgendaLayer.CHILD:
+            parent.awaiting_synthesis = True
+            parent.save(update_fields=["awaiting_synthesis"])
+        frame.agenda.pending_presentation_id = new_presentation_id()
+        returned.update({"list": layer.label.rstrip("."), "kind": layer.kind, "outcome": summary})
+        return {
+            "layer_id": layer.pk,
+            "outcome": summary,
+            "parent_item": f"{parent.layer.label}{parent.number}",
+            "presentation_id": frame.agenda.pending_presentation_id,
+        }
+
+    position = mutate(
+        scope, agenda_id=agenda_id, cursor_token=cursor_token, kind="returned", apply=apply
+    )
+    # The picture first (the user sees it), then as many returned lines as still fit.
+    result = presented(position.agenda, reserve=json_size(returned) + RETURNED_MIN_BYTES)
+    budget = REPLY_BYTES - json_size(result) - json_size(returned) - PICTURE_KEYS_BYTES
+    returned.update(returned_lines(returned["list"], items, budget))
+    return {**result, "returned_from": returned}

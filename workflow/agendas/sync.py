@@ -8,6 +8,7 @@ each outcome is its own held write, whose decision a later sync reads.
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from typing import Any
 
@@ -17,12 +18,11 @@ from records import approval
 from records import validation as v
 from records.errors import AnchorError, invalid
 from records.models import Record
+from records.names import normalize_name
 from workflow.action_kinds.batch import prepare_tool_batch
 from workflow.actions import commit_batch_write, commit_write, prepare_write
-from workflow.agendas.errors import order_error
-from workflow.agendas.guard import Frame, mutate
-from workflow.agendas.layers import title_fingerprint
-from workflow.agendas.presentation import state_view
+from workflow.agendas.guard import Frame, mutate, order_error
+from workflow.agendas.presentation import state_view, with_optional
 from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
 from workflow.resolution import RESOLVED, resolve_by_ids, resolve_record
 from workflow.scope import Scope
@@ -41,6 +41,11 @@ CONFLICTS = (CHANGED, ARCHIVED, REFUSED)
 BATCH_INDEX = "batch_index"
 
 
+def title_fingerprint(title: str) -> str:
+    """Identity of a bound record's meaning: its normalised title, hashed."""
+    return hashlib.sha256(normalize_name(title).encode()).hexdigest()[:32]
+
+
 def _status_values(value: Any) -> dict[str, str]:
     if value is None:
         return {}
@@ -55,48 +60,59 @@ def _status_values(value: Any) -> dict[str, str]:
     return result
 
 
-def _changes(frame: Frame, item: AgendaItem, statuses: dict[str, str]) -> dict[str, Any]:
-    outcome: dict[str, Any] = {
-        "agenda_id": frame.agenda.pk,
-        "agenda": frame.agenda.title,
-        "item": item.path,
-        "state": item.state,
-        "at": frame.now.isoformat(),
-    }
-    if item.conclusion:
-        outcome["conclusion"] = item.conclusion
-    if item.reason:
-        outcome["reason"] = item.reason
+def _write(frame: Frame, item: AgendaItem, statuses: dict[str, str]) -> dict[str, Any]:
+    """The update_record write of the item's outcome, as prepare_write takes it."""
+    outcome = with_optional(
+        {
+            "agenda_id": frame.agenda.pk,
+            "agenda": frame.agenda.title,
+            "item": item.path,
+            "state": item.state,
+            "at": frame.now.isoformat(),
+        },
+        {"conclusion": item.conclusion, "reason": item.reason},
+    )
     changes: dict[str, Any] = {OUTCOME_KEY: outcome}
     if item.state in statuses:
         changes["status"] = statuses[item.state]
-    return changes
+    return {
+        "operation": "update_record",
+        "arguments": {
+            "record_id": item.record_id,
+            "changes": changes,
+            "expected_version": item.record_version,
+        },
+        "decision_reason": f"Outcome of item {item.path} ({item.state}) of agenda "
+        f"{frame.agenda.title!r}.",
+    }
 
 
-def _committed(item: AgendaItem, outcome: dict[str, Any], report: dict[str, Any]) -> None:
+def _refused(item: AgendaItem, report: dict[str, Any], message: str) -> None:
+    item.sync_status = REFUSED
+    report["message"] = message
+
+
+def _committed(
+    item: AgendaItem, outcome: dict[str, Any], report: dict[str, Any], index: int | None = None
+) -> None:
+    """What the item's write came to; `index` is its place in a batch's outcome."""
     report["action_id"] = outcome["action_id"]
+    report[BATCH_INDEX] = index
     if outcome["status"] == "committed":
-        item.record_version = outcome["result"]["record"]["version"]
+        result = outcome["result"] if index is None else outcome["result"]["items"][index]
+        item.record_version = result["record"]["version"]
         item.sync_status = SYNCED
         report["record_version"] = item.record_version
     elif outcome["status"] == "awaiting_approval":
         item.sync_status = AWAITING
         report["message"] = "The collection needs a person's approval; sync again later."
     else:
-        item.sync_status = REFUSED
-        report["message"] = outcome.get("message", "rejected")
+        _refused(item, report, outcome.get("message", "rejected"))
 
 
 def _bound_id(item: AgendaItem) -> str:
     assert item.record_id is not None  # only bound items are synced
     return item.record_id
-
-
-def _outdated(item: AgendaItem) -> bool:
-    """The record's stored outcome is not the item's current one (revised after it was sent)."""
-    stored = Record.objects.get(pk=item.record_id).data.get(OUTCOME_KEY) or {}
-    current = {"state": item.state, "conclusion": item.conclusion, "reason": item.reason}
-    return any(stored.get(key, "") != value for key, value in current.items())
 
 
 def _read_decision(
@@ -114,19 +130,15 @@ def _read_decision(
             decisions[action_id] = exc
     outcome = decisions[action_id]
     if isinstance(outcome, AnchorError):
-        item.sync_status = REFUSED
-        report["message"] = f"{outcome.code}: {outcome.message}"
+        _refused(item, report, f"{outcome.code}: {outcome.message}")
         return False
-    _committed(item, _item_outcome(outcome, index), report)
-    report[BATCH_INDEX] = index
-    return item.sync_status == SYNCED and _outdated(item)
-
-
-def _item_outcome(outcome: dict[str, Any], index: int | None) -> dict[str, Any]:
-    """One item's part of a batch's outcome, shaped as a single write's."""
-    if index is None or outcome["status"] != "committed":
-        return outcome
-    return {**outcome, "result": outcome["result"]["items"][index]}
+    _committed(item, outcome, report, index)
+    if item.sync_status != SYNCED:
+        return False
+    # The record's stored outcome is not the item's current one: revised after it was sent.
+    stored = Record.objects.get(pk=item.record_id).data.get(OUTCOME_KEY) or {}
+    current = {"state": item.state, "conclusion": item.conclusion, "reason": item.reason}
+    return any(stored.get(key, "") != value for key, value in current.items())
 
 
 def _unchanged(item: AgendaItem, record: Record, report: dict[str, Any]) -> bool:
@@ -160,33 +172,14 @@ def _write_item(
     scope = frame.scope
     review = resolve_record(scope, query=record.pk, collection_id=record.collection_id)
     if review["status"] != RESOLVED:
-        item.sync_status = REFUSED
-        report["message"] = f"Review of the record returned {review['status']}; left alone."
+        _refused(item, report, f"Review of the record returned {review['status']}; left alone.")
         return
     try:
-        prepared = prepare_write(
-            scope,
-            operation="update_record",
-            arguments=_arguments(frame, item, statuses),
-            review_ids=[review["resolution_id"]],
-            decision_reason=_reason(frame, item),
-        )
+        write = _write(frame, item, statuses)
+        prepared = prepare_write(scope, **write, review_ids=[review["resolution_id"]])
         _committed(item, commit_write(scope, action_id=prepared["action_id"]), report)
     except AnchorError as exc:
-        item.sync_status = REFUSED
-        report["message"] = f"{exc.code}: {exc.message}"
-
-
-def _arguments(frame: Frame, item: AgendaItem, statuses: dict[str, str]) -> dict[str, Any]:
-    return {
-        "record_id": item.record_id,
-        "changes": _changes(frame, item, statuses),
-        "expected_version": item.record_version,
-    }
-
-
-def _reason(frame: Frame, item: AgendaItem) -> str:
-    return f"Outcome of item {item.path} ({item.state}) of agenda {frame.agenda.title!r}."
+        _refused(item, report, f"{exc.code}: {exc.message}")
 
 
 def _write_batch(
@@ -203,10 +196,8 @@ def _write_batch(
     batch = [
         {
             "index": index,
-            "operation": "update_record",
-            "arguments": _arguments(frame, item, statuses),
+            **_write(frame, item, statuses),
             "review_ids": [reviews[_bound_id(item)]],
-            "decision_reason": _reason(frame, item),
             "clarification": "",
         }
         for index, item in enumerate(items)
@@ -222,8 +213,7 @@ def _write_batch(
                 _write_item(frame, item, fresh[_bound_id(item)], statuses, report)
         return
     for index, item in enumerate(items):
-        _committed(item, _item_outcome(outcome, index), reports[item.pk])
-        reports[item.pk][BATCH_INDEX] = index
+        _committed(item, outcome, reports[item.pk], index)
 
 
 def _sync_items(
@@ -294,8 +284,7 @@ def sync_records(
         agenda = frame.agenda
         if agenda.sync_state == Agenda.SYNC_NOT_BOUND:
             raise order_error(
-                "This agenda has no bound records (start one with record_ids to bind them).",
-                current=state_view(frame.position),
+                "This agenda has no bound records (start one with record_ids to bind them)."
             )
         items = list(
             AgendaItem.objects.filter(layer__agenda=agenda, layer__kind=AgendaLayer.ROOT)
@@ -311,18 +300,18 @@ def sync_records(
         reports = _sync_items(frame, due, statuses)
         for item in items:
             report = reports.get(item.pk)
-            if report is None and item.sync_status in (SYNCED, *CONFLICTS):
-                earlier = {"item": item.path, "record_id": item.record_id}
-                results.append({**earlier, "status": item.sync_status, "earlier_sync": True})
-            elif report is None:
-                results.append(
-                    {"item": item.path, "record_id": item.record_id, "status": NOT_RESOLVED}
-                )
-            else:
+            if report is not None:
                 # Its place in a batch is for the next sync to read the decision, not shown.
                 index = report.pop(BATCH_INDEX, None)
                 item.sync_detail = report if index is None else {**report, BATCH_INDEX: index}
                 results.append({**report, "status": item.sync_status})
+                continue
+            result: dict[str, Any] = {"item": item.path, "record_id": item.record_id}
+            if item.sync_status in (SYNCED, *CONFLICTS):
+                result.update(status=item.sync_status, earlier_sync=True)
+            else:
+                result["status"] = NOT_RESOLVED
+            results.append(result)
         _save_synced(due)
         statuses_seen = {r["status"] for r in results}
         if statuses_seen & set(CONFLICTS):

@@ -12,20 +12,13 @@ from django.db import models
 from records.ids import new_id
 from records.models import Collection, Record, Workspace
 
-__all__ = ["Agenda", "AgendaConclusion", "AgendaEvent", "AgendaItem", "AgendaLayer"]
-
 
 class Agenda(models.Model):
     ACTIVE = "active"
     PAUSED = "paused"
     FINISHED = "finished"
     ABANDONED = "abandoned"
-    STATUS_CHOICES = [
-        (ACTIVE, "Active"),
-        (PAUSED, "Paused"),
-        (FINISHED, "Finished"),
-        (ABANDONED, "Abandoned"),
-    ]
+    STATUS_CHOICES = [(s, s.capitalize()) for s in (ACTIVE, PAUSED, FINISHED, ABANDONED)]
     CLOSED = (FINISHED, ABANDONED)
 
     SYNC_NOT_BOUND = "not_bound"
@@ -132,13 +125,7 @@ class AgendaItem(models.Model):
     COMPLETED = "completed"
     DEFERRED = "deferred"
     BLOCKED = "blocked"
-    STATE_CHOICES = [
-        (OPEN, "Open"),
-        (CURRENT, "Current"),
-        (COMPLETED, "Completed"),
-        (DEFERRED, "Deferred"),
-        (BLOCKED, "Blocked"),
-    ]
+    STATE_CHOICES = [(s, s.capitalize()) for s in (OPEN, CURRENT, COMPLETED, DEFERRED, BLOCKED)]
     RESOLVED = (COMPLETED, DEFERRED, BLOCKED)
 
     id = models.CharField(primary_key=True, max_length=36, default=new_id, editable=False)

@@ -62,13 +62,6 @@ OPEN_STATES = (ActionState.PREPARED, ActionState.AWAITING_APPROVAL)
 class PreparedAction(models.Model):
     """An exact write the agent prepared, its preview, and its outcome once decided."""
 
-    # The states by their model-attribute names, for callers that still spell them so.
-    PREPARED = ActionState.PREPARED
-    COMMITTED = ActionState.COMMITTED
-    AWAITING_APPROVAL = ActionState.AWAITING_APPROVAL
-    REJECTED = ActionState.REJECTED
-    STALE = ActionState.STALE
-
     id = models.CharField(primary_key=True, max_length=36, default=new_id, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
     actor_id = models.CharField(max_length=300)

@@ -4,7 +4,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from workflow.agendas import layers, lifecycle, reads, repair, start, steps, sync
+from workflow.agendas import guard, lifecycle, reads, start, steps, sync
 from workflow.mcp.envelope import ToolResult
 from workflow.mcp.tools.base import Toolset
 
@@ -151,7 +151,7 @@ class AgendaTools(Toolset):
         Show and acknowledge the new picture; agenda_return closes it once all items are
         resolved. Lists nest at most 8 deep.
         """
-        return self._run(layers.open_layer, locals())
+        return self._run(steps.open_layer, locals())
 
     def agenda_return(
         self,
@@ -165,7 +165,7 @@ class AgendaTools(Toolset):
         acknowledge the new picture; after a child list, revise the parent with the synthesis
         before next.
         """
-        return self._run(layers.return_layer, locals())
+        return self._run(steps.return_layer, locals())
 
     def agenda_control(
         self,
@@ -228,4 +228,4 @@ class AgendaTools(Toolset):
         active agenda's new picture needs acknowledging. Refused if healthy, on stale hashes, or
         if lists or items are unsound.
         """
-        return self._run(repair.repair, locals())
+        return self._run(guard.repair, locals())
