@@ -9,15 +9,14 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
-from django.db.models import CharField, OuterRef, QuerySet, Subquery, Value
+from django.db.models import CharField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Cast, Concat
 from django.http import HttpRequest, HttpResponse
-from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
 from records.acting import TOKEN, credential_key
-from records.admin.common import ServiceWriteAdmin, copy_saved
+from records.admin.common import ChoicesFilter, ServiceWriteAdmin, admin_page, copy_saved
 from records.admin.scoping import reaches_everything
 from records.admin.timeline import readable_kind
 from records.models import AuditEvent
@@ -31,19 +30,12 @@ from records.services import (
 )
 
 
-class TokenStateFilter(admin.SimpleListFilter):
-    title = "state"
-    parameter_name = "state"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [("active", "Active"), ("revoked", "Revoked")]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        if self.value() == "active":
-            return queryset.filter(revoked_at__isnull=True)
-        if self.value() == "revoked":
-            return queryset.filter(revoked_at__isnull=False)
-        return queryset
+class TokenStateFilter(ChoicesFilter):
+    title = parameter_name = "state"
+    options = {
+        "active": ("Active", Q(revoked_at__isnull=True)),
+        "revoked": ("Revoked", Q(revoked_at__isnull=False)),
+    }
 
 
 @admin.register(AccessToken)
@@ -146,15 +138,13 @@ class AccessTokenAdmin(ServiceWriteAdmin):
         raw = getattr(request, "_anchor_raw_token", None)
         if raw is None:
             return super().response_add(request, obj, post_url_continue)
-        context = {
-            **self.admin_site.each_context(request),
-            "opts": self.opts,
-            "title": "Copy your new access token",
-            "token": obj,
-            "raw_token": raw,
-        }
-        response = TemplateResponse(
-            request, "admin/records/accesstoken/token_created.html", context
+        response = admin_page(
+            self,
+            request,
+            "admin/records/accesstoken/token_created.html",
+            title="Copy your new access token",
+            token=obj,
+            raw_token=raw,
         )
         response["Cache-Control"] = "no-store"
         return response

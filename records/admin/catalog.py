@@ -22,6 +22,7 @@ from records.admin.common import (
     admin_context,
     as_validation_error,
     copy_saved,
+    shorten,
 )
 from records.admin.scoping import ScopedInline, member_workspace_ids, reaches_everything
 from records.errors import VERSION_CONFLICT, AnchorError
@@ -129,14 +130,11 @@ class CollectionForm(forms.ModelForm):  # type: ignore[type-arg]
             self.initial["typical_fields"] = "\n".join(self.instance.typical_fields or [])
             self.fields["loaded_state"].initial = collection_digest(self.instance)
         elif "workspace" in self.fields and not self.may_use_default_workspace:
-            self.fields["workspace"].required = True
             self.fields["workspace"].help_text = "One of the workspaces you are a member of."
         elif "workspace" in self.fields:
-            self.fields["workspace"].initial = settings.ANCHOR_WORKSPACE_ID
-            self.fields["workspace"].required = False
-            self.fields[
-                "workspace"
-            ].help_text = (
+            workspace = self.fields["workspace"]
+            workspace.initial, workspace.required = settings.ANCHOR_WORKSPACE_ID, False
+            workspace.help_text = (
                 "Leave empty for the default workspace; it is created if it does not exist."
             )
 
@@ -243,7 +241,7 @@ class CollectionAdmin(ServiceWriteAdmin):
 
     @admin.display(description="purpose")
     def purpose_summary(self, obj: Collection) -> str:
-        return obj.purpose if len(obj.purpose) <= 90 else obj.purpose[:89] + "…"
+        return shorten(obj.purpose, 90)
 
     @admin.display(description="active records", ordering="active_records")
     def active_records(self, obj: Collection) -> int:

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 from django.contrib import admin, messages
 from django.contrib.admin.utils import flatten_fieldsets
 from django.core.exceptions import ValidationError
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
 from django.utils.html import format_html
 
 from records.admin.scoping import WorkspaceScopedAdmin, require_workspace
@@ -64,15 +66,15 @@ def as_validation_error(exc: AnchorError) -> ValidationError:
     return ValidationError(f"{exc.message}", code=exc.code.lower())
 
 
-def pretty_json(value: Any) -> str:
-    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+def shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def json_block(value: Any, *, fold_over: int = 400, summary: str = "show") -> str:
     """Pretty JSON in a <pre>; long payloads folded in <details> so lists stay scannable."""
     if value is None:
         return "—"
-    text = pretty_json(value)
+    text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
     if len(text) <= fold_over:
         return format_html('<pre class="anchor-json">{}</pre>', text)
     return format_html(
@@ -81,6 +83,27 @@ def json_block(value: Any, *, fold_over: int = 400, summary: str = "show") -> st
         len(text),
         text,
     )
+
+
+def admin_page(
+    model_admin: admin.ModelAdmin[Any], request: HttpRequest, template: str, **context: Any
+) -> TemplateResponse:
+    """A page of our own inside the admin's frame (header, sidebar, the model's breadcrumbs)."""
+    shown = {**model_admin.admin_site.each_context(request), "opts": model_admin.opts, **context}
+    return TemplateResponse(request, template, shown)
+
+
+class ChoicesFilter(admin.SimpleListFilter):
+    """A list filter declared as data: each choice's label and the rows it keeps."""
+
+    options: ClassVar[dict[str, tuple[str, Q]]] = {}
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [(value, label) for value, (label, _) in self.options.items()]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        chosen = self.options.get(self.value() or "")
+        return queryset if chosen is None else queryset.filter(chosen[1])
 
 
 class ReadOnlyAdmin(WorkspaceScopedAdmin):
