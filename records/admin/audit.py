@@ -9,21 +9,22 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.loader import render_to_string
-from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import format_html, format_html_join, strip_tags
-from django.utils.safestring import mark_safe
+from django.utils.html import format_html, strip_tags
 
 from records.acting import acted_by, by_person
 from records.admin.clarifications import clarifications
 from records.admin.common import (
+    ChoicesFilter,
     ReadOnlyAdmin,
     admin_context,
+    admin_page,
     json_block,
     report_refusal,
+    shorten,
     write_each,
 )
 from records.admin.scoping import records_titled
@@ -39,29 +40,21 @@ from records.models import (
 )
 from records.services import clarification_review_create
 
+_REPORTED = ~Q(agent_reported_clarification="")
 
-class HasClarificationFilter(admin.SimpleListFilter):
+
+class HasClarificationFilter(ChoicesFilter):
     title = "agent-reported clarification"
     parameter_name = "clarification"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [
-            ("any", "Has one"),
-            ("unreviewed", "Has one, not yet reviewed"),
-            ("confirmed", "Confirmed by a person"),
-            ("disputed", "Disputed by a person"),
-        ]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        value = self.value()
-        if value is None:
-            return queryset
-        queryset = queryset.exclude(agent_reported_clarification="")
-        if value == "unreviewed":
-            return queryset.filter(verdict__isnull=True)
-        if value in (ClarificationReview.CONFIRMED, ClarificationReview.DISPUTED):
-            return queryset.filter(verdict=value)
-        return queryset
+    options = {
+        "any": ("Has one", _REPORTED),
+        "unreviewed": ("Has one, not yet reviewed", _REPORTED & Q(verdict__isnull=True)),
+        "confirmed": (
+            "Confirmed by a person",
+            _REPORTED & Q(verdict=ClarificationReview.CONFIRMED),
+        ),
+        "disputed": ("Disputed by a person", _REPORTED & Q(verdict=ClarificationReview.DISPUTED)),
+    }
 
 
 class EventKindFilter(admin.SimpleListFilter):
@@ -88,10 +81,6 @@ def with_titles(events: QuerySet[AuditEvent]) -> QuerySet[AuditEvent]:
     title = Record.objects.filter(pk=OuterRef("record_id")).values("title")[:1]
     name = Collection.objects.filter(pk=OuterRef("collection_id")).values("name")[:1]
     return events.annotate(record_title=Subquery(title), collection_name=Subquery(name))
-
-
-def _shorten(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def event_subject(event: AuditEvent) -> str:
@@ -250,7 +239,7 @@ class AuditEventAdmin(ReadOnlyAdmin):
 
     @admin.display(description="stated reason")
     def reason(self, obj: AuditEvent) -> str:
-        return _shorten(obj.decision_reason, 90)
+        return shorten(obj.decision_reason, 90)
 
     @admin.display(description="clarification")
     def clarification(self, obj: AuditEvent) -> str:
@@ -271,29 +260,8 @@ class AuditEventAdmin(ReadOnlyAdmin):
         rows = event_changes(obj)
         if not rows:
             return "Nothing changed field by field (see the stored states below)."
-        body = format_html_join(
-            "",
-            '<tr class="change-{}"><td>{}{}</td><td{}>{}</td><td{}>{}</td></tr>',
-            (
-                (
-                    c.change,
-                    c.name,
-                    ""
-                    if c.change == "changed"
-                    else format_html(' <span class="anchor-muted">({})</span>', c.change),
-                    mark_safe(' class="old"') if c.before else "",
-                    c.before,
-                    mark_safe(' class="new"') if c.after else "",
-                    c.after,
-                )
-                for c in rows
-            ),
-        )
-        return format_html(
-            '<table class="anchor-diff" id="event-changes"><thead><tr><th>field</th>'
-            "<th>before</th><th>after</th></tr></thead><tbody>{}</tbody></table>",
-            body,
-        )
+        context = {"changes": rows, "table_id": "event-changes"}
+        return render_to_string("records/changes.html", context)
 
     @admin.display(description="record")
     def record_named(self, obj: AuditEvent) -> str:
@@ -379,17 +347,15 @@ class AuditEventAdmin(ReadOnlyAdmin):
                 else reverse("admin:records_auditevent_change", args=[event.pk])
             )
             return HttpResponseRedirect(back)
-        context = {
-            **self.admin_site.each_context(request),
-            "opts": self.opts,
-            "title": "Review an agent-reported clarification",
-            "event": event,
-            "subject": event_subject(event),
-            "form": form,
-            "reviews": event.clarification_reviews.all(),
-        }
-        return TemplateResponse(
-            request, "admin/records/auditevent/review_clarification.html", context
+        return admin_page(
+            self,
+            request,
+            "admin/records/auditevent/review_clarification.html",
+            title="Review an agent-reported clarification",
+            event=event,
+            subject=event_subject(event),
+            form=form,
+            reviews=event.clarification_reviews.all(),
         )
 
 

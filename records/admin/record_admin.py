@@ -10,24 +10,24 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
 from records import services
 from records.admin.common import (
+    ChoicesFilter,
     ServiceWriteAdmin,
     admin_context,
+    admin_page,
     copy_saved,
     json_block,
     report_refusal,
     write_each,
 )
-from records.admin.link_lists import LINK_LIMIT, ORDER, record_links
-from records.admin.neighbourhood import record_neighbourhood
+from records.admin.neighbourhood import LINK_LIMIT, ORDER, record_links, record_neighbourhood
 from records.admin.panels import RECORD_EDIT_PANELS, RECORD_PANELS
 from records.admin.record_form import OutgoingLinkForm, RecordAliasForm, RecordForm
 from records.admin.record_writes import (
@@ -56,19 +56,12 @@ def record_link(record: Record) -> str:
     return format_html('<a href="{}">{}</a>{}', url, record.title, suffix)
 
 
-class ArchivedFilter(admin.SimpleListFilter):
-    title = "archived"
-    parameter_name = "archived"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [("no", "Active"), ("yes", "Archived")]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Record]) -> QuerySet[Record]:
-        if self.value() == "no":
-            return queryset.filter(archived_at__isnull=True)
-        if self.value() == "yes":
-            return queryset.filter(archived_at__isnull=False)
-        return queryset
+class ArchivedFilter(ChoicesFilter):
+    title = parameter_name = "archived"
+    options = {
+        "no": ("Active", Q(archived_at__isnull=True)),
+        "yes": ("Archived", Q(archived_at__isnull=False)),
+    }
 
 
 class RecordAliasInline(ScopedInline, admin.TabularInline):  # type: ignore[type-arg]
@@ -202,46 +195,30 @@ class RecordAdmin(ServiceWriteAdmin):
         """The page a person lands on: data, pending writes, links and history."""
         outgoing, incoming = record_links(record)
         change_url = reverse("admin:records_record_change", args=[record.pk])
-        context = {
-            **self.admin_site.each_context(request),
+        return admin_page(
+            self,
+            request,
+            "admin/records/record/read.html",
             **self._page_context(record),
-            "opts": self.opts,
-            "title": record.title,
-            "original": record,
-            "fields": [(key, _readable(value)) for key, value in sorted(record.data.items())],
-            "aliases": list(record.aliases.order_by("alias").values_list("alias", flat=True)),
-            "panels": [panel(request, record) for panel in RECORD_PANELS],
-            "neighbourhood": record_neighbourhood(record),
-            "outgoing": outgoing,
-            "incoming": incoming,
-            "link_limit": LINK_LIMIT,
-            "can_edit": self.has_change_permission(request, record),
-            "edit_url": f"{change_url}?{EDIT}=1",
-        }
-        return TemplateResponse(request, "admin/records/record/read.html", context)
+            title=record.title,
+            original=record,
+            fields=[(key, _readable(value)) for key, value in sorted(record.data.items())],
+            aliases=list(record.aliases.order_by("alias").values_list("alias", flat=True)),
+            panels=[panel(request, record) for panel in RECORD_PANELS],
+            neighbourhood=record_neighbourhood(record),
+            outgoing=outgoing,
+            incoming=incoming,
+            can_edit=self.has_change_permission(request, record),
+            edit_url=f"{change_url}?{EDIT}=1",
+        )
 
     # --- writing -----------------------------------------------------------------------------
 
-    def response_change(self, request: HttpRequest, obj: Record) -> HttpResponse:
+    def response_post_save_change(self, request: HttpRequest, obj: Any) -> HttpResponseRedirect:
         """Save lands on the record just saved, not Django's list of every record."""
-        response = super().response_change(request, obj)
-        return self._to_the_record(request, obj, response)
-
-    def response_add(
-        self, request: HttpRequest, obj: Record, post_url_continue: str | None = None
-    ) -> HttpResponse:
-        response = super().response_add(request, obj, post_url_continue)
-        return self._to_the_record(request, obj, response)
-
-    def _to_the_record(
-        self, request: HttpRequest, obj: Record, response: HttpResponse
-    ) -> HttpResponse:
-        other_buttons = ("_continue", "_addanother", "_saveasnew", "_popup")
-        if any(button in request.POST for button in other_buttons) or obj.pk is None:
-            return response
-        if not isinstance(response, HttpResponseRedirect):
-            return response
         return HttpResponseRedirect(reverse("admin:records_record_change", args=[obj.pk]))
+
+    response_post_save_add = response_post_save_change
 
     def save_model(self, request: HttpRequest, obj: Record, form: RecordForm, change: bool) -> None:
         cleaned = form.cleaned_data
@@ -334,12 +311,12 @@ class RecordAdmin(ServiceWriteAdmin):
                 return HttpResponseRedirect(change_url)
             self.message_user(request, f"Archived “{record.title}”.", messages.SUCCESS)
             return HttpResponseRedirect(change_url)
-        context = {
-            **self.admin_site.each_context(request),
-            "opts": self.opts,
-            "title": f"Archive “{record.title}”?",
-            "record": record,
-            "version": version,
-            "change_url": change_url,
-        }
-        return TemplateResponse(request, "admin/records/record/archive_confirm.html", context)
+        return admin_page(
+            self,
+            request,
+            "admin/records/record/archive_confirm.html",
+            title=f"Archive “{record.title}”?",
+            record=record,
+            version=version,
+            change_url=change_url,
+        )

@@ -3,4 +3,4 @@
 Importing the modules registers their ModelAdmin classes with the default site.
 """
 
-from workflow.admin import actions, agenda_panel, agendas, pending_panels  # noqa: F401
+from workflow.admin import actions, agendas, panels  # noqa: F401

@@ -6,42 +6,30 @@ event chain), so people read here and never edit; the health check runs on each 
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib import admin
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from records.admin.common import ReadOnlyAdmin, json_block
+from records.admin.common import ChoicesFilter, ReadOnlyAdmin, json_block
 from workflow.agendas.health import check_health
 from workflow.agendas.picture import whole_picture
 from workflow.models.agendas import Agenda, AgendaConclusion, AgendaEvent
 
-OPEN_OR_UNSYNCED = Q(status__in=[Agenda.ACTIVE, Agenda.PAUSED]) | Q(sync_state=Agenda.SYNC_PENDING)
+OPEN, UNSYNCED = Q(status__in=[Agenda.ACTIVE, Agenda.PAUSED]), Q(sync_state=Agenda.SYNC_PENDING)
 
 
-class AgendaAttentionFilter(admin.SimpleListFilter):
+class AgendaAttentionFilter(ChoicesFilter):
     """What the dashboard lists: agendas still open, or whose outcomes are not yet synced."""
 
     title = "needs following up"
     parameter_name = "attention"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [
-            ("open_or_unsynced", "Open, or outcomes not yet synced"),
-            ("open", "Open (active or paused)"),
-            ("unsynced", "Outcomes not yet synced to records"),
-        ]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        wanted = {
-            "open_or_unsynced": OPEN_OR_UNSYNCED,
-            "open": Q(status__in=[Agenda.ACTIVE, Agenda.PAUSED]),
-            "unsynced": Q(sync_state=Agenda.SYNC_PENDING),
-        }.get(self.value() or "")
-        return queryset if wanted is None else queryset.filter(wanted)
+    options = {
+        "open_or_unsynced": ("Open, or outcomes not yet synced", OPEN | UNSYNCED),
+        "open": ("Open (active or paused)", OPEN),
+        "unsynced": ("Outcomes not yet synced to records", UNSYNCED),
+    }
 
 
 @admin.register(Agenda)
@@ -61,7 +49,6 @@ class AgendaAdmin(ReadOnlyAdmin):
         ("Bound records", {"fields": ["bound_collection", "sync_state"]}),
         ("When", {"fields": ["created_at", "updated_at", "closed_at", "id"]}),
     ]
-    readonly_fields = [str(name) for _, part in fieldsets for name in part["fields"]]
 
     @admin.display(description="whole picture")
     def tree(self, obj: Agenda) -> str:
@@ -136,10 +123,6 @@ class AgendaAdmin(ReadOnlyAdmin):
         )
 
 
-EVENT_FIELDS = ["agenda", "sequence", "kind", "actor_id", "created_at", "payload_json"]
-EVENT_FIELDS += ["state_hash", "previous_hash", "event_hash"]
-
-
 @admin.register(AgendaEvent)
 class AgendaEventAdmin(ReadOnlyAdmin):
     workspace_path = "agenda__workspace"
@@ -149,8 +132,8 @@ class AgendaEventAdmin(ReadOnlyAdmin):
     raw_id_fields = ["agenda"]
     search_fields = ["=agenda__id", "agenda__title", "actor_id"]
     show_full_result_count = False
-    fields = tuple(EVENT_FIELDS)
-    readonly_fields = EVENT_FIELDS
+    fields = ["agenda", "sequence", "kind", "actor_id", "created_at", "payload_json"]
+    fields += ["state_hash", "previous_hash", "event_hash"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[AgendaEvent]:
         return super().get_queryset(request).order_by("-created_at", "-id")

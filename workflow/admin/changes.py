@@ -13,7 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from records.validation import canonical_json
+from records.admin.common import shorten
+from records.admin.timeline import FieldChange, show
 from workflow.admin.lookup import Lookup, Ref
 from workflow.operations import operation_named, operation_names
 from workflow.operations.change import Change
@@ -21,14 +22,6 @@ from workflow.operations.change import FieldChange as FieldData
 
 VALUE_LIMIT = 300
 SUMMARY_LIMIT = 120
-
-
-@dataclass
-class FieldChange:
-    path: str
-    kind: str  # added | changed | removed | unchanged
-    before: str = ""
-    after: str = ""
 
 
 @dataclass
@@ -45,14 +38,9 @@ class OperationReview:
     summary: str = ""  # what the operation does, in its definition's words
 
 
-def show(value: Any, limit: int = VALUE_LIMIT) -> str:
-    text = value if isinstance(value, str) else canonical_json(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def _shown(change: FieldData) -> FieldChange:
-    before = "" if change.kind == "added" else show(change.before)
-    after = "" if change.kind == "removed" else show(change.after)
+    before = "" if change.kind == "added" else show(change.before, VALUE_LIMIT)
+    after = "" if change.kind == "removed" else show(change.after, VALUE_LIMIT)
     return FieldChange(change.path, change.kind, before, after)
 
 
@@ -93,7 +81,7 @@ def _review(operation: str, change: Change, lookup: Lookup) -> OperationReview:
             review.notes.append(f"relationship {link.relationship_id}")
             continue
         source, target = lookup.record_ref(link.source_id), lookup.record_ref(link.target_id)
-        review.links.append((source, show(link.relationship_type), target))
+        review.links.append((source, show(link.relationship_type, VALUE_LIMIT), target))
     review.notes += change.notes
     return review
 
@@ -104,7 +92,7 @@ def one_line(review: OperationReview, *, against_current: bool = True) -> str:
     if review.created_in is not None:
         title = next((c.after for c in review.changes if c.path == "title"), "")
         text = f"{review.verb} {title} {review.notes[0]}".strip()
-        return _cut(text)
+        return shorten(text, SUMMARY_LIMIT)
     head = review.verb
     if review.target is not None:
         head = f"{head} {review.target.title}"
@@ -122,8 +110,4 @@ def one_line(review: OperationReview, *, against_current: bool = True) -> str:
             parts.append(f"{change.path} {change.before} → {change.after}")
         else:
             parts.append(f"{change.path} → {change.after}")
-    return _cut(f"{head}: {', '.join(parts)}" if parts else head)
-
-
-def _cut(text: str) -> str:
-    return text if len(text) <= SUMMARY_LIMIT else text[: SUMMARY_LIMIT - 1] + "…"
+    return shorten(f"{head}: {', '.join(parts)}" if parts else head, SUMMARY_LIMIT)

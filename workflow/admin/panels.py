@@ -1,8 +1,9 @@
-"""The approval queue where a person already is: on the record a held write would change, and
-on the admin index. Registered with records.admin.panels (the store does not import us).
+"""The workflow where a person already is: held writes on the record they would change and on
+the admin index, with the stale ones no person has seen and the agendas still open or unsynced.
+Registered with records.admin.panels (the store does not import us), the queue first.
 
-Both look for pending writes in one query and check them for staleness first, so a write that
-can no longer apply says so here instead of waiting for someone to press Approve.
+Pending writes are found in one query and checked for staleness first, so a write that can no
+longer apply says so here instead of waiting for someone to press Approve.
 """
 
 from __future__ import annotations
@@ -19,27 +20,53 @@ from records.admin.panels import dashboard_panel, record_edit_panel, record_pane
 from records.admin.scoping import sees_several_workspaces
 from workflow.action_kinds import kind_of
 from workflow.actions import mark_stale_pending
+from workflow.admin.agendas import OPEN, UNSYNCED
 from workflow.admin.overlaps import names_any
 from workflow.admin.queue import queue_rows, summarise
 from workflow.admin.states import state_badge
 from workflow.attention import needing_attention
 from workflow.models import ActionState, PreparedAction
+from workflow.models.agendas import Agenda
 from workflow.operations import operation_named, operation_names
 
 DASHBOARD_LIMIT = 10
-ATTENTION_LIMIT = 10
 RECORD_LIMIT = 20
+
+
+def _render(template: str, request: HttpRequest, **context: Any) -> SafeString:
+    return mark_safe(render_to_string(template, context, request=request))
+
+
+def _on_dashboard(
+    request: HttpRequest, template: str, shown: list[Any], total: int, list_url: str, **extra: Any
+) -> SafeString:
+    """A list on the index: its first rows, how many more there are, and where they are."""
+    return _render(
+        template,
+        request,
+        shown=shown,
+        total=total,
+        more=total - len(shown),
+        list_url=list_url,
+        several_workspaces=sees_several_workspaces(request),
+        here=request.get_full_path(),
+        **extra,
+    )
+
+
+def _drawn(actions: list[Any]) -> list[Any]:
+    """Actions as a panel draws them: the queue's one-line summary, a state badge, their links."""
+    summarise(actions)
+    for action in actions:
+        action.badge = state_badge(action.state)
+        action.url = reverse("admin:workflow_preparedaction_change", args=[action.pk])
+        action.dismiss_url = reverse("admin:workflow_preparedaction_dismiss", args=[action.pk])
+    return actions
 
 
 def _listed(rows: QuerySet[PreparedAction], limit: int) -> list[Any]:
     """Final writes, drawn like the queue's rows (nothing to re-check: they cannot move)."""
-    shown: list[Any] = list(queue_rows(rows).order_by("-decided_at", "-created_at")[:limit])
-    summarise(shown)
-    for action in shown:
-        action.badge = state_badge(action.state)
-        action.url = reverse("admin:workflow_preparedaction_change", args=[action.pk])
-        action.dismiss_url = reverse("admin:workflow_preparedaction_dismiss", args=[action.pk])
-    return shown
+    return _drawn(list(queue_rows(rows).order_by("-decided_at", "-created_at")[:limit]))
 
 
 def _refreshed(rows: QuerySet[PreparedAction], limit: int) -> list[Any]:
@@ -49,15 +76,8 @@ def _refreshed(rows: QuerySet[PreparedAction], limit: int) -> list[Any]:
         by_workspace.setdefault(workspace_id, []).append(pk)
     for workspace_id, ids in by_workspace.items():
         mark_stale_pending(workspace_id, ids)
-    shown: list[Any] = list(
-        queue_rows(PreparedAction.objects.filter(pk__in=[pk for pk, _ in found]))
-    )
-    shown.sort(key=lambda a: a.created_at, reverse=True)
-    summarise(shown)
-    for action in shown:
-        action.badge = state_badge(action.state)
-        action.url = reverse("admin:workflow_preparedaction_change", args=[action.pk])
-    return shown
+    shown = queue_rows(PreparedAction.objects.filter(pk__in=[pk for pk, _ in found]))
+    return _drawn(list(shown.order_by("-created_at")))
 
 
 @record_panel
@@ -71,14 +91,13 @@ def pending_on_record(request: HttpRequest, record: Any) -> SafeString:
     if not has_waiting and not has_unseen:
         return mark_safe("")
     actions = _refreshed(waiting, RECORD_LIMIT) if has_waiting else []
-    context = {
-        "actions": [a for a in actions if a.state == ActionState.AWAITING_APPROVAL],
+    return _render(
+        "admin/workflow/pending_on_record.html",
+        request,
+        actions=[a for a in actions if a.state == ActionState.AWAITING_APPROVAL],
         # Found stale just now, or earlier and not yet seen by a person.
-        "attention": _listed(unseen, RECORD_LIMIT),
-        "here": request.get_full_path(),
-    }
-    return mark_safe(
-        render_to_string("admin/workflow/pending_on_record.html", context, request=request)
+        attention=_listed(unseen, RECORD_LIMIT),
+        here=request.get_full_path(),
     )
 
 
@@ -102,12 +121,10 @@ def pending_on_edit(request: HttpRequest, record: Any) -> SafeString:
     shown: list[Any] = list(queue_rows(waiting).order_by("-created_at")[:RECORD_LIMIT])
     if not shown:
         return mark_safe("")
-    summarise(shown)
     arguments = dict(
         PreparedAction.objects.filter(pk__in=[a.pk for a in shown]).values_list("pk", "arguments")
     )
-    for action in shown:
-        action.url = reverse("admin:workflow_preparedaction_change", args=[action.pk])
+    for action in _drawn(shown):
         args = arguments.get(action.pk)
         action.sets_keys = _keys_it_sets(action.operation, args, record.pk)
         # Checked against the record's exact version (a rename, an alias, an archival, an
@@ -115,8 +132,7 @@ def pending_on_edit(request: HttpRequest, record: Any) -> SafeString:
         action.goes_stale = not action.sets_keys and kind_of(action.operation).pins_version(
             args, record.pk
         )
-    context = {"actions": shown, "record": record}
-    return mark_safe(render_to_string("admin/workflow/pending_on_edit.html", context))
+    return _render("admin/workflow/pending_on_edit.html", request, actions=shown, record=record)
 
 
 @dashboard_panel
@@ -129,15 +145,8 @@ def queue_on_dashboard(request: HttpRequest, workspaces: frozenset[str] | None) 
     # stale just now moves to the "needs attention" panel drawn after this one.
     total = waiting.count() if refreshed else 0
     actions = [a for a in refreshed if a.state == ActionState.AWAITING_APPROVAL]
-    queue_url = reverse("admin:workflow_preparedaction_changelist") + "?queue=pending"
-    context = {
-        "actions": actions,
-        "total": total,
-        "more": total - len(actions),
-        "queue_url": queue_url,
-        "several_workspaces": sees_several_workspaces(request),
-    }
-    return mark_safe(render_to_string("admin/workflow/queue_on_dashboard.html", context))
+    url = reverse("admin:workflow_preparedaction_changelist") + "?queue=pending"
+    return _on_dashboard(request, "admin/workflow/queue_on_dashboard.html", actions, total, url)
 
 
 @dashboard_panel
@@ -145,15 +154,20 @@ def attention_on_dashboard(request: HttpRequest, workspaces: frozenset[str] | No
     """Stale writes nobody has dismissed: what an agent meant to do and did not."""
     unseen = needing_attention(workspaces)
     total = unseen.count()
-    shown = _listed(unseen, ATTENTION_LIMIT) if total else []
-    context = {
-        "actions": shown,
-        "total": total,
-        "more": total - len(shown),
-        "list_url": reverse("admin:workflow_preparedaction_changelist") + "?queue=attention",
-        "several_workspaces": sees_several_workspaces(request),
-        "here": request.get_full_path(),
-    }
-    return mark_safe(
-        render_to_string("admin/workflow/attention_on_dashboard.html", context, request=request)
-    )
+    shown = _listed(unseen, DASHBOARD_LIMIT) if total else []
+    url = reverse("admin:workflow_preparedaction_changelist") + "?queue=attention"
+    return _on_dashboard(request, "admin/workflow/attention_on_dashboard.html", shown, total, url)
+
+
+@dashboard_panel
+def agendas_on_dashboard(request: HttpRequest, workspaces: frozenset[str] | None) -> SafeString:
+    """Agendas still open, and the finished ones whose outcomes have not reached their records."""
+    agendas = Agenda.objects.filter(OPEN | UNSYNCED)
+    if workspaces is not None:
+        agendas = agendas.filter(workspace_id__in=workspaces)
+    total = agendas.count()
+    fields = ("id", "title", "status", "sync_state", "actor_id", "workspace_id", "updated_at")
+    shown = list(agendas.order_by("-updated_at").only(*fields)[:DASHBOARD_LIMIT]) if total else []
+    url = reverse("admin:workflow_agenda_changelist") + "?attention=open_or_unsynced"
+    template = "admin/workflow/agendas_on_dashboard.html"
+    return _on_dashboard(request, template, shown, total, url, unsynced=Agenda.SYNC_PENDING)
