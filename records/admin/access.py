@@ -57,6 +57,9 @@ class AccessTokenAdmin(ServiceWriteAdmin):
     # as a URL lookup too): nothing needs it, and a prefix search on it narrows the secret.
     readonly_fields = ["shown_prefix", "state", "created_at", "last_used_at", "revoked_at"]
     actions = ["revoke_tokens"]
+    # A token is revoked and replaced, never edited; revoked rows stay, so the list shows which
+    # tokens once existed.
+    refused = frozenset({"change", "delete"})
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         # The newest change each token made, from the audit's credential index (one subquery).
@@ -114,12 +117,6 @@ class AccessTokenAdmin(ServiceWriteAdmin):
             # Anyone but a superuser makes tokens for themselves: there is no user to pick.
             return ["user", "name"] if reaches_everything(request) else ["name"]
         return ["user", "name", *self.readonly_fields]
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False  # a token is revoked and replaced, never edited
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False  # revoked rows stay, so the list shows which tokens once existed
 
     def has_revoke_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("records.change_accesstoken")
@@ -184,6 +181,8 @@ class WorkspaceMembershipAdmin(ServiceWriteAdmin):
     list_filter = ["workspace"]
     list_select_related = ["user"]
     search_fields = ["user__username", "workspace__id"]
+    # Remove and add instead: a membership has nothing else to edit.
+    refused = frozenset({"change"})
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         return super().get_queryset(request).prefetch_related("user__groups")
@@ -191,9 +190,6 @@ class WorkspaceMembershipAdmin(ServiceWriteAdmin):
     @admin.display(description="roles")
     def roles(self, membership: WorkspaceMembership) -> str:
         return ", ".join(group.name for group in membership.user.groups.all()) or "—"
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False  # remove and add instead: a membership has nothing else to edit
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         membership, _ = workspace_membership_add(user=obj.user, workspace_id=obj.workspace_id)

@@ -25,6 +25,7 @@ from records.admin.common import (
     json_block,
     report_refusal,
     shorten,
+    stored_json,
     write_each,
 )
 from records.admin.scoping import records_titled
@@ -281,13 +282,8 @@ class AuditEventAdmin(ReadOnlyAdmin):
         url = reverse("admin:workflow_preparedaction_change", args=[obj.action_id])
         return format_html('<a href="{}">the prepared write this came from</a>', url)
 
-    @admin.display(description="before")
-    def before_json(self, obj: AuditEvent) -> str:
-        return json_block(obj.before)
-
-    @admin.display(description="after")
-    def after_json(self, obj: AuditEvent) -> str:
-        return json_block(obj.after)
+    before_json = stored_json("before", "before")
+    after_json = stored_json("after", "after")
 
     # --- clarification verdicts --------------------------------------------------------------
 
@@ -408,9 +404,7 @@ class RecordVersionAdmin(ReadOnlyAdmin):
     def archived(self, obj: RecordVersion) -> bool:
         return obj.archived_at is not None
 
-    @admin.display(description="data")
-    def data_json(self, obj: RecordVersion) -> str:
-        return json_block(obj.data, fold_over=4000)
+    data_json = stored_json("data", "data", fold_over=4000)
 
 
 @admin.register(RevisionCounter)

@@ -64,15 +64,10 @@ class WorkspaceAdmin(ServiceWriteAdmin):
     form = WorkspaceForm
     list_display = ["id", "collection_count", "created_at"]
     search_fields = ["id"]
+    refused = frozenset({"change", "delete"})
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return reaches_everything(request)
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         membership, _ = services.workspace_membership_add(user=request.user, workspace_id=obj.id)
@@ -196,6 +191,7 @@ class CollectionAdmin(ServiceWriteAdmin):
     list_select_related = ["workspace"]
     search_fields = ["name", "normalized_name", "purpose", "=id"]
     readonly_fields = ["id", "created_by", "created_at", "updated_at", "records_link"]
+    refused = frozenset({"delete"})  # records hang off collections and the audit trail names them
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Collection]:
         collections: QuerySet[Collection] = (
@@ -235,9 +231,6 @@ class CollectionAdmin(ServiceWriteAdmin):
         if obj is not None:
             return [*self.readonly_fields, "workspace"]
         return self.readonly_fields
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False  # records hang off collections and the audit trail names them
 
     @admin.display(description="purpose")
     def purpose_summary(self, obj: Collection) -> str:

@@ -93,6 +93,16 @@ def admin_page(
     return TemplateResponse(request, template, shown)
 
 
+def stored_json(name: str, description: str, **shown: Any) -> Any:
+    """A read-only field showing a stored JSON column as it is."""
+
+    @admin.display(description=description)
+    def stored(model_admin: Any, obj: Any) -> str:
+        return json_block(getattr(obj, name), **shown)
+
+    return stored
+
+
 class ChoicesFilter(admin.SimpleListFilter):
     """A list filter declared as data: each choice's label and the rows it keeps."""
 
@@ -110,19 +120,12 @@ class ReadOnlyAdmin(WorkspaceScopedAdmin):
     """For rows only triggers or services write (audit, versions, counters): view, never edit.
     Every field listed is read-only, so its fields and fieldsets name each field once."""
 
+    refused = frozenset({"add", "change", "delete"})
+
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         if self.readonly_fields or not (self.fieldsets or self.fields):
             return self.readonly_fields
         return flatten_fieldsets(self.get_fieldsets(request, obj))
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 class ServiceWriteAdmin(WorkspaceScopedAdmin):

@@ -23,8 +23,8 @@ from records.admin.common import (
     admin_context,
     admin_page,
     copy_saved,
-    json_block,
     report_refusal,
+    stored_json,
     write_each,
 )
 from records.admin.neighbourhood import LINK_LIMIT, ORDER, record_links, record_neighbourhood
@@ -117,6 +117,7 @@ class RecordAdmin(ServiceWriteAdmin):
     show_full_result_count = False
     list_per_page = 50
     actions = ["archive_selected"]
+    refused = frozenset({"delete"})  # archive instead: the history and links stay readable
     readonly_fields = [
         "id",
         "workspace",
@@ -153,16 +154,11 @@ class RecordAdmin(ServiceWriteAdmin):
             return []
         return [RecordAliasInline, OutgoingLinkInline]
 
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False  # archive instead: the history and links stay readable
-
     @admin.display(description="archived", boolean=True, ordering="archived_at")
     def is_archived(self, obj: Record) -> bool:
         return obj.archived_at is not None
 
-    @admin.display(description="data")
-    def data_pretty(self, obj: Record) -> str:
-        return json_block(obj.data, fold_over=4000)
+    data_pretty = stored_json("data", "data", fold_over=4000)
 
     # --- reading -----------------------------------------------------------------------------
 

@@ -147,6 +147,8 @@ class WorkspaceScopedAdmin(ScopedChoicesMixin, admin.ModelAdmin):  # type: ignor
     workspace_path: ClassVar[str | None] = None
     owner_path: ClassVar[str | None] = None
     superusers_only: ClassVar[bool] = False
+    # What nobody does here by hand, whatever their permissions ("add", "change", "delete").
+    refused: ClassVar[frozenset[str]] = frozenset()
 
     @classmethod
     def declared_scopes(cls) -> list[str]:
@@ -193,9 +195,11 @@ class WorkspaceScopedAdmin(ScopedChoicesMixin, admin.ModelAdmin):  # type: ignor
             raise Http404(f"No {self.opts.verbose_name} with that ID.")
         return found
 
-    # --- permissions for rows only superusers manage -----------------------------------------
+    # --- permissions: what is refused to all, and rows only superusers manage ----------------
 
-    def _closed(self, request: HttpRequest) -> bool:
+    def _closed(self, request: HttpRequest, what: str = "") -> bool:
+        if what in self.refused:
+            return True
         return self.superusers_only and not reaches_everything(request)
 
     def has_module_permission(self, request: HttpRequest) -> bool:
@@ -205,13 +209,13 @@ class WorkspaceScopedAdmin(ScopedChoicesMixin, admin.ModelAdmin):  # type: ignor
         return not self._closed(request) and super().has_view_permission(request, obj)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
-        return not self._closed(request) and super().has_add_permission(request)
+        return not self._closed(request, "add") and super().has_add_permission(request)
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return not self._closed(request) and super().has_change_permission(request, obj)
+        return not self._closed(request, "change") and super().has_change_permission(request, obj)
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return not self._closed(request) and super().has_delete_permission(request, obj)
+        return not self._closed(request, "delete") and super().has_delete_permission(request, obj)
 
     # --- filters and URL lookups -------------------------------------------------------------
 

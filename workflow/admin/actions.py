@@ -24,7 +24,13 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from records.acting import acted_by
-from records.admin.common import ChoicesFilter, ReadOnlyAdmin, actor_for, admin_page, json_block
+from records.admin.common import (
+    ChoicesFilter,
+    ReadOnlyAdmin,
+    actor_for,
+    admin_page,
+    stored_json,
+)
 from records.admin.scoping import records_titled
 from records.errors import AnchorError
 from workflow.actions import (
@@ -85,16 +91,6 @@ class AgentFilter(admin.SimpleListFilter):
         return queryset.filter(actor_id=actor, credential__isnull=True)
 
 
-def _stored(name: str, description: str, **shown: Any) -> Any:
-    """A read-only field showing a stored JSON column as it is."""
-
-    @admin.display(description=description)
-    def stored(self: Any, obj: Any) -> str:
-        return json_block(getattr(obj, name), **shown)
-
-    return stored
-
-
 # A title search matches at most this many records; "a" must not become an IN list of all.
 TITLE_MATCH_LIMIT = 50
 
@@ -108,12 +104,9 @@ class RejectForm(forms.Form):
 
 
 class ApproveForm(forms.Form):
-    note = forms.CharField(
-        required=False,
-        max_length=2000,
-        widget=forms.TextInput(attrs={"size": 70}),
-        help_text="Optional. Kept in the audit trail beside your approval; the agent reads it.",
-    )
+    """The approver's optional note (drawn by the change form's template)."""
+
+    note = forms.CharField(required=False, max_length=2000)
 
 
 @admin.register(PreparedAction)
@@ -204,14 +197,14 @@ class PreparedActionAdmin(ReadOnlyAdmin):
             )
         return f"Nothing expires: the write is {obj.get_state_display().lower()}."
 
-    evidence_json = _stored("evidence", "cited reviews, as stored", fold_over=0)
-    preview_json = _stored("preview", "preview, as stored", fold_over=0)
-    arguments_json = _stored("arguments", "arguments, as stored", fold_over=0)
-    result_json = _stored("result", "stored result", fold_over=0)
+    evidence_json = stored_json("evidence", "cited reviews, as stored", fold_over=0)
+    preview_json = stored_json("preview", "preview, as stored", fold_over=0)
+    arguments_json = stored_json("arguments", "arguments, as stored", fold_over=0)
+    result_json = stored_json("result", "stored result", fold_over=0)
 
     # --- deciding ----------------------------------------------------------------------------
 
-    def _approve(self, request: HttpRequest, action_id: str, note: str = "") -> bool:
+    def _approve(self, request: HttpRequest, action_id: str, note: str = "") -> None:
         """Approve one write; the message names it in words ("update Kirat: stage = offer")."""
         action = PreparedAction.objects.filter(pk=action_id).first()
         described = action_review(action)["summary"] if action is not None else ""
@@ -228,9 +221,8 @@ class PreparedActionAdmin(ReadOnlyAdmin):
             self.message_user(
                 request, f"Not applied, nothing was written: {summary}: {why}", messages.ERROR
             )
-            return False
-        self.message_user(request, f"Approved and applied: {summary}.", messages.SUCCESS)
-        return True
+        else:
+            self.message_user(request, f"Approved and applied: {summary}.", messages.SUCCESS)
 
     @admin.action(description="Approve and apply selected actions", permissions=["approve"])
     def approve_selected(self, request: HttpRequest, queryset: QuerySet[PreparedAction]) -> None:
@@ -263,15 +255,14 @@ class PreparedActionAdmin(ReadOnlyAdmin):
             preserved_filters=self.get_preserved_filters(request),
         )
 
-    def _reject(self, request: HttpRequest, action: PreparedAction, reason: str) -> bool:
+    def _reject(self, request: HttpRequest, action: PreparedAction, reason: str) -> None:
         summary = action_review(action)["summary"]
         try:
             reject_prepared_action(action_id=action.pk, reviewer=actor_for(request), reason=reason)
         except AnchorError as exc:
             self.message_user(request, f"Not rejected: “{summary}”: {exc.message}", messages.ERROR)
-            return False
-        self.message_user(request, f"Rejected “{summary}”.", messages.SUCCESS)
-        return True
+        else:
+            self.message_user(request, f"Rejected “{summary}”.", messages.SUCCESS)
 
     def _next_waiting(self, request: HttpRequest, decided: PreparedAction) -> HttpResponse:
         """The next write awaiting a decision in the list the reviewer came from (its filters,
@@ -320,7 +311,6 @@ class PreparedActionAdmin(ReadOnlyAdmin):
         extra_context = dict(extra_context or {})
         extra_context.update(
             can_decide=self.has_approve_permission(request),
-            approve_form=ApproveForm(),
             review=action_review(action),
             action=action,
             states=ActionState,  # so the templates compare with the enum, not bare strings
@@ -403,7 +393,6 @@ class PreparedActionAdmin(ReadOnlyAdmin):
             "admin/workflow/preparedaction/reject.html",
             title="Reject this write?",
             original=action,
-            summary=action_review(action)["summary"],
             reject_form=form,
             change_url=change_url,
             preserved_filters=self.get_preserved_filters(request),
@@ -428,6 +417,6 @@ class ReviewTicketAdmin(ReadOnlyAdmin):
         request = obj.request if isinstance(obj.request, dict) else {}
         return str(request.get("query") or request.get("name") or "")[:80]
 
-    request_json = _stored("request", "request")
-    answer_json = _stored("answer", "answer")
-    counters_json = _stored("counters", "counters it depends on")
+    request_json = stored_json("request", "request")
+    answer_json = stored_json("answer", "answer")
+    counters_json = stored_json("counters", "counters it depends on")

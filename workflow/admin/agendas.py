@@ -12,7 +12,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from records.admin.common import ChoicesFilter, ReadOnlyAdmin, json_block
+from records.admin.common import ChoicesFilter, ReadOnlyAdmin, json_block, stored_json
 from workflow.agendas.health import check_health
 from workflow.agendas.picture import whole_picture
 from workflow.models.agendas import Agenda, AgendaConclusion, AgendaEvent
@@ -138,6 +138,4 @@ class AgendaEventAdmin(ReadOnlyAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet[AgendaEvent]:
         return super().get_queryset(request).order_by("-created_at", "-id")
 
-    @admin.display(description="payload")
-    def payload_json(self, obj: AgendaEvent) -> str:
-        return json_block(obj.payload, fold_over=3000)
+    payload_json = stored_json("payload", "payload", fold_over=3000)
