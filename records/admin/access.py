@@ -1,6 +1,7 @@
 """Who may use /mcp: access tokens (shown once, revoked, never edited) and workspace memberships
 with an optional role (records.roles), written through records.services. A staff member
-manages their own tokens only (a token acts as its user); memberships are for superusers."""
+manages their own tokens only (a token acts as its user); memberships, people and groups are
+for superusers (whoever may change a user may make them a superuser)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import GroupAdmin, UserAdmin
+from django.contrib.auth.models import Group
 from django.db.models import CharField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Cast, Concat
 from django.http import HttpRequest, HttpResponse
@@ -17,7 +20,7 @@ from django.utils.html import format_html
 
 from records.acting import TOKEN, credential_key
 from records.admin.common import ChoicesFilter, ServiceWriteAdmin, admin_page, copy_saved
-from records.admin.scoping import reaches_everything
+from records.admin.scoping import WorkspaceScopedAdmin, reaches_everything
 from records.admin.timeline import readable_kind
 from records.models import AuditEvent
 from records.models.membership import AccessToken, WorkspaceMembership
@@ -203,3 +206,18 @@ class WorkspaceMembershipAdmin(ServiceWriteAdmin):
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
         for membership in queryset.select_related("user"):
             workspace_membership_remove(user=membership.user, workspace_id=membership.workspace_id)
+
+
+# Django's own admins for people and groups, behind the same scope declaration as every other.
+admin.site.unregister(get_user_model())
+admin.site.unregister(Group)
+
+
+@admin.register(get_user_model())
+class PersonAdmin(WorkspaceScopedAdmin, UserAdmin):  # type: ignore[type-arg]
+    superusers_only = True
+
+
+@admin.register(Group)
+class PersonGroupAdmin(WorkspaceScopedAdmin, GroupAdmin):
+    superusers_only = True

@@ -128,6 +128,26 @@ def _named_link(url_name: str, pk: str, label: str) -> str:
     return format_html('<a href="{}">{}</a> <span class="anchor-muted">{}</span>', url, label, pk)
 
 
+def _mark_clarifications(state: str) -> Any:
+    """The list action giving each selected event's agent-reported clarification a verdict."""
+
+    @admin.action(
+        description=f"Mark agent-reported clarifications as {state}", permissions=["review"]
+    )
+    def mark(model_admin: Any, request: HttpRequest, queryset: QuerySet[AuditEvent]) -> None:
+        def review(event: AuditEvent) -> None:
+            ctx = admin_context(request, event.workspace_id, f"Clarification marked {state}.")
+            clarification_review_create(ctx=ctx, event_id=event.pk, state=state)
+
+        reported = queryset.exclude(agent_reported_clarification="")
+        done = write_each(model_admin, request, reported, review)
+        model_admin.message_user(
+            request, f"Marked {done} clarification(s) {state}.", messages.SUCCESS
+        )
+
+    return mark
+
+
 @admin.register(AuditEvent)
 class AuditEventAdmin(ReadOnlyAdmin):
     workspace_path = "workspace"
@@ -189,12 +209,9 @@ class AuditEventAdmin(ReadOnlyAdmin):
     ) -> HttpResponse:
         """Name the page in words: "Data updated: Kirat", not "record.updated record <id>"."""
         event = self.get_object(request, object_id)
-        if event is not None:
-            subject = html.unescape(strip_tags(event_subject(event)))  # the template escapes
-            extra_context = {
-                **(extra_context or {}),
-                "subtitle": f"{readable_kind(event.kind)}: {subject}",
-            }
+        subject = html.unescape(strip_tags(event_subject(event)))  # the template escapes
+        subtitle = f"{readable_kind(event.kind)}: {subject}"
+        extra_context = {**(extra_context or {}), "subtitle": subtitle}
         return super().change_view(request, object_id, form_url, extra_context)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[AuditEvent]:
@@ -287,27 +304,8 @@ class AuditEventAdmin(ReadOnlyAdmin):
 
     # --- clarification verdicts --------------------------------------------------------------
 
-    def _review_many(
-        self, request: HttpRequest, queryset: QuerySet[AuditEvent], state: str
-    ) -> None:
-        def review(event: AuditEvent) -> None:
-            ctx = admin_context(request, event.workspace_id, f"Clarification marked {state}.")
-            clarification_review_create(ctx=ctx, event_id=event.pk, state=state)
-
-        done = write_each(self, request, queryset.exclude(agent_reported_clarification=""), review)
-        self.message_user(request, f"Marked {done} clarification(s) {state}.", messages.SUCCESS)
-
-    @admin.action(
-        description="Mark agent-reported clarifications as confirmed", permissions=["review"]
-    )
-    def confirm_clarifications(self, request: HttpRequest, queryset: QuerySet[AuditEvent]) -> None:
-        self._review_many(request, queryset, ClarificationReview.CONFIRMED)
-
-    @admin.action(
-        description="Mark agent-reported clarifications as disputed", permissions=["review"]
-    )
-    def dispute_clarifications(self, request: HttpRequest, queryset: QuerySet[AuditEvent]) -> None:
-        self._review_many(request, queryset, ClarificationReview.DISPUTED)
+    confirm_clarifications = _mark_clarifications(ClarificationReview.CONFIRMED)
+    dispute_clarifications = _mark_clarifications(ClarificationReview.DISPUTED)
 
     def get_urls(self) -> list[Any]:
         review = path(

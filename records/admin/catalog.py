@@ -20,6 +20,7 @@ from records import services
 from records.admin.common import (
     ServiceWriteAdmin,
     admin_context,
+    alias_rows,
     as_validation_error,
     copy_saved,
     shorten,
@@ -212,25 +213,17 @@ class CollectionAdmin(ServiceWriteAdmin):
 
     def get_fieldsets(self, request: HttpRequest, obj: Collection | None = None) -> Any:
         main = ["name", "purpose", "record_meaning", "typical_fields", "relationship_guidance"]
-        fieldsets: list[tuple[str | None, dict[str, Any]]] = [
+        provenance = ["id", "records_link", "created_by", "created_at", "updated_at"]
+        return [
             (None, {"fields": ["workspace", *main]}),
             ("Policy", {"fields": ["requires_approval"]}),
             ("This change", {"fields": ["change_reason", "loaded_state"]}),
+            *([("Provenance", {"fields": provenance})] if obj else []),
         ]
-        if obj is not None:
-            fieldsets.append(
-                (
-                    "Provenance",
-                    {"fields": ["id", "records_link", "created_by", "created_at", "updated_at"]},
-                )
-            )
-        return fieldsets
 
     def get_readonly_fields(self, request: HttpRequest, obj: Collection | None = None) -> Any:
         # A collection never moves between workspaces: every row in it carries the workspace.
-        if obj is not None:
-            return [*self.readonly_fields, "workspace"]
-        return self.readonly_fields
+        return [*self.readonly_fields, "workspace"] if obj else self.readonly_fields
 
     @admin.display(description="purpose")
     def purpose_summary(self, obj: Collection) -> str:
@@ -286,24 +279,18 @@ class CollectionAdmin(ServiceWriteAdmin):
     def save_formset(
         self, request: HttpRequest, form: CollectionForm, formset: Any, change: bool
     ) -> None:
-        """Alias rows become collection_alias_add / _remove calls; an edited alias is a removal
-        of the old name and an addition of the new one, both audited."""
+        """Alias rows become collection_alias_add / _remove calls, each audited."""
         collection: Collection = form.instance
         ctx = admin_context(
             request, collection.workspace_id, form.cleaned_data.get("change_reason", "")
         )
         with transaction.atomic():
-            for alias_form in formset.forms:
-                if not alias_form.has_changed() and alias_form not in formset.deleted_forms:
-                    continue
-                original = alias_form.initial.get("alias")
-                wanted = (alias_form.cleaned_data or {}).get("alias")
-                deleting = alias_form in formset.deleted_forms
-                if original and (deleting or wanted != original):
+            for original, wanted in alias_rows(formset):
+                if original and original != wanted:
                     services.collection_alias_remove(
                         ctx=ctx, collection_id=collection.pk, alias=original
                     )
-                if wanted and not deleting and wanted != original:
+                if wanted and wanted != original:
                     services.collection_alias_add(
                         ctx=ctx, collection_id=collection.pk, alias=wanted
                     )

@@ -61,6 +61,19 @@ def write_each(
     return written
 
 
+def alias_rows(formset: Any) -> list[tuple[str | None, str | None]]:
+    """(alias as loaded, alias as submitted) of each alias row added, edited or deleted; None on
+    a side means absent. An edited alias is a removal and an addition, so the trail says what
+    each name was."""
+    rows = []
+    for row in formset.forms:
+        deleting = row in formset.deleted_forms
+        if deleting or row.has_changed():
+            wanted = None if deleting else (row.cleaned_data or {}).get("alias")
+            rows.append((row.initial.get("alias"), wanted))
+    return rows
+
+
 def as_validation_error(exc: AnchorError) -> ValidationError:
     """Service refusals carry their field in details; forms show them next to that field."""
     return ValidationError(f"{exc.message}", code=exc.code.lower())

@@ -15,7 +15,7 @@ from django.utils.html import format_html, format_html_join
 
 from records.acting import agents_acts
 from records.admin.audit import event_subject, with_titles
-from records.admin.panels import DASHBOARD_PANELS
+from records.admin.panels import PANELS
 from records.admin.scoping import member_workspace_ids, sees_several_workspaces
 from records.admin.timeline import readable_kind
 from records.models import AuditEvent
@@ -120,7 +120,7 @@ def dashboard(request: HttpRequest, app_list: list[dict[str, Any]]) -> dict[str,
             diagnostics.append({**app, "models": internal})
     shown = _rows(unreviewed, LIST_LIMIT) if unreviewed_count else []
     return {
-        "panels": [panel(request, workspaces) for panel in DASHBOARD_PANELS],
+        "panels": [panel(request, workspaces) for panel in PANELS["dashboard"]],
         "workspaces": sorted(workspaces) if workspaces is not None else None,
         "several_workspaces": sees_several_workspaces(request),
         "unreviewed": shown,

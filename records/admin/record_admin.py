@@ -22,13 +22,14 @@ from records.admin.common import (
     ServiceWriteAdmin,
     admin_context,
     admin_page,
+    alias_rows,
     copy_saved,
     report_refusal,
     stored_json,
     write_each,
 )
 from records.admin.neighbourhood import LINK_LIMIT, ORDER, record_links, record_neighbourhood
-from records.admin.panels import RECORD_EDIT_PANELS, RECORD_PANELS
+from records.admin.panels import PANELS
 from records.admin.record_form import OutgoingLinkForm, RecordAliasForm, RecordForm
 from records.admin.record_writes import (
     admit_person_write,
@@ -174,7 +175,7 @@ class RecordAdmin(ServiceWriteAdmin):
             return self.read_view(request, record)
         extra_context = {**(extra_context or {}), **self._page_context(record)}
         extra_context["read_url"] = reverse("admin:records_record_change", args=[record.pk])
-        extra_context["edit_panels"] = [panel(request, record) for panel in RECORD_EDIT_PANELS]
+        extra_context["edit_panels"] = [panel(request, record) for panel in PANELS["record_edit"]]
         return super().change_view(request, object_id, form_url, extra_context)
 
     def _page_context(self, record: Record) -> dict[str, Any]:
@@ -200,7 +201,7 @@ class RecordAdmin(ServiceWriteAdmin):
             original=record,
             fields=[(key, _readable(value)) for key, value in sorted(record.data.items())],
             aliases=list(record.aliases.order_by("alias").values_list("alias", flat=True)),
-            panels=[panel(request, record) for panel in RECORD_PANELS],
+            panels=[panel(request, record) for panel in PANELS["record"]],
             neighbourhood=record_neighbourhood(record),
             outgoing=outgoing,
             incoming=incoming,
@@ -245,17 +246,14 @@ class RecordAdmin(ServiceWriteAdmin):
         ctx = admin_context(
             request, record.workspace_id, form.cleaned_data.get("change_reason", "")
         )
-        changed = [f for f in formset.forms if f.has_changed() or f in formset.deleted_forms]
         if formset.model is RecordAlias:
-            rows = []
-            for row in changed:
-                deleting = row in formset.deleted_forms
-                wanted = None if deleting else (row.cleaned_data or {}).get("alias")
-                rows.append((row.initial.get("alias"), wanted))
+            rows = alias_rows(formset)
             copy_saved(record, record_alias_rows_apply(ctx=ctx, record=record, rows=rows))
         elif formset.fk.name == "source":
             removed, added = [], []
-            for row in changed:
+            for row in formset.forms:
+                if not row.has_changed() and row not in formset.deleted_forms:
+                    continue
                 # An edited link is removed and made anew: links carry no version of their own.
                 if not row.instance._state.adding:
                     removed.append(row.instance.pk)

@@ -124,8 +124,7 @@ def record_edit_apply(
 def record_alias_rows_apply(
     *, ctx: WriteContext, record: Record, rows: list[tuple[str | None, str | None]]
 ) -> Record:
-    """Each row is (alias as loaded, alias as submitted); None on a side means absent. An
-    edited alias is a removal and an addition, so the trail says what each name was."""
+    """Each row is (alias as loaded, alias as submitted), as common.alias_rows reads them."""
     with transaction.atomic():
         admit_person_write(ctx, Touched.of(records=[record.pk]))
         for original, wanted in rows:

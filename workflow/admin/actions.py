@@ -40,8 +40,7 @@ from workflow.actions import (
     stale_if_approved,
 )
 from workflow.admin.action_review import action_review
-from workflow.admin.queue import QueueChangeList
-from workflow.admin.states import state_badge
+from workflow.admin.queue import QueueChangeList, state_badge
 from workflow.attention import dismiss_stale_action
 from workflow.models import ActionState, PreparedAction, ReviewTicket
 

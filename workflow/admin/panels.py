@@ -16,14 +16,13 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
-from records.admin.panels import dashboard_panel, record_edit_panel, record_panel
+from records.admin.panels import panel
 from records.admin.scoping import sees_several_workspaces
 from workflow.action_kinds import kind_of
 from workflow.actions import mark_stale_pending
 from workflow.admin.agendas import OPEN, UNSYNCED
 from workflow.admin.overlaps import names_any
-from workflow.admin.queue import queue_rows, summarise
-from workflow.admin.states import state_badge
+from workflow.admin.queue import queue_rows, state_badge, summarise
 from workflow.attention import needing_attention
 from workflow.models import ActionState, PreparedAction
 from workflow.models.agendas import Agenda
@@ -80,7 +79,7 @@ def _refreshed(rows: QuerySet[PreparedAction], limit: int) -> list[Any]:
     return _drawn(list(shown.order_by("-created_at")))
 
 
-@record_panel
+@panel("record")
 def pending_on_record(request: HttpRequest, record: Any) -> SafeString:
     naming = PreparedAction.objects.filter(workspace_id=record.workspace_id).filter(
         names_any([record.pk])
@@ -112,7 +111,7 @@ def _keys_it_sets(operation: str, arguments: Any, record_id: str) -> list[str]:
     return op.written_keys(arguments)
 
 
-@record_edit_panel
+@panel("record_edit")
 def pending_on_edit(request: HttpRequest, record: Any) -> SafeString:
     """On the edit form: the held writes on this record, and which a save would make stale."""
     waiting = PreparedAction.objects.filter(
@@ -135,7 +134,7 @@ def pending_on_edit(request: HttpRequest, record: Any) -> SafeString:
     return _render("admin/workflow/pending_on_edit.html", request, actions=shown, record=record)
 
 
-@dashboard_panel
+@panel("dashboard")
 def queue_on_dashboard(request: HttpRequest, workspaces: frozenset[str] | None) -> SafeString:
     waiting = PreparedAction.objects.filter(state=ActionState.AWAITING_APPROVAL)
     if workspaces is not None:
@@ -149,7 +148,7 @@ def queue_on_dashboard(request: HttpRequest, workspaces: frozenset[str] | None) 
     return _on_dashboard(request, "admin/workflow/queue_on_dashboard.html", actions, total, url)
 
 
-@dashboard_panel
+@panel("dashboard")
 def attention_on_dashboard(request: HttpRequest, workspaces: frozenset[str] | None) -> SafeString:
     """Stale writes nobody has dismissed: what an agent meant to do and did not."""
     unseen = needing_attention(workspaces)
@@ -159,7 +158,7 @@ def attention_on_dashboard(request: HttpRequest, workspaces: frozenset[str] | No
     return _on_dashboard(request, "admin/workflow/attention_on_dashboard.html", shown, total, url)
 
 
-@dashboard_panel
+@panel("dashboard")
 def agendas_on_dashboard(request: HttpRequest, workspaces: frozenset[str] | None) -> SafeString:
     """Agendas still open, and the finished ones whose outcomes have not reached their records."""
     agendas = Agenda.objects.filter(OPEN | UNSYNCED)
