@@ -106,13 +106,12 @@ def event_subject(event: AuditEvent) -> str:
     return label or f"{event.entity_type} {event.entity_id}"
 
 
-def clarification_html(
-    event: AuditEvent, verdict: str | None, review_url: str = "", brief: bool = False
-) -> str:
-    """What the user is said to have told, each with its source (records/clarifications.html)."""
-    shown = clarifications(
-        event.review_evidence, event.agent_reported_clarification, verdict, review_url
-    )
+def clarification_html(event: AuditEvent, *, brief: bool = False) -> str:
+    """What the user is said to have told, each with its source (records/clarifications.html),
+    and the standing verdict on the agent's account (get_queryset's `verdict`)."""
+    url = reverse("admin:records_auditevent_review", args=[event.pk])
+    verdict = getattr(event, "verdict", None)
+    shown = clarifications(event.review_evidence, event.agent_reported_clarification, verdict, url)
     if not shown:
         return "—"
     return render_to_string(
@@ -233,8 +232,6 @@ class AuditEventAdmin(ReadOnlyAdmin):
         if not term:
             return found, duplicates
         ids = records_titled(request, term, RECORD_MATCH_LIMIT)
-        if not ids:
-            return found, duplicates
         return found | queryset.filter(record_id__in=ids), duplicates
 
     def has_review_permission(self, request: HttpRequest) -> bool:
@@ -261,13 +258,11 @@ class AuditEventAdmin(ReadOnlyAdmin):
 
     @admin.display(description="clarification")
     def clarification(self, obj: AuditEvent) -> str:
-        url = reverse("admin:records_auditevent_review", args=[obj.pk])
-        return clarification_html(obj, getattr(obj, "verdict", None), url, brief=True)
+        return clarification_html(obj, brief=True)
 
     @admin.display(description="clarification (agent-reported text is unverified by the server)")
     def clarification_detail(self, obj: AuditEvent) -> str:
-        url = reverse("admin:records_auditevent_review", args=[obj.pk])
-        return clarification_html(obj, getattr(obj, "verdict", None), url)
+        return clarification_html(obj)
 
     @admin.display(description="review evidence")
     def evidence(self, obj: AuditEvent) -> str:

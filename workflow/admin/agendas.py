@@ -6,6 +6,9 @@ event chain), so people read here and never edit; the health check runs on each 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from django.contrib import admin
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest
@@ -30,6 +33,15 @@ class AgendaAttentionFilter(ChoicesFilter):
         "open": ("Open (active or paused)", OPEN),
         "unsynced": ("Outcomes not yet synced to records", UNSYNCED),
     }
+
+
+def _table(headings: str, rows: Iterable[tuple[Any, ...]]) -> str:
+    """A plain table under these space-separated headings, each value escaped unless safe."""
+    head = format_html_join("", "<th>{}</th>", ((h,) for h in headings.split()))
+    cells = ((format_html_join("", "<td>{}</td>", ((v,) for v in row)),) for row in rows)
+    return format_html(
+        "<table><tr>{}</tr>{}</table>", head, format_html_join("", "<tr>{}</tr>", cells)
+    )
 
 
 @admin.register(Agenda)
@@ -62,21 +74,8 @@ class AgendaAdmin(ReadOnlyAdmin):
             .select_related("item__layer")
             .order_by("created_at", "id")
         )
-        body = format_html_join(
-            "",
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            (
-                (row.item.path, row.kind, row.text, row.actor_id, row.created_at.isoformat())
-                for row in rows
-            ),
-        )
-        if not body:
-            return "—"
-        return format_html(
-            "<table><tr><th>item</th><th>kind</th><th>text</th><th>by</th><th>at</th></tr>"
-            "{}</table>",
-            body,
-        )
+        shown = [(r.item.path, r.kind, r.text, r.actor_id, r.created_at.isoformat()) for r in rows]
+        return _table("item kind text by at", shown) if shown else "—"
 
     @admin.display(description="health check (structure, event chain, seal)")
     def health(self, obj: Agenda) -> str:
@@ -106,20 +105,15 @@ class AgendaAdmin(ReadOnlyAdmin):
     @admin.display(description="events")
     def event_history(self, obj: Agenda) -> str:
         events = AgendaEvent.objects.filter(agenda=obj).order_by("sequence")
-        body = format_html_join(
-            "",
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            (
-                (e.sequence, e.kind, e.actor_id, e.created_at.isoformat(), json_block(e.payload))
-                for e in events
-            ),
+        shown = (
+            (e.sequence, e.kind, e.actor_id, e.created_at.isoformat(), json_block(e.payload))
+            for e in events
         )
         url = reverse("admin:workflow_agendaevent_changelist") + f"?agenda__id__exact={obj.pk}"
         return format_html(
-            '<p><a href="{}">Open as a filterable list</a></p><table><tr><th>#</th><th>kind'
-            "</th><th>by</th><th>at</th><th>payload</th></tr>{}</table>",
+            '<p><a href="{}">Open as a filterable list</a></p>{}',
             url,
-            body,
+            _table("# kind by at payload", shown),
         )
 
 

@@ -17,7 +17,6 @@ from records.admin.common import shorten
 from records.admin.timeline import FieldChange, show
 from workflow.admin.lookup import Lookup, Ref
 from workflow.operations import operation_named, operation_names
-from workflow.operations.change import Change
 from workflow.operations.change import FieldChange as FieldData
 
 VALUE_LIMIT = 300
@@ -28,7 +27,6 @@ SUMMARY_LIMIT = 120
 class OperationReview:
     """One operation as a reviewer reads it."""
 
-    operation: str
     verb: str
     target: Ref | None = None
     changes: list[FieldChange] = field(default_factory=list)
@@ -59,15 +57,10 @@ def ids_named(operations: Iterable[tuple[str, dict[str, Any]]]) -> tuple[set[str
 
 def review_operation(operation: str, args: dict[str, Any], lookup: Lookup) -> OperationReview:
     if operation not in operation_names():  # a stored action of an operation since retired
-        return OperationReview(operation, operation.replace("_", " "))
+        return OperationReview(operation.replace("_", " "))
     definition = operation_named(operation)
-    review = _review(operation, definition.change(args, lookup), lookup)
-    review.summary = definition.summary
-    return review
-
-
-def _review(operation: str, change: Change, lookup: Lookup) -> OperationReview:
-    review = OperationReview(operation, change.verb)
+    change = definition.change(args, lookup)
+    review = OperationReview(change.verb, summary=definition.summary)
     if change.record_id:
         review.target = lookup.record_ref(change.record_id)
     elif change.collection_id:
