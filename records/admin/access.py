@@ -64,19 +64,15 @@ class AccessTokenAdmin(ServiceWriteAdmin):
     # tokens once existed.
     refused = frozenset({"change", "delete"})
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+    def get_queryset(self, request: HttpRequest) -> QuerySet[AccessToken]:
         # The newest change each token made, from the audit's credential index (one subquery).
         key = Concat(Value(f"{TOKEN}:"), Cast(OuterRef("pk"), CharField()))
         newest = AuditEvent.objects.filter(credential=key).order_by("-created_at", "-id")
-        tokens: QuerySet[Any] = (
-            super()
-            .get_queryset(request)
-            .annotate(
-                last_change_at=Subquery(newest.values("created_at")[:1]),
-                last_change_kind=Subquery(newest.values("kind")[:1]),
-            )
+        tokens: QuerySet[AccessToken] = super().get_queryset(request)
+        return tokens.annotate(
+            last_change_at=Subquery(newest.values("created_at")[:1]),
+            last_change_kind=Subquery(newest.values("kind")[:1]),
         )
-        return tokens
 
     @admin.display(description="last change", ordering="last_change_at")
     def last_change(self, token: Any) -> str:

@@ -75,12 +75,9 @@ class WorkspaceAdmin(ServiceWriteAdmin):
         copy_saved(obj, membership.workspace)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Workspace]:
-        workspaces: QuerySet[Workspace] = (
-            super()
-            .get_queryset(request)
-            .annotate(collection_count=_count_subquery(Collection, "workspace"))
-        )
-        return workspaces
+        count = _count_subquery(Collection, "workspace")
+        workspaces: QuerySet[Workspace] = super().get_queryset(request)
+        return workspaces.annotate(collection_count=count)
 
     @admin.display(description="collections", ordering="collection_count")
     def collection_count(self, obj: Workspace) -> int:
@@ -195,14 +192,9 @@ class CollectionAdmin(ServiceWriteAdmin):
     refused = frozenset({"delete"})  # records hang off collections and the audit trail names them
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Collection]:
-        collections: QuerySet[Collection] = (
-            super()
-            .get_queryset(request)
-            .annotate(
-                active_records=_count_subquery(Record, "collection", archived_at__isnull=True)
-            )
-        )
-        return collections
+        count = _count_subquery(Record, "collection", archived_at__isnull=True)
+        collections: QuerySet[Collection] = super().get_queryset(request)
+        return collections.annotate(active_records=count)
 
     def get_form(
         self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any

@@ -84,18 +84,15 @@ def pending_on_record(request: HttpRequest, record: Any) -> SafeString:
     naming = PreparedAction.objects.filter(workspace_id=record.workspace_id).filter(
         names_any([record.pk])
     )
-    waiting = naming.filter(state=ActionState.AWAITING_APPROVAL)
-    unseen = naming.filter(state=ActionState.STALE, dismissed_at__isnull=True)
-    has_waiting, has_unseen = waiting.exists(), unseen.exists()
-    if not has_waiting and not has_unseen:
-        return mark_safe("")
-    actions = _refreshed(waiting, RECORD_LIMIT) if has_waiting else []
+    refreshed = _refreshed(naming.filter(state=ActionState.AWAITING_APPROVAL), RECORD_LIMIT)
     return _render(
         "admin/workflow/pending_on_record.html",
         request,
-        actions=[a for a in actions if a.state == ActionState.AWAITING_APPROVAL],
+        actions=[a for a in refreshed if a.state == ActionState.AWAITING_APPROVAL],
         # Found stale just now, or earlier and not yet seen by a person.
-        attention=_listed(unseen, RECORD_LIMIT),
+        attention=_listed(
+            naming.filter(state=ActionState.STALE, dismissed_at__isnull=True), RECORD_LIMIT
+        ),
         here=request.get_full_path(),
     )
 
@@ -139,7 +136,7 @@ def queue_on_dashboard(request: HttpRequest, workspaces: frozenset[str] | None) 
     waiting = PreparedAction.objects.filter(state=ActionState.AWAITING_APPROVAL)
     if workspaces is not None:
         waiting = waiting.filter(workspace_id__in=workspaces)
-    refreshed = _refreshed(waiting, DASHBOARD_LIMIT) if waiting.exists() else []
+    refreshed = _refreshed(waiting, DASHBOARD_LIMIT)
     # Counted after the refresh, so the heading, the list and "+N more" agree: a write found
     # stale just now moves to the "needs attention" panel drawn after this one.
     total = waiting.count() if refreshed else 0
