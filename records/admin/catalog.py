@@ -84,6 +84,10 @@ class WorkspaceAdmin(ServiceWriteAdmin):
         return obj.collection_count  # type: ignore[attr-defined,no-any-return]
 
 
+# What describes a collection to agents, as services.CollectionFields holds it.
+DESCRIPTION = ("name", "purpose", "record_meaning", "typical_fields", "relationship_guidance")
+
+
 def collection_digest(collection: Collection) -> str:
     """Collections carry no version number; a digest of their audited state stands in for one."""
     state = collection_dict(collection, view="state")
@@ -107,15 +111,7 @@ class CollectionForm(forms.ModelForm):  # type: ignore[type-arg]
 
     class Meta:
         model = Collection
-        fields = [
-            "workspace",
-            "name",
-            "purpose",
-            "record_meaning",
-            "typical_fields",
-            "relationship_guidance",
-            "requires_approval",
-        ]
+        fields = ["workspace", *DESCRIPTION, "requires_approval"]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -141,13 +137,8 @@ class CollectionForm(forms.ModelForm):  # type: ignore[type-arg]
         if self.errors:
             return cleaned
         try:
-            cleaned["fields"] = services.CollectionFields.validated(
-                name=cleaned.get("name", ""),
-                purpose=cleaned.get("purpose", ""),
-                record_meaning=cleaned.get("record_meaning", ""),
-                typical_fields=cleaned.get("typical_fields", []),
-                relationship_guidance=cleaned.get("relationship_guidance", ""),
-            )
+            described = {name: cleaned.get(name, "") for name in DESCRIPTION}
+            cleaned["fields"] = services.CollectionFields.validated(**described)
         except AnchorError as exc:
             field = str(exc.details.get("field", "")).split("[")[0]
             self.add_error(field if field in self.fields else None, as_validation_error(exc))
@@ -204,10 +195,9 @@ class CollectionAdmin(ServiceWriteAdmin):
         return form
 
     def get_fieldsets(self, request: HttpRequest, obj: Collection | None = None) -> Any:
-        main = ["name", "purpose", "record_meaning", "typical_fields", "relationship_guidance"]
         provenance = ["id", "records_link", "created_by", "created_at", "updated_at"]
         return [
-            (None, {"fields": ["workspace", *main]}),
+            (None, {"fields": ["workspace", *DESCRIPTION]}),
             ("Policy", {"fields": ["requires_approval"]}),
             ("This change", {"fields": ["change_reason", "loaded_state"]}),
             *([("Provenance", {"fields": provenance})] if obj else []),

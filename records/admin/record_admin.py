@@ -45,6 +45,7 @@ from records.models import Record, RecordAlias, Relationship
 from records.validation import canonical_json
 
 EDIT = "edit"
+PROVENANCE = ("id", "workspace", "version", "created_by", "created_at", "updated_at", "archived_at")
 
 
 def _readable(value: Any) -> str:
@@ -119,16 +120,7 @@ class RecordAdmin(ServiceWriteAdmin):
     list_per_page = 50
     actions = ["archive_selected"]
     refused = frozenset({"delete"})  # archive instead: the history and links stay readable
-    readonly_fields = [
-        "id",
-        "workspace",
-        "version",
-        "data_pretty",
-        "created_by",
-        "created_at",
-        "updated_at",
-        "archived_at",
-    ]
+    readonly_fields = [*PROVENANCE, "data_pretty"]
 
     def get_fieldsets(self, request: HttpRequest, obj: Record | None = None) -> Any:
         if obj is None:
@@ -141,8 +133,7 @@ class RecordAdmin(ServiceWriteAdmin):
         if editable:
             this_change = ["change_reason", "loaded_version", "loaded_links_revision"]
             fieldsets.append(("This change", {"fields": this_change}))
-        provenance = [name for name in self.readonly_fields if name != "data_pretty"]
-        return [*fieldsets, ("Provenance", {"fields": provenance})]
+        return [*fieldsets, ("Provenance", {"fields": PROVENANCE})]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Record | None = None) -> Any:
         if obj is None:
