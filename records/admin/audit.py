@@ -16,7 +16,6 @@ from django.urls import path, reverse
 from django.utils.html import format_html, strip_tags
 
 from records.acting import acted_by, by_person
-from records.admin.clarifications import clarifications
 from records.admin.common import (
     ChoicesFilter,
     ReadOnlyAdmin,
@@ -29,7 +28,7 @@ from records.admin.common import (
     write_each,
 )
 from records.admin.scoping import records_titled
-from records.admin.timeline import HEADLINES, event_changes, readable_kind
+from records.admin.timeline import HEADLINES, clarifications, event_changes, readable_kind
 from records.errors import AnchorError
 from records.models import (
     AuditEvent,

@@ -1,7 +1,10 @@
-"""What every store admin shares: who is writing, how refusals are shown, how JSON reads.
+"""What every store admin shares: who is writing, how refusals are shown, how JSON reads, and
+the panels other apps add to its pages.
 
 People write through the same services as agents, as the signed-in user; every write context
-is refused for a workspace the person is not a member of (records.admin.scoping)."""
+is refused for a workspace the person is not a member of (records.admin.scoping). The workflow
+registers its panels (pending writes on a record page, the approval queue on the index) here
+at import time, and the store's pages call whatever is registered, without importing it."""
 
 from __future__ import annotations
 
@@ -16,10 +19,25 @@ from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.utils.html import format_html
+from django.utils.safestring import SafeString
 
 from records.admin.scoping import WorkspaceScopedAdmin, require_workspace
 from records.errors import AnchorError
 from records.services import WriteContext
+
+Panel = Callable[..., SafeString]
+# Where each list is drawn, and what its panels are called with: "record" (request, record) near
+# the top of the record page, "record_edit" (request, record) at the top of its edit form,
+# "dashboard" (request, workspace ids or None for every workspace) on the admin index.
+PANELS: dict[str, list[Panel]] = {"record": [], "record_edit": [], "dashboard": []}
+
+
+def panel(where: str) -> Callable[[Panel], Panel]:
+    def register(fn: Panel) -> Panel:
+        PANELS[where].append(fn)
+        return fn
+
+    return register
 
 
 def actor_for(request: HttpRequest) -> str:

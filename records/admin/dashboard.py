@@ -15,7 +15,7 @@ from django.utils.html import format_html, format_html_join
 
 from records.acting import agents_acts
 from records.admin.audit import event_subject, with_titles
-from records.admin.panels import PANELS
+from records.admin.common import PANELS
 from records.admin.scoping import member_workspace_ids, sees_several_workspaces
 from records.admin.timeline import readable_kind
 from records.models import AuditEvent

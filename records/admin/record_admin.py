@@ -18,6 +18,7 @@ from django.utils.html import format_html
 
 from records import services
 from records.admin.common import (
+    PANELS,
     ChoicesFilter,
     ServiceWriteAdmin,
     admin_context,
@@ -29,7 +30,6 @@ from records.admin.common import (
     write_each,
 )
 from records.admin.neighbourhood import LINK_LIMIT, ORDER, record_links, record_neighbourhood
-from records.admin.panels import PANELS
 from records.admin.record_form import OutgoingLinkForm, RecordAliasForm, RecordForm
 from records.admin.record_writes import (
     admit_person_write,

@@ -1,5 +1,10 @@
 """A record's audit trail as a person reads it: who, when, what changed field by field, and why,
-with agent-reported clarifications beside any verdict on them. Two queries however long."""
+with agent-reported clarifications beside any verdict on them. Two queries however long.
+
+What the user is said to have answered comes from two sources, never mixed: an answer the user
+gave in the client's own dialog (MCP elicitation, `user_confirmed_in_client`) and the agent's
+own unverifiable account, which a person may confirm or dispute
+(templates/records/clarifications.html draws both)."""
 
 from __future__ import annotations
 
@@ -9,7 +14,6 @@ from typing import Any
 from django.urls import reverse
 
 from records.acting import by_person
-from records.admin.clarifications import clarifications
 from records.admin.common import shorten
 from records.models import AuditEvent, Record
 from records.selectors import clarification_reviews_for
@@ -47,6 +51,49 @@ def readable_kind(kind: str) -> str:
 
 VALUE_LIMIT = 160
 _MISSING = object()
+CLIENT_CONFIRMATION = "user_confirmed_in_client"
+
+
+def _from_client(confirmation: dict[str, Any]) -> dict[str, Any]:
+    client = confirmation.get("client") or {}
+    named = " ".join(str(client.get(k) or "") for k in ("name", "version")).strip()
+    return {
+        "by_user": True,
+        "text": str(confirmation.get("answer", "")),
+        "client": named or "an unnamed client",
+        "at": str(confirmation.get("at", ""))[:19].replace("T", " "),
+        "question": str(confirmation.get("question", "")),
+    }
+
+
+def clarifications(
+    evidence: Any,
+    agent_text: str = "",
+    verdict: Any = None,
+    review_url: str = "",
+) -> list[dict[str, Any]]:
+    """Each clarification of a write or an event: the user's answers in the client (kept on its
+    cited reviews, or an import's row decisions) first, then the agent-reported text with a
+    person's verdict on it (a state, or a stored verdict)."""
+    entries = evidence.values() if isinstance(evidence, dict) else evidence or []
+    shown = [
+        _from_client(e[CLIENT_CONFIRMATION])
+        for e in entries
+        if isinstance(e, dict) and isinstance(e.get(CLIENT_CONFIRMATION), dict)
+    ]
+    if agent_text.strip():
+        stored = verdict if isinstance(verdict, dict) else {"state": verdict or ""}
+        shown.append(
+            {
+                "by_user": False,
+                "text": agent_text,
+                "verdict": str(stored.get("state") or ""),
+                "verdict_by": str(stored.get("reviewer_id") or ""),
+                "verdict_note": str(stored.get("note") or ""),
+                "review_url": review_url,
+            }
+        )
+    return shown
 
 
 @dataclass

@@ -12,12 +12,10 @@ from typing import Any
 
 from django.utils.module_loading import import_string
 
-from records.admin.clarifications import clarifications
-from records.admin.timeline import readable_kind, state_changes
+from records.admin.timeline import clarifications, readable_kind, state_changes
 from records.models import AuditEvent
 from workflow.action_kinds import kind_of
-from workflow.admin.changes import ids_named, one_line, review_operation
-from workflow.admin.lookup import Lookup
+from workflow.admin.changes import Lookup, ids_named, one_line, review_operation
 from workflow.admin.overlaps import overlapping, touched
 from workflow.models import OPEN_STATES, ActionState, PreparedAction, ReviewTicket
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from records.admin.clarifications import clarifications
-from records.admin.timeline import show
+from records.admin.timeline import clarifications, show
 from workflow import imports
 from workflow.action_kinds import kind_of
-from workflow.admin.lookup import Lookup, Ref
+from workflow.admin.changes import Lookup, Ref
 from workflow.models import PreparedAction
 
 FLAG_LABELS = {

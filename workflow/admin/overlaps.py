@@ -15,8 +15,7 @@ from django.db.models import Q
 from django.urls import reverse
 
 from workflow.action_kinds import KINDS, kind_of
-from workflow.admin.changes import ids_named
-from workflow.admin.lookup import Lookup
+from workflow.admin.changes import Lookup, ids_named
 from workflow.admin.queue import headline, state_badge
 from workflow.models import OPEN_STATES, PreparedAction
 from workflow.operations import operation_named, operation_names

@@ -1,6 +1,6 @@
 """The workflow where a person already is: held writes on the record they would change and on
 the admin index, with the stale ones no person has seen and the agendas still open or unsynced.
-Registered with records.admin.panels (the store does not import us), the queue first.
+Registered with records.admin.common (the store does not import us), the queue first.
 
 Pending writes are found in one query and checked for staleness first, so a write that can no
 longer apply says so here instead of waiting for someone to press Approve.
@@ -16,7 +16,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
-from records.admin.panels import panel
+from records.admin.common import panel
 from records.admin.scoping import sees_several_workspaces
 from workflow.action_kinds import kind_of
 from workflow.actions import mark_stale_pending

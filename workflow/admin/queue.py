@@ -18,8 +18,7 @@ from django.http import HttpRequest
 from django.utils.html import format_html
 
 from workflow.action_kinds import KINDS, SINGLE, Kind, Write, kind_of
-from workflow.admin.changes import ids_named, one_line, review_operation
-from workflow.admin.lookup import Lookup
+from workflow.admin.changes import Lookup, ids_named, one_line, review_operation
 from workflow.models import OPEN_STATES, ActionState, PreparedAction
 
 BIG_JSON = ("arguments", "preview", "evidence", "counters", "result", "review_ids")
