@@ -28,7 +28,7 @@ from records.services import WriteContext
 Panel = Callable[..., SafeString]
 # Where each list is drawn, and what its panels are called with: "record" (request, record) near
 # the top of the record page, "record_edit" (request, record) at the top of its edit form,
-# "dashboard" (request, workspace ids or None for every workspace) on the admin index.
+# "dashboard" (request) on the admin index.
 PANELS: dict[str, list[Panel]] = {"record": [], "record_edit": [], "dashboard": []}
 
 

@@ -73,7 +73,7 @@ def require_workspace(request: HttpRequest, workspace_id: str) -> None:
 
 
 def reachable(
-    request: HttpRequest, model: type[models.Model], admin_site: admin.AdminSite
+    request: HttpRequest, model: type[models.Model], admin_site: admin.AdminSite = admin.site
 ) -> QuerySet[Any]:
     """The rows of `model` the person may reach, by the scope its own admin declares (none
     but a superuser's for a model without a scoped admin: unknown means closed)."""
@@ -256,8 +256,6 @@ class ScopedInline(ScopedChoicesMixin):
 def records_titled(request: HttpRequest, term: str, limit: int) -> list[str]:
     """IDs of up to `limit` records the person may reach whose title or an alias holds `term`:
     the admin's searches by title (audit events, waiting writes) find what concerns them."""
-    records = Record.objects.filter(Q(title__icontains=term) | Q(aliases__alias__icontains=term))
-    workspaces = member_workspace_ids(request)
-    if workspaces is not None:
-        records = records.filter(workspace_id__in=workspaces)
+    titled = Q(title__icontains=term) | Q(aliases__alias__icontains=term)
+    records = reachable(request, Record).filter(titled)
     return list(records.values_list("id", flat=True).distinct()[:limit])

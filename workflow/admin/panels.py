@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
 from records.admin.common import panel
-from records.admin.scoping import sees_several_workspaces
+from records.admin.scoping import member_workspace_ids, reachable, sees_several_workspaces
 from workflow.action_kinds import kind_of
 from workflow.actions import mark_stale_pending
 from workflow.admin.agendas import OPEN, UNSYNCED
@@ -132,10 +132,8 @@ def pending_on_edit(request: HttpRequest, record: Any) -> SafeString:
 
 
 @panel("dashboard")
-def queue_on_dashboard(request: HttpRequest, workspaces: frozenset[str] | None) -> SafeString:
-    waiting = PreparedAction.objects.filter(state=ActionState.AWAITING_APPROVAL)
-    if workspaces is not None:
-        waiting = waiting.filter(workspace_id__in=workspaces)
+def queue_on_dashboard(request: HttpRequest) -> SafeString:
+    waiting = reachable(request, PreparedAction).filter(state=ActionState.AWAITING_APPROVAL)
     refreshed = _refreshed(waiting, DASHBOARD_LIMIT)
     # Counted after the refresh, so the heading, the list and "+N more" agree: a write found
     # stale just now moves to the "needs attention" panel drawn after this one.
@@ -146,9 +144,9 @@ def queue_on_dashboard(request: HttpRequest, workspaces: frozenset[str] | None) 
 
 
 @panel("dashboard")
-def attention_on_dashboard(request: HttpRequest, workspaces: frozenset[str] | None) -> SafeString:
+def attention_on_dashboard(request: HttpRequest) -> SafeString:
     """Stale writes nobody has dismissed: what an agent meant to do and did not."""
-    unseen = needing_attention(workspaces)
+    unseen = needing_attention(member_workspace_ids(request))
     total = unseen.count()
     shown = _listed(unseen, DASHBOARD_LIMIT) if total else []
     url = reverse("admin:workflow_preparedaction_changelist") + "?queue=attention"
@@ -156,11 +154,9 @@ def attention_on_dashboard(request: HttpRequest, workspaces: frozenset[str] | No
 
 
 @panel("dashboard")
-def agendas_on_dashboard(request: HttpRequest, workspaces: frozenset[str] | None) -> SafeString:
+def agendas_on_dashboard(request: HttpRequest) -> SafeString:
     """Agendas still open, and the finished ones whose outcomes have not reached their records."""
-    agendas = Agenda.objects.filter(OPEN | UNSYNCED)
-    if workspaces is not None:
-        agendas = agendas.filter(workspace_id__in=workspaces)
+    agendas = reachable(request, Agenda).filter(OPEN | UNSYNCED)
     total = agendas.count()
     fields = ("id", "title", "status", "sync_state", "actor_id", "workspace_id", "updated_at")
     shown = list(agendas.order_by("-updated_at").only(*fields)[:DASHBOARD_LIMIT]) if total else []
