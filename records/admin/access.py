@@ -131,16 +131,13 @@ class AccessTokenAdmin(ServiceWriteAdmin):
     ) -> HttpResponse:
         # Rendered here rather than carried through a redirect: messages would put the token
         # in a cookie or session row.
-        raw = getattr(request, "_anchor_raw_token", None)
-        if raw is None:
-            return super().response_add(request, obj, post_url_continue)
         response = admin_page(
             self,
             request,
             "admin/records/accesstoken/token_created.html",
             title="Copy your new access token",
             token=obj,
-            raw_token=raw,
+            raw_token=request._anchor_raw_token,  # type: ignore[attr-defined]
         )
         response["Cache-Control"] = "no-store"
         return response

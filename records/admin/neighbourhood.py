@@ -1,8 +1,8 @@
 """A record's links as a person reads them: two capped lists, and a small picture of the record and
-its linked records drawn as inline SVG (incoming on the left, outgoing on the right).
+its linked records drawn from them as inline SVG (incoming on the left, outgoing on the right).
 
 Each list shows at most LINK_LIMIT links (3,000 drawn as form rows were megabytes and more fields
-than Django accepts in one POST), the picture SIDE_LIMIT a side; the rest is a count and a
+than Django accepts in one POST), the picture their first SIDE_LIMIT; the rest is a count and a
 filtered list's link, so a hub record costs two bounded queries."""
 
 from __future__ import annotations
@@ -26,20 +26,20 @@ TITLE_CHARS = 30
 LABEL_CHARS = 22
 
 
-def _direction(record: Record, direction: str, limit: int) -> dict[str, Any]:
-    """At most `limit` links one way, counted only when there are more."""
+def _direction(record: Record, direction: str) -> dict[str, Any]:
+    """At most LINK_LIMIT links one way, counted only when there are more."""
     own, other = ("source", "target") if direction == "out" else ("target", "source")
     rows = Relationship.objects.filter(**{own: record}).select_related(f"{other}__collection")
     url = f"{reverse('admin:records_relationship_changelist')}?{own}__id__exact={record.pk}"
-    shown = list(rows.order_by(*ORDER)[: limit + 1])
-    total = len(shown) if len(shown) <= limit else rows.count()
-    links = shown[:limit]
+    shown = list(rows.order_by(*ORDER)[: LINK_LIMIT + 1])
+    total = len(shown) if len(shown) <= LINK_LIMIT else rows.count()
+    links = shown[:LINK_LIMIT]
     return {"links": links, "total": total, "hidden": total - len(links), "more_url": url}
 
 
-def record_links(record: Record, limit: int = LINK_LIMIT) -> tuple[dict[str, Any], dict[str, Any]]:
+def record_links(record: Record) -> tuple[dict[str, Any], dict[str, Any]]:
     """(outgoing, incoming)"""
-    return _direction(record, "out", limit), _direction(record, "in", limit)
+    return _direction(record, "out"), _direction(record, "in")
 
 
 def _node(record: Record, x: int, y: int, *, center: bool = False) -> dict[str, Any]:
@@ -69,9 +69,11 @@ def _edge(line: tuple[int, int, int, int], label: str, *, at_start: bool) -> dic
     }
 
 
-def record_neighbourhood(record: Record) -> dict[str, Any]:
-    out_list, in_list = record_links(record, SIDE_LIMIT)
-    outgoing, incoming = out_list["links"], in_list["links"]
+def record_neighbourhood(
+    record: Record, out_list: dict[str, Any], in_list: dict[str, Any]
+) -> dict[str, Any]:
+    """The picture of record_links' lists: their first SIDE_LIMIT links a side."""
+    outgoing, incoming = out_list["links"][:SIDE_LIMIT], in_list["links"][:SIDE_LIMIT]
     rows = max(len(outgoing), len(incoming), 1)
     height = rows * ROW + 20
     center_y = (height - NODE_H) // 2
@@ -94,8 +96,8 @@ def record_neighbourhood(record: Record) -> dict[str, Any]:
         "node_h": NODE_H,
         "nodes": nodes,
         "edges": edges,
-        "more_in": in_list["hidden"],
-        "more_out": out_list["hidden"],
+        "more_in": in_list["total"] - len(incoming),
+        "more_out": out_list["total"] - len(outgoing),
         "incoming_url": in_list["more_url"],
         "outgoing_url": out_list["more_url"],
         "empty": not outgoing and not incoming,

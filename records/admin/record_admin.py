@@ -193,7 +193,7 @@ class RecordAdmin(ServiceWriteAdmin):
             fields=[(key, _readable(value)) for key, value in sorted(record.data.items())],
             aliases=list(record.aliases.order_by("alias").values_list("alias", flat=True)),
             panels=[panel(request, record) for panel in PANELS["record"]],
-            neighbourhood=record_neighbourhood(record),
+            neighbourhood=record_neighbourhood(record, outgoing, incoming),
             outgoing=outgoing,
             incoming=incoming,
             can_edit=self.has_change_permission(request, record),

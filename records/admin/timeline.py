@@ -195,9 +195,7 @@ def record_timeline(record: Record, limit: int = 50) -> tuple[list[dict[str, Any
     verdicts = clarification_reviews_for(reviewed, workspace_id=record.workspace_id)
     entries = []
     for event in events:
-        review_url = ""
-        if event.pk in reviewed:
-            review_url = reverse("admin:records_auditevent_review", args=[event.pk])
+        review_url = reverse("admin:records_auditevent_review", args=[event.pk])
         approved_by, rejected_by = _decided_by(event)
         entries.append(
             {

@@ -122,15 +122,9 @@ def _shown(change: FieldData) -> FieldChange:
 
 def ids_named(operations: Iterable[tuple[str, dict[str, Any]]]) -> tuple[set[str], set[str]]:
     """The records and collections these (operation, arguments) name, to fetch in one Lookup."""
-    records: set[str] = set()
-    collections: set[str] = set()
     known = operation_names()
-    for operation, args in operations:
-        if operation in known:
-            named_records, named_collections = operation_named(operation).named_ids(args)
-            records |= named_records
-            collections |= named_collections
-    return records, collections
+    named = [operation_named(op).named_ids(args) for op, args in operations if op in known]
+    return set[str]().union(*(r for r, _ in named)), set[str]().union(*(c for _, c in named))
 
 
 def review_operation(operation: str, args: dict[str, Any], lookup: Lookup) -> OperationReview:
