@@ -68,15 +68,16 @@ def _listed(rows: QuerySet[PreparedAction], limit: int) -> list[Any]:
     return _drawn(list(queue_rows(rows).order_by("-decided_at", "-created_at")[:limit]))
 
 
-def _refreshed(rows: QuerySet[PreparedAction], limit: int) -> list[Any]:
-    found = list(rows.order_by("-created_at").values_list("pk", "workspace_id")[:limit])
+def _still_waiting(waiting: QuerySet[PreparedAction], limit: int) -> list[Any]:
+    """The newest waiting writes, each checked for staleness first: those found stale go."""
+    found = list(waiting.order_by("-created_at").values_list("pk", "workspace_id")[:limit])
     by_workspace: dict[str, list[str]] = {}
     for pk, workspace_id in found:
         by_workspace.setdefault(workspace_id, []).append(pk)
     for workspace_id, ids in by_workspace.items():
         mark_stale_pending(workspace_id, ids)
-    shown = queue_rows(PreparedAction.objects.filter(pk__in=[pk for pk, _ in found]))
-    return _drawn(list(shown.order_by("-created_at")))
+    still = waiting.filter(pk__in=[pk for pk, _ in found])
+    return _drawn(list(queue_rows(still).order_by("-created_at")))
 
 
 @panel("record")
@@ -84,11 +85,11 @@ def pending_on_record(request: HttpRequest, record: Any) -> SafeString:
     naming = PreparedAction.objects.filter(workspace_id=record.workspace_id).filter(
         names_any([record.pk])
     )
-    refreshed = _refreshed(naming.filter(state=ActionState.AWAITING_APPROVAL), RECORD_LIMIT)
+    waiting = naming.filter(state=ActionState.AWAITING_APPROVAL)
     return _render(
         "admin/workflow/pending_on_record.html",
         request,
-        actions=[a for a in refreshed if a.state == ActionState.AWAITING_APPROVAL],
+        actions=_still_waiting(waiting, RECORD_LIMIT),
         # Found stale just now, or earlier and not yet seen by a person.
         attention=_listed(
             naming.filter(state=ActionState.STALE, dismissed_at__isnull=True), RECORD_LIMIT
@@ -134,11 +135,10 @@ def pending_on_edit(request: HttpRequest, record: Any) -> SafeString:
 @panel("dashboard")
 def queue_on_dashboard(request: HttpRequest) -> SafeString:
     waiting = reachable(request, PreparedAction).filter(state=ActionState.AWAITING_APPROVAL)
-    refreshed = _refreshed(waiting, DASHBOARD_LIMIT)
+    actions = _still_waiting(waiting, DASHBOARD_LIMIT)
     # Counted after the refresh, so the heading, the list and "+N more" agree: a write found
     # stale just now moves to the "needs attention" panel drawn after this one.
-    total = waiting.count() if refreshed else 0
-    actions = [a for a in refreshed if a.state == ActionState.AWAITING_APPROVAL]
+    total = waiting.count()
     url = reverse("admin:workflow_preparedaction_changelist") + "?queue=pending"
     return _on_dashboard(request, "admin/workflow/queue_on_dashboard.html", actions, total, url)
 
