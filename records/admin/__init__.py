@@ -6,7 +6,7 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from records.admin import access, audit, catalog, links, people, record_admin  # noqa: F401
+from records.admin import access, audit, catalog, links, record_admin  # noqa: F401
 
 admin.site.site_header = "Anchor"
 admin.site.site_title = "Anchor admin"

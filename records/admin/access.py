@@ -1,6 +1,7 @@
 """Who may use /mcp: access tokens (shown once, revoked, never edited) and workspace memberships
 with an optional role (records.roles), written through records.services. A staff member
-manages their own tokens only (a token acts as its user); memberships are for superusers."""
+manages their own tokens only (a token acts as its user); memberships, people and groups are
+for superusers (whoever may change a user may make them a superuser)."""
 
 from __future__ import annotations
 
@@ -9,16 +10,17 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
-from django.db.models import CharField, OuterRef, QuerySet, Subquery, Value
+from django.contrib.auth.admin import GroupAdmin, UserAdmin
+from django.contrib.auth.models import Group
+from django.db.models import CharField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Cast, Concat
 from django.http import HttpRequest, HttpResponse
-from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
 from records.acting import TOKEN, credential_key
-from records.admin.common import ServiceWriteAdmin, copy_saved
-from records.admin.scoping import reaches_everything
+from records.admin.common import ChoicesFilter, ServiceWriteAdmin, admin_page, copy_saved
+from records.admin.scoping import WorkspaceScopedAdmin, reaches_everything
 from records.admin.timeline import readable_kind
 from records.models import AuditEvent
 from records.models.membership import AccessToken, WorkspaceMembership
@@ -31,19 +33,12 @@ from records.services import (
 )
 
 
-class TokenStateFilter(admin.SimpleListFilter):
-    title = "state"
-    parameter_name = "state"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [("active", "Active"), ("revoked", "Revoked")]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        if self.value() == "active":
-            return queryset.filter(revoked_at__isnull=True)
-        if self.value() == "revoked":
-            return queryset.filter(revoked_at__isnull=False)
-        return queryset
+class TokenStateFilter(ChoicesFilter):
+    title = parameter_name = "state"
+    options = {
+        "active": ("Active", Q(revoked_at__isnull=True)),
+        "revoked": ("Revoked", Q(revoked_at__isnull=False)),
+    }
 
 
 @admin.register(AccessToken)
@@ -65,20 +60,19 @@ class AccessTokenAdmin(ServiceWriteAdmin):
     # as a URL lookup too): nothing needs it, and a prefix search on it narrows the secret.
     readonly_fields = ["shown_prefix", "state", "created_at", "last_used_at", "revoked_at"]
     actions = ["revoke_tokens"]
+    # A token is revoked and replaced, never edited; revoked rows stay, so the list shows which
+    # tokens once existed.
+    refused = frozenset({"change", "delete"})
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+    def get_queryset(self, request: HttpRequest) -> QuerySet[AccessToken]:
         # The newest change each token made, from the audit's credential index (one subquery).
         key = Concat(Value(f"{TOKEN}:"), Cast(OuterRef("pk"), CharField()))
         newest = AuditEvent.objects.filter(credential=key).order_by("-created_at", "-id")
-        tokens: QuerySet[Any] = (
-            super()
-            .get_queryset(request)
-            .annotate(
-                last_change_at=Subquery(newest.values("created_at")[:1]),
-                last_change_kind=Subquery(newest.values("kind")[:1]),
-            )
+        tokens: QuerySet[AccessToken] = super().get_queryset(request)
+        return tokens.annotate(
+            last_change_at=Subquery(newest.values("created_at")[:1]),
+            last_change_kind=Subquery(newest.values("kind")[:1]),
         )
-        return tokens
 
     @admin.display(description="last change", ordering="last_change_at")
     def last_change(self, token: Any) -> str:
@@ -123,12 +117,6 @@ class AccessTokenAdmin(ServiceWriteAdmin):
             return ["user", "name"] if reaches_everything(request) else ["name"]
         return ["user", "name", *self.readonly_fields]
 
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False  # a token is revoked and replaced, never edited
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False  # revoked rows stay, so the list shows which tokens once existed
-
     def has_revoke_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("records.change_accesstoken")
 
@@ -143,18 +131,13 @@ class AccessTokenAdmin(ServiceWriteAdmin):
     ) -> HttpResponse:
         # Rendered here rather than carried through a redirect: messages would put the token
         # in a cookie or session row.
-        raw = getattr(request, "_anchor_raw_token", None)
-        if raw is None:
-            return super().response_add(request, obj, post_url_continue)
-        context = {
-            **self.admin_site.each_context(request),
-            "opts": self.opts,
-            "title": "Copy your new access token",
-            "token": obj,
-            "raw_token": raw,
-        }
-        response = TemplateResponse(
-            request, "admin/records/accesstoken/token_created.html", context
+        response = admin_page(
+            self,
+            request,
+            "admin/records/accesstoken/token_created.html",
+            title="Copy your new access token",
+            token=obj,
+            raw_token=request._anchor_raw_token,  # type: ignore[attr-defined]
         )
         response["Cache-Control"] = "no-store"
         return response
@@ -194,6 +177,8 @@ class WorkspaceMembershipAdmin(ServiceWriteAdmin):
     list_filter = ["workspace"]
     list_select_related = ["user"]
     search_fields = ["user__username", "workspace__id"]
+    # Remove and add instead: a membership has nothing else to edit.
+    refused = frozenset({"change"})
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         return super().get_queryset(request).prefetch_related("user__groups")
@@ -201,9 +186,6 @@ class WorkspaceMembershipAdmin(ServiceWriteAdmin):
     @admin.display(description="roles")
     def roles(self, membership: WorkspaceMembership) -> str:
         return ", ".join(group.name for group in membership.user.groups.all()) or "—"
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False  # remove and add instead: a membership has nothing else to edit
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         membership, _ = workspace_membership_add(user=obj.user, workspace_id=obj.workspace_id)
@@ -217,3 +199,18 @@ class WorkspaceMembershipAdmin(ServiceWriteAdmin):
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
         for membership in queryset.select_related("user"):
             workspace_membership_remove(user=membership.user, workspace_id=membership.workspace_id)
+
+
+# Django's own admins for people and groups, behind the same scope declaration as every other.
+admin.site.unregister(get_user_model())
+admin.site.unregister(Group)
+
+
+@admin.register(get_user_model())
+class PersonAdmin(WorkspaceScopedAdmin, UserAdmin):  # type: ignore[type-arg]
+    superusers_only = True
+
+
+@admin.register(Group)
+class PersonGroupAdmin(WorkspaceScopedAdmin, GroupAdmin):
+    superusers_only = True

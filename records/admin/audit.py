@@ -9,25 +9,26 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.loader import render_to_string
-from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import format_html, format_html_join, strip_tags
-from django.utils.safestring import mark_safe
+from django.utils.html import format_html, strip_tags
 
 from records.acting import acted_by, by_person
-from records.admin.clarifications import clarifications
 from records.admin.common import (
+    ChoicesFilter,
     ReadOnlyAdmin,
     admin_context,
+    admin_page,
     json_block,
     report_refusal,
+    shorten,
+    stored_json,
     write_each,
 )
 from records.admin.scoping import records_titled
-from records.admin.timeline import HEADLINES, event_changes, readable_kind
+from records.admin.timeline import HEADLINES, clarifications, event_changes, readable_kind
 from records.errors import AnchorError
 from records.models import (
     AuditEvent,
@@ -39,29 +40,21 @@ from records.models import (
 )
 from records.services import clarification_review_create
 
+_REPORTED = ~Q(agent_reported_clarification="")
 
-class HasClarificationFilter(admin.SimpleListFilter):
+
+class HasClarificationFilter(ChoicesFilter):
     title = "agent-reported clarification"
     parameter_name = "clarification"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [
-            ("any", "Has one"),
-            ("unreviewed", "Has one, not yet reviewed"),
-            ("confirmed", "Confirmed by a person"),
-            ("disputed", "Disputed by a person"),
-        ]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        value = self.value()
-        if value is None:
-            return queryset
-        queryset = queryset.exclude(agent_reported_clarification="")
-        if value == "unreviewed":
-            return queryset.filter(verdict__isnull=True)
-        if value in (ClarificationReview.CONFIRMED, ClarificationReview.DISPUTED):
-            return queryset.filter(verdict=value)
-        return queryset
+    options = {
+        "any": ("Has one", _REPORTED),
+        "unreviewed": ("Has one, not yet reviewed", _REPORTED & Q(verdict__isnull=True)),
+        "confirmed": (
+            "Confirmed by a person",
+            _REPORTED & Q(verdict=ClarificationReview.CONFIRMED),
+        ),
+        "disputed": ("Disputed by a person", _REPORTED & Q(verdict=ClarificationReview.DISPUTED)),
+    }
 
 
 class EventKindFilter(admin.SimpleListFilter):
@@ -90,10 +83,6 @@ def with_titles(events: QuerySet[AuditEvent]) -> QuerySet[AuditEvent]:
     return events.annotate(record_title=Subquery(title), collection_name=Subquery(name))
 
 
-def _shorten(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def event_subject(event: AuditEvent) -> str:
     """What the event is about, linked: the record (a link event names its type and target),
     else the collection, else the bare entity."""
@@ -116,13 +105,12 @@ def event_subject(event: AuditEvent) -> str:
     return label or f"{event.entity_type} {event.entity_id}"
 
 
-def clarification_html(
-    event: AuditEvent, verdict: str | None, review_url: str = "", brief: bool = False
-) -> str:
-    """What the user is said to have told, each with its source (records/clarifications.html)."""
-    shown = clarifications(
-        event.review_evidence, event.agent_reported_clarification, verdict, review_url
-    )
+def clarification_html(event: AuditEvent, *, brief: bool = False) -> str:
+    """What the user is said to have told, each with its source (records/clarifications.html),
+    and the standing verdict on the agent's account (get_queryset's `verdict`)."""
+    url = reverse("admin:records_auditevent_review", args=[event.pk])
+    verdict = getattr(event, "verdict", None)
+    shown = clarifications(event.review_evidence, event.agent_reported_clarification, verdict, url)
     if not shown:
         return "—"
     return render_to_string(
@@ -136,6 +124,26 @@ def _named_link(url_name: str, pk: str, label: str) -> str:
         return "—"
     url = reverse(url_name, args=[pk])
     return format_html('<a href="{}">{}</a> <span class="anchor-muted">{}</span>', url, label, pk)
+
+
+def _mark_clarifications(state: str) -> Any:
+    """The list action giving each selected event's agent-reported clarification a verdict."""
+
+    @admin.action(
+        description=f"Mark agent-reported clarifications as {state}", permissions=["review"]
+    )
+    def mark(model_admin: Any, request: HttpRequest, queryset: QuerySet[AuditEvent]) -> None:
+        def review(event: AuditEvent) -> None:
+            ctx = admin_context(request, event.workspace_id, f"Clarification marked {state}.")
+            clarification_review_create(ctx=ctx, event_id=event.pk, state=state)
+
+        reported = queryset.exclude(agent_reported_clarification="")
+        done = write_each(model_admin, request, reported, review)
+        model_admin.message_user(
+            request, f"Marked {done} clarification(s) {state}.", messages.SUCCESS
+        )
+
+    return mark
 
 
 @admin.register(AuditEvent)
@@ -199,12 +207,9 @@ class AuditEventAdmin(ReadOnlyAdmin):
     ) -> HttpResponse:
         """Name the page in words: "Data updated: Kirat", not "record.updated record <id>"."""
         event = self.get_object(request, object_id)
-        if event is not None:
-            subject = html.unescape(strip_tags(event_subject(event)))  # the template escapes
-            extra_context = {
-                **(extra_context or {}),
-                "subtitle": f"{readable_kind(event.kind)}: {subject}",
-            }
+        subject = html.unescape(strip_tags(event_subject(event)))  # the template escapes
+        subtitle = f"{readable_kind(event.kind)}: {subject}"
+        extra_context = {**(extra_context or {}), "subtitle": subtitle}
         return super().change_view(request, object_id, form_url, extra_context)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[AuditEvent]:
@@ -226,8 +231,6 @@ class AuditEventAdmin(ReadOnlyAdmin):
         if not term:
             return found, duplicates
         ids = records_titled(request, term, RECORD_MATCH_LIMIT)
-        if not ids:
-            return found, duplicates
         return found | queryset.filter(record_id__in=ids), duplicates
 
     def has_review_permission(self, request: HttpRequest) -> bool:
@@ -250,17 +253,15 @@ class AuditEventAdmin(ReadOnlyAdmin):
 
     @admin.display(description="stated reason")
     def reason(self, obj: AuditEvent) -> str:
-        return _shorten(obj.decision_reason, 90)
+        return shorten(obj.decision_reason, 90)
 
     @admin.display(description="clarification")
     def clarification(self, obj: AuditEvent) -> str:
-        url = reverse("admin:records_auditevent_review", args=[obj.pk])
-        return clarification_html(obj, getattr(obj, "verdict", None), url, brief=True)
+        return clarification_html(obj, brief=True)
 
     @admin.display(description="clarification (agent-reported text is unverified by the server)")
     def clarification_detail(self, obj: AuditEvent) -> str:
-        url = reverse("admin:records_auditevent_review", args=[obj.pk])
-        return clarification_html(obj, getattr(obj, "verdict", None), url)
+        return clarification_html(obj)
 
     @admin.display(description="review evidence")
     def evidence(self, obj: AuditEvent) -> str:
@@ -271,29 +272,8 @@ class AuditEventAdmin(ReadOnlyAdmin):
         rows = event_changes(obj)
         if not rows:
             return "Nothing changed field by field (see the stored states below)."
-        body = format_html_join(
-            "",
-            '<tr class="change-{}"><td>{}{}</td><td{}>{}</td><td{}>{}</td></tr>',
-            (
-                (
-                    c.change,
-                    c.name,
-                    ""
-                    if c.change == "changed"
-                    else format_html(' <span class="anchor-muted">({})</span>', c.change),
-                    mark_safe(' class="old"') if c.before else "",
-                    c.before,
-                    mark_safe(' class="new"') if c.after else "",
-                    c.after,
-                )
-                for c in rows
-            ),
-        )
-        return format_html(
-            '<table class="anchor-diff" id="event-changes"><thead><tr><th>field</th>'
-            "<th>before</th><th>after</th></tr></thead><tbody>{}</tbody></table>",
-            body,
-        )
+        context = {"changes": rows, "table_id": "event-changes"}
+        return render_to_string("records/changes.html", context)
 
     @admin.display(description="record")
     def record_named(self, obj: AuditEvent) -> str:
@@ -313,37 +293,13 @@ class AuditEventAdmin(ReadOnlyAdmin):
         url = reverse("admin:workflow_preparedaction_change", args=[obj.action_id])
         return format_html('<a href="{}">the prepared write this came from</a>', url)
 
-    @admin.display(description="before")
-    def before_json(self, obj: AuditEvent) -> str:
-        return json_block(obj.before)
-
-    @admin.display(description="after")
-    def after_json(self, obj: AuditEvent) -> str:
-        return json_block(obj.after)
+    before_json = stored_json("before", "before")
+    after_json = stored_json("after", "after")
 
     # --- clarification verdicts --------------------------------------------------------------
 
-    def _review_many(
-        self, request: HttpRequest, queryset: QuerySet[AuditEvent], state: str
-    ) -> None:
-        def review(event: AuditEvent) -> None:
-            ctx = admin_context(request, event.workspace_id, f"Clarification marked {state}.")
-            clarification_review_create(ctx=ctx, event_id=event.pk, state=state)
-
-        done = write_each(self, request, queryset.exclude(agent_reported_clarification=""), review)
-        self.message_user(request, f"Marked {done} clarification(s) {state}.", messages.SUCCESS)
-
-    @admin.action(
-        description="Mark agent-reported clarifications as confirmed", permissions=["review"]
-    )
-    def confirm_clarifications(self, request: HttpRequest, queryset: QuerySet[AuditEvent]) -> None:
-        self._review_many(request, queryset, ClarificationReview.CONFIRMED)
-
-    @admin.action(
-        description="Mark agent-reported clarifications as disputed", permissions=["review"]
-    )
-    def dispute_clarifications(self, request: HttpRequest, queryset: QuerySet[AuditEvent]) -> None:
-        self._review_many(request, queryset, ClarificationReview.DISPUTED)
+    confirm_clarifications = _mark_clarifications(ClarificationReview.CONFIRMED)
+    dispute_clarifications = _mark_clarifications(ClarificationReview.DISPUTED)
 
     def get_urls(self) -> list[Any]:
         review = path(
@@ -379,17 +335,15 @@ class AuditEventAdmin(ReadOnlyAdmin):
                 else reverse("admin:records_auditevent_change", args=[event.pk])
             )
             return HttpResponseRedirect(back)
-        context = {
-            **self.admin_site.each_context(request),
-            "opts": self.opts,
-            "title": "Review an agent-reported clarification",
-            "event": event,
-            "subject": event_subject(event),
-            "form": form,
-            "reviews": event.clarification_reviews.all(),
-        }
-        return TemplateResponse(
-            request, "admin/records/auditevent/review_clarification.html", context
+        return admin_page(
+            self,
+            request,
+            "admin/records/auditevent/review_clarification.html",
+            title="Review an agent-reported clarification",
+            event=event,
+            subject=event_subject(event),
+            form=form,
+            reviews=event.clarification_reviews.all(),
         )
 
 
@@ -442,9 +396,7 @@ class RecordVersionAdmin(ReadOnlyAdmin):
     def archived(self, obj: RecordVersion) -> bool:
         return obj.archived_at is not None
 
-    @admin.display(description="data")
-    def data_json(self, obj: RecordVersion) -> str:
-        return json_block(obj.data, fold_over=4000)
+    data_json = stored_json("data", "data", fold_over=4000)
 
 
 @admin.register(RevisionCounter)

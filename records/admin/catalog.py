@@ -20,8 +20,10 @@ from records import services
 from records.admin.common import (
     ServiceWriteAdmin,
     admin_context,
+    alias_rows,
     as_validation_error,
     copy_saved,
+    shorten,
 )
 from records.admin.scoping import ScopedInline, member_workspace_ids, reaches_everything
 from records.errors import VERSION_CONFLICT, AnchorError
@@ -63,31 +65,27 @@ class WorkspaceAdmin(ServiceWriteAdmin):
     form = WorkspaceForm
     list_display = ["id", "collection_count", "created_at"]
     search_fields = ["id"]
+    refused = frozenset({"change", "delete"})
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return reaches_everything(request)
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         membership, _ = services.workspace_membership_add(user=request.user, workspace_id=obj.id)
         copy_saved(obj, membership.workspace)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Workspace]:
-        workspaces: QuerySet[Workspace] = (
-            super()
-            .get_queryset(request)
-            .annotate(collection_count=_count_subquery(Collection, "workspace"))
-        )
-        return workspaces
+        count = _count_subquery(Collection, "workspace")
+        workspaces: QuerySet[Workspace] = super().get_queryset(request)
+        return workspaces.annotate(collection_count=count)
 
     @admin.display(description="collections", ordering="collection_count")
     def collection_count(self, obj: Workspace) -> int:
         return obj.collection_count  # type: ignore[attr-defined,no-any-return]
+
+
+# What describes a collection to agents, as services.CollectionFields holds it.
+DESCRIPTION = ("name", "purpose", "record_meaning", "typical_fields", "relationship_guidance")
 
 
 def collection_digest(collection: Collection) -> str:
@@ -113,15 +111,7 @@ class CollectionForm(forms.ModelForm):  # type: ignore[type-arg]
 
     class Meta:
         model = Collection
-        fields = [
-            "workspace",
-            "name",
-            "purpose",
-            "record_meaning",
-            "typical_fields",
-            "relationship_guidance",
-            "requires_approval",
-        ]
+        fields = ["workspace", *DESCRIPTION, "requires_approval"]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -129,14 +119,11 @@ class CollectionForm(forms.ModelForm):  # type: ignore[type-arg]
             self.initial["typical_fields"] = "\n".join(self.instance.typical_fields or [])
             self.fields["loaded_state"].initial = collection_digest(self.instance)
         elif "workspace" in self.fields and not self.may_use_default_workspace:
-            self.fields["workspace"].required = True
             self.fields["workspace"].help_text = "One of the workspaces you are a member of."
         elif "workspace" in self.fields:
-            self.fields["workspace"].initial = settings.ANCHOR_WORKSPACE_ID
-            self.fields["workspace"].required = False
-            self.fields[
-                "workspace"
-            ].help_text = (
+            workspace = self.fields["workspace"]
+            workspace.initial, workspace.required = settings.ANCHOR_WORKSPACE_ID, False
+            workspace.help_text = (
                 "Leave empty for the default workspace; it is created if it does not exist."
             )
 
@@ -150,13 +137,8 @@ class CollectionForm(forms.ModelForm):  # type: ignore[type-arg]
         if self.errors:
             return cleaned
         try:
-            cleaned["fields"] = services.CollectionFields.validated(
-                name=cleaned.get("name", ""),
-                purpose=cleaned.get("purpose", ""),
-                record_meaning=cleaned.get("record_meaning", ""),
-                typical_fields=cleaned.get("typical_fields", []),
-                relationship_guidance=cleaned.get("relationship_guidance", ""),
-            )
+            described = {name: cleaned.get(name, "") for name in DESCRIPTION}
+            cleaned["fields"] = services.CollectionFields.validated(**described)
         except AnchorError as exc:
             field = str(exc.details.get("field", "")).split("[")[0]
             self.add_error(field if field in self.fields else None, as_validation_error(exc))
@@ -198,16 +180,12 @@ class CollectionAdmin(ServiceWriteAdmin):
     list_select_related = ["workspace"]
     search_fields = ["name", "normalized_name", "purpose", "=id"]
     readonly_fields = ["id", "created_by", "created_at", "updated_at", "records_link"]
+    refused = frozenset({"delete"})  # records hang off collections and the audit trail names them
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Collection]:
-        collections: QuerySet[Collection] = (
-            super()
-            .get_queryset(request)
-            .annotate(
-                active_records=_count_subquery(Record, "collection", archived_at__isnull=True)
-            )
-        )
-        return collections
+        count = _count_subquery(Record, "collection", archived_at__isnull=True)
+        collections: QuerySet[Collection] = super().get_queryset(request)
+        return collections.annotate(active_records=count)
 
     def get_form(
         self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
@@ -217,33 +195,21 @@ class CollectionAdmin(ServiceWriteAdmin):
         return form
 
     def get_fieldsets(self, request: HttpRequest, obj: Collection | None = None) -> Any:
-        main = ["name", "purpose", "record_meaning", "typical_fields", "relationship_guidance"]
-        fieldsets: list[tuple[str | None, dict[str, Any]]] = [
-            (None, {"fields": ["workspace", *main]}),
+        provenance = ["id", "records_link", "created_by", "created_at", "updated_at"]
+        return [
+            (None, {"fields": ["workspace", *DESCRIPTION]}),
             ("Policy", {"fields": ["requires_approval"]}),
             ("This change", {"fields": ["change_reason", "loaded_state"]}),
+            *([("Provenance", {"fields": provenance})] if obj else []),
         ]
-        if obj is not None:
-            fieldsets.append(
-                (
-                    "Provenance",
-                    {"fields": ["id", "records_link", "created_by", "created_at", "updated_at"]},
-                )
-            )
-        return fieldsets
 
     def get_readonly_fields(self, request: HttpRequest, obj: Collection | None = None) -> Any:
         # A collection never moves between workspaces: every row in it carries the workspace.
-        if obj is not None:
-            return [*self.readonly_fields, "workspace"]
-        return self.readonly_fields
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False  # records hang off collections and the audit trail names them
+        return [*self.readonly_fields, "workspace"] if obj else self.readonly_fields
 
     @admin.display(description="purpose")
     def purpose_summary(self, obj: Collection) -> str:
-        return obj.purpose if len(obj.purpose) <= 90 else obj.purpose[:89] + "…"
+        return shorten(obj.purpose, 90)
 
     @admin.display(description="active records", ordering="active_records")
     def active_records(self, obj: Collection) -> int:
@@ -295,24 +261,18 @@ class CollectionAdmin(ServiceWriteAdmin):
     def save_formset(
         self, request: HttpRequest, form: CollectionForm, formset: Any, change: bool
     ) -> None:
-        """Alias rows become collection_alias_add / _remove calls; an edited alias is a removal
-        of the old name and an addition of the new one, both audited."""
+        """Alias rows become collection_alias_add / _remove calls, each audited."""
         collection: Collection = form.instance
         ctx = admin_context(
             request, collection.workspace_id, form.cleaned_data.get("change_reason", "")
         )
         with transaction.atomic():
-            for alias_form in formset.forms:
-                if not alias_form.has_changed() and alias_form not in formset.deleted_forms:
-                    continue
-                original = alias_form.initial.get("alias")
-                wanted = (alias_form.cleaned_data or {}).get("alias")
-                deleting = alias_form in formset.deleted_forms
-                if original and (deleting or wanted != original):
+            for original, wanted in alias_rows(formset):
+                if original and original != wanted:
                     services.collection_alias_remove(
                         ctx=ctx, collection_id=collection.pk, alias=original
                     )
-                if wanted and not deleting and wanted != original:
+                if wanted and wanted != original:
                     services.collection_alias_add(
                         ctx=ctx, collection_id=collection.pk, alias=wanted
                     )

@@ -1,23 +1,43 @@
-"""What every store admin shares: who is writing, how refusals are shown, how JSON reads.
+"""What every store admin shares: who is writing, how refusals are shown, how JSON reads, and
+the panels other apps add to its pages.
 
 People write through the same services as agents, as the signed-in user; every write context
-is refused for a workspace the person is not a member of (records.admin.scoping)."""
+is refused for a workspace the person is not a member of (records.admin.scoping). The workflow
+registers its panels (pending writes on a record page, the approval queue on the index) here
+at import time, and the store's pages call whatever is registered, without importing it."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 from django.contrib import admin, messages
 from django.contrib.admin.utils import flatten_fieldsets
 from django.core.exceptions import ValidationError
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
 from django.utils.html import format_html
+from django.utils.safestring import SafeString
 
 from records.admin.scoping import WorkspaceScopedAdmin, require_workspace
 from records.errors import AnchorError
 from records.services import WriteContext
+
+Panel = Callable[..., SafeString]
+# Where each list is drawn, and what its panels are called with: "record" (request, record) near
+# the top of the record page, "record_edit" (request, record) at the top of its edit form,
+# "dashboard" (request) on the admin index.
+PANELS: dict[str, list[Panel]] = {"record": [], "record_edit": [], "dashboard": []}
+
+
+def panel(where: str) -> Callable[[Panel], Panel]:
+    def register(fn: Panel) -> Panel:
+        PANELS[where].append(fn)
+        return fn
+
+    return register
 
 
 def actor_for(request: HttpRequest) -> str:
@@ -59,20 +79,33 @@ def write_each(
     return written
 
 
+def alias_rows(formset: Any) -> list[tuple[str | None, str | None]]:
+    """(alias as loaded, alias as submitted) of each alias row added, edited or deleted; None on
+    a side means absent. An edited alias is a removal and an addition, so the trail says what
+    each name was."""
+    rows = []
+    for row in formset.forms:
+        deleting = row in formset.deleted_forms
+        if deleting or row.has_changed():
+            wanted = None if deleting else (row.cleaned_data or {}).get("alias")
+            rows.append((row.initial.get("alias"), wanted))
+    return rows
+
+
 def as_validation_error(exc: AnchorError) -> ValidationError:
     """Service refusals carry their field in details; forms show them next to that field."""
     return ValidationError(f"{exc.message}", code=exc.code.lower())
 
 
-def pretty_json(value: Any) -> str:
-    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+def shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def json_block(value: Any, *, fold_over: int = 400, summary: str = "show") -> str:
     """Pretty JSON in a <pre>; long payloads folded in <details> so lists stay scannable."""
     if value is None:
         return "—"
-    text = pretty_json(value)
+    text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
     if len(text) <= fold_over:
         return format_html('<pre class="anchor-json">{}</pre>', text)
     return format_html(
@@ -83,23 +116,47 @@ def json_block(value: Any, *, fold_over: int = 400, summary: str = "show") -> st
     )
 
 
+def admin_page(
+    model_admin: admin.ModelAdmin[Any], request: HttpRequest, template: str, **context: Any
+) -> TemplateResponse:
+    """A page of our own inside the admin's frame (header, sidebar, the model's breadcrumbs)."""
+    shown = {**model_admin.admin_site.each_context(request), "opts": model_admin.opts, **context}
+    return TemplateResponse(request, template, shown)
+
+
+def stored_json(name: str, description: str, **shown: Any) -> Any:
+    """A read-only field showing a stored JSON column as it is."""
+
+    @admin.display(description=description)
+    def stored(model_admin: Any, obj: Any) -> str:
+        return json_block(getattr(obj, name), **shown)
+
+    return stored
+
+
+class ChoicesFilter(admin.SimpleListFilter):
+    """A list filter declared as data: each choice's label and the rows it keeps."""
+
+    options: ClassVar[dict[str, tuple[str, Q]]] = {}
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [(value, label) for value, (label, _) in self.options.items()]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        chosen = self.options.get(self.value() or "")
+        return queryset if chosen is None else queryset.filter(chosen[1])
+
+
 class ReadOnlyAdmin(WorkspaceScopedAdmin):
     """For rows only triggers or services write (audit, versions, counters): view, never edit.
     Every field listed is read-only, so its fields and fieldsets name each field once."""
+
+    refused = frozenset({"add", "change", "delete"})
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         if self.readonly_fields or not (self.fieldsets or self.fields):
             return self.readonly_fields
         return flatten_fieldsets(self.get_fieldsets(request, obj))
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 class ServiceWriteAdmin(WorkspaceScopedAdmin):

@@ -15,8 +15,8 @@ from django.utils.html import format_html, format_html_join
 
 from records.acting import agents_acts
 from records.admin.audit import event_subject, with_titles
-from records.admin.panels import DASHBOARD_PANELS
-from records.admin.scoping import member_workspace_ids, sees_several_workspaces
+from records.admin.common import PANELS
+from records.admin.scoping import member_workspace_ids, reachable, sees_several_workspaces
 from records.admin.timeline import readable_kind
 from records.models import AuditEvent
 
@@ -102,9 +102,7 @@ def _recent(events: QuerySet[AuditEvent]) -> list[dict[str, Any]]:
 
 def dashboard(request: HttpRequest, app_list: list[dict[str, Any]]) -> dict[str, Any]:
     workspaces = member_workspace_ids(request)
-    events = AuditEvent.objects.order_by("-created_at", "-id")
-    if workspaces is not None:
-        events = events.filter(workspace_id__in=workspaces)
+    events = reachable(request, AuditEvent).order_by("-created_at", "-id")
     unreviewed = events.exclude(agent_reported_clarification="").filter(
         clarification_reviews__isnull=True
     )
@@ -120,7 +118,7 @@ def dashboard(request: HttpRequest, app_list: list[dict[str, Any]]) -> dict[str,
             diagnostics.append({**app, "models": internal})
     shown = _rows(unreviewed, LIST_LIMIT) if unreviewed_count else []
     return {
-        "panels": [panel(request, workspaces) for panel in DASHBOARD_PANELS],
+        "panels": [panel(request) for panel in PANELS["dashboard"]],
         "workspaces": sorted(workspaces) if workspaces is not None else None,
         "several_workspaces": sees_several_workspaces(request),
         "unreviewed": shown,

@@ -53,6 +53,8 @@ class RelationshipAdmin(ServiceWriteAdmin):
     ]
     show_full_result_count = False
     actions = ["remove_selected"]
+    # A link is a fact; a wrong one is removed and the right one added.
+    refused = frozenset({"change"})
 
     def get_fields(self, request: HttpRequest, obj: Relationship | None = None) -> Any:
         if obj is None:
@@ -66,9 +68,6 @@ class RelationshipAdmin(ServiceWriteAdmin):
             "created_at",
             "id",
         ]
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False  # a link is a fact; a wrong one is removed and the right one added
 
     def get_actions(self, request: HttpRequest) -> dict[str, Any]:
         actions = super().get_actions(request)

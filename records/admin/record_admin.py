@@ -10,25 +10,26 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
 from records import services
 from records.admin.common import (
+    PANELS,
+    ChoicesFilter,
     ServiceWriteAdmin,
     admin_context,
+    admin_page,
+    alias_rows,
     copy_saved,
-    json_block,
     report_refusal,
+    stored_json,
     write_each,
 )
-from records.admin.link_lists import LINK_LIMIT, ORDER, record_links
-from records.admin.neighbourhood import record_neighbourhood
-from records.admin.panels import RECORD_EDIT_PANELS, RECORD_PANELS
+from records.admin.neighbourhood import LINK_LIMIT, ORDER, record_links, record_neighbourhood
 from records.admin.record_form import OutgoingLinkForm, RecordAliasForm, RecordForm
 from records.admin.record_writes import (
     admit_person_write,
@@ -44,6 +45,7 @@ from records.models import Record, RecordAlias, Relationship
 from records.validation import canonical_json
 
 EDIT = "edit"
+PROVENANCE = ("id", "workspace", "version", "created_by", "created_at", "updated_at", "archived_at")
 
 
 def _readable(value: Any) -> str:
@@ -56,19 +58,12 @@ def record_link(record: Record) -> str:
     return format_html('<a href="{}">{}</a>{}', url, record.title, suffix)
 
 
-class ArchivedFilter(admin.SimpleListFilter):
-    title = "archived"
-    parameter_name = "archived"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [("no", "Active"), ("yes", "Archived")]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Record]) -> QuerySet[Record]:
-        if self.value() == "no":
-            return queryset.filter(archived_at__isnull=True)
-        if self.value() == "yes":
-            return queryset.filter(archived_at__isnull=False)
-        return queryset
+class ArchivedFilter(ChoicesFilter):
+    title = parameter_name = "archived"
+    options = {
+        "no": ("Active", Q(archived_at__isnull=True)),
+        "yes": ("Archived", Q(archived_at__isnull=False)),
+    }
 
 
 class RecordAliasInline(ScopedInline, admin.TabularInline):  # type: ignore[type-arg]
@@ -124,16 +119,8 @@ class RecordAdmin(ServiceWriteAdmin):
     show_full_result_count = False
     list_per_page = 50
     actions = ["archive_selected"]
-    readonly_fields = [
-        "id",
-        "workspace",
-        "version",
-        "data_pretty",
-        "created_by",
-        "created_at",
-        "updated_at",
-        "archived_at",
-    ]
+    refused = frozenset({"delete"})  # archive instead: the history and links stay readable
+    readonly_fields = [*PROVENANCE, "data_pretty"]
 
     def get_fieldsets(self, request: HttpRequest, obj: Record | None = None) -> Any:
         if obj is None:
@@ -146,8 +133,7 @@ class RecordAdmin(ServiceWriteAdmin):
         if editable:
             this_change = ["change_reason", "loaded_version", "loaded_links_revision"]
             fieldsets.append(("This change", {"fields": this_change}))
-        provenance = [name for name in self.readonly_fields if name != "data_pretty"]
-        return [*fieldsets, ("Provenance", {"fields": provenance})]
+        return [*fieldsets, ("Provenance", {"fields": PROVENANCE})]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Record | None = None) -> Any:
         if obj is None:
@@ -160,16 +146,11 @@ class RecordAdmin(ServiceWriteAdmin):
             return []
         return [RecordAliasInline, OutgoingLinkInline]
 
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False  # archive instead: the history and links stay readable
-
     @admin.display(description="archived", boolean=True, ordering="archived_at")
     def is_archived(self, obj: Record) -> bool:
         return obj.archived_at is not None
 
-    @admin.display(description="data")
-    def data_pretty(self, obj: Record) -> str:
-        return json_block(obj.data, fold_over=4000)
+    data_pretty = stored_json("data", "data", fold_over=4000)
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -185,7 +166,7 @@ class RecordAdmin(ServiceWriteAdmin):
             return self.read_view(request, record)
         extra_context = {**(extra_context or {}), **self._page_context(record)}
         extra_context["read_url"] = reverse("admin:records_record_change", args=[record.pk])
-        extra_context["edit_panels"] = [panel(request, record) for panel in RECORD_EDIT_PANELS]
+        extra_context["edit_panels"] = [panel(request, record) for panel in PANELS["record_edit"]]
         return super().change_view(request, object_id, form_url, extra_context)
 
     def _page_context(self, record: Record) -> dict[str, Any]:
@@ -202,46 +183,30 @@ class RecordAdmin(ServiceWriteAdmin):
         """The page a person lands on: data, pending writes, links and history."""
         outgoing, incoming = record_links(record)
         change_url = reverse("admin:records_record_change", args=[record.pk])
-        context = {
-            **self.admin_site.each_context(request),
+        return admin_page(
+            self,
+            request,
+            "admin/records/record/read.html",
             **self._page_context(record),
-            "opts": self.opts,
-            "title": record.title,
-            "original": record,
-            "fields": [(key, _readable(value)) for key, value in sorted(record.data.items())],
-            "aliases": list(record.aliases.order_by("alias").values_list("alias", flat=True)),
-            "panels": [panel(request, record) for panel in RECORD_PANELS],
-            "neighbourhood": record_neighbourhood(record),
-            "outgoing": outgoing,
-            "incoming": incoming,
-            "link_limit": LINK_LIMIT,
-            "can_edit": self.has_change_permission(request, record),
-            "edit_url": f"{change_url}?{EDIT}=1",
-        }
-        return TemplateResponse(request, "admin/records/record/read.html", context)
+            title=record.title,
+            original=record,
+            fields=[(key, _readable(value)) for key, value in sorted(record.data.items())],
+            aliases=list(record.aliases.order_by("alias").values_list("alias", flat=True)),
+            panels=[panel(request, record) for panel in PANELS["record"]],
+            neighbourhood=record_neighbourhood(record, outgoing, incoming),
+            outgoing=outgoing,
+            incoming=incoming,
+            can_edit=self.has_change_permission(request, record),
+            edit_url=f"{change_url}?{EDIT}=1",
+        )
 
     # --- writing -----------------------------------------------------------------------------
 
-    def response_change(self, request: HttpRequest, obj: Record) -> HttpResponse:
+    def response_post_save_change(self, request: HttpRequest, obj: Any) -> HttpResponseRedirect:
         """Save lands on the record just saved, not Django's list of every record."""
-        response = super().response_change(request, obj)
-        return self._to_the_record(request, obj, response)
-
-    def response_add(
-        self, request: HttpRequest, obj: Record, post_url_continue: str | None = None
-    ) -> HttpResponse:
-        response = super().response_add(request, obj, post_url_continue)
-        return self._to_the_record(request, obj, response)
-
-    def _to_the_record(
-        self, request: HttpRequest, obj: Record, response: HttpResponse
-    ) -> HttpResponse:
-        other_buttons = ("_continue", "_addanother", "_saveasnew", "_popup")
-        if any(button in request.POST for button in other_buttons) or obj.pk is None:
-            return response
-        if not isinstance(response, HttpResponseRedirect):
-            return response
         return HttpResponseRedirect(reverse("admin:records_record_change", args=[obj.pk]))
+
+    response_post_save_add = response_post_save_change
 
     def save_model(self, request: HttpRequest, obj: Record, form: RecordForm, change: bool) -> None:
         cleaned = form.cleaned_data
@@ -272,17 +237,14 @@ class RecordAdmin(ServiceWriteAdmin):
         ctx = admin_context(
             request, record.workspace_id, form.cleaned_data.get("change_reason", "")
         )
-        changed = [f for f in formset.forms if f.has_changed() or f in formset.deleted_forms]
         if formset.model is RecordAlias:
-            rows = []
-            for row in changed:
-                deleting = row in formset.deleted_forms
-                wanted = None if deleting else (row.cleaned_data or {}).get("alias")
-                rows.append((row.initial.get("alias"), wanted))
+            rows = alias_rows(formset)
             copy_saved(record, record_alias_rows_apply(ctx=ctx, record=record, rows=rows))
         elif formset.fk.name == "source":
             removed, added = [], []
-            for row in changed:
+            for row in formset.forms:
+                if not row.has_changed() and row not in formset.deleted_forms:
+                    continue
                 # An edited link is removed and made anew: links carry no version of their own.
                 if not row.instance._state.adding:
                     removed.append(row.instance.pk)
@@ -334,12 +296,12 @@ class RecordAdmin(ServiceWriteAdmin):
                 return HttpResponseRedirect(change_url)
             self.message_user(request, f"Archived “{record.title}”.", messages.SUCCESS)
             return HttpResponseRedirect(change_url)
-        context = {
-            **self.admin_site.each_context(request),
-            "opts": self.opts,
-            "title": f"Archive “{record.title}”?",
-            "record": record,
-            "version": version,
-            "change_url": change_url,
-        }
-        return TemplateResponse(request, "admin/records/record/archive_confirm.html", context)
+        return admin_page(
+            self,
+            request,
+            "admin/records/record/archive_confirm.html",
+            title=f"Archive “{record.title}”?",
+            record=record,
+            version=version,
+            change_url=change_url,
+        )

@@ -11,8 +11,9 @@ from django.db import transaction
 from records import approval, services
 from records.acting import acted_by
 from records.approval import Touched
+from records.counters import counter_values, links_key
 from records.errors import VERSION_CONFLICT, AnchorError
-from records.models import AuditEvent, Record, RevisionCounter
+from records.models import AuditEvent, Record
 from records.selectors import in_workspace
 from records.services import WriteContext
 from records.validation import canonical_json
@@ -20,12 +21,8 @@ from records.validation import canonical_json
 
 def links_revision(record: Record) -> int:
     """The trigger-kept links:<record> counter; it moves whenever a link to or from it does."""
-    value = (
-        RevisionCounter.objects.filter(workspace_id=record.workspace_id, key=f"links:{record.pk}")
-        .values_list("value", flat=True)
-        .first()
-    )
-    return value or 0
+    key = links_key(record.pk)
+    return counter_values(record.workspace_id, [key])[key]
 
 
 def last_change(record: Record) -> str:
@@ -124,8 +121,7 @@ def record_edit_apply(
 def record_alias_rows_apply(
     *, ctx: WriteContext, record: Record, rows: list[tuple[str | None, str | None]]
 ) -> Record:
-    """Each row is (alias as loaded, alias as submitted); None on a side means absent. An
-    edited alias is a removal and an addition, so the trail says what each name was."""
+    """Each row is (alias as loaded, alias as submitted), as common.alias_rows reads them."""
     with transaction.atomic():
         admit_person_write(ctx, Touched.of(records=[record.pk]))
         for original, wanted in rows:

@@ -73,7 +73,7 @@ def require_workspace(request: HttpRequest, workspace_id: str) -> None:
 
 
 def reachable(
-    request: HttpRequest, model: type[models.Model], admin_site: admin.AdminSite
+    request: HttpRequest, model: type[models.Model], admin_site: admin.AdminSite = admin.site
 ) -> QuerySet[Any]:
     """The rows of `model` the person may reach, by the scope its own admin declares (none
     but a superuser's for a model without a scoped admin: unknown means closed)."""
@@ -147,6 +147,8 @@ class WorkspaceScopedAdmin(ScopedChoicesMixin, admin.ModelAdmin):  # type: ignor
     workspace_path: ClassVar[str | None] = None
     owner_path: ClassVar[str | None] = None
     superusers_only: ClassVar[bool] = False
+    # What nobody does here by hand, whatever their permissions ("add", "change", "delete").
+    refused: ClassVar[frozenset[str]] = frozenset()
 
     @classmethod
     def declared_scopes(cls) -> list[str]:
@@ -193,9 +195,11 @@ class WorkspaceScopedAdmin(ScopedChoicesMixin, admin.ModelAdmin):  # type: ignor
             raise Http404(f"No {self.opts.verbose_name} with that ID.")
         return found
 
-    # --- permissions for rows only superusers manage -----------------------------------------
+    # --- permissions: what is refused to all, and rows only superusers manage ----------------
 
-    def _closed(self, request: HttpRequest) -> bool:
+    def _closed(self, request: HttpRequest, what: str = "") -> bool:
+        if what in self.refused:
+            return True
         return self.superusers_only and not reaches_everything(request)
 
     def has_module_permission(self, request: HttpRequest) -> bool:
@@ -205,13 +209,13 @@ class WorkspaceScopedAdmin(ScopedChoicesMixin, admin.ModelAdmin):  # type: ignor
         return not self._closed(request) and super().has_view_permission(request, obj)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
-        return not self._closed(request) and super().has_add_permission(request)
+        return not self._closed(request, "add") and super().has_add_permission(request)
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return not self._closed(request) and super().has_change_permission(request, obj)
+        return not self._closed(request, "change") and super().has_change_permission(request, obj)
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return not self._closed(request) and super().has_delete_permission(request, obj)
+        return not self._closed(request, "delete") and super().has_delete_permission(request, obj)
 
     # --- filters and URL lookups -------------------------------------------------------------
 
@@ -252,8 +256,6 @@ class ScopedInline(ScopedChoicesMixin):
 def records_titled(request: HttpRequest, term: str, limit: int) -> list[str]:
     """IDs of up to `limit` records the person may reach whose title or an alias holds `term`:
     the admin's searches by title (audit events, waiting writes) find what concerns them."""
-    records = Record.objects.filter(Q(title__icontains=term) | Q(aliases__alias__icontains=term))
-    workspaces = member_workspace_ids(request)
-    if workspaces is not None:
-        records = records.filter(workspace_id__in=workspaces)
+    titled = Q(title__icontains=term) | Q(aliases__alias__icontains=term)
+    records = reachable(request, Record).filter(titled)
     return list(records.values_list("id", flat=True).distinct()[:limit])

@@ -19,7 +19,7 @@ from tests.admin.review_helpers import AGENT, gate
 from tests.mcp_client import call_tool
 from tests.workflow.toy_operation import registered, toy
 from workflow.actions import commit_write, prepare_write
-from workflow.admin.pending_panels import pending_on_edit
+from workflow.admin.panels import pending_on_edit
 from workflow.models import ActionState, PreparedAction
 from workflow.operations import operation_names
 from workflow.resolution import resolve_record

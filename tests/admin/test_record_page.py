@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from records import services
-from records.admin.link_lists import LINK_LIMIT
+from records.admin.neighbourhood import LINK_LIMIT
 from records.models import Record, Relationship
 from tests.admin.forms import page_post_data
 from tests.admin.review_helpers import gate, held_update

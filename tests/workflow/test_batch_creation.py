@@ -186,8 +186,7 @@ def test_prepare_write_refuses_a_batch_reference(hiring):
 
 
 def test_a_reviewer_reads_a_reference_as_the_record_the_batch_creates(hiring):
-    from workflow.admin.changes import one_line, review_operation
-    from workflow.admin.lookup import Lookup
+    from workflow.admin.changes import Lookup, one_line, review_operation
 
     args = {
         "source_id": "actions[0]",

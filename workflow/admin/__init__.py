@@ -1,6 +1,4 @@
 """The admin over the workflow: prepared actions and review tickets, and agendas (read-only).
+Importing the modules registers their ModelAdmin classes with the default site."""
 
-Importing the modules registers their ModelAdmin classes with the default site.
-"""
-
-from workflow.admin import actions, agenda_panel, agendas, pending_panels  # noqa: F401
+from workflow.admin import actions, agendas, panels  # noqa: F401

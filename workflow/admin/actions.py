@@ -8,7 +8,6 @@ which the agent reads by replaying commit_write. Review tickets are shown for co
 from __future__ import annotations
 
 from copy import copy
-from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
 
@@ -20,13 +19,18 @@ from django.contrib.admin.templatetags.admin_urls import add_preserved_filters
 from django.core.exceptions import PermissionDenied
 from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
-from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from records.acting import acted_by
-from records.admin.common import ReadOnlyAdmin, actor_for, json_block
+from records.admin.common import (
+    ChoicesFilter,
+    ReadOnlyAdmin,
+    actor_for,
+    admin_page,
+    stored_json,
+)
 from records.admin.scoping import records_titled
 from records.errors import AnchorError
 from workflow.actions import (
@@ -36,33 +40,23 @@ from workflow.actions import (
     stale_if_approved,
 )
 from workflow.admin.action_review import action_review
-from workflow.admin.queue import QueueChangeList
-from workflow.admin.states import state_badge
+from workflow.admin.queue import QueueChangeList, state_badge
 from workflow.attention import dismiss_stale_action
 from workflow.models import ActionState, PreparedAction, ReviewTicket
 
 
-class PendingFilter(admin.SimpleListFilter):
+class PendingFilter(ChoicesFilter):
     """Opens on the queue itself: what waits for a person."""
 
-    title = "queue"
-    parameter_name = "queue"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [
-            ("pending", "Awaiting a person"),
-            ("attention", "Went stale, not yet dismissed"),
-            ("decided", "Decided or closed"),
-        ]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        if self.value() == "pending":
-            return queryset.filter(state=ActionState.AWAITING_APPROVAL)
-        if self.value() == "attention":
-            return queryset.filter(state=ActionState.STALE, dismissed_at__isnull=True)
-        if self.value() == "decided":
-            return queryset.exclude(state=ActionState.AWAITING_APPROVAL)
-        return queryset
+    title = parameter_name = "queue"
+    options = {
+        "pending": ("Awaiting a person", Q(state=ActionState.AWAITING_APPROVAL)),
+        "attention": (
+            "Went stale, not yet dismissed",
+            Q(state=ActionState.STALE, dismissed_at__isnull=True),
+        ),
+        "decided": ("Decided or closed", ~Q(state=ActionState.AWAITING_APPROVAL)),
+    }
 
 
 class AgentFilter(admin.SimpleListFilter):
@@ -80,7 +74,9 @@ class AgentFilter(admin.SimpleListFilter):
             .distinct()
         )
         choices = {
-            f"{actor}|{credential or ''}": acted_by(Actor(actor, credential, name))
+            f"{actor}|{credential or ''}": acted_by(
+                PreparedAction(actor_id=actor, credential=credential, credential_name=name)
+            )
             for actor, credential, name in seen
         }
         return sorted(choices.items(), key=lambda choice: choice[1])
@@ -92,23 +88,6 @@ class AgentFilter(admin.SimpleListFilter):
         if credential:
             return queryset.filter(actor_id=actor, credential=credential)
         return queryset.filter(actor_id=actor, credential__isnull=True)
-
-
-@dataclass
-class Actor:
-    actor_id: str
-    credential: str | None
-    credential_name: str | None
-
-
-def _stored(name: str, description: str, **shown: Any) -> Any:
-    """A read-only field showing a stored JSON column as it is."""
-
-    @admin.display(description=description)
-    def stored(self: Any, obj: Any) -> str:
-        return json_block(getattr(obj, name), **shown)
-
-    return stored
 
 
 # A title search matches at most this many records; "a" must not become an IN list of all.
@@ -124,12 +103,9 @@ class RejectForm(forms.Form):
 
 
 class ApproveForm(forms.Form):
-    note = forms.CharField(
-        required=False,
-        max_length=2000,
-        widget=forms.TextInput(attrs={"size": 70}),
-        help_text="Optional. Kept in the audit trail beside your approval; the agent reads it.",
-    )
+    """The approver's optional note (drawn by the change form's template)."""
+
+    note = forms.CharField(required=False, max_length=2000)
 
 
 @admin.register(PreparedAction)
@@ -153,7 +129,6 @@ class PreparedActionAdmin(ReadOnlyAdmin):
             {"classes": ["collapse"], "fields": stored},
         ),
     ]
-    readonly_fields = (*decision, *identifiers, *stored)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[PreparedAction]:
         # Pending first, then newest: the queue is what a person opens this page for.
@@ -221,17 +196,17 @@ class PreparedActionAdmin(ReadOnlyAdmin):
             )
         return f"Nothing expires: the write is {obj.get_state_display().lower()}."
 
-    evidence_json = _stored("evidence", "cited reviews, as stored", fold_over=0)
-    preview_json = _stored("preview", "preview, as stored", fold_over=0)
-    arguments_json = _stored("arguments", "arguments, as stored", fold_over=0)
-    result_json = _stored("result", "stored result", fold_over=0)
+    evidence_json = stored_json("evidence", "cited reviews, as stored", fold_over=0)
+    preview_json = stored_json("preview", "preview, as stored", fold_over=0)
+    arguments_json = stored_json("arguments", "arguments, as stored", fold_over=0)
+    result_json = stored_json("result", "stored result", fold_over=0)
 
     # --- deciding ----------------------------------------------------------------------------
 
-    def _approve(self, request: HttpRequest, action_id: str, note: str = "") -> bool:
+    def _approve(self, request: HttpRequest, action_id: str, note: str = "") -> None:
         """Approve one write; the message names it in words ("update Kirat: stage = offer")."""
         action = PreparedAction.objects.filter(pk=action_id).first()
-        described = action_review(action).summary if action is not None else ""
+        described = action_review(action)["summary"] if action is not None else ""
         summary = f"“{described}”" if action is not None else action_id
         try:
             approve_prepared_action(
@@ -245,9 +220,8 @@ class PreparedActionAdmin(ReadOnlyAdmin):
             self.message_user(
                 request, f"Not applied, nothing was written: {summary}: {why}", messages.ERROR
             )
-            return False
-        self.message_user(request, f"Approved and applied: {summary}.", messages.SUCCESS)
-        return True
+        else:
+            self.message_user(request, f"Approved and applied: {summary}.", messages.SUCCESS)
 
     @admin.action(description="Approve and apply selected actions", permissions=["approve"])
     def approve_selected(self, request: HttpRequest, queryset: QuerySet[PreparedAction]) -> None:
@@ -270,27 +244,24 @@ class PreparedActionAdmin(ReadOnlyAdmin):
             for action in chosen:
                 self._reject(request, action, form.cleaned_data["reason"])
             return None
-        context = {
-            **self.admin_site.each_context(request),
-            "opts": self.opts,
-            "title": f"Reject {len(chosen)} write{'s' if len(chosen) != 1 else ''}?",
-            "chosen": [(a, action_review(a).summary) for a in chosen],
-            "reject_form": form,
-            "preserved_filters": self.get_preserved_filters(request),
-        }
-        return TemplateResponse(
-            request, "admin/workflow/preparedaction/reject_selected.html", context
+        return admin_page(
+            self,
+            request,
+            "admin/workflow/preparedaction/reject_selected.html",
+            title=f"Reject {len(chosen)} write{'s' if len(chosen) != 1 else ''}?",
+            chosen=[(a, action_review(a)["summary"]) for a in chosen],
+            reject_form=form,
+            preserved_filters=self.get_preserved_filters(request),
         )
 
-    def _reject(self, request: HttpRequest, action: PreparedAction, reason: str) -> bool:
-        summary = action_review(action).summary
+    def _reject(self, request: HttpRequest, action: PreparedAction, reason: str) -> None:
+        summary = action_review(action)["summary"]
         try:
             reject_prepared_action(action_id=action.pk, reviewer=actor_for(request), reason=reason)
         except AnchorError as exc:
             self.message_user(request, f"Not rejected: “{summary}”: {exc.message}", messages.ERROR)
-            return False
-        self.message_user(request, f"Rejected “{summary}”.", messages.SUCCESS)
-        return True
+        else:
+            self.message_user(request, f"Rejected “{summary}”.", messages.SUCCESS)
 
     def _next_waiting(self, request: HttpRequest, decided: PreparedAction) -> HttpResponse:
         """The next write awaiting a decision in the list the reviewer came from (its filters,
@@ -316,20 +287,11 @@ class PreparedActionAdmin(ReadOnlyAdmin):
     def get_urls(self) -> list[Any]:
         decide = [
             path(
-                "<path:object_id>/approve/",
-                self.admin_site.admin_view(self.approve_view),
-                name="workflow_preparedaction_approve",
-            ),
-            path(
-                "<path:object_id>/reject/",
-                self.admin_site.admin_view(self.reject_view),
-                name="workflow_preparedaction_reject",
-            ),
-            path(
-                "<path:object_id>/dismiss/",
-                self.admin_site.admin_view(self.dismiss_view),
-                name="workflow_preparedaction_dismiss",
-            ),
+                f"<path:object_id>/{name}/",
+                self.admin_site.admin_view(getattr(self, f"{name}_view")),
+                name=f"workflow_preparedaction_{name}",
+            )
+            for name in ("approve", "reject", "dismiss")
         ]
         return [*decide, *super().get_urls()]
 
@@ -348,7 +310,6 @@ class PreparedActionAdmin(ReadOnlyAdmin):
         extra_context = dict(extra_context or {})
         extra_context.update(
             can_decide=self.has_approve_permission(request),
-            approve_form=ApproveForm(),
             review=action_review(action),
             action=action,
             states=ActionState,  # so the templates compare with the enum, not bare strings
@@ -363,7 +324,7 @@ class PreparedActionAdmin(ReadOnlyAdmin):
         note = form.cleaned_data["note"] if form.is_valid() else ""
         if not request.POST.get("anyway"):
             # Told first when approving would make another waiting write stale.
-            summary = action_review(action).summary
+            summary = action_review(action)["summary"]
             undone = stale_if_approved(action.pk, described=summary)
             if undone:
                 return self._confirm_approval(request, action, summary, note, undone)
@@ -379,26 +340,24 @@ class PreparedActionAdmin(ReadOnlyAdmin):
         undone: list[tuple[str, str]],
     ) -> HttpResponse:
         others = {a.pk: a for a in PreparedAction.objects.filter(pk__in=[pk for pk, _ in undone])}
-        context = {
-            **self.admin_site.each_context(request),
-            "opts": self.opts,
-            "title": "Approving this makes other waiting writes stale",
-            "original": action,
-            "summary": summary,
-            "note": note,
-            "undone": [
+        return admin_page(
+            self,
+            request,
+            "admin/workflow/preparedaction/approve_confirm.html",
+            title="Approving this makes other waiting writes stale",
+            original=action,
+            summary=summary,
+            note=note,
+            undone=[
                 {
-                    "summary": action_review(others[pk]).summary,
+                    "summary": action_review(others[pk])["summary"],
                     "url": reverse("admin:workflow_preparedaction_change", args=[pk]),
                     "reason": reason,
                 }
                 for pk, reason in undone
                 if pk in others
             ],
-            "change_url": reverse("admin:workflow_preparedaction_change", args=[action.pk]),
-        }
-        return TemplateResponse(
-            request, "admin/workflow/preparedaction/approve_confirm.html", context
+            change_url=reverse("admin:workflow_preparedaction_change", args=[action.pk]),
         )
 
     def dismiss_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
@@ -411,7 +370,7 @@ class PreparedActionAdmin(ReadOnlyAdmin):
         except AnchorError as exc:
             self.message_user(request, f"Not dismissed: {exc.message}", messages.ERROR)
         else:
-            summary = action_review(action).summary
+            summary = action_review(action)["summary"]
             self.message_user(request, f"Dismissed the stale write “{summary}”.", messages.SUCCESS)
         back = request.POST.get("next", "")
         if not url_has_allowed_host_and_scheme(back, {request.get_host()}):
@@ -427,17 +386,16 @@ class PreparedActionAdmin(ReadOnlyAdmin):
         if request.method == "POST" and form.is_valid():
             self._reject(request, action, form.cleaned_data["reason"])
             return self._next_waiting(request, action)
-        context = {
-            **self.admin_site.each_context(request),
-            "opts": self.opts,
-            "title": "Reject this write?",
-            "original": action,
-            "summary": action_review(action).summary,
-            "reject_form": form,
-            "change_url": change_url,
-            "preserved_filters": self.get_preserved_filters(request),
-        }
-        return TemplateResponse(request, "admin/workflow/preparedaction/reject.html", context)
+        return admin_page(
+            self,
+            request,
+            "admin/workflow/preparedaction/reject.html",
+            title="Reject this write?",
+            original=action,
+            reject_form=form,
+            change_url=change_url,
+            preserved_filters=self.get_preserved_filters(request),
+        )
 
 
 @admin.register(ReviewTicket)
@@ -450,15 +408,14 @@ class ReviewTicketAdmin(ReadOnlyAdmin):
     list_filter = ["kind", "created_at", "workspace"]
     search_fields = ["=id", "actor_id"]
     show_full_result_count = False
-    readonly_fields = ["id", "kind", "actor_id", "workspace", "created_at", "expires_at"]
-    readonly_fields += ["request_json", "answer_json", "counters_json"]
-    fields = tuple(readonly_fields)
+    fields = ["id", "kind", "actor_id", "workspace", "created_at", "expires_at"]
+    fields += ["request_json", "answer_json", "counters_json"]
 
     @admin.display(description="asked")
     def asked(self, obj: ReviewTicket) -> str:
         request = obj.request if isinstance(obj.request, dict) else {}
         return str(request.get("query") or request.get("name") or "")[:80]
 
-    request_json = _stored("request", "request")
-    answer_json = _stored("answer", "answer")
-    counters_json = _stored("counters", "counters it depends on")
+    request_json = stored_json("request", "request")
+    answer_json = stored_json("answer", "answer")
+    counters_json = stored_json("counters", "counters it depends on")

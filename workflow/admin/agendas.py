@@ -6,6 +6,7 @@ event chain), so people read here and never edit; the health check runs on each 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.contrib import admin
@@ -14,34 +15,33 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from records.admin.common import ReadOnlyAdmin, json_block
+from records.admin.common import ChoicesFilter, ReadOnlyAdmin, json_block, stored_json
 from workflow.agendas.health import check_health
 from workflow.agendas.presentation import whole_picture
 from workflow.models.agendas import Agenda, AgendaConclusion, AgendaEvent
 
-OPEN_OR_UNSYNCED = Q(status__in=[Agenda.ACTIVE, Agenda.PAUSED]) | Q(sync_state=Agenda.SYNC_PENDING)
+OPEN, UNSYNCED = Q(status__in=[Agenda.ACTIVE, Agenda.PAUSED]), Q(sync_state=Agenda.SYNC_PENDING)
 
 
-class AgendaAttentionFilter(admin.SimpleListFilter):
+class AgendaAttentionFilter(ChoicesFilter):
     """What the dashboard lists: agendas still open, or whose outcomes are not yet synced."""
 
     title = "needs following up"
     parameter_name = "attention"
+    options = {
+        "open_or_unsynced": ("Open, or outcomes not yet synced", OPEN | UNSYNCED),
+        "open": ("Open (active or paused)", OPEN),
+        "unsynced": ("Outcomes not yet synced to records", UNSYNCED),
+    }
 
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [
-            ("open_or_unsynced", "Open, or outcomes not yet synced"),
-            ("open", "Open (active or paused)"),
-            ("unsynced", "Outcomes not yet synced to records"),
-        ]
 
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        wanted = {
-            "open_or_unsynced": OPEN_OR_UNSYNCED,
-            "open": Q(status__in=[Agenda.ACTIVE, Agenda.PAUSED]),
-            "unsynced": Q(sync_state=Agenda.SYNC_PENDING),
-        }.get(self.value() or "")
-        return queryset if wanted is None else queryset.filter(wanted)
+def _table(headings: str, rows: Iterable[tuple[Any, ...]]) -> str:
+    """A plain table under these space-separated headings, each value escaped unless safe."""
+    head = format_html_join("", "<th>{}</th>", ((h,) for h in headings.split()))
+    cells = ((format_html_join("", "<td>{}</td>", ((v,) for v in row)),) for row in rows)
+    return format_html(
+        "<table><tr>{}</tr>{}</table>", head, format_html_join("", "<tr>{}</tr>", cells)
+    )
 
 
 @admin.register(Agenda)
@@ -61,7 +61,6 @@ class AgendaAdmin(ReadOnlyAdmin):
         ("Bound records", {"fields": ["bound_collection", "sync_state"]}),
         ("When", {"fields": ["created_at", "updated_at", "closed_at", "id"]}),
     ]
-    readonly_fields = [str(name) for _, part in fieldsets for name in part["fields"]]
 
     @admin.display(description="whole picture")
     def tree(self, obj: Agenda) -> str:
@@ -75,21 +74,8 @@ class AgendaAdmin(ReadOnlyAdmin):
             .select_related("item__layer")
             .order_by("created_at", "id")
         )
-        body = format_html_join(
-            "",
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            (
-                (row.item.path, row.kind, row.text, row.actor_id, row.created_at.isoformat())
-                for row in rows
-            ),
-        )
-        if not body:
-            return "—"
-        return format_html(
-            "<table><tr><th>item</th><th>kind</th><th>text</th><th>by</th><th>at</th></tr>"
-            "{}</table>",
-            body,
-        )
+        shown = [(r.item.path, r.kind, r.text, r.actor_id, r.created_at.isoformat()) for r in rows]
+        return _table("item kind text by at", shown) if shown else "—"
 
     @admin.display(description="health check (structure, event chain, seal)")
     def health(self, obj: Agenda) -> str:
@@ -119,25 +105,16 @@ class AgendaAdmin(ReadOnlyAdmin):
     @admin.display(description="events")
     def event_history(self, obj: Agenda) -> str:
         events = AgendaEvent.objects.filter(agenda=obj).order_by("sequence")
-        body = format_html_join(
-            "",
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            (
-                (e.sequence, e.kind, e.actor_id, e.created_at.isoformat(), json_block(e.payload))
-                for e in events
-            ),
+        shown = (
+            (e.sequence, e.kind, e.actor_id, e.created_at.isoformat(), json_block(e.payload))
+            for e in events
         )
         url = reverse("admin:workflow_agendaevent_changelist") + f"?agenda__id__exact={obj.pk}"
         return format_html(
-            '<p><a href="{}">Open as a filterable list</a></p><table><tr><th>#</th><th>kind'
-            "</th><th>by</th><th>at</th><th>payload</th></tr>{}</table>",
+            '<p><a href="{}">Open as a filterable list</a></p>{}',
             url,
-            body,
+            _table("# kind by at payload", shown),
         )
-
-
-EVENT_FIELDS = ["agenda", "sequence", "kind", "actor_id", "created_at", "payload_json"]
-EVENT_FIELDS += ["state_hash", "previous_hash", "event_hash"]
 
 
 @admin.register(AgendaEvent)
@@ -149,12 +126,10 @@ class AgendaEventAdmin(ReadOnlyAdmin):
     raw_id_fields = ["agenda"]
     search_fields = ["=agenda__id", "agenda__title", "actor_id"]
     show_full_result_count = False
-    fields = tuple(EVENT_FIELDS)
-    readonly_fields = EVENT_FIELDS
+    fields = ["agenda", "sequence", "kind", "actor_id", "created_at", "payload_json"]
+    fields += ["state_hash", "previous_hash", "event_hash"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[AgendaEvent]:
         return super().get_queryset(request).order_by("-created_at", "-id")
 
-    @admin.display(description="payload")
-    def payload_json(self, obj: AgendaEvent) -> str:
-        return json_block(obj.payload, fold_over=3000)
+    payload_json = stored_json("payload", "payload", fold_over=3000)

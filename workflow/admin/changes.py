@@ -5,6 +5,10 @@ module turns that into names and short values, the same way for every operation,
 here knows an operation by name. Updates are compared with the record as it is now (for a
 write still awaiting a decision that is exactly what approving would overwrite). The summary is
 the same picture squeezed into a line for the queue ("update Kirat: stage onsite → offer").
+
+A reviewer reads names, not IDs: the review page and the queue's summaries collect every ID
+they will show first, then fetch them together in one Lookup, so a 100-row import or a page of
+100 actions costs the same two queries as one write.
 """
 
 from __future__ import annotations
@@ -13,29 +17,94 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from records.validation import canonical_json
-from workflow.admin.lookup import Lookup, Ref
+from django.urls import reverse
+
+from records.admin.common import shorten
+from records.admin.timeline import FieldChange, show
+from records.ids import is_valid_id
+from records.models import Collection, Record
 from workflow.operations import operation_named, operation_names
-from workflow.operations.change import Change
 from workflow.operations.change import FieldChange as FieldData
+from workflow.operations.checks import REFERENCE
 
 VALUE_LIMIT = 300
 SUMMARY_LIMIT = 120
 
 
+@dataclass(frozen=True)
+class Ref:
+    """A record or collection as a reviewer sees it: its name, linked, or the bare ID if gone."""
+
+    id: str
+    title: str
+    url: str
+    note: str = ""  # "archived", "collection: people", "no longer exists"
+
+
 @dataclass
-class FieldChange:
-    path: str
-    kind: str  # added | changed | removed | unchanged
-    before: str = ""
-    after: str = ""
+class Lookup:
+    workspace_id: str | None
+    records: dict[str, Record]
+    collections: dict[str, str]
+
+    @classmethod
+    def load(
+        cls,
+        workspace_id: str | None,
+        record_ids: Iterable[Any],
+        collection_ids: Iterable[Any] = (),
+    ) -> Lookup:
+        """workspace_id None: IDs named by actions of several workspaces (a queue page whose
+        rows the person may all see; IDs are unique across workspaces)."""
+        where = {} if workspace_id is None else {"workspace_id": workspace_id}
+        wanted_records = {str(i) for i in record_ids if is_valid_id(i)}
+        records = {
+            r.pk: r
+            for r in Record.objects.filter(pk__in=wanted_records, **where).only(
+                "id", "title", "data", "version", "archived_at", "collection_id"
+            )
+        }
+        wanted_collections = {str(i) for i in collection_ids if is_valid_id(i)}
+        wanted_collections |= {r.collection_id for r in records.values()}
+        collections = dict(
+            Collection.objects.filter(pk__in=wanted_collections, **where).values_list("id", "name")
+        )
+        return cls(workspace_id, records, collections)
+
+    def record(self, record_id: Any) -> Record | None:
+        return self.records.get(str(record_id))
+
+    def title(self, record_id: Any) -> str:
+        record = self.record(record_id)
+        return record.title if record else str(record_id)
+
+    def record_ref(self, record_id: Any) -> Ref:
+        record = self.record(record_id)
+        if record is None and isinstance(record_id, str) and REFERENCE.fullmatch(record_id):
+            return Ref(record_id, f"the record {record_id} creates", "", "in this batch")
+        if record is None:
+            return Ref(str(record_id), str(record_id), "", "no such record now")
+        where = self.collections.get(record.collection_id, "")
+        note = "archived" if record.archived_at else ""
+        return Ref(
+            record.pk,
+            record.title,
+            reverse("admin:records_record_change", args=[record.pk]),
+            ", ".join(n for n in (where, note) if n),
+        )
+
+    def collection_ref(self, collection_id: Any) -> Ref:
+        name = self.collections.get(str(collection_id))
+        if name is None:
+            return Ref(str(collection_id), str(collection_id), "", "no such collection now")
+        url = reverse("admin:records_collection_change", args=[collection_id])
+        return Ref(str(collection_id), name, url, "collection")
 
 
 @dataclass
 class OperationReview:
     """One operation as a reviewer reads it."""
 
-    operation: str
     verb: str
     target: Ref | None = None
     changes: list[FieldChange] = field(default_factory=list)
@@ -45,41 +114,25 @@ class OperationReview:
     summary: str = ""  # what the operation does, in its definition's words
 
 
-def show(value: Any, limit: int = VALUE_LIMIT) -> str:
-    text = value if isinstance(value, str) else canonical_json(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def _shown(change: FieldData) -> FieldChange:
-    before = "" if change.kind == "added" else show(change.before)
-    after = "" if change.kind == "removed" else show(change.after)
+    before = "" if change.kind == "added" else show(change.before, VALUE_LIMIT)
+    after = "" if change.kind == "removed" else show(change.after, VALUE_LIMIT)
     return FieldChange(change.path, change.kind, before, after)
 
 
 def ids_named(operations: Iterable[tuple[str, dict[str, Any]]]) -> tuple[set[str], set[str]]:
     """The records and collections these (operation, arguments) name, to fetch in one Lookup."""
-    records: set[str] = set()
-    collections: set[str] = set()
     known = operation_names()
-    for operation, args in operations:
-        if operation in known:
-            named_records, named_collections = operation_named(operation).named_ids(args)
-            records |= named_records
-            collections |= named_collections
-    return records, collections
+    named = [operation_named(op).named_ids(args) for op, args in operations if op in known]
+    return set[str]().union(*(r for r, _ in named)), set[str]().union(*(c for _, c in named))
 
 
 def review_operation(operation: str, args: dict[str, Any], lookup: Lookup) -> OperationReview:
     if operation not in operation_names():  # a stored action of an operation since retired
-        return OperationReview(operation, operation.replace("_", " "))
+        return OperationReview(operation.replace("_", " "))
     definition = operation_named(operation)
-    review = _review(operation, definition.change(args, lookup), lookup)
-    review.summary = definition.summary
-    return review
-
-
-def _review(operation: str, change: Change, lookup: Lookup) -> OperationReview:
-    review = OperationReview(operation, change.verb)
+    change = definition.change(args, lookup)
+    review = OperationReview(change.verb, summary=definition.summary)
     if change.record_id:
         review.target = lookup.record_ref(change.record_id)
     elif change.collection_id:
@@ -93,7 +146,7 @@ def _review(operation: str, change: Change, lookup: Lookup) -> OperationReview:
             review.notes.append(f"relationship {link.relationship_id}")
             continue
         source, target = lookup.record_ref(link.source_id), lookup.record_ref(link.target_id)
-        review.links.append((source, show(link.relationship_type), target))
+        review.links.append((source, show(link.relationship_type, VALUE_LIMIT), target))
     review.notes += change.notes
     return review
 
@@ -104,7 +157,7 @@ def one_line(review: OperationReview, *, against_current: bool = True) -> str:
     if review.created_in is not None:
         title = next((c.after for c in review.changes if c.path == "title"), "")
         text = f"{review.verb} {title} {review.notes[0]}".strip()
-        return _cut(text)
+        return shorten(text, SUMMARY_LIMIT)
     head = review.verb
     if review.target is not None:
         head = f"{head} {review.target.title}"
@@ -122,8 +175,4 @@ def one_line(review: OperationReview, *, against_current: bool = True) -> str:
             parts.append(f"{change.path} {change.before} → {change.after}")
         else:
             parts.append(f"{change.path} → {change.after}")
-    return _cut(f"{head}: {', '.join(parts)}" if parts else head)
-
-
-def _cut(text: str) -> str:
-    return text if len(text) <= SUMMARY_LIMIT else text[: SUMMARY_LIMIT - 1] + "…"
+    return shorten(f"{head}: {', '.join(parts)}" if parts else head, SUMMARY_LIMIT)

@@ -3,14 +3,12 @@ taken on it and, once applied, what it became; and its links (workflow.action_ki
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
-from records.admin.clarifications import Clarification, clarifications
+from records.admin.timeline import clarifications, show
 from workflow import imports
 from workflow.action_kinds import kind_of
-from workflow.admin.changes import show
-from workflow.admin.lookup import Lookup, Ref
+from workflow.admin.changes import Lookup, Ref
 from workflow.models import PreparedAction
 
 FLAG_LABELS = {
@@ -31,56 +29,6 @@ OUTCOME_LABELS = {
 ROW_DATA_LIMIT = 160
 
 
-@dataclass
-class Candidate:
-    ref: Ref
-    score: Any
-    reasons: str
-
-
-@dataclass
-class ImportRowView:
-    key: str
-    title: str
-    flag: str
-    flagged: bool
-    data: str
-    candidates: list[Candidate]
-    decision: str
-    duplicate_of: str
-    made: Ref | None = None  # the record the row became, once applied
-    outcome: str = ""  # "created", "used the existing record", "skipped"
-    # The user's answer in the client for this row, and the agent's account of why a flagged
-    # row is created anyway.
-    clarifications: list[Clarification] = field(default_factory=list)
-
-
-@dataclass
-class ImportLinkView:
-    source: Ref
-    relationship_type: str
-    target: Ref
-    note: str = ""  # "not made: an endpoint row was skipped"
-
-
-@dataclass
-class ImportView:
-    collection: Ref
-    rows: list[ImportRowView]
-    links: list[ImportLinkView]
-    flagged: int
-    decided: bool
-    applied: bool = False
-    summary: str = ""
-
-
-def _outcomes(action: PreparedAction) -> dict[str, dict[str, Any]]:
-    """Each import row's outcome by key, once the import was applied (else empty)."""
-    result = action.result if isinstance(action.result, dict) else {}
-    rows = result.get("rows")
-    return rows if isinstance(rows, dict) else {}
-
-
 def _row_end(
     end: dict[str, Any], titles: dict[str, str], made: dict[str, str], lookup: Lookup
 ) -> Ref:
@@ -95,63 +43,76 @@ def _row_end(
     return Ref("", titles.get(key, key), "", f"row {key}")
 
 
-def import_view(action: PreparedAction, lookup: Lookup) -> ImportView:
+def _row(
+    row: dict[str, Any],
+    decision: dict[str, Any],
+    outcome: dict[str, Any],
+    data: Any,
+    lookup: Lookup,
+) -> dict[str, Any]:
+    """One reviewed row: its duplicate review, the decision taken on it, what it became."""
+    label = DECISION_LABELS.get(decision.get("decision", ""), "")
+    if decision.get("record_id"):
+        label = f"{label}: {lookup.title(decision['record_id'])}"
+    flagged = row.get("status") != imports.CLEAN
+    return {
+        "key": str(row["key"]),
+        "title": str(row["title"]),
+        "flag": FLAG_LABELS.get(row.get("status", ""), str(row.get("status", ""))),
+        "flagged": flagged,
+        "data": show(data or {}, ROW_DATA_LIMIT),
+        "candidates": [
+            (lookup.record_ref(c["record_id"]), c.get("score"), "; ".join(c.get("reasons", [])))
+            for c in row.get("candidates", [])
+        ],
+        "decision": label or ("decided when the agent commits" if flagged else "create"),
+        "duplicate_of": str(row.get("duplicate_of") or ""),
+        "made": lookup.record_ref(outcome["record_id"]) if outcome.get("record_id") else None,
+        "outcome": OUTCOME_LABELS.get(str(outcome.get("outcome", "")), ""),
+        # The user's answer in the client for this row, and the agent's account of why a
+        # flagged row is created anyway.
+        "clarifications": clarifications([decision], str(decision.get("clarification") or "")),
+    }
+
+
+def import_view(action: PreparedAction, lookup: Lookup) -> dict[str, Any]:
     arguments = action.arguments
     decisions = arguments.get("decisions") or {}
     data_by_key = {row["key"]: row.get("data") for row in arguments.get("rows") or []}
     titles = {str(row["key"]): str(row.get("title", "")) for row in arguments.get("rows") or []}
-    outcomes = _outcomes(action)
-    made = {k: str(o["record_id"]) for k, o in outcomes.items() if o.get("record_id")}
-    rows = []
-    for row in arguments.get("reviewed") or []:
-        decision = decisions.get(row["key"]) or {}
-        outcome = outcomes.get(row["key"]) or {}
-        label = DECISION_LABELS.get(decision.get("decision", ""), "")
-        if decision.get("record_id"):
-            label = f"{label}: {lookup.title(decision['record_id'])}"
-        flagged = row.get("status") != imports.CLEAN
-        rows.append(
-            ImportRowView(
-                key=str(row["key"]),
-                title=str(row["title"]),
-                flag=FLAG_LABELS.get(row.get("status", ""), str(row.get("status", ""))),
-                flagged=flagged,
-                data=show(data_by_key.get(row["key"]) or {}, ROW_DATA_LIMIT),
-                candidates=[
-                    Candidate(
-                        lookup.record_ref(c["record_id"]),
-                        c.get("score"),
-                        "; ".join(c.get("reasons", [])),
-                    )
-                    for c in row.get("candidates", [])
-                ],
-                decision=label or ("decided when the agent commits" if flagged else "create"),
-                duplicate_of=str(row.get("duplicate_of") or ""),
-                made=lookup.record_ref(outcome["record_id"]) if outcome.get("record_id") else None,
-                outcome=OUTCOME_LABELS.get(str(outcome.get("outcome", "")), ""),
-                clarifications=clarifications([decision], str(decision.get("clarification") or "")),
-            )
-        )
     result = action.result if isinstance(action.result, dict) else {}
+    # Each row's outcome by key, once the import was applied (else empty).
+    outcomes = result["rows"] if isinstance(result.get("rows"), dict) else {}
+    made = {k: str(o["record_id"]) for k, o in outcomes.items() if o.get("record_id")}
+    rows = [
+        _row(
+            row,
+            decisions.get(row["key"]) or {},
+            outcomes.get(row["key"]) or {},
+            data_by_key.get(row["key"]),
+            lookup,
+        )
+        for row in arguments.get("reviewed") or []
+    ]
     dropped = {d.get("link_index"): d.get("reason", "") for d in result.get("dropped_links") or []}
     links = [
-        ImportLinkView(
-            _row_end(link.get("source", {}), titles, made, lookup),
-            str(link.get("relationship_type", "")),
-            _row_end(link.get("target", {}), titles, made, lookup),
-            f"not made: {dropped[index]}" if index in dropped else "",
-        )
+        {
+            "source": _row_end(link.get("source", {}), titles, made, lookup),
+            "relationship_type": str(link.get("relationship_type", "")),
+            "target": _row_end(link.get("target", {}), titles, made, lookup),
+            "note": f"not made: {dropped[index]}" if index in dropped else "",
+        }
         for index, link in enumerate(arguments.get("links") or [])
     ]
     collection = lookup.collection_ref(arguments.get("collection_id"))
-    flagged = sum(r.flagged for r in rows)
+    flagged = sum(r["flagged"] for r in rows)
     summary = kind_of(action.operation).summary(len(arguments.get("rows") or []), collection.title)
-    return ImportView(
-        collection=collection,
-        rows=rows,
-        links=links,
-        flagged=flagged,
-        decided=arguments.get("decisions") is not None,
-        applied=bool(outcomes),
-        summary=summary + (f", {flagged} flagged" if flagged else ""),
-    )
+    return {
+        "collection": collection,
+        "rows": rows,
+        "links": links,
+        "flagged": flagged,
+        "decided": arguments.get("decisions") is not None,
+        "applied": bool(outcomes),
+        "summary": summary + (f", {flagged} flagged" if flagged else ""),
+    }

@@ -9,31 +9,20 @@ candidates (the same test the record page's pending panel uses), one Lookup name
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import Q
 from django.urls import reverse
 
 from workflow.action_kinds import KINDS, kind_of
-from workflow.admin.changes import ids_named
-from workflow.admin.lookup import Lookup
-from workflow.admin.queue import headline
-from workflow.admin.states import state_badge
+from workflow.admin.changes import Lookup, ids_named
+from workflow.admin.queue import headline, state_badge
 from workflow.models import OPEN_STATES, PreparedAction
 from workflow.operations import operation_named, operation_names
 
 OVERLAP_LIMIT = 20
 NAMED_LIMIT = 50  # records of one write looked for in others; an import may name hundreds
 NAMING_KEYS = ("record_id", "source_id", "target_id")
-
-
-@dataclass
-class Overlap:
-    url: str
-    summary: str
-    badge: str
-    shared: list[str]  # "Kirat: stage", or "Kirat" when only the record is shared
-    same_field: bool
 
 
 def names_any(record_ids: Iterable[str]) -> Q:
@@ -80,7 +69,9 @@ def _summary(action: PreparedAction, lookup: Lookup) -> str:
     return headline(kind, first, kind.size(action.arguments), where, lookup, True)
 
 
-def overlapping(action: PreparedAction, mine: dict[str, set[str]], lookup: Lookup) -> list[Overlap]:
+def overlapping(
+    action: PreparedAction, mine: dict[str, set[str]], lookup: Lookup
+) -> list[dict[str, Any]]:
     """Other writes still open in the workspace that touch a record this one touches."""
     if action.state not in OPEN_STATES or not mine:
         return []
@@ -101,6 +92,7 @@ def overlapping(action: PreparedAction, mine: dict[str, set[str]], lookup: Looku
         shared_records = sorted(set(mine) & set(theirs), key=lookup.title)
         if not shared_records:
             continue  # named the ID only in passing (a cited candidate, a reason's text)
+        # Each shared record as "Kirat: stage", or "Kirat" when only the record is shared.
         shared, same_field = [], False
         for record_id in shared_records:
             fields = sorted(mine[record_id] & theirs[record_id])
@@ -108,12 +100,12 @@ def overlapping(action: PreparedAction, mine: dict[str, set[str]], lookup: Looku
             title = lookup.title(record_id)
             shared.append(f"{title}: {', '.join(fields)}" if fields else title)
         overlaps.append(
-            Overlap(
-                url=reverse("admin:workflow_preparedaction_change", args=[other.pk]),
-                summary=_summary(other, lookup),
-                badge=state_badge(other.state),
-                shared=shared,
-                same_field=same_field,
-            )
+            {
+                "url": reverse("admin:workflow_preparedaction_change", args=[other.pk]),
+                "summary": _summary(other, lookup),
+                "badge": state_badge(other.state),
+                "shared": shared,
+                "same_field": same_field,
+            }
         )
     return overlaps

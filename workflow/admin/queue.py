@@ -1,4 +1,5 @@
-"""The approval queue's list: six short columns without loading the stored JSON behind them.
+"""The approval queue's list: six short columns without loading the stored JSON behind them,
+and each action's state as a badge a person reads at a glance.
 
 A prepared import keeps every row, its review and its preview; a list page of 100 such actions
 used to read megabytes to draw one line each. Here the big JSON columns are deferred and the
@@ -14,13 +15,25 @@ from django.contrib.admin.views.main import ChangeList
 from django.db.models import Case, IntegerField, JSONField, QuerySet, When
 from django.db.models.fields.json import KeyTextTransform
 from django.http import HttpRequest
+from django.utils.html import format_html
 
 from workflow.action_kinds import KINDS, SINGLE, Kind, Write, kind_of
-from workflow.admin.changes import ids_named, one_line, review_operation
-from workflow.admin.lookup import Lookup
-from workflow.models import OPEN_STATES, PreparedAction
+from workflow.admin.changes import Lookup, ids_named, one_line, review_operation
+from workflow.models import OPEN_STATES, ActionState, PreparedAction
 
 BIG_JSON = ("arguments", "preview", "evidence", "counters", "result", "review_ids")
+BADGES: dict[str, tuple[str, str]] = {
+    ActionState.AWAITING_APPROVAL: ("awaiting your decision", "anchor-agent"),
+    ActionState.COMMITTED: ("applied", "anchor-ok"),
+    ActionState.REJECTED: ("rejected", "anchor-bad"),
+    ActionState.STALE: ("stale: can no longer apply", "anchor-bad"),
+    ActionState.PREPARED: ("prepared, not committed", ""),
+}
+
+
+def state_badge(state: str) -> str:
+    label, css = BADGES.get(state, (state, ""))
+    return format_html('<span class="anchor-badge {}">{}</span>', css, label)
 
 
 def _by_kind(part: str, output_field: Any) -> Case:
