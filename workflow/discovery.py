@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from records import validation as v
-from records.counters import CATALOG
+from records.counters import CATALOG, counter_values
 from records.models import Collection, Record
 from records.names import normalize_name
 from records.selectors.active_counts import active_counts
@@ -22,7 +22,7 @@ from records.validation import canonical_json
 from workflow.models import ReviewTicket
 from workflow.names.rule import ratio as similarity
 from workflow.scope import Scope
-from workflow.tickets import issue_ticket
+from workflow.tickets import issue_tickets
 
 MAX_CATALOG = 200
 SAMPLES_PER_COLLECTION = 3
@@ -82,11 +82,7 @@ def _suggestion(
             reasons.append(f"{kind} {candidate!r} shares the word(s) {sorted(singular)}")
             score = max(score, 0.5)
     described = " ".join(
-        [
-            collection["purpose"],
-            collection["record_meaning"],
-            " ".join(collection["typical_fields"]),
-        ]
+        [collection["purpose"], collection["record_meaning"], *collection["typical_fields"]]
     )
     shared = purpose_words & _words(described)
     # One shared word ("team", "project") says little about two purposes; two begin to.
@@ -197,25 +193,14 @@ def discover_collections(scope: Scope, *, name: Any, purpose: Any) -> dict[str, 
     discovery = evaluate_discovery(
         scope.workspace_id, name_text=name_text, purpose_text=purpose_text
     )
-    return issue_discovery(scope, discovery, name_text=name_text, purpose_text=purpose_text)
-
-
-def issue_discovery(
-    scope: Scope, discovery: Discovery, *, name_text: str, purpose_text: str
-) -> dict[str, Any]:
-    """A ticket for an evaluated discovery, and the reply an agent reads."""
     answer = discovery.answer
-    ticket = issue_ticket(
-        scope,
-        kind=ReviewTicket.DISCOVERY,
-        request={
-            "name": name_text,
-            "normalized_name": normalize_name(name_text),
-            "purpose": purpose_text,
-        },
-        answer=answer,
-        counter_keys=[CATALOG],
-    )
+    request = {
+        "name": name_text,
+        "normalized_name": normalize_name(name_text),
+        "purpose": purpose_text,
+    }
+    counters = counter_values(scope.workspace_id, [CATALOG])
+    [ticket] = issue_tickets(scope, ReviewTicket.DISCOVERY, [(request, answer, counters)])
     return {
         "discovery_id": ticket.pk,
         "status": answer["status"],
