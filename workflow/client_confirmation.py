@@ -7,7 +7,6 @@ from the client, not the model, so it is kept apart from agent-reported `clarifi
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +14,6 @@ from django.db.models import Q
 from django.utils import timezone
 
 from records.errors import INVALID_INPUT, NEEDS_CLARIFICATION, AnchorError, not_found
-from records.ids import is_valid_id
 from records.models import Collection, Record, Relationship
 from workflow.models import ReviewTicket
 from workflow.scope import Scope
@@ -88,29 +86,14 @@ def _with_data_and_links(scope: Scope, candidates: list[dict[str, Any]]) -> list
     ]
 
 
-def _data(candidate: dict[str, Any]) -> dict[str, Any]:
-    """The candidate's data as read now, else from its preview (a cut one as one value)."""
-    if isinstance(candidate.get("data"), dict):
-        return dict(candidate["data"])
-    preview = candidate.get("data_preview") or "{}"
-    try:
-        data = json.loads(preview)
-    except ValueError:
-        return {"data": preview}
-    return data if isinstance(data, dict) else {"data": preview}
-
-
 def _differing(candidates: list[dict[str, Any]]) -> set[str]:
     """The data keys whose values are not the same on every candidate."""
-    keys = {k for c in candidates for k in _data(c)}
-    return {k for k in keys if len({repr(_data(c).get(k)) for c in candidates}) > 1}
+    keys = {k for c in candidates for k in c["data"]}
+    return {k for k in keys if len({repr(c["data"].get(k)) for c in candidates}) > 1}
 
 
 def _links(candidate: dict[str, Any]) -> frozenset[str]:
-    return frozenset(
-        str(link.get("title", link)) if isinstance(link, dict) else str(link)
-        for link in candidate.get("links") or []
-    )
+    return frozenset(candidate["links"])
 
 
 def _choice_title(
@@ -121,7 +104,7 @@ def _choice_title(
 ) -> str:
     where = collection_names.get(candidate["collection_id"], "")
     notes = [where] if where else []
-    data = _data(candidate)
+    data = candidate["data"]
     notes += [f"{k}: {str(data[k])[:40]}" for k in sorted(differ) if k in data][:3]
     notes += [f"linked to {t[:40]}" for t in sorted(_links(candidate) - shared)][:2]
     if candidate.get("status") == "archived":
@@ -174,8 +157,6 @@ def confirmed_different(ticket: ReviewTicket) -> bool:
 
 
 def _own_resolution(scope: Scope, resolution_id: str) -> ReviewTicket:
-    if not is_valid_id(resolution_id):
-        raise not_found("resolution", resolution_id)
     ticket = ReviewTicket.objects.filter(
         pk=resolution_id,
         workspace_id=scope.workspace_id,

@@ -31,30 +31,25 @@ def with_next_step(result: dict[str, Any], step: str) -> dict[str, Any]:
     return {**result, "next_step": step}
 
 
+AFTER_RESOLUTION = {
+    "resolved": "Cite this resolution_id in the write for selected_record_id.",
+    "no_match": "The expected answer before a create: cite this resolution_id in create_record "
+    "with this exact title and collection_id.",
+    "needs_clarification": "Ask the user one question using the candidates' details; then "
+    "resolve again with their answer, or cite this resolution_id with what they said in "
+    "clarification.",
+    "incomplete": "Narrow the review (a collection_id, context_record_ids or a longer name) and "
+    "resolve again; an incomplete review cannot authorize a write.",
+}
+
+
 def after_resolution(result: dict[str, Any], *, detail: bool = False) -> dict[str, Any]:
-    status = result["status"]
-    if status == "resolved":
-        step = "Cite this resolution_id in the write for selected_record_id."
-    elif status == "no_match" and refers_back(str(result.get("query", ""))):
+    step = AFTER_RESOLUTION[result["status"]]
+    if result["status"] == "no_match" and refers_back(str(result.get("query", ""))):
         step = (
             f"{result['query']!r} refers to something said earlier, not a title: resolve the "
             "name it stands for, or ask the user which record they mean. Never create a "
             "record with this title."
-        )
-    elif status == "no_match":
-        step = (
-            "The expected answer before a create: cite this resolution_id in create_record "
-            "with this exact title and collection_id."
-        )
-    elif status == "needs_clarification":
-        step = (
-            "Ask the user one question using the candidates' details; then resolve again with "
-            "their answer, or cite this resolution_id with what they said in clarification."
-        )
-    else:
-        step = (
-            "Narrow the review (a collection_id, context_record_ids or a longer name) and "
-            "resolve again; an incomplete review cannot authorize a write."
         )
     return with_next_step(result if detail else reply_size.resolution(result), step)
 
