@@ -10,7 +10,7 @@ import hashlib
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any
 
 from records import validation as v
 from records.counters import CATALOG, counter_values
@@ -40,28 +40,18 @@ WORD = re.compile(r"\w+")
 
 
 def _words(text: str) -> set[str]:
-    words = set()
-    for word in WORD.findall(normalize_name(text)):
-        if word in STOPWORDS or len(word) < 3:
-            continue
-        # Crude plural folding so "expenses" meets "expense"; lexical evidence only.
-        words.add(word[:-1] if word.endswith("s") and len(word) > 3 else word)
-    return words
-
-
-class Suggestion(TypedDict):
-    """A catalog entry the proposed collection may overlap, and the lexical evidence why."""
-
-    collection_id: str
-    name: str
-    score: float
-    exact: bool
-    reasons: list[str]
+    # Crude plural folding so "expenses" meets "expense"; lexical evidence only.
+    return {
+        word[:-1] if word.endswith("s") and len(word) > 3 else word
+        for word in WORD.findall(normalize_name(text))
+        if word not in STOPWORDS and len(word) >= 3
+    }
 
 
 def _suggestion(
     collection: dict[str, Any], name: str, purpose_words: set[str]
-) -> Suggestion | None:
+) -> dict[str, Any] | None:
+    """A catalog entry the proposed collection may overlap, and the lexical evidence why."""
     normalized = normalize_name(name)
     reasons: list[str] = []
     score = 0.0
@@ -139,7 +129,7 @@ class Discovery:
 
     entries: list[dict[str, Any]]
     truncated: bool
-    suggestions: list[Suggestion]
+    suggestions: list[dict[str, Any]]
     message: str
 
     @property

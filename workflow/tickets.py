@@ -57,13 +57,10 @@ def parse_review_ids(value: Any) -> list[str]:
             f"must list 1-{MAX_REVIEW_IDS} discovery_id/resolution_id values from "
             "discover_collections or resolve_record.",
         )
-    ids: list[str] = []
     for index, item in enumerate(value):
         if not is_valid_id(item):
             raise invalid(f"review_ids[{index}]", f"{item!r} is not a review ID.")
-        if item not in ids:
-            ids.append(item)
-    return ids
+    return list(dict.fromkeys(value))
 
 
 def load_tickets(scope: Scope, review_ids: list[str]) -> list[ReviewTicket]:
@@ -76,11 +73,8 @@ def load_tickets(scope: Scope, review_ids: list[str]) -> list[ReviewTicket]:
     }
     missing = [r for r in review_ids if r not in found]
     if missing:
-        others = ReviewTicket.objects.filter(pk__in=missing, workspace_id=scope.workspace_id)
-        foreign = set(others.values_list("pk", flat=True))
-        first = missing[0]
-        field = f"review_ids[{review_ids.index(first)}]"
-        if first in foreign:
+        first, field = missing[0], f"review_ids[{review_ids.index(missing[0])}]"
+        if ReviewTicket.objects.filter(pk=first, workspace_id=scope.workspace_id).exists():
             raise another_actors("review", first, field)
         raise not_found("review", first, field)
     return [found[r] for r in review_ids]

@@ -1,11 +1,9 @@
 """Could the names written since a resolution was made change its answer? Asked of them alone.
 
-A resolution by name depends on one names counter (its collection's, or the workspace's), and
-the names log (records.name_log) says which records moved it since the value the review holds.
-Every other record's names are as they were, so the answer can differ only if one of the
-written records was a candidate (its title, standing or collection may have changed) or now
-matches the query under the review's own rule (workflow.names.match.match_names on just those
-records' current names). When neither holds, the answer stands without reading the scope.
+The names log (records.name_log) says which records moved the resolution's names counter since
+the value its review holds; every other record's names are as they were. So the answer can
+differ only if one of the written records was a candidate or now matches the query under the
+review's own rule (match_names on just those records' current names).
 
 This is a filter in front of the whole re-evaluation, never a replacement for it: whenever it
 cannot say (a lookup by ID or through the self mapping, a moved links counter, an incomplete
@@ -34,9 +32,7 @@ from workflow.resolution import INCOMPLETE, SELF_WORDS
 MAX_WRITTEN = 500
 
 
-def _read(memo: dict[Any, Any] | None, key: tuple[Any, ...], read: Callable[[], Any]) -> Any:
-    if memo is None:
-        return read()
+def _read(memo: dict[Any, Any], key: tuple[Any, ...], read: Callable[[], Any]) -> Any:
     if key not in memo:
         memo[key] = read()
     return memo[key]
@@ -54,6 +50,7 @@ def names_since_leave_standing(
     the written names read once for many tickets at the same counter values."""
     if ticket.kind != ReviewTicket.RESOLUTION:
         return False
+    memo = {} if memo is None else memo
     request, answer = ticket.request, ticket.answer
     query = request["query"]
     normalized = normalize_name(query)
