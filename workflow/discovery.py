@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
 from records import validation as v
 from records.counters import CATALOG, counter_values
-from records.models import Collection, Record
+from records.models import Record
 from records.names import normalize_name
-from records.selectors.active_counts import active_counts
-from records.selectors.serialize import collection_dict
+from records.selectors.catalog import collection_list
 from records.validation import canonical_json
 from workflow.models import ReviewTicket
 from workflow.names.rule import ratio as similarity
@@ -91,30 +89,19 @@ def _suggestion(
 
 
 def catalog(workspace_id: str) -> tuple[list[dict[str, Any]], bool]:
-    """Up to MAX_CATALOG collections with aliases, active counts and sample records."""
-    rows = list(
-        Collection.objects.filter(workspace_id=workspace_id)
-        .prefetch_related("aliases")
-        .order_by("name", "id")[: MAX_CATALOG + 1]
-    )
-    truncated = len(rows) > MAX_CATALOG
-    rows = rows[:MAX_CATALOG]
-    counts = active_counts(workspace_id, (c.pk for c in rows))
-    samples: dict[str, list[dict[str, str]]] = defaultdict(list)
+    """Up to MAX_CATALOG collections as list_collections lists them, with sample records."""
+    listed = collection_list(workspace_id=workspace_id)["collections"]
+    entries = listed[:MAX_CATALOG]
     # One small query per collection, bounded by MAX_CATALOG and served by the record_page index.
-    for collection in rows:
-        for record_id, title in (
-            Record.objects.filter(collection=collection, archived_at__isnull=True)
-            .order_by("created_at", "id")
-            .values_list("id", "title")[:SAMPLES_PER_COLLECTION]
-        ):
-            samples[collection.pk].append({"record_id": record_id, "title": title})
-    entries = [
-        collection_dict(c, aliases=[a.alias for a in c.aliases.all()])
-        | {"active_record_count": counts[c.pk], "sample_records": samples[c.pk]}
-        for c in rows
-    ]
-    return entries, truncated
+    for entry in entries:
+        active = Record.objects.filter(
+            collection_id=entry["collection_id"], archived_at__isnull=True
+        ).order_by("created_at", "id")
+        entry["sample_records"] = [
+            {"record_id": record_id, "title": title}
+            for record_id, title in active.values_list("id", "title")[:SAMPLES_PER_COLLECTION]
+        ]
+    return entries, len(listed) > MAX_CATALOG
 
 
 def _fingerprint(entry: dict[str, Any]) -> str:

@@ -41,20 +41,21 @@ PREVIEW_CHARS = 200
 SELF_WORDS = {"me", "myself", "i"}
 
 
-@dataclass(frozen=True)
-class _Request:
-    """A resolution request, checked."""
+def _request(query_text: str, collection_id: str | None, context: list[str]) -> dict[str, Any]:
+    """A checked request, as its ticket keeps it: enough to ask it again at commit."""
+    return {
+        "query": query_text,
+        "normalized_query": normalize_name(query_text),
+        "collection_id": collection_id,
+        "context_record_ids": context,
+    }
 
-    query_text: str
-    collection_id: str | None
-    context: list[str]
 
-
-def _parse(scope: Scope, query: Any, collection_id: Any, context_record_ids: Any) -> _Request:
+def _parse(scope: Scope, query: Any, collection_id: Any, context_record_ids: Any) -> dict[str, Any]:
     query_text = v.text("query", query, max_length=v.MAX_TITLE)
     collection_id = collection_checked(scope.workspace_id, collection_id)
     if context_record_ids is None:
-        return _Request(query_text, collection_id, [])
+        return _request(query_text, collection_id, [])
     if not isinstance(context_record_ids, list) or len(context_record_ids) > MAX_CONTEXT_RECORDS:
         raise invalid(
             "context_record_ids",
@@ -71,7 +72,7 @@ def _parse(scope: Scope, query: Any, collection_id: Any, context_record_ids: Any
     missing = [rid for rid in context if rid not in {row["id"] for row in rows}]
     if missing:
         raise not_found("record", missing[0], f"context_record_ids[{context.index(missing[0])}]")
-    return _Request(query_text, collection_id, context)
+    return _request(query_text, collection_id, context)
 
 
 def _neighbours(record_ids: list[str]) -> set[str] | None:
@@ -192,12 +193,12 @@ class _Search:
         return [record_id for record_id, _ in self.ranked]
 
 
-def _search(scope: Scope, request: _Request, id_collections: dict[str, str]) -> _Search:
+def _search(scope: Scope, request: dict[str, Any], id_collections: dict[str, str]) -> _Search:
     """`id_collections`: the collection of each ID-shaped query's record in this workspace,
     read once for all the requests."""
-    query_text, collection_id = request.query_text, request.collection_id
-    normalized = normalize_name(query_text)
-    allowed = _neighbours(request.context)
+    query_text, normalized = request["query"], request["normalized_query"]
+    collection_id = request["collection_id"]
+    allowed = _neighbours(request["context_record_ids"])
     # The names counter this answer depends on. A lookup by ID or through the self mapping
     # depends only on that record's collection, not on every name in the workspace.
     names_scope = collection_id
@@ -267,10 +268,10 @@ def _records(scope: Scope, record_ids: list[str]) -> dict[str, Record]:
     return {r.pk: r for r in rows if r.workspace_id == scope.workspace_id}
 
 
-def _evaluate(scope: Scope, requests: list[_Request]) -> list[Resolution]:
+def _evaluate(scope: Scope, requests: list[dict[str, Any]]) -> list[Resolution]:
     """Each request answered as of now, reading what they share once: the records behind ID
     queries, the candidates' records and links."""
-    id_queries = [r.query_text for r in requests if is_valid_id(r.query_text)]
+    id_queries = [r["query"] for r in requests if is_valid_id(r["query"])]
     records = _records(scope, id_queries)
     id_collections = {pk: record.collection_id for pk, record in records.items()}
     searches = [_search(scope, request, id_collections) for request in requests]
@@ -288,20 +289,33 @@ def evaluate_resolution(
     resolve_record and the commit-time re-evaluation of a review both come here, so a review
     is re-checked with exactly the query and rules that produced it.
     """
-    return _evaluate(scope, [_Request(query_text, collection_id, context)])[0]
+    return _evaluate(scope, [_request(query_text, collection_id, context)])[0]
+
+
+# What an answer tells the agent (an incomplete one, and "me" unmapped, say their own reason).
+MESSAGES = {
+    "one_exact": "One active record matches exactly. A name match is not proof of identity: check "
+    "it against what the user means. Other candidates are suggestions only.",
+    "several_exact": "Several records match exactly, or the exact match is archived. Ask "
+    "the user which one they mean, using the distinguishing details (collection, data, links).",
+    "similar": "No exact match; similar names are listed. Ask the user whether they meant one "
+    "of them. Similar spelling is not identity; never pick one on your own.",
+    "none": "No record in this scope has this name. When the user is telling you about "
+    "something new, create it. Ask first only when they refer to something they expect to "
+    "exist (it may be stored under another name or in another collection).",
+}
 
 
 def _answer(
     search: _Search,
-    request: _Request,
+    request: dict[str, Any],
     records: dict[str, Record],
     links: dict[str, list[dict[str, Any]]],
 ) -> Resolution:
     ranked = search.ranked
-    if request.collection_id:  # an ID or self mapping outside the collection does not count
-        ranked = [
-            (rid, e) for rid, e in ranked if records[rid].collection_id == request.collection_id
-        ]
+    collection_id = request["collection_id"]
+    if collection_id:  # an ID or self mapping outside the collection does not count
+        ranked = [(rid, e) for rid, e in ranked if records[rid].collection_id == collection_id]
 
     candidates: list[dict[str, Any]] = []
     for record_id, entry in ranked:
@@ -327,43 +341,26 @@ def _answer(
         )
 
     exact = [c for c in candidates if c["match"] == "exact"]
-    selected = None
     if search.incomplete_reason:
         status = INCOMPLETE
         message = search.incomplete_reason + " An incomplete review cannot authorize a write."
     elif len(exact) == 1 and exact[0]["status"] == "active":
-        status, selected = RESOLVED, exact[0]["record_id"]
-        message = (
-            "One active record matches exactly. A name match is not proof of identity: check it "
-            "against what the user means. Other candidates are suggestions only."
-        )
+        status, message = RESOLVED, MESSAGES["one_exact"]
     elif exact:
-        status = NEEDS_CLARIFICATION
-        message = (
-            "Several records match exactly, or the exact match is archived. Ask the user which "
-            "one they mean, using the distinguishing details (collection, data, links)."
-        )
+        status, message = NEEDS_CLARIFICATION, MESSAGES["several_exact"]
     elif candidates:
-        status = NEEDS_CLARIFICATION
-        message = (
-            "No exact match; similar names are listed. Ask the user whether they meant one of "
-            "them. Similar spelling is not identity; never pick one on your own."
-        )
+        status, message = NEEDS_CLARIFICATION, MESSAGES["similar"]
     elif search.self_message:
         status, message = NEEDS_CLARIFICATION, search.self_message
     else:
-        status = NO_MATCH
-        message = (
-            "No record in this scope has this name. When the user is telling you about "
-            "something new, create it. Ask first only when they refer to something they expect "
-            "to exist (it may be stored under another name or in another collection)."
-        )
+        status, message = NO_MATCH, MESSAGES["none"]
+    selected = exact[0]["record_id"] if status == RESOLVED else None
 
     names = names_key(search.names_scope)
     counter_keys = [
         names,
         *(links_key(c["record_id"]) for c in candidates),
-        *(links_key(record_id) for record_id in request.context),
+        *(links_key(record_id) for record_id in request["context_record_ids"]),
     ]
     known = {} if search.names_revision is None else {names: search.names_revision}
     return Resolution(status, selected, message, candidates, counter_keys, known)
@@ -387,7 +384,7 @@ def batch_resolve(scope: Scope, *, requests: Any) -> dict[str, Any]:
     each answered exactly as resolve_record would answer it (_resolve_many)."""
     if not isinstance(requests, list) or not 1 <= len(requests) <= MAX_BATCH:
         raise invalid("requests", f"must be a list of 1-{MAX_BATCH} resolution requests.")
-    parsed: dict[int, _Request] = {}
+    parsed: dict[int, dict[str, Any]] = {}
     answered: dict[int, dict[str, Any]] = {}
     allowed = {"query", "collection_id", "context_record_ids"}
     for index, request in enumerate(requests):
@@ -410,7 +407,7 @@ def batch_resolve(scope: Scope, *, requests: Any) -> dict[str, Any]:
     return {"items": [{"item_index": i, **answered[i]} for i in range(len(requests))]}
 
 
-def _resolve_many(scope: Scope, requests: list[_Request]) -> list[dict[str, Any]]:
+def _resolve_many(scope: Scope, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each request answered and ticketed: what they share is read once (_evaluate), the
     counters not known from a names list in one query, and the tickets written in one INSERT."""
     resolutions = _evaluate(scope, requests)
@@ -420,9 +417,9 @@ def _resolve_many(scope: Scope, requests: list[_Request]) -> list[dict[str, Any]
     for request, resolution in zip(requests, resolutions, strict=True):
         counters = {**read, **resolution.known_counters}
         kept = {key: counters[key] for key in sorted(set(resolution.counter_keys))}
-        reviews.append((_ticket_request(request), resolution.answer, kept))
+        reviews.append((request, resolution.answer, kept))
     # A collection, a context record or a candidate was just read: the workspace exists.
-    read_a_row = any(r.collection_id or r.context for r in requests) or any(
+    read_a_row = any(r["collection_id"] or r["context_record_ids"] for r in requests) or any(
         r.candidates for r in resolutions
     )
     tickets = issue_tickets(scope, ReviewTicket.RESOLUTION, reviews, workspace_exists=read_a_row)
@@ -432,35 +429,25 @@ def _resolve_many(scope: Scope, requests: list[_Request]) -> list[dict[str, Any]
 def resolve_written(scope: Scope, record_id: str, collection_id: str) -> dict[str, Any]:
     """resolve_record by ID of a record just written, in its collection, without checking the
     collection again (the record's own row vouches for it)."""
-    return _resolve_many(scope, [_Request(record_id, collection_id, [])])[0]
+    return _resolve_many(scope, [_request(record_id, collection_id, [])])[0]
 
 
 def resolve_by_ids(scope: Scope, record_ids: list[str]) -> dict[str, str]:
     """A resolution by ID of each record (just written): record ID -> resolution_id, so the
     next write (a link) cites it without resolving again. One INSERT for all of them."""
-    replies = _resolve_many(scope, [_Request(record_id, None, []) for record_id in record_ids])
+    replies = _resolve_many(scope, [_request(record_id, None, []) for record_id in record_ids])
     return {record_id: r["resolution_id"] for record_id, r in zip(record_ids, replies, strict=True)}
 
 
-def _ticket_request(request: _Request) -> dict[str, Any]:
-    """What a resolution ticket keeps of its request: enough to ask it again at commit."""
-    return {
-        "query": request.query_text,
-        "normalized_query": normalize_name(request.query_text),
-        "collection_id": request.collection_id,
-        "context_record_ids": request.context,
-    }
-
-
-def _reply(ticket: ReviewTicket, request: _Request, resolution: Resolution) -> dict[str, Any]:
+def _reply(ticket: ReviewTicket, request: dict[str, Any], resolution: Resolution) -> dict[str, Any]:
     return {
         "resolution_id": ticket.pk,
         "status": resolution.status,
         "selected_record_id": resolution.selected_record_id,
         "message": resolution.message,
-        "query": request.query_text,
-        "collection_id": request.collection_id,
-        "context_record_ids": request.context,
+        "query": request["query"],
+        "collection_id": request["collection_id"],
+        "context_record_ids": request["context_record_ids"],
         "candidates": resolution.candidates,
         "expires_at": ticket.expires_at.isoformat(),
     }

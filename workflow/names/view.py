@@ -60,18 +60,6 @@ class Base:
                 at = packed.find(needle, at + 1)
 
 
-def _base(entries: list[Entry]) -> Base:
-    names = [normalize_name(display) for _, display, _ in entries]
-    ids = [rid for rid, _, _ in entries]
-    return Base(
-        names,
-        _pack(ids) or ids,
-        [display for _, display, _ in entries],
-        "".join("1" if alias else "0" for _, _, alias in entries),
-        f"{SEP}{SEP.join(names)}{SEP}",
-    )
-
-
 def _found(joined: str, needle: str, *, whole_name: bool, offset: int = 0) -> Iterator[int]:
     """Entries of `joined` equal to `needle` (whole_name) or holding it as whole words."""
     if not needle or SEP in needle:
@@ -150,8 +138,12 @@ class ScopeNames:
 
     @classmethod
     def build(cls, revision: int, entries: list[Entry]) -> ScopeNames:
-        base = _base(entries)
-        return cls(revision, base, record_count=base.aliases.count("0"))
+        names = [normalize_name(display) for _, display, _ in entries]
+        ids = [rid for rid, _, _ in entries]
+        aliases = "".join("1" if alias else "0" for _, _, alias in entries)
+        displays = [display for _, display, _ in entries]
+        base = Base(names, _pack(ids) or ids, displays, aliases, f"{SEP}{SEP.join(names)}{SEP}")
+        return cls(revision, base, record_count=aliases.count("0"))
 
     def patched(self, revision: int, replaced: set[str], added: list[Entry]) -> ScopeNames | None:
         """The snapshot at `revision`: the `replaced` records' entries gone, `added` (their
