@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Q
 from django.utils import timezone
 
 from records.errors import INVALID_INPUT, NEEDS_CLARIFICATION, AnchorError, not_found
-from records.models import Collection, Record, Relationship
+from records.models import Collection, Record
 from workflow.models import ReviewTicket
+from workflow.resolution import link_summaries
 from workflow.scope import Scope
 
 LABEL = "user-confirmed in the client"
@@ -66,22 +66,13 @@ def _with_data_and_links(scope: Scope, candidates: list[dict[str, Any]]) -> list
     ids = [c["record_id"] for c in candidates]
     records = Record.objects.filter(workspace_id=scope.workspace_id, pk__in=ids)
     data = dict(records.values_list("pk", "data"))
-    links: dict[str, set[str]] = {pk: set() for pk in ids}
-    rows = Relationship.objects.filter(workspace_id=scope.workspace_id).filter(
-        Q(source_id__in=ids) | Q(target_id__in=ids)
-    )
-    ends = list(rows.values_list("source_id", "target_id")[:500])
-    titles = dict(
-        Record.objects.filter(
-            workspace_id=scope.workspace_id, pk__in={e for pair in ends for e in pair}
-        ).values_list("pk", "title")
-    )
-    for source, target in ends:
-        for own, other in ((source, target), (target, source)):
-            if own in links:
-                links[own].add(titles.get(other, other))
+    links = link_summaries(ids)
     return [
-        {**c, "data": data.get(c["record_id"], {}), "links": sorted(links[c["record_id"]])}
+        {
+            **c,
+            "data": data.get(c["record_id"], {}),
+            "links": sorted({link["title"] for link in links[c["record_id"]]}),
+        }
         for c in candidates
     ]
 
@@ -146,9 +137,8 @@ def confirm_resolution(
 
 def confirmed_record_id(ticket: ReviewTicket) -> str | None:
     """The record the user picked in the client for this review, if they picked one."""
-    confirmation = ticket.client_confirmation or {}
-    record_id = confirmation.get("record_id")
-    return record_id if isinstance(record_id, str) else None
+    record_id: str | None = (ticket.client_confirmation or {}).get("record_id")
+    return record_id
 
 
 def confirmed_different(ticket: ReviewTicket) -> bool:

@@ -51,7 +51,9 @@ def _request(query_text: str, collection_id: str | None, context: list[str]) -> 
     }
 
 
-def _parse(scope: Scope, query: Any, collection_id: Any, context_record_ids: Any) -> dict[str, Any]:
+def _parse(
+    scope: Scope, query: Any, collection_id: Any = None, context_record_ids: Any = None
+) -> dict[str, Any]:
     query_text = v.text("query", query, max_length=v.MAX_TITLE)
     collection_id = collection_checked(scope.workspace_id, collection_id)
     if context_record_ids is None:
@@ -79,15 +81,8 @@ def _neighbours(record_ids: list[str]) -> set[str] | None:
     """Records linked (either direction, one hop) to every one of record_ids."""
     if not record_ids:
         return None
-    common: set[str] | None = None
-    for record_id in record_ids:
-        linked: set[str] = set()
-        for source, target in Relationship.objects.filter(
-            Q(source_id=record_id) | Q(target_id=record_id)
-        ).values_list("source_id", "target_id"):
-            linked.add(target if source == record_id else source)
-        common = linked if common is None else common & linked
-    return common
+    links = link_summaries(record_ids)
+    return set.intersection(*({link["record_id"] for link in links[r]} for r in record_ids))
 
 
 # What a link summary shows of each end: (id, title, collection name, archived_at).
@@ -97,7 +92,8 @@ END_COLUMNS = {
 }
 
 
-def _link_summaries(record_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
+def link_summaries(record_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """Each record's links, oldest first, with the other end's title, collection and standing."""
     summaries: dict[str, list[dict[str, Any]]] = defaultdict(list)
     if not record_ids:
         return summaries
@@ -277,7 +273,7 @@ def _evaluate(scope: Scope, requests: list[dict[str, Any]]) -> list[Resolution]:
     searches = [_search(scope, request, id_collections) for request in requests]
     candidate_ids = list(dict.fromkeys(rid for s in searches for rid in s.record_ids))
     records |= _records(scope, [rid for rid in candidate_ids if rid not in records])
-    links = _link_summaries(candidate_ids)
+    links = link_summaries(candidate_ids)
     return [_answer(s, r, records, links) for s, r in zip(searches, requests, strict=True)]
 
 
@@ -394,12 +390,7 @@ def batch_resolve(scope: Scope, *, requests: Any) -> dict[str, Any]:
                     f"requests[{index}]",
                     f"must be an object with keys {sorted(allowed)} (query required).",
                 )
-            parsed[index] = _parse(
-                scope,
-                request["query"],
-                request.get("collection_id"),
-                request.get("context_record_ids"),
-            )
+            parsed[index] = _parse(scope, **request)
         except AnchorError as exc:
             answered[index] = {"ok": False, "error": exc.as_dict()}
     replies = _resolve_many(scope, list(parsed.values()))

@@ -19,12 +19,12 @@ from typing import Any
 
 from records.counters import moved_counters, names_key
 from records.ids import is_valid_id
-from records.name_log import names_written
+from records.name_log import names_written_now
 from records.names import normalize_name
 from workflow.models import ReviewTicket
-from workflow.names.cache import names_of, scope_record_count
+from workflow.names.cache import scope_record_count
 from workflow.names.match import match_names
-from workflow.names.view import MAX_SCOPE_RECORDS
+from workflow.names.view import MAX_SCOPE_RECORDS, ScopeNames
 from workflow.resolution import INCOMPLETE, SELF_WORDS
 
 # Beyond this many names written since the review, re-running it costs about what reading them
@@ -64,11 +64,14 @@ def names_since_leave_standing(
         return False  # a counter gone back (a restored store): the log says nothing of it
     ws, was, now = ticket.workspace_id, expected[key], current[key]
     written = _read(
-        memo, ("log", key, was, now), lambda: names_written(ws, key, was, now, limit=MAX_WRITTEN)
+        memo,
+        ("log", key, was, now),
+        lambda: names_written_now(ws, collection_id, key, was, now, limit=MAX_WRITTEN),
     )
     if written is None:
         return False
-    if written & {candidate["record_id"] for candidate in answer.get("candidates", [])}:
+    changed, entries = written
+    if changed & {candidate["record_id"] for candidate in answer.get("candidates", [])}:
         return False
     # Each record in the scope moved its counter at least once: only a counter past the scan
     # limit can mean the scope outgrew it (the answer would now be incomplete).
@@ -77,7 +80,7 @@ def names_since_leave_standing(
         > MAX_SCOPE_RECORDS
     ):
         return False
-    if not written:
+    if not changed:
         return True
-    names = _read(memo, ("names", key, was, now), lambda: names_of(ws, collection_id, written))
+    names = _read(memo, ("names", key, was, now), lambda: ScopeNames.build(0, entries))
     return not match_names(names, normalized, query)
