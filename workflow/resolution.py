@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any
 
 from django.db.models import Q
 
@@ -129,14 +129,6 @@ def _preview(data: dict[str, Any]) -> str:
     return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
 
 
-class _Found(TypedDict):
-    """One candidate while resolving: its best score, whether any match was exact, and why."""
-
-    score: float
-    exact: bool
-    reasons: list[str]
-
-
 def _reason(match: NameMatch) -> str:
     kind = "alias" if match.is_alias else "title"
     if match.exact:
@@ -155,10 +147,10 @@ class Resolution:
     selected_record_id: str | None
     message: str
     candidates: list[dict[str, Any]]
-    counter_keys: list[str]
-    # Counters whose value the answer was computed at (the names list's revision): a ticket
-    # records that value, so a name written since the list was read moves it.
-    known_counters: dict[str, int]
+    # The counters the answer depends on. The names counter holds the names list's revision
+    # when one was matched (a ticket records that value, so a name written since the list was
+    # read moves it); None is read when the ticket is issued.
+    counters: dict[str, int | None]
 
     @property
     def answer(self) -> dict[str, Any]:
@@ -178,15 +170,11 @@ ANSWER_KEYS = ("record_id", "title", "match", "score", "status", "collection_id"
 class _Search:
     """What matching found for one request, before its candidates' records are loaded."""
 
-    ranked: list[tuple[str, _Found]]
+    ranked: list[tuple[str, dict[str, Any]]]  # candidate -> best score, any exact match, why
     names_scope: str | None  # the collection whose names counter the answer depends on
     incomplete_reason: str
     self_message: str
     names_revision: int | None  # the revision of the names list matched, if one was
-
-    @property
-    def record_ids(self) -> list[str]:
-        return [record_id for record_id, _ in self.ranked]
 
 
 def _search(scope: Scope, request: dict[str, Any], id_collections: dict[str, str]) -> _Search:
@@ -198,7 +186,7 @@ def _search(scope: Scope, request: dict[str, Any], id_collections: dict[str, str
     # The names counter this answer depends on. A lookup by ID or through the self mapping
     # depends only on that record's collection, not on every name in the workspace.
     names_scope = collection_id
-    found: dict[str, _Found] = {}
+    found: dict[str, dict[str, Any]] = {}
 
     def consider(record_id: str, score: float, exact: bool, reason: str) -> None:
         if allowed is not None and record_id not in allowed:
@@ -271,7 +259,7 @@ def _evaluate(scope: Scope, requests: list[dict[str, Any]]) -> list[Resolution]:
     records = _records(scope, id_queries)
     id_collections = {pk: record.collection_id for pk, record in records.items()}
     searches = [_search(scope, request, id_collections) for request in requests]
-    candidate_ids = list(dict.fromkeys(rid for s in searches for rid in s.record_ids))
+    candidate_ids = list(dict.fromkeys(rid for s in searches for rid, _ in s.ranked))
     records |= _records(scope, [rid for rid in candidate_ids if rid not in records])
     links = link_summaries(candidate_ids)
     return [_answer(s, r, records, links) for s, r in zip(searches, requests, strict=True)]
@@ -352,14 +340,10 @@ def _answer(
         status, message = NO_MATCH, MESSAGES["none"]
     selected = exact[0]["record_id"] if status == RESOLVED else None
 
-    names = names_key(search.names_scope)
-    counter_keys = [
-        names,
-        *(links_key(c["record_id"]) for c in candidates),
-        *(links_key(record_id) for record_id in request["context_record_ids"]),
-    ]
-    known = {} if search.names_revision is None else {names: search.names_revision}
-    return Resolution(status, selected, message, candidates, counter_keys, known)
+    counters: dict[str, int | None] = {names_key(search.names_scope): search.names_revision}
+    for record_id in [c["record_id"] for c in candidates] + request["context_record_ids"]:
+        counters[links_key(record_id)] = None
+    return Resolution(status, selected, message, candidates, counters)
 
 
 def resolve_record(
@@ -402,13 +386,12 @@ def _resolve_many(scope: Scope, requests: list[dict[str, Any]]) -> list[dict[str
     """Each request answered and ticketed: what they share is read once (_evaluate), the
     counters not known from a names list in one query, and the tickets written in one INSERT."""
     resolutions = _evaluate(scope, requests)
-    unread = {k for r in resolutions for k in r.counter_keys if k not in r.known_counters}
+    unread = {k for r in resolutions for k, value in r.counters.items() if value is None}
     read = counter_values(scope.workspace_id, unread)
-    reviews = []
-    for request, resolution in zip(requests, resolutions, strict=True):
-        counters = {**read, **resolution.known_counters}
-        kept = {key: counters[key] for key in sorted(set(resolution.counter_keys))}
-        reviews.append((request, resolution.answer, kept))
+    reviews = [
+        (request, r.answer, {k: read[k] if v is None else v for k, v in sorted(r.counters.items())})
+        for request, r in zip(requests, resolutions, strict=True)
+    ]
     # A collection, a context record or a candidate was just read: the workspace exists.
     read_a_row = any(r["collection_id"] or r["context_record_ids"] for r in requests) or any(
         r.candidates for r in resolutions

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 
@@ -97,10 +95,7 @@ def _follow_log(
     )
     if written is None or len(written[0]) > limit:
         return None
-    changed, added = written
-    if not changed:
-        return replace(view, revision=revision)
-    followed = view.patched(revision, changed, added)
+    followed = view.patched(revision, *written)
     return None if followed is None or followed.too_large else followed
 
 

@@ -80,7 +80,5 @@ def names_since_leave_standing(
         > MAX_SCOPE_RECORDS
     ):
         return False
-    if not changed:
-        return True
     names = _read(memo, ("names", key, was, now), lambda: ScopeNames.build(0, entries))
     return not match_names(names, normalized, query)
