@@ -85,13 +85,6 @@ def _neighbours(record_ids: list[str]) -> set[str] | None:
     return set.intersection(*({link["record_id"] for link in links[r]} for r in record_ids))
 
 
-# What a link summary shows of each end: (id, title, collection name, archived_at).
-END_COLUMNS = {
-    end: (f"{end}_id", f"{end}__title", f"{end}__collection__name", f"{end}__archived_at")
-    for end in ("source", "target")
-}
-
-
 def link_summaries(record_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
     """Each record's links, oldest first, with the other end's title, collection and standing."""
     summaries: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -99,15 +92,17 @@ def link_summaries(record_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
         return summaries
     # Plain columns rather than model instances: a hub's links are many rows, and building
     # two records and two collections per row cost more than the query.
+    shown = ("id", "title", "collection__name", "archived_at")  # of each end
     rows = (
         Relationship.objects.filter(Q(source_id__in=record_ids) | Q(target_id__in=record_ids))
         .order_by("created_at", "id")
-        .values_list("relationship_type", *END_COLUMNS["source"], *END_COLUMNS["target"])
+        .values_list(
+            "relationship_type", *(f"{end}__{c}" for end in ("source", "target") for c in shown)
+        )
     )
     wanted = set(record_ids)
-    width = len(END_COLUMNS["source"])
     for relationship_type, *ends in rows:
-        source, target = ends[:width], ends[width:]
+        source, target = ends[: len(shown)], ends[len(shown) :]
         for this, other, direction in ((source, target, "outgoing"), (target, source, "incoming")):
             if this[0] in wanted:
                 record_id, title, collection, archived_at = other
@@ -211,8 +206,9 @@ def _search(scope: Scope, request: dict[str, Any], id_collections: dict[str, str
                 "only after they state it explicitly."
             )
         else:
-            consider(mapping.record_id, 1.0, True, "self mapping of this actor")
             names_scope = mapping.record.collection_id
+            if collection_id in (None, names_scope):  # outside the collection it does not count
+                consider(mapping.record_id, 1.0, True, "self mapping of this actor")
     by_id = not self_lookup and is_valid_id(query_text)
     found_collection = id_collections.get(query_text) if by_id else None
     if found_collection is not None and collection_id in (None, found_collection):
@@ -296,13 +292,8 @@ def _answer(
     records: dict[str, Record],
     links: dict[str, list[dict[str, Any]]],
 ) -> Resolution:
-    ranked = search.ranked
-    collection_id = request["collection_id"]
-    if collection_id:  # an ID or self mapping outside the collection does not count
-        ranked = [(rid, e) for rid, e in ranked if records[rid].collection_id == collection_id]
-
     candidates: list[dict[str, Any]] = []
-    for record_id, entry in ranked:
+    for record_id, entry in search.ranked:
         record = records[record_id]
         record_links = links.get(record_id, [])
         candidates.append(

@@ -13,18 +13,10 @@ revision (or a newer stored one), never an older one: a write racing the read le
 snapshot behind the database, never ahead of the counter a review ticket records. A snapshot
 never changes once made, so a thread may keep matching with one while another replaces it.
 
-On a miss the snapshot comes from the first source that can say it: the cached snapshot plus
-the names log since its revision (the changed records' current entries, read in one statement,
-replace theirs: `ScopeNames.patched`); the stored row plus the log, the same way; the records,
-read whole (and the row stored again). The log proves its own completeness: one row for every
-move between two revisions, else the next source is used (a gap after pruning, a load that went
-around the triggers, more changes than MAX_CHANGED_SHARE of the scope). Nothing is guessed.
-
-A snapshot is a shared base (names joined in one string for C-speed exact and whole-word
-finds, record IDs packed 16 bytes each, displays held empty where the name title-cased gives
-them) plus two small parts of its own: the base entries of records replaced since (`dead`) and
-the entries written since (`tail`). A patch copies only those; once they outgrow a fifth of the
-base, the next read starts afresh.
+On a miss a snapshot is the cached one or the stored row brought forward by the names log
+(only the changed records' entries replaced), else the records read whole. The log proves its
+own completeness (one row for every move between two revisions), so nothing is ever guessed:
+a gap, or more changes than patching pays for, reads the next source.
 
 Matching (match.py) scans every name with rapidfuzz; similarity (rule.py) is a ranking
 heuristic, never evidence of identity. delta.py asks whether the names written since a review
