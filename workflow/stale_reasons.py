@@ -8,11 +8,10 @@ which links, which names, with titles rather than IDs.
 from __future__ import annotations
 
 from records.acting import acted_by
+from records.counters import ALL_NAMES, CATALOG
 from records.errors import ARCHIVED, STALE_REVIEW, VERSION_CONFLICT, AnchorError
 from records.models import AuditEvent, Collection, Record
 
-LINKS = "links:"
-NAMES = "names:"
 AGAIN = "The agent has to look again and prepare a new write."
 
 
@@ -25,14 +24,15 @@ def _quoted(model: type[Record] | type[Collection], workspace_id: str, pk: str) 
 
 
 def _moved(workspace_id: str, key: str) -> str:
-    if key.startswith(LINKS):
-        return f"the links of {_quoted(Record, workspace_id, key[len(LINKS) :])} changed"
-    if key == f"{NAMES}*":
+    kind, _, pk = key.partition(":")
+    if kind == "links":
+        return f"the links of {_quoted(Record, workspace_id, pk)} changed"
+    if key == ALL_NAMES:
         return "a record was added, renamed or given another name somewhere in the workspace"
-    if key.startswith(NAMES):
-        where = _quoted(Collection, workspace_id, key[len(NAMES) :])
+    if kind == "names":
+        where = _quoted(Collection, workspace_id, pk)
         return f"a record in {where} was added, renamed or given another name"
-    if key == "catalog":
+    if key == CATALOG:
         return "the list of collections changed"
     return f"{key} changed"
 

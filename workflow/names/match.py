@@ -101,7 +101,7 @@ def match_names(
         for score, index in similar:
             name = all_names[index]
             # The three-character rule holds for both sides: "Alx" does not suggest "Al".
-            if index in found or len(name) < MIN_FUZZY_LENGTH or not names.is_live(index):
+            if index in found or len(name) < MIN_FUZZY_LENGTH or index in names.dead:
                 continue
             # A template with another person or number in it is another name, not a typo.
             if not is_similar(normalized_query, name, score / 100.0):

@@ -103,7 +103,7 @@ class ScopeNames:
 
     @cached_property
     def names(self) -> list[str]:
-        """Every entry's normalized name, dead ones included (see is_live)."""
+        """Every entry's normalized name, dead ones included."""
         return self.base.names + self._tail_names if self.tail else self.base.names
 
     @property
@@ -121,9 +121,6 @@ class ScopeNames:
             return self.tail[index - size]
         display = self.base.displays[index] or self.base.names[index].title()
         return self.base.record_id(index), display, self.base.aliases[index] == "1"
-
-    def is_live(self, index: int) -> bool:
-        return index not in self.dead and 0 <= index < self.length
 
     def live_indices(self) -> list[int]:
         return [i for i in range(self.length) if i not in self.dead]
