@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from records import validation as v
@@ -110,29 +109,25 @@ def _fingerprint(entry: dict[str, Any]) -> str:
     return hashlib.sha256(said.encode()).hexdigest()[:16]
 
 
-@dataclass(frozen=True)
-class Discovery:
-    """One evaluation of a discovery request, without a ticket."""
-
-    entries: list[dict[str, Any]]
-    truncated: bool
-    suggestions: list[dict[str, Any]]
-    message: str
-
-    @property
-    def answer(self) -> dict[str, Any]:
-        """What a ticket keeps, and what a re-evaluation is compared on."""
-        return {
-            "status": "incomplete" if self.truncated else "complete",
-            "suggestions": self.suggestions,
-            "catalog_ids": [e["collection_id"] for e in self.entries],
-            "catalog_fingerprints": {e["collection_id"]: _fingerprint(e) for e in self.entries},
-        }
+def _kept(reply: dict[str, Any]) -> dict[str, Any]:
+    """What a ticket keeps of a discovery, and what a re-evaluation is compared on."""
+    entries = reply["catalog"]
+    return {
+        "status": reply["status"],
+        "suggestions": reply["suggestions"],
+        "catalog_ids": [e["collection_id"] for e in entries],
+        "catalog_fingerprints": {e["collection_id"]: _fingerprint(e) for e in entries},
+    }
 
 
-def evaluate_discovery(workspace_id: str, *, name_text: str, purpose_text: str) -> Discovery:
-    """The answer to a validated request as of now; discover_collections and the commit-time
-    re-evaluation of a discovery both call it, so both use exactly the same rules."""
+def evaluate_discovery(workspace_id: str, *, name_text: str, purpose_text: str) -> dict[str, Any]:
+    """What a ticket of this request would keep, as of now."""
+    return _kept(_discover(workspace_id, name_text, purpose_text))
+
+
+def _discover(workspace_id: str, name_text: str, purpose_text: str) -> dict[str, Any]:
+    """The reply to a validated request as of now, without its ticket; discover_collections and
+    the commit-time re-evaluation of a discovery both come here, so both use the same rules."""
     entries, truncated = catalog(workspace_id)
     purpose_words = _words(purpose_text) | _words(name_text)
     suggestions = [
@@ -161,29 +156,24 @@ def evaluate_discovery(workspace_id: str, *, name_text: str, purpose_text: str) 
             "No lexical overlap found, but meaning can overlap without shared words: read every "
             "catalog entry before creating a new collection."
         )
-    return Discovery(entries, truncated, suggestions, message)
+    return {
+        "status": "incomplete" if truncated else "complete",
+        "message": message,
+        "suggestions": suggestions,
+        "catalog": entries,
+        "catalog_truncated": truncated,
+    }
 
 
 def discover_collections(scope: Scope, *, name: Any, purpose: Any) -> dict[str, Any]:
     name_text = v.name(name)
     purpose_text = v.description(purpose, "purpose")
-    discovery = evaluate_discovery(
-        scope.workspace_id, name_text=name_text, purpose_text=purpose_text
-    )
-    answer = discovery.answer
+    reply = _discover(scope.workspace_id, name_text, purpose_text)
     request = {
         "name": name_text,
         "normalized_name": normalize_name(name_text),
         "purpose": purpose_text,
     }
     counters = counter_values(scope.workspace_id, [CATALOG])
-    [ticket] = issue_tickets(scope, ReviewTicket.DISCOVERY, [(request, answer, counters)])
-    return {
-        "discovery_id": ticket.pk,
-        "status": answer["status"],
-        "message": discovery.message,
-        "suggestions": discovery.suggestions,
-        "catalog": discovery.entries,
-        "catalog_truncated": discovery.truncated,
-        "expires_at": ticket.expires_at.isoformat(),
-    }
+    [ticket] = issue_tickets(scope, ReviewTicket.DISCOVERY, [(request, _kept(reply), counters)])
+    return {"discovery_id": ticket.pk, **reply, "expires_at": ticket.expires_at.isoformat()}

@@ -134,31 +134,17 @@ def _reason(match: NameMatch) -> str:
     return f"similar spelling to {kind} {match.display!r} (score {match.score:.2f}){differs}"
 
 
-@dataclass(frozen=True)
-class Resolution:
-    """One evaluation of a resolution request: the answer, and the counters it depends on."""
-
-    status: str
-    selected_record_id: str | None
-    message: str
-    candidates: list[dict[str, Any]]
-    # The counters the answer depends on. The names counter holds the names list's revision
-    # when one was matched (a ticket records that value, so a name written since the list was
-    # read moves it); None is read when the ticket is issued.
-    counters: dict[str, int | None]
-
-    @property
-    def answer(self) -> dict[str, Any]:
-        """What a ticket keeps, and what a re-evaluation is compared on."""
-        return {
-            "status": self.status,
-            "selected_record_id": self.selected_record_id,
-            "candidates": [{k: c[k] for k in ANSWER_KEYS} for c in self.candidates],
-        }
-
-
 # What a ticket keeps of each candidate: enough to say later whether its standing changed.
 ANSWER_KEYS = ("record_id", "title", "match", "score", "status", "collection_id")
+
+
+def _kept(answer: dict[str, Any]) -> dict[str, Any]:
+    """What a ticket keeps of an answer, and what a re-evaluation is compared on."""
+    return {
+        "status": answer["status"],
+        "selected_record_id": answer["selected_record_id"],
+        "candidates": [{k: c[k] for k in ANSWER_KEYS} for c in answer["candidates"]],
+    }
 
 
 @dataclass(frozen=True)
@@ -248,7 +234,10 @@ def _records(scope: Scope, record_ids: list[str]) -> dict[str, Record]:
     return {r.pk: r for r in rows if r.workspace_id == scope.workspace_id}
 
 
-def _evaluate(scope: Scope, requests: list[dict[str, Any]]) -> list[Resolution]:
+Answer = tuple[dict[str, Any], dict[str, int | None]]  # the reply's answer, its counters
+
+
+def _evaluate(scope: Scope, requests: list[dict[str, Any]]) -> list[Answer]:
     """Each request answered as of now, reading what they share once: the records behind ID
     queries, the candidates' records and links."""
     id_queries = [r["query"] for r in requests if is_valid_id(r["query"])]
@@ -263,13 +252,14 @@ def _evaluate(scope: Scope, requests: list[dict[str, Any]]) -> list[Resolution]:
 
 def evaluate_resolution(
     scope: Scope, *, query_text: str, collection_id: str | None, context: list[str]
-) -> Resolution:
-    """The answer to a parsed request as of now, without issuing a ticket.
+) -> dict[str, Any]:
+    """What a ticket of this request would keep, answered as of now.
 
     resolve_record and the commit-time re-evaluation of a review both come here, so a review
     is re-checked with exactly the query and rules that produced it.
     """
-    return _evaluate(scope, [_request(query_text, collection_id, context)])[0]
+    answer, _ = _evaluate(scope, [_request(query_text, collection_id, context)])[0]
+    return _kept(answer)
 
 
 # What an answer tells the agent (an incomplete one, and "me" unmapped, say their own reason).
@@ -291,7 +281,7 @@ def _answer(
     request: dict[str, Any],
     records: dict[str, Record],
     links: dict[str, list[dict[str, Any]]],
-) -> Resolution:
+) -> Answer:
     candidates: list[dict[str, Any]] = []
     for record_id, entry in search.ranked:
         record = records[record_id]
@@ -329,12 +319,20 @@ def _answer(
         status, message = NEEDS_CLARIFICATION, search.self_message
     else:
         status, message = NO_MATCH, MESSAGES["none"]
-    selected = exact[0]["record_id"] if status == RESOLVED else None
 
+    # The names counter holds the names list's revision when one was matched (a ticket records
+    # that value, so a name written since the list was read moves it); None is read later.
     counters: dict[str, int | None] = {names_key(search.names_scope): search.names_revision}
     for record_id in [c["record_id"] for c in candidates] + request["context_record_ids"]:
         counters[links_key(record_id)] = None
-    return Resolution(status, selected, message, candidates, counters)
+    answer = {
+        "status": status,
+        "selected_record_id": exact[0]["record_id"] if status == RESOLVED else None,
+        "message": message,
+        **{key: request[key] for key in ("query", "collection_id", "context_record_ids")},
+        "candidates": candidates,
+    }
+    return answer, counters
 
 
 def resolve_record(
@@ -376,19 +374,22 @@ def batch_resolve(scope: Scope, *, requests: Any) -> dict[str, Any]:
 def _resolve_many(scope: Scope, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each request answered and ticketed: what they share is read once (_evaluate), the
     counters not known from a names list in one query, and the tickets written in one INSERT."""
-    resolutions = _evaluate(scope, requests)
-    unread = {k for r in resolutions for k, value in r.counters.items() if value is None}
+    answers = _evaluate(scope, requests)
+    unread = {k for _, counters in answers for k, value in counters.items() if value is None}
     read = counter_values(scope.workspace_id, unread)
     reviews = [
-        (request, r.answer, {k: read[k] if v is None else v for k, v in sorted(r.counters.items())})
-        for request, r in zip(requests, resolutions, strict=True)
+        (request, _kept(answer), {k: read[k] if v is None else v for k, v in sorted(c.items())})
+        for request, (answer, c) in zip(requests, answers, strict=True)
     ]
     # A collection, a context record or a candidate was just read: the workspace exists.
     read_a_row = any(r["collection_id"] or r["context_record_ids"] for r in requests) or any(
-        r.candidates for r in resolutions
+        answer["candidates"] for answer, _ in answers
     )
     tickets = issue_tickets(scope, ReviewTicket.RESOLUTION, reviews, workspace_exists=read_a_row)
-    return [_reply(*each) for each in zip(tickets, requests, resolutions, strict=True)]
+    return [
+        {"resolution_id": ticket.pk, **answer, "expires_at": ticket.expires_at.isoformat()}
+        for ticket, (answer, _) in zip(tickets, answers, strict=True)
+    ]
 
 
 def resolve_written(scope: Scope, record_id: str, collection_id: str) -> dict[str, Any]:
@@ -402,17 +403,3 @@ def resolve_by_ids(scope: Scope, record_ids: list[str]) -> dict[str, str]:
     next write (a link) cites it without resolving again. One INSERT for all of them."""
     replies = _resolve_many(scope, [_request(record_id, None, []) for record_id in record_ids])
     return {record_id: r["resolution_id"] for record_id, r in zip(record_ids, replies, strict=True)}
-
-
-def _reply(ticket: ReviewTicket, request: dict[str, Any], resolution: Resolution) -> dict[str, Any]:
-    return {
-        "resolution_id": ticket.pk,
-        "status": resolution.status,
-        "selected_record_id": resolution.selected_record_id,
-        "message": resolution.message,
-        "query": request["query"],
-        "collection_id": request["collection_id"],
-        "context_record_ids": request["context_record_ids"],
-        "candidates": resolution.candidates,
-        "expires_at": ticket.expires_at.isoformat(),
-    }
