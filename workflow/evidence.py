@@ -10,7 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from records.errors import INCOMPLETE_REVIEW, NEEDS_CLARIFICATION, REVIEW_REQUIRED, AnchorError
+from records.errors import (
+    INCOMPLETE_REVIEW,
+    NEEDS_CLARIFICATION,
+    REVIEW_REQUIRED,
+    AnchorError,
+)
 from records.names import normalize_name
 from workflow.client_confirmation import confirmed_different, confirmed_record_id
 from workflow.models import ReviewTicket

@@ -9,7 +9,6 @@ suggestions and are never selected.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import Q
@@ -147,20 +146,12 @@ def _kept(answer: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
-class _Search:
-    """What matching found for one request, before its candidates' records are loaded."""
-
-    ranked: list[tuple[str, dict[str, Any]]]  # candidate -> best score, any exact match, why
-    names_scope: str | None  # the collection whose names counter the answer depends on
-    incomplete_reason: str
-    self_message: str
-    names_revision: int | None  # the revision of the names list matched, if one was
-
-
-def _search(scope: Scope, request: dict[str, Any], id_collections: dict[str, str]) -> _Search:
-    """`id_collections`: the collection of each ID-shaped query's record in this workspace,
-    read once for all the requests."""
+def _search(
+    scope: Scope, request: dict[str, Any], id_collections: dict[str, str]
+) -> dict[str, Any]:
+    """What matching finds for one request, before its candidates' records are loaded.
+    `id_collections`: the collection of each ID-shaped query's record in this workspace, read
+    once for all the requests."""
     query_text, normalized = request["query"], request["normalized_query"]
     collection_id = request["collection_id"]
     allowed = _neighbours(request["context_record_ids"])
@@ -221,9 +212,13 @@ def _search(scope: Scope, request: dict[str, Any], id_collections: dict[str, str
             f"More than {MAX_CANDIDATES} records match; add words to the query, pass "
             "collection_id, or pass context_record_ids to narrow it."
         )
-    return _Search(
-        ranked[:MAX_CANDIDATES], names_scope, incomplete_reason, self_message, names_revision
-    )
+    return {
+        "ranked": ranked[:MAX_CANDIDATES],  # candidate -> best score, any exact match, why
+        "names_scope": names_scope,
+        "names_revision": names_revision,  # the revision of the names list matched, if one was
+        "incomplete_reason": incomplete_reason,
+        "self_message": self_message,
+    }
 
 
 def _records(scope: Scope, record_ids: list[str]) -> dict[str, Record]:
@@ -244,7 +239,7 @@ def _evaluate(scope: Scope, requests: list[dict[str, Any]]) -> list[Answer]:
     records = _records(scope, id_queries)
     id_collections = {pk: record.collection_id for pk, record in records.items()}
     searches = [_search(scope, request, id_collections) for request in requests]
-    candidate_ids = list(dict.fromkeys(rid for s in searches for rid, _ in s.ranked))
+    candidate_ids = list(dict.fromkeys(rid for s in searches for rid, _ in s["ranked"]))
     records |= _records(scope, [rid for rid in candidate_ids if rid not in records])
     links = link_summaries(candidate_ids)
     return [_answer(s, r, records, links) for s, r in zip(searches, requests, strict=True)]
@@ -277,13 +272,13 @@ MESSAGES = {
 
 
 def _answer(
-    search: _Search,
+    search: dict[str, Any],
     request: dict[str, Any],
     records: dict[str, Record],
     links: dict[str, list[dict[str, Any]]],
 ) -> Answer:
     candidates: list[dict[str, Any]] = []
-    for record_id, entry in search.ranked:
+    for record_id, entry in search["ranked"]:
         record = records[record_id]
         record_links = links.get(record_id, [])
         candidates.append(
@@ -306,23 +301,23 @@ def _answer(
         )
 
     exact = [c for c in candidates if c["match"] == "exact"]
-    if search.incomplete_reason:
+    if search["incomplete_reason"]:
         status = INCOMPLETE
-        message = search.incomplete_reason + " An incomplete review cannot authorize a write."
+        message = search["incomplete_reason"] + " An incomplete review cannot authorize a write."
     elif len(exact) == 1 and exact[0]["status"] == "active":
         status, message = RESOLVED, MESSAGES["one_exact"]
     elif exact:
         status, message = NEEDS_CLARIFICATION, MESSAGES["several_exact"]
     elif candidates:
         status, message = NEEDS_CLARIFICATION, MESSAGES["similar"]
-    elif search.self_message:
-        status, message = NEEDS_CLARIFICATION, search.self_message
+    elif search["self_message"]:
+        status, message = NEEDS_CLARIFICATION, search["self_message"]
     else:
         status, message = NO_MATCH, MESSAGES["none"]
 
     # The names counter holds the names list's revision when one was matched (a ticket records
     # that value, so a name written since the list was read moves it); None is read later.
-    counters: dict[str, int | None] = {names_key(search.names_scope): search.names_revision}
+    counters: dict[str, int | None] = {names_key(search["names_scope"]): search["names_revision"]}
     for record_id in [c["record_id"] for c in candidates] + request["context_record_ids"]:
         counters[links_key(record_id)] = None
     answer = {
