@@ -40,23 +40,13 @@ def _moved(workspace_id: str, key: str) -> str:
 def _changed_by(workspace_id: str, record_id: str, version: object) -> str:
     """' by agent (Claude Code) for user:dana, approved by user:maya at <time>': who wrote that
     version, as its audit event names them (records.acting), and who let it through."""
-    event = (
-        AuditEvent.objects.filter(
-            workspace_id=workspace_id, record_id=record_id, after__version=version
-        ).first()
-        if isinstance(version, int)
-        else None
-    )
+    events = AuditEvent.objects.filter(workspace_id=workspace_id, record_id=record_id)
+    event = events.filter(after__version=version).first() if isinstance(version, int) else None
     if event is None:
         return ""
-    approver = next(
-        (
-            f", approved by {entry['approved_by']}"
-            for entry in event.review_evidence or []
-            if isinstance(entry, dict) and entry.get("approved_by")
-        ),
-        "",
-    )
+    evidence = [entry for entry in event.review_evidence or [] if isinstance(entry, dict)]
+    approvers = [entry["approved_by"] for entry in evidence if entry.get("approved_by")]
+    approver = f", approved by {approvers[0]}" if approvers else ""
     return f" by {acted_by(event)}{approver} at {event.created_at:%Y-%m-%d %H:%M} UTC"
 
 
