@@ -52,9 +52,8 @@ def _suggestion(
     normalized = normalize_name(name)
     reasons: list[str] = []
     score = 0.0
-    names = [(collection["name"], False), *((a, True) for a in collection["aliases"])]
-    for candidate, is_alias in names:
-        kind = "alias" if is_alias else "name"
+    names = [(collection["name"], "name"), *((a, "alias") for a in collection["aliases"])]
+    for candidate, kind in names:
         candidate_normalized = normalize_name(candidate)
         if candidate_normalized == normalized:
             reasons.append(f"exact {kind} match: {candidate!r}")

@@ -85,7 +85,6 @@ def _neighbours(record_ids: list[str]) -> set[str] | None:
 
 
 def link_summaries(record_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
-    """Each record's links, oldest first, with the other end's title, collection and standing."""
     summaries: dict[str, list[dict[str, Any]]] = defaultdict(list)
     if not record_ids:
         return summaries

@@ -77,12 +77,9 @@ def match_names(
     found: dict[int, NameMatch] = {}
 
     def keep(index: int, score: float, exact: bool, word: bool, differs: str = "") -> None:
-        previous = found.get(index)
-        if previous is None or score > previous.score:
-            record_id, display, is_alias = names.entry(index)
-            found[index] = NameMatch(
-                index, record_id, display, is_alias, score, exact, word, differs
-            )
+        # Each entry is kept once: a later kind of match skips an entry already found.
+        record_id, display, is_alias = names.entry(index)
+        found[index] = NameMatch(index, record_id, display, is_alias, score, exact, word, differs)
 
     for index in names.exact_indices(normalized_query):
         keep(index, 1.0, True, False)
