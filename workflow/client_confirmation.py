@@ -12,8 +12,9 @@ from typing import Any
 
 from django.utils import timezone
 
-from records.errors import INVALID_INPUT, NEEDS_CLARIFICATION, AnchorError, not_found
+from records.errors import INVALID_INPUT, NEEDS_CLARIFICATION, AnchorError
 from records.models import Collection, Record
+from records.selectors import in_workspace
 from workflow.models import ReviewTicket
 from workflow.resolution import link_summaries
 from workflow.scope import Scope
@@ -147,12 +148,5 @@ def confirmed_different(ticket: ReviewTicket) -> bool:
 
 
 def _own_resolution(scope: Scope, resolution_id: str) -> ReviewTicket:
-    ticket = ReviewTicket.objects.filter(
-        pk=resolution_id,
-        workspace_id=scope.workspace_id,
-        actor_id=scope.actor_id,
-        kind=ReviewTicket.RESOLUTION,
-    ).first()
-    if ticket is None:
-        raise not_found("resolution", resolution_id)
-    return ticket
+    mine = ReviewTicket.objects.filter(actor_id=scope.actor_id, kind=ReviewTicket.RESOLUTION)
+    return in_workspace(mine, workspace_id=scope.workspace_id, pk=resolution_id, kind="resolution")
