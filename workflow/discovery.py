@@ -108,6 +108,20 @@ def _fingerprint(entry: dict[str, Any]) -> str:
     return hashlib.sha256(said.encode()).hexdigest()[:16]
 
 
+# What a discovery tells the agent, by what it found ({name}: the exact match's name).
+MESSAGES = {
+    "truncated": f"The workspace has more than {MAX_CATALOG} collections and only the first "
+    f"{MAX_CATALOG} are shown, so this review is incomplete and cannot authorize creating a "
+    "collection.",
+    "exact": "A collection named {name!r} already exists: reuse it. Creating the same name again "
+    "returns it unchanged.",
+    "related": "Some collections look related. Read their purposes: reuse one if it fits; "
+    "creating a new one needs a clarification saying how it differs.",
+    "none": "No lexical overlap found, but meaning can overlap without shared words: read every "
+    "catalog entry before creating a new collection.",
+}
+
+
 def _kept(reply: dict[str, Any]) -> dict[str, Any]:
     """What a ticket keeps of a discovery, and what a re-evaluation is compared on."""
     entries = reply["catalog"]
@@ -134,27 +148,8 @@ def _discover(workspace_id: str, name_text: str, purpose_text: str) -> dict[str,
     ]
     suggestions.sort(key=lambda s: (-s["score"], s["name"]))
     exact = next((s for s in suggestions if s["exact"]), None)
-    if truncated:
-        message = (
-            f"The workspace has more than {MAX_CATALOG} collections and only the first "
-            f"{MAX_CATALOG} are shown, so this review is incomplete and cannot authorize "
-            "creating a collection."
-        )
-    elif exact:
-        message = (
-            f"A collection named {exact['name']!r} already exists: reuse it. Creating the same "
-            "name again returns it unchanged."
-        )
-    elif suggestions:
-        message = (
-            "Some collections look related. Read their purposes: reuse one if it fits; creating "
-            "a new one needs a clarification saying how it differs."
-        )
-    else:
-        message = (
-            "No lexical overlap found, but meaning can overlap without shared words: read every "
-            "catalog entry before creating a new collection."
-        )
+    found = "truncated" if truncated else "exact" if exact else "related" if suggestions else "none"
+    message = MESSAGES[found].format(name=exact["name"] if exact else "")
     return {
         "status": "incomplete" if truncated else "complete",
         "message": message,

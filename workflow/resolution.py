@@ -86,8 +86,6 @@ def _neighbours(record_ids: list[str]) -> set[str] | None:
 
 def link_summaries(record_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
     summaries: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    if not record_ids:
-        return summaries
     # Plain columns rather than model instances: a hub's links are many rows, and building
     # two records and two collections per row cost more than the query.
     shown = ("id", "title", "collection__name", "archived_at")  # of each end
@@ -222,8 +220,6 @@ def _search(
 
 def _records(scope: Scope, record_ids: list[str]) -> dict[str, Record]:
     """These records of the workspace (by primary key alone: see values_by_id)."""
-    if not record_ids:
-        return {}
     rows = Record.objects.filter(pk__in=record_ids).select_related("collection")
     return {r.pk: r for r in rows if r.workspace_id == scope.workspace_id}
 

@@ -175,9 +175,8 @@ class ScopeNames:
         names = stored.names.split(SEP) if count else []
         displays = stored.displays.split(SEP) if count else []
         ids = bytes(stored.record_ids)
-        if stored.layout != NAME_LIST_LAYOUT or stored.aliases.strip("01"):
-            return None
-        if len(names) != count or len(displays) != count or len(ids) != ID_WIDTH * count:
+        whole = len(names) == len(displays) == count and len(ids) == ID_WIDTH * count
+        if stored.layout != NAME_LIST_LAYOUT or stored.aliases.strip("01") or not whole:
             return None
         base = Base(names, ids, displays, stored.aliases, f"{SEP}{stored.names}{SEP}")
         return cls(stored.revision, base, record_count=stored.aliases.count("0"))
