@@ -7,17 +7,16 @@ from the client, not the model, so it is kept apart from agent-reported `clarifi
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Q
 from django.utils import timezone
 
-from records.errors import INVALID_INPUT, NEEDS_CLARIFICATION, AnchorError, not_found
-from records.ids import is_valid_id
-from records.models import Collection, Record, Relationship
+from records.errors import INVALID_INPUT, NEEDS_CLARIFICATION, AnchorError
+from records.models import Collection, Record
+from records.selectors import in_workspace
 from workflow.models import ReviewTicket
+from workflow.resolution import link_summaries
 from workflow.scope import Scope
 
 LABEL = "user-confirmed in the client"
@@ -68,49 +67,25 @@ def _with_data_and_links(scope: Scope, candidates: list[dict[str, Any]]) -> list
     ids = [c["record_id"] for c in candidates]
     records = Record.objects.filter(workspace_id=scope.workspace_id, pk__in=ids)
     data = dict(records.values_list("pk", "data"))
-    links: dict[str, set[str]] = {pk: set() for pk in ids}
-    rows = Relationship.objects.filter(workspace_id=scope.workspace_id).filter(
-        Q(source_id__in=ids) | Q(target_id__in=ids)
-    )
-    ends = list(rows.values_list("source_id", "target_id")[:500])
-    titles = dict(
-        Record.objects.filter(
-            workspace_id=scope.workspace_id, pk__in={e for pair in ends for e in pair}
-        ).values_list("pk", "title")
-    )
-    for source, target in ends:
-        for own, other in ((source, target), (target, source)):
-            if own in links:
-                links[own].add(titles.get(other, other))
+    links = link_summaries(ids)
     return [
-        {**c, "data": data.get(c["record_id"], {}), "links": sorted(links[c["record_id"]])}
+        {
+            **c,
+            "data": data.get(c["record_id"], {}),
+            "links": sorted({link["title"] for link in links[c["record_id"]]}),
+        }
         for c in candidates
     ]
 
 
-def _data(candidate: dict[str, Any]) -> dict[str, Any]:
-    """The candidate's data as read now, else from its preview (a cut one as one value)."""
-    if isinstance(candidate.get("data"), dict):
-        return dict(candidate["data"])
-    preview = candidate.get("data_preview") or "{}"
-    try:
-        data = json.loads(preview)
-    except ValueError:
-        return {"data": preview}
-    return data if isinstance(data, dict) else {"data": preview}
-
-
 def _differing(candidates: list[dict[str, Any]]) -> set[str]:
     """The data keys whose values are not the same on every candidate."""
-    keys = {k for c in candidates for k in _data(c)}
-    return {k for k in keys if len({repr(_data(c).get(k)) for c in candidates}) > 1}
+    keys = {k for c in candidates for k in c["data"]}
+    return {k for k in keys if len({repr(c["data"].get(k)) for c in candidates}) > 1}
 
 
 def _links(candidate: dict[str, Any]) -> frozenset[str]:
-    return frozenset(
-        str(link.get("title", link)) if isinstance(link, dict) else str(link)
-        for link in candidate.get("links") or []
-    )
+    return frozenset(candidate["links"])
 
 
 def _choice_title(
@@ -121,7 +96,7 @@ def _choice_title(
 ) -> str:
     where = collection_names.get(candidate["collection_id"], "")
     notes = [where] if where else []
-    data = _data(candidate)
+    data = candidate["data"]
     notes += [f"{k}: {str(data[k])[:40]}" for k in sorted(differ) if k in data][:3]
     notes += [f"linked to {t[:40]}" for t in sorted(_links(candidate) - shared)][:2]
     if candidate.get("status") == "archived":
@@ -163,9 +138,8 @@ def confirm_resolution(
 
 def confirmed_record_id(ticket: ReviewTicket) -> str | None:
     """The record the user picked in the client for this review, if they picked one."""
-    confirmation = ticket.client_confirmation or {}
-    record_id = confirmation.get("record_id")
-    return record_id if isinstance(record_id, str) else None
+    record_id: str | None = (ticket.client_confirmation or {}).get("record_id")
+    return record_id
 
 
 def confirmed_different(ticket: ReviewTicket) -> bool:
@@ -174,14 +148,5 @@ def confirmed_different(ticket: ReviewTicket) -> bool:
 
 
 def _own_resolution(scope: Scope, resolution_id: str) -> ReviewTicket:
-    if not is_valid_id(resolution_id):
-        raise not_found("resolution", resolution_id)
-    ticket = ReviewTicket.objects.filter(
-        pk=resolution_id,
-        workspace_id=scope.workspace_id,
-        actor_id=scope.actor_id,
-        kind=ReviewTicket.RESOLUTION,
-    ).first()
-    if ticket is None:
-        raise not_found("resolution", resolution_id)
-    return ticket
+    mine = ReviewTicket.objects.filter(actor_id=scope.actor_id, kind=ReviewTicket.RESOLUTION)
+    return in_workspace(mine, workspace_id=scope.workspace_id, pk=resolution_id, kind="resolution")

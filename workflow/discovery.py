@@ -8,21 +8,18 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import defaultdict
-from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any
 
 from records import validation as v
-from records.counters import CATALOG
-from records.models import Collection, Record
+from records.counters import CATALOG, counter_values
+from records.models import Record
 from records.names import normalize_name
-from records.selectors.active_counts import active_counts
-from records.selectors.serialize import collection_dict
+from records.selectors.catalog import collection_list
 from records.validation import canonical_json
 from workflow.models import ReviewTicket
 from workflow.names.rule import ratio as similarity
 from workflow.scope import Scope
-from workflow.tickets import issue_ticket
+from workflow.tickets import issue_tickets
 
 MAX_CATALOG = 200
 SAMPLES_PER_COLLECTION = 3
@@ -40,34 +37,23 @@ WORD = re.compile(r"\w+")
 
 
 def _words(text: str) -> set[str]:
-    words = set()
-    for word in WORD.findall(normalize_name(text)):
-        if word in STOPWORDS or len(word) < 3:
-            continue
-        # Crude plural folding so "expenses" meets "expense"; lexical evidence only.
-        words.add(word[:-1] if word.endswith("s") and len(word) > 3 else word)
-    return words
-
-
-class Suggestion(TypedDict):
-    """A catalog entry the proposed collection may overlap, and the lexical evidence why."""
-
-    collection_id: str
-    name: str
-    score: float
-    exact: bool
-    reasons: list[str]
+    # Crude plural folding so "expenses" meets "expense"; lexical evidence only.
+    return {
+        word[:-1] if word.endswith("s") and len(word) > 3 else word
+        for word in WORD.findall(normalize_name(text))
+        if word not in STOPWORDS and len(word) >= 3
+    }
 
 
 def _suggestion(
     collection: dict[str, Any], name: str, purpose_words: set[str]
-) -> Suggestion | None:
+) -> dict[str, Any] | None:
+    """A catalog entry the proposed collection may overlap, and the lexical evidence why."""
     normalized = normalize_name(name)
     reasons: list[str] = []
     score = 0.0
-    names = [(collection["name"], False), *((a, True) for a in collection["aliases"])]
-    for candidate, is_alias in names:
-        kind = "alias" if is_alias else "name"
+    names = [(collection["name"], "name"), *((a, "alias") for a in collection["aliases"])]
+    for candidate, kind in names:
         candidate_normalized = normalize_name(candidate)
         if candidate_normalized == normalized:
             reasons.append(f"exact {kind} match: {candidate!r}")
@@ -82,11 +68,7 @@ def _suggestion(
             reasons.append(f"{kind} {candidate!r} shares the word(s) {sorted(singular)}")
             score = max(score, 0.5)
     described = " ".join(
-        [
-            collection["purpose"],
-            collection["record_meaning"],
-            " ".join(collection["typical_fields"]),
-        ]
+        [collection["purpose"], collection["record_meaning"], *collection["typical_fields"]]
     )
     shared = purpose_words & _words(described)
     # One shared word ("team", "project") says little about two purposes; two begin to.
@@ -105,30 +87,19 @@ def _suggestion(
 
 
 def catalog(workspace_id: str) -> tuple[list[dict[str, Any]], bool]:
-    """Up to MAX_CATALOG collections with aliases, active counts and sample records."""
-    rows = list(
-        Collection.objects.filter(workspace_id=workspace_id)
-        .prefetch_related("aliases")
-        .order_by("name", "id")[: MAX_CATALOG + 1]
-    )
-    truncated = len(rows) > MAX_CATALOG
-    rows = rows[:MAX_CATALOG]
-    counts = active_counts(workspace_id, (c.pk for c in rows))
-    samples: dict[str, list[dict[str, str]]] = defaultdict(list)
+    """Up to MAX_CATALOG collections as list_collections lists them, with sample records."""
+    listed = collection_list(workspace_id=workspace_id)["collections"]
+    entries = listed[:MAX_CATALOG]
     # One small query per collection, bounded by MAX_CATALOG and served by the record_page index.
-    for collection in rows:
-        for record_id, title in (
-            Record.objects.filter(collection=collection, archived_at__isnull=True)
-            .order_by("created_at", "id")
-            .values_list("id", "title")[:SAMPLES_PER_COLLECTION]
-        ):
-            samples[collection.pk].append({"record_id": record_id, "title": title})
-    entries = [
-        collection_dict(c, aliases=[a.alias for a in c.aliases.all()])
-        | {"active_record_count": counts[c.pk], "sample_records": samples[c.pk]}
-        for c in rows
-    ]
-    return entries, truncated
+    for entry in entries:
+        active = Record.objects.filter(
+            collection_id=entry["collection_id"], archived_at__isnull=True
+        ).order_by("created_at", "id")
+        entry["sample_records"] = [
+            {"record_id": record_id, "title": title}
+            for record_id, title in active.values_list("id", "title")[:SAMPLES_PER_COLLECTION]
+        ]
+    return entries, len(listed) > MAX_CATALOG
 
 
 def _fingerprint(entry: dict[str, Any]) -> str:
@@ -137,29 +108,39 @@ def _fingerprint(entry: dict[str, Any]) -> str:
     return hashlib.sha256(said.encode()).hexdigest()[:16]
 
 
-@dataclass(frozen=True)
-class Discovery:
-    """One evaluation of a discovery request, without a ticket."""
-
-    entries: list[dict[str, Any]]
-    truncated: bool
-    suggestions: list[Suggestion]
-    message: str
-
-    @property
-    def answer(self) -> dict[str, Any]:
-        """What a ticket keeps, and what a re-evaluation is compared on."""
-        return {
-            "status": "incomplete" if self.truncated else "complete",
-            "suggestions": self.suggestions,
-            "catalog_ids": [e["collection_id"] for e in self.entries],
-            "catalog_fingerprints": {e["collection_id"]: _fingerprint(e) for e in self.entries},
-        }
+# What a discovery tells the agent, by what it found ({name}: the exact match's name).
+MESSAGES = {
+    "truncated": f"The workspace has more than {MAX_CATALOG} collections and only the first "
+    f"{MAX_CATALOG} are shown, so this review is incomplete and cannot authorize creating a "
+    "collection.",
+    "exact": "A collection named {name!r} already exists: reuse it. Creating the same name again "
+    "returns it unchanged.",
+    "related": "Some collections look related. Read their purposes: reuse one if it fits; "
+    "creating a new one needs a clarification saying how it differs.",
+    "none": "No lexical overlap found, but meaning can overlap without shared words: read every "
+    "catalog entry before creating a new collection.",
+}
 
 
-def evaluate_discovery(workspace_id: str, *, name_text: str, purpose_text: str) -> Discovery:
-    """The answer to a validated request as of now; discover_collections and the commit-time
-    re-evaluation of a discovery both call it, so both use exactly the same rules."""
+def _kept(reply: dict[str, Any]) -> dict[str, Any]:
+    """What a ticket keeps of a discovery, and what a re-evaluation is compared on."""
+    entries = reply["catalog"]
+    return {
+        "status": reply["status"],
+        "suggestions": reply["suggestions"],
+        "catalog_ids": [e["collection_id"] for e in entries],
+        "catalog_fingerprints": {e["collection_id"]: _fingerprint(e) for e in entries},
+    }
+
+
+def evaluate_discovery(workspace_id: str, *, name_text: str, purpose_text: str) -> dict[str, Any]:
+    """What a ticket of this request would keep, as of now."""
+    return _kept(_discover(workspace_id, name_text, purpose_text))
+
+
+def _discover(workspace_id: str, name_text: str, purpose_text: str) -> dict[str, Any]:
+    """The reply to a validated request as of now, without its ticket; discover_collections and
+    the commit-time re-evaluation of a discovery both come here, so both use the same rules."""
     entries, truncated = catalog(workspace_id)
     purpose_words = _words(purpose_text) | _words(name_text)
     suggestions = [
@@ -167,61 +148,26 @@ def evaluate_discovery(workspace_id: str, *, name_text: str, purpose_text: str) 
     ]
     suggestions.sort(key=lambda s: (-s["score"], s["name"]))
     exact = next((s for s in suggestions if s["exact"]), None)
-    if truncated:
-        message = (
-            f"The workspace has more than {MAX_CATALOG} collections and only the first "
-            f"{MAX_CATALOG} are shown, so this review is incomplete and cannot authorize "
-            "creating a collection."
-        )
-    elif exact:
-        message = (
-            f"A collection named {exact['name']!r} already exists: reuse it. Creating the same "
-            "name again returns it unchanged."
-        )
-    elif suggestions:
-        message = (
-            "Some collections look related. Read their purposes: reuse one if it fits; creating "
-            "a new one needs a clarification saying how it differs."
-        )
-    else:
-        message = (
-            "No lexical overlap found, but meaning can overlap without shared words: read every "
-            "catalog entry before creating a new collection."
-        )
-    return Discovery(entries, truncated, suggestions, message)
+    found = "truncated" if truncated else "exact" if exact else "related" if suggestions else "none"
+    message = MESSAGES[found].format(name=exact["name"] if exact else "")
+    return {
+        "status": "incomplete" if truncated else "complete",
+        "message": message,
+        "suggestions": suggestions,
+        "catalog": entries,
+        "catalog_truncated": truncated,
+    }
 
 
 def discover_collections(scope: Scope, *, name: Any, purpose: Any) -> dict[str, Any]:
     name_text = v.name(name)
     purpose_text = v.description(purpose, "purpose")
-    discovery = evaluate_discovery(
-        scope.workspace_id, name_text=name_text, purpose_text=purpose_text
-    )
-    return issue_discovery(scope, discovery, name_text=name_text, purpose_text=purpose_text)
-
-
-def issue_discovery(
-    scope: Scope, discovery: Discovery, *, name_text: str, purpose_text: str
-) -> dict[str, Any]:
-    """A ticket for an evaluated discovery, and the reply an agent reads."""
-    answer = discovery.answer
-    ticket = issue_ticket(
-        scope,
-        kind=ReviewTicket.DISCOVERY,
-        request={
-            "name": name_text,
-            "normalized_name": normalize_name(name_text),
-            "purpose": purpose_text,
-        },
-        answer=answer,
-        counter_keys=[CATALOG],
-    )
-    return {
-        "discovery_id": ticket.pk,
-        "status": answer["status"],
-        "message": discovery.message,
-        "suggestions": discovery.suggestions,
-        "catalog": discovery.entries,
-        "catalog_truncated": discovery.truncated,
-        "expires_at": ticket.expires_at.isoformat(),
+    reply = _discover(scope.workspace_id, name_text, purpose_text)
+    request = {
+        "name": name_text,
+        "normalized_name": normalize_name(name_text),
+        "purpose": purpose_text,
     }
+    counters = counter_values(scope.workspace_id, [CATALOG])
+    [ticket] = issue_tickets(scope, ReviewTicket.DISCOVERY, [(request, _kept(reply), counters)])
+    return {"discovery_id": ticket.pk, **reply, "expires_at": ticket.expires_at.isoformat()}

@@ -124,11 +124,11 @@ def reevaluate(ticket: ReviewTicket) -> Changes:
             collection_id=request.get("collection_id"),
             context=list(request.get("context_record_ids") or []),
         )
-        return resolution_changes(ticket.answer, resolution.answer)
+        return resolution_changes(ticket.answer, resolution)
     discovery = evaluate_discovery(
         ticket.workspace_id, name_text=request["name"], purpose_text=request["purpose"]
     )
-    return discovery_changes(ticket.answer, discovery.answer)
+    return discovery_changes(ticket.answer, discovery)
 
 
 def check_expiry(ticket: ReviewTicket) -> None:

@@ -10,9 +10,6 @@ the answer never reveals another workspace's IDs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from records.errors import ID_SOURCES, NOT_FOUND, AnchorError
 from records.ids import is_valid_id
 from records.models import Collection, Record, Relationship
@@ -32,35 +29,14 @@ WHAT_IT_IS = {
 }
 
 
-def _named(kind: str, model: Any, mine: bool = False) -> Callable[[Scope, str], str | None]:
-    """`kind` when the ID is a row of `model` in the workspace (and the actor's, when `mine`)."""
-
-    def lookup(scope: Scope, pk: str) -> str | None:
-        rows = model.objects.filter(workspace_id=scope.workspace_id, pk=pk)
-        return (
-            kind if rows.filter(**({"actor_id": scope.actor_id} if mine else {})).exists() else None
-        )
-
-    return lookup
-
-
-def _review(scope: Scope, pk: str) -> str | None:
-    kind = (
-        ReviewTicket.objects.filter(workspace_id=scope.workspace_id, actor_id=scope.actor_id, pk=pk)
-        .values_list("kind", flat=True)
-        .first()
-    )
-    return str(kind) if kind else None
-
-
-# In the order they are asked: the kinds most often confused first.
+# In the order they are asked after the caller's own reviews, the kinds most often confused
+# first: (kind, model, whether only the caller's own rows count).
 LOOKUPS = (
-    _review,
-    _named("record", Record),
-    _named("collection", Collection),
-    _named("action", PreparedAction, mine=True),
-    _named("relationship", Relationship),
-    _named("agenda", Agenda),
+    ("record", Record, False),
+    ("collection", Collection, False),
+    ("action", PreparedAction, True),
+    ("relationship", Relationship, False),
+    ("agenda", Agenda, False),
 )
 # An expected kind -> the kinds that count as it (a review is a discovery or a resolution).
 SAME_KIND = {"review": {"discovery", "resolution"}}
@@ -70,9 +46,15 @@ def id_kind(scope: Scope, identifier: str) -> str | None:
     """What this ID names in the caller's scope, or None."""
     if not is_valid_id(identifier):
         return None
-    for lookup in LOOKUPS:
-        kind = lookup(scope, identifier)
-        if kind is not None:
+    mine = {"workspace_id": scope.workspace_id, "actor_id": scope.actor_id, "pk": identifier}
+    review = ReviewTicket.objects.filter(**mine).values_list("kind", flat=True).first()
+    if review:
+        return str(review)
+    for kind, model, own in LOOKUPS:
+        only_own = {"actor_id": scope.actor_id} if own else {}
+        if model.objects.filter(
+            workspace_id=scope.workspace_id, pk=identifier, **only_own
+        ).exists():
             return kind
     return None
 

@@ -27,36 +27,27 @@ def refers_back(query: str) -> bool:
     return 1 < len(words) <= 3 and words[0] in {"this", "that", "these", "those", "the same"}
 
 
-def with_next_step(result: dict[str, Any], step: str) -> dict[str, Any]:
-    return {**result, "next_step": step}
+AFTER_RESOLUTION = {
+    "resolved": "Cite this resolution_id in the write for selected_record_id.",
+    "no_match": "The expected answer before a create: cite this resolution_id in create_record "
+    "with this exact title and collection_id.",
+    "needs_clarification": "Ask the user one question using the candidates' details; then "
+    "resolve again with their answer, or cite this resolution_id with what they said in "
+    "clarification.",
+    "incomplete": "Narrow the review (a collection_id, context_record_ids or a longer name) and "
+    "resolve again; an incomplete review cannot authorize a write.",
+}
 
 
 def after_resolution(result: dict[str, Any], *, detail: bool = False) -> dict[str, Any]:
-    status = result["status"]
-    if status == "resolved":
-        step = "Cite this resolution_id in the write for selected_record_id."
-    elif status == "no_match" and refers_back(str(result.get("query", ""))):
+    step = AFTER_RESOLUTION[result["status"]]
+    if result["status"] == "no_match" and refers_back(str(result.get("query", ""))):
         step = (
             f"{result['query']!r} refers to something said earlier, not a title: resolve the "
             "name it stands for, or ask the user which record they mean. Never create a "
             "record with this title."
         )
-    elif status == "no_match":
-        step = (
-            "The expected answer before a create: cite this resolution_id in create_record "
-            "with this exact title and collection_id."
-        )
-    elif status == "needs_clarification":
-        step = (
-            "Ask the user one question using the candidates' details; then resolve again with "
-            "their answer, or cite this resolution_id with what they said in clarification."
-        )
-    else:
-        step = (
-            "Narrow the review (a collection_id, context_record_ids or a longer name) and "
-            "resolve again; an incomplete review cannot authorize a write."
-        )
-    return with_next_step(result if detail else reply_size.resolution(result), step)
+    return {**(result if detail else reply_size.resolution(result)), "next_step": step}
 
 
 def after_batch_resolution(result: dict[str, Any]) -> dict[str, Any]:
@@ -82,7 +73,7 @@ def after_discovery(result: dict[str, Any]) -> dict[str, Any]:
             "Reuse a listed collection whose purpose fits, or cite discovery_id "
             f"{review} in prepare_write create_collection."
         )
-    return with_next_step(result, step)
+    return {**result, "next_step": step}
 
 
 def after_prepare(
@@ -104,34 +95,33 @@ def after_prepare(
             " This write needs a person's approval: the commit will hold it as "
             "awaiting_approval until someone approves it in the admin. Tell the user now."
         )
-    return with_next_step(reply_size.prepared(result, result.get("operation"), sent), step)
+    return {**reply_size.prepared(result, result.get("operation"), sent), "next_step": step}
 
 
 def after_commit(result: dict[str, Any]) -> dict[str, Any]:
     """A plain commit needs no next step: the agent tells the user what it stored."""
     status = result.get("status")
-    action = result.get("action_id")
     review = result.get("review") or {}
-    step = ""
+    rows = (result.get("result") or {}).get("rows")
     if status == "committed" and review.get("resolution_id"):
         step = "To link or change the new record next, cite review.resolution_id (no new resolve)."
     elif status == "committed" and review.get("discovery_id"):
         step = "To add records, resolve their titles in it; to change it, cite review.discovery_id."
-    elif status == "committed" and _rows_reviewed(result):
+    elif (
+        status == "committed"
+        and isinstance(rows, dict)
+        and any("resolution_id" in row for row in rows.values())
+    ):
         step = "To link or change a row's record next, cite its rows[key].resolution_id."
     elif status == "awaiting_approval":
         step = (
-            "Tell the user a person must approve this in the admin. Later, call the same "
-            f"commit tool with action_id {action} to read the decision; do not prepare it again."
+            "Tell the user a person must approve this in the admin. Later, call the same commit "
+            f"tool with action_id {result.get('action_id')} to read the decision; do not "
+            "prepare it again."
         )
     elif status == "rejected":
         step = "Tell the user a person rejected it, and why; do not retry it unchanged."
-    elif status != "committed":
-        step = "Read the status and message above."
+    else:
+        step = "" if status == "committed" else "Read the status and message above."
     lean = reply_size.committed(result)
-    return with_next_step(lean, step) if step else lean
-
-
-def _rows_reviewed(result: dict[str, Any]) -> bool:
-    rows = (result.get("result") or {}).get("rows")
-    return isinstance(rows, dict) and any("resolution_id" in row for row in rows.values())
+    return {**lean, "next_step": step} if step else lean

@@ -9,8 +9,7 @@ suggestions and are never selected.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any
 
 from django.db.models import Q
 
@@ -18,15 +17,16 @@ from records import validation as v
 from records.counters import counter_values, links_key, names_key
 from records.errors import AnchorError, invalid, not_found
 from records.ids import is_valid_id
-from records.models import Collection, Record, Relationship, SelfMapping
+from records.models import Record, Relationship, SelfMapping
 from records.names import normalize_name
-from records.selectors import in_workspace, values_by_id
+from records.selectors import values_by_id
+from records.selectors.scoped import collection_checked
 from records.validation import canonical_json
 from workflow.models import ReviewTicket
 from workflow.names.cache import scope_names
 from workflow.names.match import NameMatch, match_names
 from workflow.scope import Scope
-from workflow.tickets import issue_ticket, issue_tickets, new_ticket
+from workflow.tickets import issue_tickets
 
 RESOLVED = "resolved"
 NEEDS_CLARIFICATION = "needs_clarification"
@@ -40,84 +40,65 @@ PREVIEW_CHARS = 200
 SELF_WORDS = {"me", "myself", "i"}
 
 
-@dataclass(frozen=True)
-class _Request:
-    """A resolution request, checked."""
+def _request(query_text: str, collection_id: str | None, context: list[str]) -> dict[str, Any]:
+    """A checked request, as its ticket keeps it: enough to ask it again at commit."""
+    return {
+        "query": query_text,
+        "normalized_query": normalize_name(query_text),
+        "collection_id": collection_id,
+        "context_record_ids": context,
+    }
 
-    query_text: str
-    collection_id: str | None
-    context: list[str]
 
-
-def _parse(scope: Scope, query: Any, collection_id: Any, context_record_ids: Any) -> _Request:
+def _parse(
+    scope: Scope, query: Any, collection_id: Any = None, context_record_ids: Any = None
+) -> dict[str, Any]:
     query_text = v.text("query", query, max_length=v.MAX_TITLE)
-    if collection_id is not None:
-        collection_id = v.entity_id(collection_id, "collection_id")
-        in_workspace(
-            Collection.objects.only("pk"),
-            workspace_id=scope.workspace_id,
-            pk=collection_id,
-            kind="collection",
+    collection_id = collection_checked(scope.workspace_id, collection_id)
+    if context_record_ids is None:
+        return _request(query_text, collection_id, [])
+    if not isinstance(context_record_ids, list) or len(context_record_ids) > MAX_CONTEXT_RECORDS:
+        raise invalid(
+            "context_record_ids",
+            f"must be a list of at most {MAX_CONTEXT_RECORDS} record IDs taken from earlier "
+            "results (omit it to search without relationship filters).",
         )
-    context: list[str] = []
-    if context_record_ids is not None:
-        if (
-            not isinstance(context_record_ids, list)
-            or len(context_record_ids) > MAX_CONTEXT_RECORDS
-        ):
-            raise invalid(
-                "context_record_ids",
-                f"must be a list of at most {MAX_CONTEXT_RECORDS} record IDs taken from earlier "
-                "results (omit it to search without relationship filters).",
-            )
-        for index, item in enumerate(context_record_ids):
-            record_id = v.record_id(item, f"context_record_ids[{index}]")
-            if record_id not in context:
-                context.append(record_id)
-        found = {
-            row["id"]
-            for row in values_by_id(
-                Record.objects, workspace_id=scope.workspace_id, ids=context, fields=["id"]
-            )
-        }
-        for record_id in context:
-            if record_id not in found:
-                raise not_found(
-                    "record", record_id, f"context_record_ids[{context.index(record_id)}]"
-                )
-    return _Request(query_text, collection_id, context)
+    context = list(
+        dict.fromkeys(
+            v.record_id(item, f"context_record_ids[{index}]")
+            for index, item in enumerate(context_record_ids)
+        )
+    )
+    rows = values_by_id(Record.objects, workspace_id=scope.workspace_id, ids=context, fields=["id"])
+    missing = [rid for rid in context if rid not in {row["id"] for row in rows}]
+    if missing:
+        raise not_found("record", missing[0], f"context_record_ids[{context.index(missing[0])}]")
+    return _request(query_text, collection_id, context)
 
 
 def _neighbours(record_ids: list[str]) -> set[str] | None:
     """Records linked (either direction, one hop) to every one of record_ids."""
     if not record_ids:
         return None
-    common: set[str] | None = None
-    for record_id in record_ids:
-        linked: set[str] = set()
-        for source, target in Relationship.objects.filter(
-            Q(source_id=record_id) | Q(target_id=record_id)
-        ).values_list("source_id", "target_id"):
-            linked.add(target if source == record_id else source)
-        common = linked if common is None else common & linked
-    return common
+    links = link_summaries(record_ids)
+    return set.intersection(*({link["record_id"] for link in links[r]} for r in record_ids))
 
 
-def _link_summaries(record_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
+def link_summaries(record_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
     summaries: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    if not record_ids:
-        return summaries
     # Plain columns rather than model instances: a hub's links are many rows, and building
     # two records and two collections per row cost more than the query.
+    shown = ("id", "title", "collection__name", "archived_at")  # of each end
     rows = (
         Relationship.objects.filter(Q(source_id__in=record_ids) | Q(target_id__in=record_ids))
         .order_by("created_at", "id")
-        .values_list("relationship_type", *END_COLUMNS["source"], *END_COLUMNS["target"])
+        .values_list(
+            "relationship_type", *(f"{end}__{c}" for end in ("source", "target") for c in shown)
+        )
     )
     wanted = set(record_ids)
-    width = len(END_COLUMNS["source"])
     for relationship_type, *ends in rows:
-        source, target = ends[:width], ends[width:]
+        source, target = ends[: len(shown)], ends[len(shown) :]
         for this, other, direction in ((source, target, "outgoing"), (target, source, "incoming")):
             if this[0] in wanted:
                 record_id, title, collection, archived_at = other
@@ -134,24 +115,9 @@ def _link_summaries(record_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
     return summaries
 
 
-# What a link summary shows of each end: (id, title, collection name, archived_at).
-END_COLUMNS = {
-    end: (f"{end}_id", f"{end}__title", f"{end}__collection__name", f"{end}__archived_at")
-    for end in ("source", "target")
-}
-
-
 def _preview(data: dict[str, Any]) -> str:
     text = canonical_json(data)
     return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
-
-
-class _Found(TypedDict):
-    """One candidate while resolving: its best score, whether any match was exact, and why."""
-
-    score: float
-    exact: bool
-    reasons: list[str]
 
 
 def _reason(match: NameMatch) -> str:
@@ -164,64 +130,32 @@ def _reason(match: NameMatch) -> str:
     return f"similar spelling to {kind} {match.display!r} (score {match.score:.2f}){differs}"
 
 
-@dataclass(frozen=True)
-class Resolution:
-    """One evaluation of a resolution request: the answer, and the counters it depends on."""
-
-    status: str
-    selected_record_id: str | None
-    message: str
-    candidates: list[dict[str, Any]]
-    counter_keys: list[str]
-    # Counters whose value the answer was computed at (the names list's revision): a ticket
-    # records that value, so a name written since the list was read moves it.
-    known_counters: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def answer(self) -> dict[str, Any]:
-        """What a ticket keeps, and what a re-evaluation is compared on."""
-        return {
-            "status": self.status,
-            "selected_record_id": self.selected_record_id,
-            "candidates": [{k: c[k] for k in ANSWER_KEYS} for c in self.candidates],
-        }
-
-
 # What a ticket keeps of each candidate: enough to say later whether its standing changed.
 ANSWER_KEYS = ("record_id", "title", "match", "score", "status", "collection_id")
 
 
-@dataclass(frozen=True)
-class _Search:
-    """What matching found for one request, before its candidates' records are loaded."""
-
-    ranked: list[tuple[str, _Found]]
-    names_scope: str | None  # the collection whose names counter the answer depends on
-    incomplete_reason: str
-    self_message: str
-    names_revision: int | None = None  # the revision of the names list matched, if one was
-
-    @property
-    def record_ids(self) -> list[str]:
-        return [record_id for record_id, _ in self.ranked]
+def _kept(answer: dict[str, Any]) -> dict[str, Any]:
+    """What a ticket keeps of an answer, and what a re-evaluation is compared on."""
+    return {
+        "status": answer["status"],
+        "selected_record_id": answer["selected_record_id"],
+        "candidates": [{k: c[k] for k in ANSWER_KEYS} for c in answer["candidates"]],
+    }
 
 
 def _search(
-    scope: Scope,
-    *,
-    query_text: str,
-    collection_id: str | None,
-    context: list[str],
-    id_collections: dict[str, str] | None = None,
-) -> _Search:
-    """`id_collections` (record ID -> collection ID, for this workspace) lets a batch look up
-    every ID-shaped query in one query; without it the ID is looked up here."""
-    normalized = normalize_name(query_text)
-    allowed = _neighbours(context)
+    scope: Scope, request: dict[str, Any], id_collections: dict[str, str]
+) -> dict[str, Any]:
+    """What matching finds for one request, before its candidates' records are loaded.
+    `id_collections`: the collection of each ID-shaped query's record in this workspace, read
+    once for all the requests."""
+    query_text, normalized = request["query"], request["normalized_query"]
+    collection_id = request["collection_id"]
+    allowed = _neighbours(request["context_record_ids"])
     # The names counter this answer depends on. A lookup by ID or through the self mapping
     # depends only on that record's collection, not on every name in the workspace.
     names_scope = collection_id
-    found: dict[str, _Found] = {}
+    found: dict[str, dict[str, Any]] = {}
 
     def consider(record_id: str, score: float, exact: bool, reason: str) -> None:
         if allowed is not None and record_id not in allowed:
@@ -246,18 +180,14 @@ def _search(
                 "only after they state it explicitly."
             )
         else:
-            consider(mapping.record_id, 1.0, True, "self mapping of this actor")
             names_scope = mapping.record.collection_id
+            if collection_id in (None, names_scope):  # outside the collection it does not count
+                consider(mapping.record_id, 1.0, True, "self mapping of this actor")
     by_id = not self_lookup and is_valid_id(query_text)
-    if by_id:
-        if id_collections is None:
-            id_collections = _collections_of(scope, [query_text])
-        found_collection = id_collections.get(query_text)
-        if collection_id and found_collection != collection_id:
-            found_collection = None
-        if found_collection is not None:
-            consider(query_text, 1.0, True, "record ID")
-            names_scope = found_collection
+    found_collection = id_collections.get(query_text) if by_id else None
+    if found_collection is not None and collection_id in (None, found_collection):
+        consider(query_text, 1.0, True, "record ID")
+        names_scope = found_collection
 
     incomplete_reason = ""
     names_revision = None
@@ -279,60 +209,71 @@ def _search(
             f"More than {MAX_CANDIDATES} records match; add words to the query, pass "
             "collection_id, or pass context_record_ids to narrow it."
         )
-    return _Search(
-        ranked[:MAX_CANDIDATES], names_scope, incomplete_reason, self_message, names_revision
-    )
-
-
-def _collections_of(scope: Scope, record_ids: list[str]) -> dict[str, str]:
-    """The collection of each of these records that exists in the workspace."""
     return {
-        row["id"]: row["collection_id"]
-        for row in values_by_id(
-            Record.objects,
-            workspace_id=scope.workspace_id,
-            ids=record_ids,
-            fields=["id", "collection_id"],
-        )
+        "ranked": ranked[:MAX_CANDIDATES],  # candidate -> best score, any exact match, why
+        "names_scope": names_scope,
+        "names_revision": names_revision,  # the revision of the names list matched, if one was
+        "incomplete_reason": incomplete_reason,
+        "self_message": self_message,
     }
 
 
-def _records(record_ids: list[str]) -> dict[str, Record]:
-    if not record_ids:
-        return {}
-    return {r.pk: r for r in Record.objects.filter(pk__in=record_ids).select_related("collection")}
+def _records(scope: Scope, record_ids: list[str]) -> dict[str, Record]:
+    """These records of the workspace (by primary key alone: see values_by_id)."""
+    rows = Record.objects.filter(pk__in=record_ids).select_related("collection")
+    return {r.pk: r for r in rows if r.workspace_id == scope.workspace_id}
+
+
+Answer = tuple[dict[str, Any], dict[str, int | None]]  # the reply's answer, its counters
+
+
+def _evaluate(scope: Scope, requests: list[dict[str, Any]]) -> list[Answer]:
+    """Each request answered as of now, reading what they share once: the records behind ID
+    queries, the candidates' records and links."""
+    id_queries = [r["query"] for r in requests if is_valid_id(r["query"])]
+    records = _records(scope, id_queries)
+    id_collections = {pk: record.collection_id for pk, record in records.items()}
+    searches = [_search(scope, request, id_collections) for request in requests]
+    candidate_ids = list(dict.fromkeys(rid for s in searches for rid, _ in s["ranked"]))
+    records |= _records(scope, [rid for rid in candidate_ids if rid not in records])
+    links = link_summaries(candidate_ids)
+    return [_answer(s, r, records, links) for s, r in zip(searches, requests, strict=True)]
 
 
 def evaluate_resolution(
     scope: Scope, *, query_text: str, collection_id: str | None, context: list[str]
-) -> Resolution:
-    """The answer to a parsed request as of now, without issuing a ticket.
+) -> dict[str, Any]:
+    """What a ticket of this request would keep, answered as of now.
 
-    resolve_record and the commit-time re-evaluation of a review both call this, so a review is
-    re-checked with exactly the query and rules that produced it.
+    resolve_record and the commit-time re-evaluation of a review both come here, so a review
+    is re-checked with exactly the query and rules that produced it.
     """
-    search = _search(scope, query_text=query_text, collection_id=collection_id, context=context)
-    ids = search.record_ids
-    return _answer(search, collection_id, context, _records(ids), _link_summaries(ids))
+    answer, _ = _evaluate(scope, [_request(query_text, collection_id, context)])[0]
+    return _kept(answer)
+
+
+# What an answer tells the agent (an incomplete one, and "me" unmapped, say their own reason).
+MESSAGES = {
+    "one_exact": "One active record matches exactly. A name match is not proof of identity: check "
+    "it against what the user means. Other candidates are suggestions only.",
+    "several_exact": "Several records match exactly, or the exact match is archived. Ask "
+    "the user which one they mean, using the distinguishing details (collection, data, links).",
+    "similar": "No exact match; similar names are listed. Ask the user whether they meant one "
+    "of them. Similar spelling is not identity; never pick one on your own.",
+    "none": "No record in this scope has this name. When the user is telling you about "
+    "something new, create it. Ask first only when they refer to something they expect to "
+    "exist (it may be stored under another name or in another collection).",
+}
 
 
 def _answer(
-    search: _Search,
-    collection_id: str | None,
-    context: list[str],
+    search: dict[str, Any],
+    request: dict[str, Any],
     records: dict[str, Record],
     links: dict[str, list[dict[str, Any]]],
-) -> Resolution:
-    """The resolution from a search and its candidates' records and links (loaded by the
-    caller, once for a whole batch)."""
-    ranked = search.ranked
-    incomplete_reason = search.incomplete_reason
-    self_message = search.self_message
-    if collection_id:  # an ID or self mapping outside the requested collection does not count
-        ranked = [(rid, e) for rid, e in ranked if records[rid].collection_id == collection_id]
-
+) -> Answer:
     candidates: list[dict[str, Any]] = []
-    for record_id, entry in ranked:
+    for record_id, entry in search["ranked"]:
         record = records[record_id]
         record_links = links.get(record_id, [])
         candidates.append(
@@ -355,52 +296,33 @@ def _answer(
         )
 
     exact = [c for c in candidates if c["match"] == "exact"]
-    selected = None
-    if incomplete_reason:
-        status, message = (
-            INCOMPLETE,
-            incomplete_reason + " An incomplete review cannot authorize a write.",
-        )
+    if search["incomplete_reason"]:
+        status = INCOMPLETE
+        message = search["incomplete_reason"] + " An incomplete review cannot authorize a write."
     elif len(exact) == 1 and exact[0]["status"] == "active":
-        status = RESOLVED
-        selected = exact[0]["record_id"]
-        message = (
-            "One active record matches exactly. A name match is not proof of identity: check it "
-            "against what the user means. Other candidates are suggestions only."
-        )
+        status, message = RESOLVED, MESSAGES["one_exact"]
     elif exact:
-        status = NEEDS_CLARIFICATION
-        message = (
-            "Several records match exactly, or the exact match is archived. Ask the user which "
-            "one they mean, using the distinguishing details (collection, data, links)."
-        )
+        status, message = NEEDS_CLARIFICATION, MESSAGES["several_exact"]
     elif candidates:
-        status = NEEDS_CLARIFICATION
-        message = (
-            "No exact match; similar names are listed. Ask the user whether they meant one of "
-            "them. Similar spelling is not identity; never pick one on your own."
-        )
-    elif self_message:
-        status, message = NEEDS_CLARIFICATION, self_message
+        status, message = NEEDS_CLARIFICATION, MESSAGES["similar"]
+    elif search["self_message"]:
+        status, message = NEEDS_CLARIFICATION, search["self_message"]
     else:
-        status = NO_MATCH
-        message = (
-            "No record in this scope has this name. When the user is telling you about "
-            "something new, create it. Ask first only when they refer to something they expect "
-            "to exist (it may be stored under another name or in another collection)."
-        )
+        status, message = NO_MATCH, MESSAGES["none"]
 
-    counter_keys = [
-        names_key(search.names_scope),
-        *(links_key(c["record_id"]) for c in candidates),
-    ]
-    counter_keys += [links_key(record_id) for record_id in context]
-    known = (
-        {names_key(search.names_scope): search.names_revision}
-        if search.names_revision is not None
-        else {}
-    )
-    return Resolution(status, selected, message, candidates, counter_keys, known)
+    # The names counter holds the names list's revision when one was matched (a ticket records
+    # that value, so a name written since the list was read moves it); None is read later.
+    counters: dict[str, int | None] = {names_key(search["names_scope"]): search["names_revision"]}
+    for record_id in [c["record_id"] for c in candidates] + request["context_record_ids"]:
+        counters[links_key(record_id)] = None
+    answer = {
+        "status": status,
+        "selected_record_id": exact[0]["record_id"] if status == RESOLVED else None,
+        "message": message,
+        **{key: request[key] for key in ("query", "collection_id", "context_record_ids")},
+        "candidates": candidates,
+    }
+    return answer, counters
 
 
 def resolve_record(
@@ -410,40 +332,19 @@ def resolve_record(
     collection_id: Any = None,
     context_record_ids: Any = None,
 ) -> dict[str, Any]:
-    request = _parse(scope, query, collection_id, context_record_ids)
-    resolution = evaluate_resolution(
-        scope,
-        query_text=request.query_text,
-        collection_id=request.collection_id,
-        context=request.context,
-    )
-    ticket = issue_ticket(
-        scope,
-        kind=ReviewTicket.RESOLUTION,
-        request=_ticket_request(request),
-        answer=resolution.answer,
-        counter_keys=resolution.counter_keys,
-        known=resolution.known_counters,
-        # _parse has just read the collection, so its workspace exists.
-        workspace_exists=request.collection_id is not None,
-    )
-    return _reply(ticket, request, resolution)
+    return _resolve_many(scope, [_parse(scope, query, collection_id, context_record_ids)])[0]
 
 
 MAX_BATCH = 10
 
 
 def batch_resolve(scope: Scope, *, requests: Any) -> dict[str, Any]:
-    """Several resolutions; one item's bad input is reported in place, the others still run.
-
-    Each item is answered exactly as resolve_record would answer it; what the items share is
-    read once: the records behind ID queries, the candidates' records and links, the counters,
-    and the tickets are written in one INSERT.
-    """
+    """Several resolutions; one item's bad input is reported in place, the others still run,
+    each answered exactly as resolve_record would answer it (_resolve_many)."""
     if not isinstance(requests, list) or not 1 <= len(requests) <= MAX_BATCH:
         raise invalid("requests", f"must be a list of 1-{MAX_BATCH} resolution requests.")
-    parsed: dict[int, _Request] = {}
-    errors: dict[int, AnchorError] = {}
+    parsed: dict[int, dict[str, Any]] = {}
+    answered: dict[int, dict[str, Any]] = {}
     allowed = {"query", "collection_id", "context_record_ids"}
     for index, request in enumerate(requests):
         try:
@@ -452,107 +353,43 @@ def batch_resolve(scope: Scope, *, requests: Any) -> dict[str, Any]:
                     f"requests[{index}]",
                     f"must be an object with keys {sorted(allowed)} (query required).",
                 )
-            parsed[index] = _parse(
-                scope,
-                request["query"],
-                request.get("collection_id"),
-                request.get("context_record_ids"),
-            )
+            parsed[index] = _parse(scope, **request)
         except AnchorError as exc:
-            errors[index] = exc
-    replies = _resolve_many(scope, parsed)
-    answered = {i: {"ok": True, "result": reply} for i, reply in replies.items()}
-    answered |= {i: {"ok": False, "error": error.as_dict()} for i, error in errors.items()}
+            answered[index] = {"ok": False, "error": exc.as_dict()}
+    replies = _resolve_many(scope, list(parsed.values()))
+    answered |= {i: {"ok": True, "result": r} for i, r in zip(parsed, replies, strict=True)}
     return {"items": [{"item_index": i, **answered[i]} for i in range(len(requests))]}
 
 
-def _resolve_many(scope: Scope, parsed: dict[int, _Request]) -> dict[int, dict[str, Any]]:
-    """Each parsed request answered as resolve_record would answer it, sharing what they read:
-    the records behind ID queries, the candidates' records and links, the counters; the
-    tickets are written in one INSERT."""
-    # ID queries name their records: load those once, for the lookup and as candidates.
-    id_queries = [r.query_text for r in parsed.values() if is_valid_id(r.query_text)]
-    records = {
-        pk: record
-        for pk, record in _records(id_queries).items()
-        if record.workspace_id == scope.workspace_id
-    }
-    id_collections = {pk: record.collection_id for pk, record in records.items()}
-    searches = {
-        index: _search(
-            scope,
-            query_text=r.query_text,
-            collection_id=r.collection_id,
-            context=r.context,
-            id_collections=id_collections,
-        )
-        for index, r in parsed.items()
-    }
-    candidate_ids = list(dict.fromkeys(rid for s in searches.values() for rid in s.record_ids))
-    records |= _records([rid for rid in candidate_ids if rid not in records])
-    links = _link_summaries(candidate_ids)
-    resolutions = {
-        index: _answer(search, parsed[index].collection_id, parsed[index].context, records, links)
-        for index, search in searches.items()
-    }
-    counters = counter_values(
-        scope.workspace_id, [key for r in resolutions.values() for key in r.counter_keys]
+def _resolve_many(scope: Scope, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each request answered and ticketed: what they share is read once (_evaluate), the
+    counters not known from a names list in one query, and the tickets written in one INSERT."""
+    answers = _evaluate(scope, requests)
+    unread = {k for _, counters in answers for k, value in counters.items() if value is None}
+    read = counter_values(scope.workspace_id, unread)
+    reviews = [
+        (request, _kept(answer), {k: read[k] if v is None else v for k, v in sorted(c.items())})
+        for request, (answer, c) in zip(requests, answers, strict=True)
+    ]
+    # A collection, a context record or a candidate was just read: the workspace exists.
+    read_a_row = any(r["collection_id"] or r["context_record_ids"] for r in requests) or any(
+        answer["candidates"] for answer, _ in answers
     )
-    tickets = issue_tickets(
-        scope,
-        [
-            new_ticket(
-                scope,
-                kind=ReviewTicket.RESOLUTION,
-                request=_ticket_request(parsed[index]),
-                answer=resolution.answer,
-                counters={key: counters[key] for key in sorted(set(resolution.counter_keys))},
-            )
-            for index, resolution in resolutions.items()
-        ],
-        # A record of the workspace was just read (an ID query's), so the workspace exists.
-        workspace_exists=bool(records),
-    )
-    return {
-        index: _reply(ticket, parsed[index], resolutions[index])
-        for index, ticket in zip(resolutions, tickets, strict=True)
-    }
+    tickets = issue_tickets(scope, ReviewTicket.RESOLUTION, reviews, workspace_exists=read_a_row)
+    return [
+        {"resolution_id": ticket.pk, **answer, "expires_at": ticket.expires_at.isoformat()}
+        for ticket, (answer, _) in zip(tickets, answers, strict=True)
+    ]
 
 
 def resolve_written(scope: Scope, record_id: str, collection_id: str) -> dict[str, Any]:
-    """resolve_record by ID of a record just written, in its collection: the same answer,
-    reading what a batch item reads (the record once, no separate check of the collection,
-    which the record's own row vouches for)."""
-    return _resolve_many(scope, {0: _Request(record_id, collection_id, [])})[0]
+    """resolve_record by ID of a record just written, in its collection, without checking the
+    collection again (the record's own row vouches for it)."""
+    return _resolve_many(scope, [_request(record_id, collection_id, [])])[0]
 
 
 def resolve_by_ids(scope: Scope, record_ids: list[str]) -> dict[str, str]:
     """A resolution by ID of each record (just written): record ID -> resolution_id, so the
     next write (a link) cites it without resolving again. One INSERT for all of them."""
-    parsed = {index: _Request(record_id, None, []) for index, record_id in enumerate(record_ids)}
-    replies = _resolve_many(scope, parsed)
-    return {parsed[i].query_text: reply["resolution_id"] for i, reply in replies.items()}
-
-
-def _ticket_request(request: _Request) -> dict[str, Any]:
-    """What a resolution ticket keeps of its request: enough to ask it again at commit."""
-    return {
-        "query": request.query_text,
-        "normalized_query": normalize_name(request.query_text),
-        "collection_id": request.collection_id,
-        "context_record_ids": request.context,
-    }
-
-
-def _reply(ticket: ReviewTicket, request: _Request, resolution: Resolution) -> dict[str, Any]:
-    return {
-        "resolution_id": ticket.pk,
-        "status": resolution.status,
-        "selected_record_id": resolution.selected_record_id,
-        "message": resolution.message,
-        "query": request.query_text,
-        "collection_id": request.collection_id,
-        "context_record_ids": request.context,
-        "candidates": resolution.candidates,
-        "expires_at": ticket.expires_at.isoformat(),
-    }
+    replies = _resolve_many(scope, [_request(record_id, None, []) for record_id in record_ids])
+    return {record_id: r["resolution_id"] for record_id, r in zip(record_ids, replies, strict=True)}

@@ -8,40 +8,31 @@ which links, which names, with titles rather than IDs.
 from __future__ import annotations
 
 from records.acting import acted_by
+from records.counters import ALL_NAMES, CATALOG
 from records.errors import ARCHIVED, STALE_REVIEW, VERSION_CONFLICT, AnchorError
 from records.models import AuditEvent, Collection, Record
 
-LINKS = "links:"
-NAMES = "names:"
+AGAIN = "The agent has to look again and prepare a new write."
 
 
-def _title(workspace_id: str, record_id: str) -> str:
-    title = (
-        Record.objects.filter(workspace_id=workspace_id, pk=record_id)
-        .values_list("title", flat=True)
-        .first()
-    )
-    return f"“{title}”" if title else f"record {record_id}"
-
-
-def _collection_name(workspace_id: str, collection_id: str) -> str:
-    name = (
-        Collection.objects.filter(workspace_id=workspace_id, pk=collection_id)
-        .values_list("name", flat=True)
-        .first()
-    )
-    return f"“{name}”" if name else f"collection {collection_id}"
+def _quoted(model: type[Record] | type[Collection], workspace_id: str, pk: str) -> str:
+    """A record's title or a collection's name in quotes, or its kind and ID when it is gone."""
+    column, kind = ("title", "record") if model is Record else ("name", "collection")
+    rows = model.objects.filter(workspace_id=workspace_id, pk=pk)
+    value = rows.values_list(column, flat=True).first()
+    return f"“{value}”" if value else f"{kind} {pk}"
 
 
 def _moved(workspace_id: str, key: str) -> str:
-    if key.startswith(LINKS):
-        return f"the links of {_title(workspace_id, key[len(LINKS) :])} changed"
-    if key == f"{NAMES}*":
+    kind, _, pk = key.partition(":")
+    if kind == "links":
+        return f"the links of {_quoted(Record, workspace_id, pk)} changed"
+    if key == ALL_NAMES:
         return "a record was added, renamed or given another name somewhere in the workspace"
-    if key.startswith(NAMES):
-        where = _collection_name(workspace_id, key[len(NAMES) :])
+    if kind == "names":
+        where = _quoted(Collection, workspace_id, pk)
         return f"a record in {where} was added, renamed or given another name"
-    if key == "catalog":
+    if key == CATALOG:
         return "the list of collections changed"
     return f"{key} changed"
 
@@ -49,43 +40,31 @@ def _moved(workspace_id: str, key: str) -> str:
 def _changed_by(workspace_id: str, record_id: str, version: object) -> str:
     """' by agent (Claude Code) for user:dana, approved by user:maya at <time>': who wrote that
     version, as its audit event names them (records.acting), and who let it through."""
-    event = (
-        AuditEvent.objects.filter(
-            workspace_id=workspace_id, record_id=record_id, after__version=version
-        ).first()
-        if isinstance(version, int)
-        else None
-    )
+    events = AuditEvent.objects.filter(workspace_id=workspace_id, record_id=record_id)
+    event = events.filter(after__version=version).first() if isinstance(version, int) else None
     if event is None:
         return ""
-    approver = next(
-        (
-            f", approved by {entry['approved_by']}"
-            for entry in event.review_evidence or []
-            if isinstance(entry, dict) and entry.get("approved_by")
-        ),
-        "",
-    )
+    evidence = [entry for entry in event.review_evidence or [] if isinstance(entry, dict)]
+    approvers = [entry["approved_by"] for entry in evidence if entry.get("approved_by")]
+    approver = f", approved by {approvers[0]}" if approvers else ""
     return f" by {acted_by(event)}{approver} at {event.created_at:%Y-%m-%d %H:%M} UTC"
 
 
 def _version_changed(workspace_id: str, exc: AnchorError) -> str:
     record_id = str(exc.details.get("record_id", ""))
     current, expected = exc.details.get("current_version"), exc.details.get("expected_version")
-    by = _changed_by(workspace_id, record_id, current)
     both = exc.details.get("fields_changed_by_both")
+    overwrites = "Applying it would overwrite a change the agent never saw."
     if isinstance(both, list) and both:
         fields = ", ".join(str(field) for field in both)
-        return (
-            f"{_title(workspace_id, record_id)} changed after the agent prepared this write: it "
-            f"was prepared against version {expected}, and the record is now at version "
-            f"{current} (changed{by}). That change also set {fields}, which this write sets "
-            "too. Applying it would overwrite a value the agent never saw."
+        overwrites = (
+            f"That change also set {fields}, which this write sets too. Applying it would "
+            "overwrite a value the agent never saw."
         )
     return (
-        f"{_title(workspace_id, record_id)} changed after the agent prepared this write: it was "
-        f"prepared against version {expected}, and the record is now at version {current} "
-        f"(changed{by}). Applying it would overwrite a change the agent never saw."
+        f"{_quoted(Record, workspace_id, record_id)} changed after the agent prepared this "
+        f"write: it was prepared against version {expected}, and the record is now at version "
+        f"{current} (changed{_changed_by(workspace_id, record_id, current)}). {overwrites}"
     )
 
 
@@ -94,28 +73,19 @@ def plain_stale_reason(workspace_id: str, exc: AnchorError) -> str:
     if exc.code == VERSION_CONFLICT and exc.details.get("record_id"):
         return _version_changed(workspace_id, exc)
     if exc.code == ARCHIVED and exc.details.get("record_id"):
-        return (
-            f"{_title(workspace_id, str(exc.details['record_id']))} was archived after the "
-            "agent prepared this write."
-        )
+        record = _quoted(Record, workspace_id, str(exc.details["record_id"]))
+        return f"{record} was archived after the agent prepared this write."
     changes = exc.details.get("changes")
     if exc.code == STALE_REVIEW and isinstance(changes, list) and changes:
         # Exact freshness says what changed in the answer (e.g. a new similar name).
         return (
             "What the agent looked at before preparing this write now answers differently: "
-            f"{'; '.join(str(c) for c in changes[:5])}. The agent has to look again and "
-            "prepare a new write."
+            f"{'; '.join(str(c) for c in changes[:5])}. {AGAIN}"
         )
     changed = exc.details.get("changed")
     if exc.code == STALE_REVIEW and isinstance(changed, list) and changed:
         what = "; ".join(_moved(workspace_id, str(key)) for key in changed)
-        return (
-            f"What the agent looked at before preparing this write has changed: {what}. "
-            "The agent has to look again and prepare a new write."
-        )
+        return f"What the agent looked at before preparing this write has changed: {what}. {AGAIN}"
     if exc.code == STALE_REVIEW and "expired" in exc.message:
-        return (
-            "The agent's look at the data expired before this write was committed. The agent "
-            "has to look again and prepare a new write."
-        )
+        return f"The agent's look at the data expired before this write was committed. {AGAIN}"
     return exc.message

@@ -8,7 +8,6 @@ from typing import Any
 from django.utils import timezone
 
 from records import validation as v
-from records.counters import counter_values
 from records.errors import NOT_FOUND, AnchorError, invalid, not_found
 from records.ids import is_valid_id
 from records.services import workspace_ensure
@@ -19,57 +18,36 @@ TICKET_LIFETIME = timedelta(minutes=15)
 MAX_REVIEW_IDS = 12
 
 
-def new_ticket(
-    scope: Scope,
-    *,
-    kind: str,
-    request: dict[str, Any],
-    answer: dict[str, Any],
-    counters: dict[str, int],
-) -> ReviewTicket:
-    """A ticket not yet saved: `issue_tickets` writes several in one INSERT."""
-    now = timezone.now()
-    return ReviewTicket(
-        workspace_id=scope.workspace_id,
-        actor_id=scope.actor_id,
-        kind=kind,
-        request=request,
-        answer=answer,
-        counters=counters,
-        created_at=now,
-        expires_at=now + TICKET_LIFETIME,
-    )
-
-
-def issue_ticket(
-    scope: Scope,
-    *,
-    kind: str,
-    request: dict[str, Any],
-    answer: dict[str, Any],
-    counter_keys: list[str],
-    known: dict[str, int] | None = None,
-    workspace_exists: bool = False,
-) -> ReviewTicket:
-    """`known`: counters whose value the answer was computed at (the names list's revision),
-    kept as they are instead of read again; `workspace_exists`: the caller has just read a
-    row of the workspace (its collection), so the workspace need not be ensured."""
-    known = {key: value for key, value in (known or {}).items() if key in counter_keys}
-    unread = [key for key in counter_keys if key not in known]
-    counters = {**(counter_values(scope.workspace_id, unread) if unread else {}), **known}
-    counters = dict(sorted(counters.items()))
-    ticket = new_ticket(scope, kind=kind, request=request, answer=answer, counters=counters)
-    return issue_tickets(scope, [ticket], workspace_exists=workspace_exists)[0]
-
-
 def issue_tickets(
-    scope: Scope, tickets: list[ReviewTicket], *, workspace_exists: bool = False
+    scope: Scope,
+    kind: str,
+    reviews: list[tuple[dict[str, Any], dict[str, Any], dict[str, int]]],
+    *,
+    workspace_exists: bool = False,
 ) -> list[ReviewTicket]:
-    if not tickets:
+    """A ticket for each (request, answer, counters) review, all in one INSERT.
+    `workspace_exists`: the caller has just read a row of the workspace, so the workspace need
+    not be ensured."""
+    if not reviews:
         return []
     if not workspace_exists:
         workspace_ensure(scope.workspace_id)
-    return ReviewTicket.objects.bulk_create(tickets)
+    now = timezone.now()
+    return ReviewTicket.objects.bulk_create(
+        [
+            ReviewTicket(
+                workspace_id=scope.workspace_id,
+                actor_id=scope.actor_id,
+                kind=kind,
+                request=request,
+                answer=answer,
+                counters=counters,
+                created_at=now,
+                expires_at=now + TICKET_LIFETIME,
+            )
+            for request, answer, counters in reviews
+        ]
+    )
 
 
 def parse_review_ids(value: Any) -> list[str]:
@@ -79,13 +57,10 @@ def parse_review_ids(value: Any) -> list[str]:
             f"must list 1-{MAX_REVIEW_IDS} discovery_id/resolution_id values from "
             "discover_collections or resolve_record.",
         )
-    ids: list[str] = []
     for index, item in enumerate(value):
         if not is_valid_id(item):
             raise invalid(f"review_ids[{index}]", f"{item!r} is not a review ID.")
-        if item not in ids:
-            ids.append(item)
-    return ids
+    return list(dict.fromkeys(value))
 
 
 def load_tickets(scope: Scope, review_ids: list[str]) -> list[ReviewTicket]:
@@ -98,11 +73,8 @@ def load_tickets(scope: Scope, review_ids: list[str]) -> list[ReviewTicket]:
     }
     missing = [r for r in review_ids if r not in found]
     if missing:
-        others = ReviewTicket.objects.filter(pk__in=missing, workspace_id=scope.workspace_id)
-        foreign = set(others.values_list("pk", flat=True))
-        first = missing[0]
-        field = f"review_ids[{review_ids.index(first)}]"
-        if first in foreign:
+        first, field = missing[0], f"review_ids[{review_ids.index(missing[0])}]"
+        if ReviewTicket.objects.filter(pk=first, workspace_id=scope.workspace_id).exists():
             raise another_actors("review", first, field)
         raise not_found("review", first, field)
     return [found[r] for r in review_ids]

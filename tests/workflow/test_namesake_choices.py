@@ -14,14 +14,14 @@ def test_two_rahuls_show_the_data_and_links_that_differ():
         {
             "title": "Rahul",
             "collection_id": "col",
-            "data_preview": '{"city":"Pune","team":"infra"}',
-            "links": [{"title": "Acme"}, {"title": "Hiring"}],
+            "data": {"city": "Pune", "team": "infra"},
+            "links": ["Acme", "Hiring"],
         },
         {
             "title": "Rahul",
             "collection_id": "col",
-            "data_preview": '{"city":"Pune","team":"design"}',
-            "links": [{"title": "Hiring"}],
+            "data": {"city": "Pune", "team": "design"},
+            "links": ["Hiring"],
         },
     ]
     assert _titles(rahuls) == [
@@ -31,5 +31,5 @@ def test_two_rahuls_show_the_data_and_links_that_differ():
 
 
 def test_two_records_that_read_the_same_get_the_same_title():
-    same = [{"title": "Rahul", "collection_id": "col", "data_preview": '{"team":"infra"}'}] * 2
+    same = [{"title": "Rahul", "collection_id": "col", "data": {"team": "infra"}, "links": []}] * 2
     assert len(set(_titles(same))) == 1

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 
@@ -59,13 +57,10 @@ def _in_scope(
 
 def _load(workspace_id: str, collection_id: str | None, revision: int) -> ScopeNames:
     """Every name of the scope, read from the records."""
-    records, aliases = _in_scope(workspace_id, collection_id)
-    too_large = ScopeNames(revision, record_count=records.count())
+    too_large = ScopeNames(revision, record_count=scope_record_count(workspace_id, collection_id))
     if too_large.too_large:
         return too_large
-    rows = [(record_id, title, False) for record_id, title in records.values_list("id", "title")]
-    rows += [(r, a, True) for r, a in aliases.values_list("record_id", "alias")]
-    return ScopeNames.build(revision, rows)
+    return ScopeNames.build(revision, _current_names(workspace_id, collection_id))
 
 
 def _fresh(workspace_id: str, collection_id: str | None, revision: int) -> ScopeNames:
@@ -100,10 +95,7 @@ def _follow_log(
     )
     if written is None or len(written[0]) > limit:
         return None
-    changed, added = written
-    if not changed:
-        return replace(view, revision=revision)
-    followed = view.patched(revision, changed, added)
+    followed = view.patched(revision, *written)
     return None if followed is None or followed.too_large else followed
 
 
@@ -127,21 +119,18 @@ def _store(workspace_id: str, collection_id: str | None, names: ScopeNames) -> N
 
 
 def _current_names(
-    workspace_id: str, collection_id: str | None, record_ids: set[str]
+    workspace_id: str, collection_id: str | None, record_ids: set[str] | None = None
 ) -> list[Entry]:
-    """These records' entries as they are now; a record gone from the scope has none."""
+    """The scope's entries as they are now (only these records', when given; a record gone
+    from the scope has none), in the order records.name_log reads them."""
     records, aliases = _in_scope(workspace_id, collection_id)
-    titles = list(records.filter(pk__in=record_ids).values_list("id", "title"))
-    present = [rid for rid, _ in titles]
-    entries = [(rid, title, False) for rid, title in titles]
-    alias_rows = aliases.filter(record_id__in=present).values_list("record_id", "alias")
-    return entries + [(rid, alias, True) for rid, alias in alias_rows]
-
-
-def names_of(workspace_id: str, collection_id: str | None, record_ids: set[str]) -> ScopeNames:
-    """Just these records' current names, to match a query against what changed
-    (workflow.names.delta) without the scope's whole list."""
-    return ScopeNames.build(0, _current_names(workspace_id, collection_id, record_ids))
+    if record_ids is not None:
+        records = records.filter(pk__in=record_ids)
+        aliases = aliases.filter(record_id__in=record_ids)
+    entries = [(rid, title, False) for rid, title in records.values_list("id", "title")]
+    return entries + [
+        (rid, alias, True) for rid, alias in aliases.values_list("record_id", "alias")
+    ]
 
 
 def scope_record_count(workspace_id: str, collection_id: str | None) -> int:

@@ -5,35 +5,28 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from records.names import normalize_name
 
-Label = Literal["typo", "distinct"]
-DATA = Path(__file__).with_name("calibration.json")
-
-
-@cache
-def _data() -> dict[str, Any]:
-    found: dict[str, Any] = json.loads(DATA.read_text(encoding="utf-8"))
-    return found
+DATA: dict[str, Any] = json.loads(
+    Path(__file__).with_name("calibration.json").read_text(encoding="utf-8")
+)
 
 
 def similarity_threshold() -> float:
-    return float(_data()["similarity_threshold"])
+    return float(DATA["similarity_threshold"])
 
 
 def claimed() -> dict[str, int]:
     """What the rule scores on the pairs: typos_found, distinct_called_similar."""
-    return dict(_data()["claimed"])
+    return dict(DATA["claimed"])
 
 
-def labelled_pairs() -> list[tuple[Label, str, str]]:
+def labelled_pairs() -> list[tuple[str, str, str]]:
     """Every pair with its label: `typo` (one name misspelt) or `distinct` (two names)."""
-    labels: tuple[Label, ...] = ("typo", "distinct")
-    return [(label, a, b) for label in labels for a, b in _data()[label]]
+    return [(label, a, b) for label in ("typo", "distinct") for a, b in DATA[label]]
 
 
 def score(rule: Callable[[str, str], bool]) -> tuple[int, int, int]:

@@ -1,11 +1,9 @@
 """Could the names written since a resolution was made change its answer? Asked of them alone.
 
-A resolution by name depends on one names counter (its collection's, or the workspace's), and
-the names log (records.name_log) says which records moved it since the value the review holds.
-Every other record's names are as they were, so the answer can differ only if one of the
-written records was a candidate (its title, standing or collection may have changed) or now
-matches the query under the review's own rule (workflow.names.match.match_names on just those
-records' current names). When neither holds, the answer stands without reading the scope.
+The names log (records.name_log) says which records moved the resolution's names counter since
+the value its review holds; every other record's names are as they were. So the answer can
+differ only if one of the written records was a candidate or now matches the query under the
+review's own rule (match_names on just those records' current names).
 
 This is a filter in front of the whole re-evaluation, never a replacement for it: whenever it
 cannot say (a lookup by ID or through the self mapping, a moved links counter, an incomplete
@@ -21,12 +19,12 @@ from typing import Any
 
 from records.counters import moved_counters, names_key
 from records.ids import is_valid_id
-from records.name_log import names_written
+from records.name_log import names_written_now
 from records.names import normalize_name
 from workflow.models import ReviewTicket
-from workflow.names.cache import names_of, scope_record_count
+from workflow.names.cache import scope_record_count
 from workflow.names.match import match_names
-from workflow.names.view import MAX_SCOPE_RECORDS
+from workflow.names.view import MAX_SCOPE_RECORDS, ScopeNames
 from workflow.resolution import INCOMPLETE, SELF_WORDS
 
 # Beyond this many names written since the review, re-running it costs about what reading them
@@ -34,9 +32,7 @@ from workflow.resolution import INCOMPLETE, SELF_WORDS
 MAX_WRITTEN = 500
 
 
-def _read(memo: dict[Any, Any] | None, key: tuple[Any, ...], read: Callable[[], Any]) -> Any:
-    if memo is None:
-        return read()
+def _read(memo: dict[Any, Any], key: tuple[Any, ...], read: Callable[[], Any]) -> Any:
     if key not in memo:
         memo[key] = read()
     return memo[key]
@@ -54,6 +50,7 @@ def names_since_leave_standing(
     the written names read once for many tickets at the same counter values."""
     if ticket.kind != ReviewTicket.RESOLUTION:
         return False
+    memo = {} if memo is None else memo
     request, answer = ticket.request, ticket.answer
     query = request["query"]
     normalized = normalize_name(query)
@@ -67,11 +64,14 @@ def names_since_leave_standing(
         return False  # a counter gone back (a restored store): the log says nothing of it
     ws, was, now = ticket.workspace_id, expected[key], current[key]
     written = _read(
-        memo, ("log", key, was, now), lambda: names_written(ws, key, was, now, limit=MAX_WRITTEN)
+        memo,
+        ("log", key, was, now),
+        lambda: names_written_now(ws, collection_id, key, was, now, limit=MAX_WRITTEN),
     )
     if written is None:
         return False
-    if written & {candidate["record_id"] for candidate in answer.get("candidates", [])}:
+    changed, entries = written
+    if changed & {candidate["record_id"] for candidate in answer.get("candidates", [])}:
         return False
     # Each record in the scope moved its counter at least once: only a counter past the scan
     # limit can mean the scope outgrew it (the answer would now be incomplete).
@@ -80,7 +80,5 @@ def names_since_leave_standing(
         > MAX_SCOPE_RECORDS
     ):
         return False
-    if not written:
-        return True
-    names = _read(memo, ("names", key, was, now), lambda: names_of(ws, collection_id, written))
+    names = _read(memo, ("names", key, was, now), lambda: ScopeNames.build(0, entries))
     return not match_names(names, normalized, query)

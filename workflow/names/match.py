@@ -77,12 +77,9 @@ def match_names(
     found: dict[int, NameMatch] = {}
 
     def keep(index: int, score: float, exact: bool, word: bool, differs: str = "") -> None:
-        previous = found.get(index)
-        if previous is None or score > previous.score:
-            record_id, display, is_alias = names.entry(index)
-            found[index] = NameMatch(
-                index, record_id, display, is_alias, score, exact, word, differs
-            )
+        # Each entry is kept once: a later kind of match skips an entry already found.
+        record_id, display, is_alias = names.entry(index)
+        found[index] = NameMatch(index, record_id, display, is_alias, score, exact, word, differs)
 
     for index in names.exact_indices(normalized_query):
         keep(index, 1.0, True, False)
@@ -101,7 +98,7 @@ def match_names(
         for score, index in similar:
             name = all_names[index]
             # The three-character rule holds for both sides: "Alx" does not suggest "Al".
-            if index in found or len(name) < MIN_FUZZY_LENGTH or not names.is_live(index):
+            if index in found or len(name) < MIN_FUZZY_LENGTH or index in names.dead:
                 continue
             # A template with another person or number in it is another name, not a typo.
             if not is_similar(normalized_query, name, score / 100.0):

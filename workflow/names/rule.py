@@ -17,7 +17,6 @@ keeps every typo the ratio finds and refuses the templated near misses; `manage.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from rapidfuzz.distance import OSA, Indel, Levenshtein
 
@@ -27,38 +26,19 @@ SIMILARITY_THRESHOLD = similarity_threshold()
 DIGITS = re.compile(r"\d+")
 
 
-@dataclass(frozen=True)
-class Difference:
-    """One run of differing words: `left` from the first name, `right` from the second."""
-
-    left: tuple[str, ...]
-    right: tuple[str, ...]
-
-    @property
-    def is_typo(self) -> bool:
-        """A misspelling of the same words, rather than other words or another number."""
-        left, right = "".join(self.left), "".join(self.right)
-        if not left or not right:
-            return True  # a word added or dropped; the whole-name ratio decides
-        if DIGITS.findall(left) != DIGITS.findall(right):
-            return False
-        # Spaces are ignored so "RahulSharma" meets "Rahul Sharma".
-        return (
-            OSA.distance(left, right) <= 1
-            or Indel.normalized_similarity(left, right) >= SIMILARITY_THRESHOLD
-        )
-
-    def describe(self) -> str:
-        return f"{' '.join(self.left) or '(nothing)'} / {' '.join(self.right) or '(nothing)'}"
-
-
-def differences(left: str, right: str) -> list[Difference]:
-    """The runs of differing words between two normalized names, in order."""
-    left_words, right_words = left.split(), right.split()
-    return [
-        Difference(tuple(left_words[a:b]), tuple(right_words[c:d]))
-        for a, b, c, d in _spans(left_words, right_words)
-    ]
+def _is_typo(left_words: list[str], right_words: list[str]) -> bool:
+    """Whether a run of differing words is a misspelling of the same words, rather than other
+    words or another number."""
+    left, right = "".join(left_words), "".join(right_words)
+    if not left or not right:
+        return True  # a word added or dropped; the whole-name ratio decides
+    if DIGITS.findall(left) != DIGITS.findall(right):
+        return False
+    # Spaces are ignored so "RahulSharma" meets "Rahul Sharma".
+    return (
+        OSA.distance(left, right) <= 1
+        or Indel.normalized_similarity(left, right) >= SIMILARITY_THRESHOLD
+    )
 
 
 def ratio(left: str, right: str) -> float:
@@ -75,7 +55,9 @@ def is_similar(left: str, right: str, score: float | None = None) -> bool:
     """Whether two normalized names read as one name misspelt (`score`: their ratio, if known)."""
     if (ratio(left, right) if score is None else score) < SIMILARITY_THRESHOLD:
         return False
-    return all(run.is_typo for run in differences(left, right))
+    left_words, right_words = left.split(), right.split()
+    spans = _spans(left_words, right_words)
+    return all(_is_typo(left_words[a:b], right_words[c:d]) for a, b, c, d in spans)
 
 
 def what_differs(left_display: str, right_display: str, left: str, right: str) -> str:
@@ -88,7 +70,7 @@ def what_differs(left_display: str, right_display: str, left: str, right: str) -
     if len(shown_left) != len(left.split()) or len(shown_right) != len(right.split()):
         shown_left, shown_right = left.split(), right.split()
     runs = [
-        Difference(tuple(shown_left[a:b]), tuple(shown_right[c:d])).describe()
+        f"{' '.join(shown_left[a:b]) or '(nothing)'} / {' '.join(shown_right[c:d]) or '(nothing)'}"
         for a, b, c, d in _spans(left.split(), right.split())
     ]
     return f"differs: {'; '.join(runs)}" if runs else ""
