@@ -29,9 +29,7 @@ def check(scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: 
 
 
 def apply(ctx: WriteContext, args: Args) -> dict[str, Any]:
-    record = services.record_create(
-        ctx=ctx, collection_id=args["collection_id"], title=args["title"], data=args["data"]
-    )
+    record = services.record_create(ctx=ctx, **args)
     return {"record": record_dict(record, view="write", aliases=[])}  # a new record has none
 
 

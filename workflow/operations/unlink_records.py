@@ -34,8 +34,7 @@ def check(scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: 
 
 
 def apply(ctx: WriteContext, args: Args) -> dict[str, Any]:
-    removed = services.relationship_delete(ctx=ctx, relationship_id=args["relationship_id"])
-    return {"removed_relationship": removed}
+    return {"removed_relationship": services.relationship_delete(ctx=ctx, **args)}
 
 
 def change(args: Args, current: CurrentRecords) -> Change:
