@@ -24,7 +24,7 @@ from records.services import WriteContext
 from workflow import evidence
 from workflow.models import ReviewTicket
 from workflow.names.cache import scope_names
-from workflow.names.match import MIN_FUZZY_LENGTH, match_names_many
+from workflow.names.match import MIN_FUZZY_LENGTH, NameMatch, match_names_many
 from workflow.names.rule import is_similar
 from workflow.scope import Scope
 
@@ -76,8 +76,7 @@ def _rows(value: Any) -> list[ImportRow]:
         field = f"rows[{index}]"
         if not isinstance(row, dict) or set(row) - {"key", "title", "data"} or "title" not in row:
             raise invalid(field, 'must be {"key": ..., "title": ..., "data": {...}}.')
-        key = row.get("key", str(index))
-        key = v.text(f"{field}.key", key, max_length=MAX_KEY)
+        key = v.text(f"{field}.key", row.get("key", str(index)), max_length=MAX_KEY)
         if key in keys:
             raise invalid(f"{field}.key", f"{key!r} is used by another row; keys are unique.")
         keys.add(key)
@@ -113,15 +112,8 @@ def _links(value: Any, keys: set[str]) -> list[ImportLink]:
         target = _endpoint(link["target"], f"{field}.target", keys)
         if "row" not in source and "row" not in target:
             raise invalid(field, "links between existing records go through prepare_write.")
-        links.append(
-            {
-                "source": source,
-                "relationship_type": v.relationship_type(
-                    link["relationship_type"], f"{field}.relationship_type"
-                ),
-                "target": target,
-            }
-        )
+        rel_type = v.relationship_type(link["relationship_type"], f"{field}.relationship_type")
+        links.append({"source": source, "relationship_type": rel_type, "target": target})
     return links
 
 
@@ -155,47 +147,23 @@ def review_rows(
             f"most {fit} rows per call.",
             rows_that_fit=fit,
         )
-    record_ids: set[str] = set()
-    reviewed: list[dict[str, Any]] = []
     every_match = match_names_many(
         names, [(n, row["title"]) for n, row in zip(normalized_titles, rows, strict=True)]
     )
-    for row, normalized, found in zip(rows, normalized_titles, every_match, strict=True):
-        matches: dict[str, dict[str, Any]] = {}
-        for match in found:
-            entry = matches.setdefault(
-                match.record_id, {"record_id": match.record_id, "score": 0.0, "reasons": []}
-            )
-            entry["score"] = max(entry["score"], round(match.score, 3))
-            kind = "alias" if match.is_alias else "title"
-            differs = f"; {match.differs}" if match.differs else ""
-            entry["reasons"].append(
-                f"{'exact' if match.exact else 'similar'} {kind} {match.display!r}{differs}"
-            )
-        candidates = sorted(matches.values(), key=lambda c: -c["score"])[:MAX_CANDIDATES]
-        record_ids.update(c["record_id"] for c in candidates)
-        reviewed.append(
-            {
-                "key": row["key"],
-                "title": row["title"],
-                "normalized": normalized,
-                "candidates": candidates,
-            }
+    reviewed: list[dict[str, Any]] = [
+        {"key": row["key"], "title": row["title"], "candidates": _candidates(found)}
+        for row, found in zip(rows, every_match, strict=True)
+    ]
+    candidates = [c for item in reviewed for c in item["candidates"]]
+    records = Record.objects.filter(pk__in={c["record_id"] for c in candidates})
+    details = {r.pk: r for r in records.only("id", "title", "archived_at", "created_at")}
+    for candidate in candidates:
+        record = details[candidate["record_id"]]
+        candidate.update(
+            title=record.title,
+            status="archived" if record.archived_at else "active",
+            created_at=record.created_at.isoformat(),
         )
-    details = {
-        r.pk: r
-        for r in Record.objects.filter(pk__in=record_ids).only(
-            "id", "title", "archived_at", "created_at"
-        )
-    }
-    for item in reviewed:
-        for candidate in item["candidates"]:
-            record = details[candidate["record_id"]]
-            candidate.update(
-                title=record.title,
-                status="archived" if record.archived_at else "active",
-                created_at=record.created_at.isoformat(),
-            )
     import numpy as np  # here: only an import needs it, not the server's start
     from rapidfuzz import process
     from rapidfuzz.distance import Indel
@@ -209,19 +177,15 @@ def review_rows(
         processor=None,
         dtype=np.float64,
     )
-    for index, item in enumerate(reviewed):
+    for index, (item, title) in enumerate(zip(reviewed, normalized_titles, strict=True)):
         earlier = next(
             (
-                other
-                for other_index, other in enumerate(reviewed[:index])
-                if other["normalized"] == item["normalized"]
+                reviewed[other]
+                for other, other_title in enumerate(normalized_titles[:index])
+                if other_title == title
                 or (
-                    min(len(item["normalized"]), len(other["normalized"])) >= MIN_FUZZY_LENGTH
-                    and is_similar(
-                        other["normalized"],
-                        item["normalized"],
-                        float(pair_scores[other_index, index]),
-                    )
+                    min(len(title), len(other_title)) >= MIN_FUZZY_LENGTH
+                    and is_similar(other_title, title, float(pair_scores[other, index]))
                 )
             ),
             None,
@@ -230,9 +194,23 @@ def review_rows(
             POSSIBLE_DUPLICATE if item["candidates"] else BATCH_DUPLICATE if earlier else CLEAN
         )
         item["duplicate_of"] = earlier["key"] if earlier else None
-    for item in reviewed:
-        del item["normalized"]
     return reviewed, names.revision
+
+
+def _candidates(found: list[NameMatch]) -> list[dict[str, Any]]:
+    """A row's best stored look-alikes, each record once with every name it matched by."""
+    matches: dict[str, dict[str, Any]] = {}
+    for match in found:
+        entry = matches.setdefault(
+            match.record_id, {"record_id": match.record_id, "score": 0.0, "reasons": []}
+        )
+        entry["score"] = max(entry["score"], round(match.score, 3))
+        kind = "alias" if match.is_alias else "title"
+        differs = f"; {match.differs}" if match.differs else ""
+        entry["reasons"].append(
+            f"{'exact' if match.exact else 'similar'} {kind} {match.display!r}{differs}"
+        )
+    return sorted(matches.values(), key=lambda c: -c["score"])[:MAX_CANDIDATES]
 
 
 def _standing(row: dict[str, Any]) -> tuple[Any, ...]:
@@ -307,8 +285,7 @@ def parse_decisions(
     the client (`confirmed`, each carrying its `user_confirmed_in_client` record), which need
     no agent-reported clarification."""
     flagged = {r["key"]: r for r in reviewed if r["status"] != CLEAN}
-    if value is None:
-        value = {}
+    value = {} if value is None else value
     if not isinstance(value, dict):
         raise invalid("decisions", 'must map each flagged row key to {"decision": ...}.')
     confirmed = confirmed or {}
@@ -336,9 +313,8 @@ def parse_decisions(
             raise invalid(
                 field, 'must be {"decision": "skip" | "use_existing" | "create_anyway", ...}.'
             )
-        allowed = {"decision", "record_id", "clarification"}
-        if set(raw) - allowed:
-            raise invalid(field, f"unexpected keys {sorted(set(raw) - allowed)}.")
+        if unexpected := set(raw) - {"decision", "record_id", "clarification"}:
+            raise invalid(field, f"unexpected keys {sorted(unexpected)}.")
         decision = {"decision": raw["decision"]}
         if raw["decision"] == USE_EXISTING:
             candidates = [c["record_id"] for c in flagged[key]["candidates"]]
