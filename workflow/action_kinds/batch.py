@@ -19,9 +19,15 @@ from records.services import WriteContext, lock_records
 from workflow.action_kinds.base import JSONArrayLength, Kind, Prepared, Write, still_defined
 from workflow.freshness import check_fresh
 from workflow.models import PreparedAction, ReviewTicket
-from workflow.operations import Names, batch_operation_names, operation_named, parse_operation
+from workflow.operations import (
+    ApplyManyFn,
+    Names,
+    Operation,
+    batch_operation_names,
+    operation_named,
+    parse_operation,
+)
 from workflow.operations.checks import created_earlier, read_together
-from workflow.operations.registry import ApplyManyFn, Operation
 from workflow.scope import Scope
 from workflow.tickets import (
     TICKET_LIFETIME,

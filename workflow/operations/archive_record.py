@@ -7,9 +7,9 @@ from typing import Any
 from records import services
 from records.selectors.serialize import record_dict
 from records.services import WriteContext
+from workflow.operations import Args, Names, Operation
 from workflow.operations.change import Change, CurrentRecords, FieldChange
 from workflow.operations.checks import existing_record
-from workflow.operations.registry import Args, Names, Operation
 
 
 def apply(ctx: WriteContext, args: Args) -> dict[str, Any]:

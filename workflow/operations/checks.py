@@ -22,7 +22,7 @@ from records.selectors import check_active, in_workspace
 from records.services import CollectionFields
 from workflow import evidence
 from workflow.models import ReviewTicket
-from workflow.operations.registry import Args, CheckFn, Names
+from workflow.operations import Args, CheckFn, Names
 from workflow.scope import Scope
 
 COLLECTION_ARGUMENTS = {

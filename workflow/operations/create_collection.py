@@ -12,6 +12,7 @@ from records.services import WriteContext
 from workflow import evidence
 from workflow.discovery import discover_collections
 from workflow.models import ReviewTicket
+from workflow.operations import Args, Operation
 from workflow.operations.change import Change, CurrentRecords, added_fields
 from workflow.operations.checks import (
     COLLECTION_ARGUMENTS,
@@ -19,7 +20,6 @@ from workflow.operations.checks import (
     collection_called,
     collection_fields,
 )
-from workflow.operations.registry import Args, Operation
 from workflow.scope import Scope
 
 

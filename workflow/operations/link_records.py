@@ -13,9 +13,9 @@ from records.selectors.serialize import relationship_dict
 from records.services import WriteContext
 from workflow import evidence
 from workflow.models import ReviewTicket
+from workflow.operations import Args, Names, Operation
 from workflow.operations.change import Change, CurrentRecords, LinkChange
 from workflow.operations.checks import created_earlier, record_named
-from workflow.operations.registry import Args, Names, Operation
 from workflow.scope import Scope
 
 

@@ -8,9 +8,9 @@ from records import services
 from records.models import Collection
 from records.selectors.serialize import collection_dict
 from records.services import WriteContext
+from workflow.operations import Args, Names, Operation
 from workflow.operations.change import Change, CurrentRecords, FieldChange
 from workflow.operations.checks import collection_alias_checked
-from workflow.operations.registry import Args, Names, Operation
 
 
 def apply(ctx: WriteContext, args: Args) -> dict[str, Any]:

@@ -11,9 +11,9 @@ from records.selectors.serialize import record_dict
 from records.services import WriteContext
 from workflow import evidence
 from workflow.models import ReviewTicket
+from workflow.operations import Args, Names, Operation
 from workflow.operations.change import Change, CurrentRecords, FieldChange
 from workflow.operations.checks import existing_record_checked, record_named
-from workflow.operations.registry import Args, Names, Operation
 from workflow.scope import Scope
 
 

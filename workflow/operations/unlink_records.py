@@ -12,8 +12,8 @@ from records.selectors import in_workspace
 from records.services import WriteContext
 from workflow import evidence
 from workflow.models import ReviewTicket
+from workflow.operations import Args, Names, Operation
 from workflow.operations.change import Change, CurrentRecords, LinkChange
-from workflow.operations.registry import Args, Names, Operation
 from workflow.scope import Scope
 
 

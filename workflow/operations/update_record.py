@@ -10,9 +10,9 @@ from records.errors import VERSION_CONFLICT, AnchorError
 from records.models import Record, RecordVersion
 from records.selectors.serialize import record_dict
 from records.services import WriteContext
+from workflow.operations import Args, Names, Operation
 from workflow.operations.change import Change, CurrentRecords, merged_fields
 from workflow.operations.checks import existing_record
-from workflow.operations.registry import Args, Names, Operation
 
 
 def apply(ctx: WriteContext, args: Args) -> dict[str, Any]:
