@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import replace
-from typing import Any, TypedDict
+from typing import Any
 
 from records import services
 from records import validation as v
@@ -21,8 +21,6 @@ from records.names import normalize_name
 from records.selectors import in_workspace
 from records.selectors.serialize import relationship_dict
 from records.services import WriteContext
-from workflow import evidence
-from workflow.models import ReviewTicket
 from workflow.names.cache import scope_names
 from workflow.names.match import MIN_FUZZY_LENGTH, NameMatch, match_names_many
 from workflow.names.rule import is_similar
@@ -50,26 +48,10 @@ BATCH_DUPLICATE = "batch_duplicate"
 SKIP, USE_EXISTING, CREATE_ANYWAY = DECISIONS = ("skip", "use_existing", "create_anyway")
 
 
-class ImportRow(TypedDict):
-    """One validated row; `key` names it in links and decisions."""
-
-    key: str
-    title: str
-    data: dict[str, Any]
-
-
-class ImportLink(TypedDict):
-    """One validated link; each end is {"row": key} or {"record_id": existing ID}."""
-
-    source: dict[str, str]
-    relationship_type: str
-    target: dict[str, str]
-
-
-def _rows(value: Any) -> list[ImportRow]:
+def _rows(value: Any) -> list[dict[str, Any]]:
     if not isinstance(value, list) or not 1 <= len(value) <= MAX_ROWS:
         raise invalid("rows", f"must be a list of 1-{MAX_ROWS} rows; split larger imports.")
-    rows: list[ImportRow] = []
+    rows: list[dict[str, Any]] = []
     keys: set[str] = set()
     total = 0
     for index, row in enumerate(value):
@@ -98,12 +80,12 @@ def _endpoint(value: Any, field: str, keys: set[str]) -> dict[str, str]:
     raise invalid(field, 'must be {"row": "<key>"} or {"record_id": "<existing record ID>"}.')
 
 
-def _links(value: Any, keys: set[str]) -> list[ImportLink]:
+def _links(value: Any, keys: set[str]) -> list[dict[str, Any]]:
     if value is None:
         return []
     if not isinstance(value, list) or len(value) > MAX_LINKS:
         raise invalid("links", f"must be a list of at most {MAX_LINKS} links.")
-    links: list[ImportLink] = []
+    links: list[dict[str, Any]] = []
     for index, link in enumerate(value):
         field = f"links[{index}]"
         if not isinstance(link, dict) or set(link) != {"source", "relationship_type", "target"}:
@@ -131,7 +113,7 @@ def review_cost(titles: list[str], names: list[str]) -> int:
 
 
 def review_rows(
-    workspace_id: str, collection_id: str, rows: list[ImportRow]
+    workspace_id: str, collection_id: str, rows: list[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], int]:
     """Each row's status and candidates; the same rule as resolve_record."""
     names = scope_names(workspace_id, collection_id)
@@ -253,7 +235,7 @@ def review_changes(workspace_id: str, arguments: dict[str, Any]) -> list[str]:
 
 def parse_import(
     scope: Scope, arguments: dict[str, Any]
-) -> tuple[Collection, list[ImportRow], list[ImportLink]]:
+) -> tuple[Collection, list[dict[str, Any]], list[dict[str, Any]]]:
     collection = in_workspace(
         Collection.objects,
         workspace_id=scope.workspace_id,
@@ -263,17 +245,6 @@ def parse_import(
     rows = _rows(arguments["rows"])
     links = _links(arguments.get("links"), {r["key"] for r in rows})
     return collection, rows, links
-
-
-def check_import_links(
-    links: list[ImportLink], tickets: list[ReviewTicket], clarification: str
-) -> list[str]:
-    """Existing-record endpoints need resolution tickets, like any other write."""
-    ends = (end for link in links for end in (link["source"], link["target"]))
-    existing = sorted({end["record_id"] for end in ends if "record_id" in end})
-    for record_id in existing:
-        evidence.record_reviewed(tickets, record_id, clarification, "links")
-    return existing
 
 
 def parse_decisions(
