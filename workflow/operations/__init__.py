@@ -108,15 +108,11 @@ class Operation:
 
     def named_ids(self, args: Mapping[str, Any]) -> tuple[set[str], set[str]]:
         """The records and the collections its arguments name by ID."""
-        records, collections = set(), set()
-        for key, names in self.arguments.items():
-            if key not in args:
-                continue
-            if names is Names.RECORD:
-                records.add(str(args[key]))
-            elif names is Names.COLLECTION:
-                collections.add(str(args[key]))
-        return records, collections
+        named = [(names, str(args[key])) for key, names in self.arguments.items() if key in args]
+        return (
+            {value for names, value in named if names is Names.RECORD},
+            {value for names, value in named if names is Names.COLLECTION},
+        )
 
 
 _registered: dict[str, Operation] = {}
@@ -175,12 +171,9 @@ def batch_operation_names() -> tuple[str, ...]:
 
 
 def operation_named(name: str) -> Operation:
-    """The definition of `name`; LookupError if there is none (a stored action's operation
-    always has one: it was parsed at prepare)."""
-    try:
-        return _registered[name]
-    except KeyError:
-        raise LookupError(f"no operation {name!r}") from None
+    """The definition of `name`; KeyError, a LookupError, if there is none (a stored action's
+    operation always has one: it was parsed at prepare, unless an upgrade retired it)."""
+    return _registered[name]
 
 
 def parse_operation(operation: Any, arguments: Any) -> tuple[Operation, Args]:
@@ -194,15 +187,9 @@ def parse_operation(operation: Any, arguments: Any) -> tuple[Operation, Args]:
         raise invalid("arguments", f"must be a JSON object with keys {list(op.keys)}.")
     given, wanted = set(arguments), set(op.keys)
     if given != wanted:
-        parts = []
-        if wanted - given:
-            parts.append(f"missing {sorted(wanted - given)}")
-        if given - wanted:
-            parts.append(f"unexpected {sorted(given - wanted)}")
-        raise invalid(
-            "arguments",
-            f"{operation} takes exactly {list(op.keys)}: {'; '.join(parts)}.",
-        )
+        differ = (("missing", wanted - given), ("unexpected", given - wanted))
+        parts = "; ".join(f"{word} {sorted(keys)}" for word, keys in differ if keys)
+        raise invalid("arguments", f"{operation} takes exactly {list(op.keys)}: {parts}.")
     return op, arguments
 
 

@@ -28,8 +28,7 @@ def check(scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: 
     ticket = evidence.discovery_for_name(tickets, name=fields.name, purpose=fields.purpose)
     if collection_called(scope.workspace_id, fields.name) is not None:
         return NOTHING  # reused unchanged; nothing to clarify
-    suggestions = ticket.answer.get("suggestions", [])
-    if suggestions:
+    if suggestions := ticket.answer.get("suggestions", []):
         evidence.require_clarification(
             clarification,
             "The discovery found possibly overlapping collections "
@@ -73,11 +72,7 @@ def follow_up(scope: Scope, result: dict[str, Any]) -> dict[str, Any] | None:
     if collection is None:
         return None
     discovery = discover_collections(scope, name=collection.name, purpose=collection.purpose)
-    return {
-        "discovery_id": discovery["discovery_id"],
-        "status": discovery["status"],
-        "expires_at": discovery["expires_at"],
-    }
+    return {key: discovery[key] for key in ("discovery_id", "status", "expires_at")}
 
 
 OPERATION = Operation(

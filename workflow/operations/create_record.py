@@ -46,12 +46,8 @@ def follow_up(scope: Scope, result: dict[str, Any]) -> dict[str, Any] | None:
     """A resolution of the new record by ID, so the next write (a link) can cite it at once."""
     record = result["record"]
     resolution = resolve_written(scope, record["record_id"], record["collection_id"])
-    return {
-        "resolution_id": resolution["resolution_id"],
-        "status": resolution["status"],
-        "selected_record_id": resolution["selected_record_id"],
-        "expires_at": resolution["expires_at"],
-    }
+    kept = ("resolution_id", "status", "selected_record_id", "expires_at")
+    return {key: resolution[key] for key in kept}
 
 
 OPERATION = Operation(
