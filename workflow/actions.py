@@ -95,13 +95,11 @@ def _prepare(scope: Scope, kind: Kind, prepared: Prepared) -> dict[str, Any]:
         action.preview = dry_run.preview
     if kind.max_bytes:  # after the checks and the dry run, so their errors name the field
         v.json_object("arguments", action.arguments, max_bytes=kind.max_bytes)
-    counters = dict(valid_at)
-    for key, value in prepared.counters.items():
-        # Shared with a review: the older value, so commit re-checks both reviews if needed.
-        counters[key] = min(value, counters.get(key, value))
-    now = timezone.now()
-    action.counters = counters
-    action.created_at = now
+    # A counter its own review shares with a cited one: the older value, so commit re-checks
+    # both reviews if needed.
+    own = {key: min(value, valid_at.get(key, value)) for key, value in prepared.counters.items()}
+    action.counters = {**valid_at, **own}
+    action.created_at = now = timezone.now()
     # The real deadline: a commit after a cited review expired would be refused anyway.
     action.expires_at = min([now + ACTION_LIFETIME, *(t.expires_at for t in tickets)])
     action.save()

@@ -353,16 +353,15 @@ def apply_import(ctx: WriteContext, arguments: dict[str, Any]) -> dict[str, Any]
     created = services.record_create_many(
         collection_id=arguments["collection_id"], rows=[new for _, new in new_rows]
     )
-    new_records = {}
-    for (key, _), record in zip(new_rows, created, strict=True):
+    new_records = {key: record for (key, _), record in zip(new_rows, created, strict=True)}
+    for key, record in new_records.items():
         outcome[key] = {"outcome": "created", "record_id": record.pk}
-        new_records[key] = record
     created_links, dropped_links = _apply_links(ctx, arguments, outcome, new_records)
     return {
         "rows": outcome,
         "links": created_links,
         "dropped_links": dropped_links,
-        "created_count": sum(1 for o in outcome.values() if o["outcome"] == "created"),
+        "created_count": len(created),
     }
 
 
@@ -401,10 +400,7 @@ def _apply_links(
             new_records[link["target"]["row"]],
         )
         for index, link, _ in kept
-        if "row" in link["source"]
-        and "row" in link["target"]
-        and link["source"]["row"] in new_records
-        and link["target"]["row"] in new_records
+        if all(end.get("row") in new_records for end in (link["source"], link["target"]))
     ]
     if len(between_new) == len(kept) and services.can_link_many(between_new):
         made = services.relationship_create_many(between_new)

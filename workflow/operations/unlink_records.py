@@ -17,17 +17,13 @@ from workflow.operations.change import Change, CurrentRecords, LinkChange
 from workflow.scope import Scope
 
 
-def _relationship(scope: Scope, relationship_id: Any) -> Relationship:
-    return in_workspace(
-        Relationship.objects.select_related("source", "target"),
+def check(scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: str) -> Touched:
+    rel = in_workspace(
+        Relationship.objects,
         workspace_id=scope.workspace_id,
-        pk=v.entity_id(relationship_id, "relationship_id"),
+        pk=v.entity_id(args["relationship_id"], "relationship_id"),
         kind="relationship",
     )
-
-
-def check(scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: str) -> Touched:
-    rel = _relationship(scope, args["relationship_id"])
     evidence.record_reviewed(tickets, rel.source_id, clarification, "relationship_id (source)")
     evidence.record_reviewed(tickets, rel.target_id, clarification, "relationship_id (target)")
     return Touched.of(relationships=[rel.pk])  # both ends' collections
