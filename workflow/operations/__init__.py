@@ -47,15 +47,6 @@ Args = dict[str, Any]
 # write touches (records and links by ID), so the approval policy finds their collections from
 # the data current when it decides (prepare, commit or approval).
 CheckFn = Callable[[Scope, Args, list[ReviewTicket], str], Touched]
-# Applies the write through records.services, inside the caller's transaction; returns the
-# operation's result.
-ApplyFn = Callable[[WriteContext, Args], dict[str, Any]]
-# What the write would change, against the records as they are now.
-ChangeFn = Callable[[Args, CurrentRecords], Change]
-# A fresh review of what a committed write made, issued after its transaction (or None).
-FollowUpFn = Callable[[Scope, dict[str, Any]], dict[str, Any] | None]
-# (workspace, args) -> the args a person's approval applies (see update_record.rebase)
-RebaseFn = Callable[[str, Args], Args]
 # apply for many (context, arguments) of distinct records at once: the same rows, fewer
 # statements; a refusal carries `update_index`, the position of the pair it refuses.
 ApplyManyFn = Callable[[list[tuple[WriteContext, Args]]], list[dict[str, Any]]]
@@ -67,20 +58,23 @@ class Operation:
     summary: str  # one sentence: what it does
     arguments: Mapping[str, Names]  # exactly its argument keys, in order, and what each names
     check: CheckFn  # run at prepare and again at commit inside the write transaction
-    apply: ApplyFn
-    change: ChangeFn
+    # The write through records.services, inside the caller's transaction; its result.
+    apply: Callable[[WriteContext, Args], dict[str, Any]]
+    # What the write would change, against the records as they are now.
+    change: Callable[[Args, CurrentRecords], Change]
     # Where it stands in the published list of operations (prepare_write's and the batch's
     # enums): the lists are part of the tool schemas, so their order must not move.
     rank: int
     # Allowed in prepare_batch_write: record changes and creations (each creation keeps its
     # own title review; later link items may name what it creates), not collection changes.
     batchable: bool = False
-    follow_up: FollowUpFn | None = None
+    # A fresh review of what a committed write made, issued after its transaction (or None).
+    follow_up: Callable[[Scope, dict[str, Any]], dict[str, Any] | None] | None = None
     # A batch of this operation alone on distinct records is applied with it in one go.
     apply_many: ApplyManyFn | None = None
     # Only for a write a person approves: bring it to the record's current version when what
     # it writes is as the agent saw it. An agent's own commit keeps the exact version check.
-    rebase: RebaseFn | None = None
+    rebase: Callable[[str, Args], Args] | None = None  # (workspace, args) -> args to apply
     # With rebase: the data keys it writes, which are all a person's edit is checked against.
     written_keys: Callable[[Args], list[str]] | None = None
     # In a batch: this item creates a record that later items may name as "actions[N]"...
