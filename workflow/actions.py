@@ -13,9 +13,11 @@ and what moves it, are drawn at workflow.models.ActionState.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from records import approval
@@ -81,10 +83,8 @@ def _prepare(scope: Scope, kind: Kind, prepared: Prepared) -> dict[str, Any]:
     # The values at which every cited review is known to hold: commit re-evaluates a review
     # only when one of them has moved since.
     valid_at = check_fresh(tickets)
-    action.workspace_id = scope.workspace_id
-    action.actor_id = scope.actor_id
-    action.credential = scope.credential
-    action.credential_name = scope.credential_name
+    for who in ("workspace_id", "actor_id", "credential", "credential_name"):
+        setattr(action, who, getattr(scope, who))
     action.collection_ids = _collections_touched(scope, action, tickets)
     v.json_object("arguments", {"a": action.arguments}, max_bytes=2_000_000)
     action.evidence = [ticket_evidence(t) for t in tickets]
@@ -95,13 +95,11 @@ def _prepare(scope: Scope, kind: Kind, prepared: Prepared) -> dict[str, Any]:
         action.preview = dry_run.preview
     if kind.max_bytes:  # after the checks and the dry run, so their errors name the field
         v.json_object("arguments", action.arguments, max_bytes=kind.max_bytes)
-    counters = dict(valid_at)
-    for key, value in prepared.counters.items():
-        # Shared with a review: the older value, so commit re-checks both reviews if needed.
-        counters[key] = min(value, counters.get(key, value))
-    now = timezone.now()
-    action.counters = counters
-    action.created_at = now
+    # A counter its own review shares with a cited one: the older value, so commit re-checks
+    # both reviews if needed.
+    own = {key: min(value, valid_at.get(key, value)) for key, value in prepared.counters.items()}
+    action.counters = {**valid_at, **own}
+    action.created_at = now = timezone.now()
     # The real deadline: a commit after a cited review expired would be refused anyway.
     action.expires_at = min([now + ACTION_LIFETIME, *(t.expires_at for t in tickets)])
     action.save()
@@ -120,17 +118,26 @@ def _prepare(scope: Scope, kind: Kind, prepared: Prepared) -> dict[str, Any]:
 
 def _outcome(action: PreparedAction, *, replayed: bool) -> dict[str, Any]:
     base = {"action_id": action.pk, "operation": action.operation}
+    decided_at = action.decided_at.isoformat() if action.decided_at else None
     if action.state == ActionState.COMMITTED:
-        if action.result is None:
-            # anchor_purge removed the stored result after its retention; nothing is applied.
-            raise _result_purged(action)
+        if action.result is None:  # anchor_purge removed it after its retention
+            raise AnchorError(
+                NOT_FOUND,
+                f"Action {action.pk} was committed at {decided_at}; its stored result has since "
+                "been purged (it is kept for ANCHOR_ACTION_RESULT_RETENTION_DAYS), so it cannot "
+                "be replayed. It is not applied again: read the current state instead of "
+                "preparing it anew.",
+                action_id=action.pk,
+                committed=True,
+                committed_at=decided_at,
+            )
         approval_part = {"approved_by": action.decided_by, "approval_note": action.decision_note}
         return {
             "status": "committed",
             **base,
             "replayed": replayed,
             "result": action.result,
-            "committed_at": action.decided_at.isoformat() if action.decided_at else None,
+            "committed_at": decided_at,
             **(approval_part if action.decided_by else {}),
         }
     if action.state == ActionState.AWAITING_APPROVAL:
@@ -146,25 +153,12 @@ def _outcome(action: PreparedAction, *, replayed: bool) -> dict[str, Any]:
             "status": "rejected",
             **base,
             "rejected_by": action.decided_by,
-            "rejected_at": action.decided_at.isoformat() if action.decided_at else None,
+            "rejected_at": decided_at,
             "reason": action.decision_note,
             "message": "A person rejected this write; nothing was written. Tell the user and "
             "do not retry it unchanged.",
         }
     raise AssertionError(f"no outcome for state {action.state}")
-
-
-def _result_purged(action: PreparedAction) -> AnchorError:
-    committed_at = action.decided_at.isoformat() if action.decided_at else None
-    return AnchorError(
-        NOT_FOUND,
-        f"Action {action.pk} was committed at {committed_at}; its stored result has since been "
-        "purged (it is kept for ANCHOR_ACTION_RESULT_RETENTION_DAYS), so it cannot be replayed. "
-        "It is not applied again: read the current state instead of preparing it anew.",
-        action_id=action.pk,
-        committed=True,
-        committed_at=committed_at,
-    )
 
 
 def _stale(action: PreparedAction, message: str, **details: Any) -> AnchorError:
@@ -227,8 +221,7 @@ def _decide(action: PreparedAction, scope: Scope, *, actor: str) -> approval.Dec
     held = approval.hold_gates_steady(action.workspace_id, action.collection_ids)  # first
     tickets = _recheck(action, scope, check_expiry=actor == approval.AGENT)
     action.collection_ids = _collections_touched(scope, action, tickets)
-    decision = approval.decide(action.workspace_id, action.collection_ids, actor=actor, held=held)
-    return decision
+    return approval.decide(action.workspace_id, action.collection_ids, actor=actor, held=held)
 
 
 def _decide_as_person(action: PreparedAction) -> approval.Decision:
@@ -279,47 +272,37 @@ def _mark_stale(action_id: str, exc: AnchorError, *, told: str = "", reason: str
             audit_decision(action, kind=STALE, reviewer=STALE_CHECK, note=action.stale_reason)
 
 
-def _warm(scope: Scope, action_id: str) -> None:
+def _warm(open_action: QuerySet[PreparedAction]) -> None:
     """Reload, before the write lock, the names a moved review or import will be checked on."""
-    action = PreparedAction.objects.filter(
-        pk=action_id,
-        workspace_id=scope.workspace_id,
-        actor_id=scope.actor_id,
-        state__in=OPEN_STATES,
-    ).first()
+    action = open_action.filter(state__in=OPEN_STATES).first()
     if action is None:
         return
     tickets = list(
-        ReviewTicket.objects.filter(pk__in=action.review_ids, workspace_id=scope.workspace_id)
+        ReviewTicket.objects.filter(pk__in=action.review_ids, workspace_id=action.workspace_id)
     )
     warm(tickets, action.counters)
     if own := kind_of(action.operation).own_collection(action.arguments):
         scope_names(action.workspace_id, own)
 
 
-def _missing_action(scope: Scope, action_id: str) -> AnchorError:
-    foreign = PreparedAction.objects.filter(pk=action_id, workspace_id=scope.workspace_id)
-    return (
-        another_actors("action", action_id, "action_id")
-        if foreign.exists()
-        else not_found("action", action_id)
-    )
-
-
 def _commit(
     scope: Scope, action_id: Any, kind: Kind, before_apply: Callable[[PreparedAction], None]
 ) -> dict[str, Any]:
     action_id = _parse_action_id(action_id)
-    _warm(scope, action_id)
+    own = PreparedAction.objects.filter(
+        pk=action_id, workspace_id=scope.workspace_id, actor_id=scope.actor_id
+    )
+    _warm(own)
     try:
         with transaction.atomic():
-            action = (
-                PreparedAction.objects.select_for_update()
-                .filter(pk=action_id, workspace_id=scope.workspace_id, actor_id=scope.actor_id)
-                .first()
-            )
+            action = own.select_for_update().first()
             if action is None:
-                raise _missing_action(scope, action_id)
+                theirs = PreparedAction.objects.filter(
+                    pk=action_id, workspace_id=scope.workspace_id
+                )
+                if theirs.exists():
+                    raise another_actors("action", action_id, "action_id")
+                raise not_found("action", action_id)
             if kind_of(action.operation) is not kind:
                 raise invalid(
                     "action_id",
@@ -372,43 +355,27 @@ def _commit(
 # --- the tools ---------------------------------------------------------------------------------
 
 
-def prepare(scope: Scope, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+def prepare(tool: str, scope: Scope, **arguments: Any) -> dict[str, Any]:
     """Prepare an action of the kind `tool` prepares: its definition parses the arguments."""
     kind = kind_for_tool(tool)
     prepared = kind.prepare(scope, **arguments)
     return {**prepared.head, **_prepare(scope, kind, prepared)}
 
 
-def commit(scope: Scope, tool: str, action_id: Any, arguments: dict[str, Any]) -> dict[str, Any]:
-    """Commit an action of the kind `tool` commits; `arguments`: what that tool adds."""
+def commit(tool: str, scope: Scope, *, action_id: Any, **arguments: Any) -> dict[str, Any]:
+    """Commit an action of the kind `tool` commits; `arguments`: what that tool adds (an
+    import's decisions, and the rows the user decided in the client as `confirmed`)."""
     kind = kind_for_tool(tool)
     outcome = _commit(scope, action_id, kind, lambda a: kind.before_commit(a, **arguments))
     return kind.after_commit(scope, outcome)
 
 
-def prepare_write(scope: Scope, **arguments: Any) -> dict[str, Any]:
-    return prepare(scope, "prepare_write", arguments)
-
-
-def commit_write(scope: Scope, *, action_id: Any) -> dict[str, Any]:
-    return commit(scope, "commit_write", action_id, {})
-
-
-def prepare_batch_write(scope: Scope, **arguments: Any) -> dict[str, Any]:
-    return prepare(scope, "prepare_batch_write", arguments)
-
-
-def commit_batch_write(scope: Scope, *, action_id: Any) -> dict[str, Any]:
-    return commit(scope, "commit_batch_write", action_id, {})
-
-
-def prepare_import(scope: Scope, **arguments: Any) -> dict[str, Any]:
-    return prepare(scope, "prepare_import", arguments)
-
-
-def commit_import(scope: Scope, *, action_id: Any, **arguments: Any) -> dict[str, Any]:
-    """`confirmed` among the arguments: the rows the user decided in the client."""
-    return commit(scope, "commit_import", action_id, arguments)
+prepare_write = partial(prepare, "prepare_write")
+commit_write = partial(commit, "commit_write")
+prepare_batch_write = partial(prepare, "prepare_batch_write")
+commit_batch_write = partial(commit, "commit_batch_write")
+prepare_import = partial(prepare, "prepare_import")
+commit_import = partial(commit, "commit_import")
 
 
 # --- people decide -------------------------------------------------------------------------------
@@ -445,11 +412,8 @@ def approve_prepared_action(
     `described`: the write in words ("archive Rahul Mehta"), for the reason given on the
     waiting writes this approval makes stale."""
     note = v.description(note, "note", allow_blank=True)
-    pending = (
-        PreparedAction.objects.filter(pk=str(action_id)).first() if is_valid_id(action_id) else None
-    )
-    if pending is not None:
-        _warm(Scope(pending.workspace_id, pending.actor_id), pending.pk)
+    if is_valid_id(action_id):
+        _warm(PreparedAction.objects.filter(pk=str(action_id)))
     try:
         with transaction.atomic():
             action = _pending(action_id)
@@ -551,7 +515,7 @@ def mark_stale_after(landed: knock_on.Landed, cause: str, *, limit: int | None =
     return _mark_those(PreparedAction.objects.filter(pk__in=found[-(limit or len(found)) :]), cause)
 
 
-def _mark_those(waiting: Any, cause: str) -> list[str]:
+def _mark_those(waiting: QuerySet[PreparedAction], cause: str) -> list[str]:
     """Mark stale, oldest first, those of the waiting writes that can no longer apply; the
     reason names `cause` (the write that made them so) when known."""
     stale = []

@@ -40,32 +40,20 @@ def named_ids(value: Any) -> Iterator[str]:
             yield from named_ids(item)
 
 
-def _touched_by_events(action: PreparedAction) -> list[tuple[str, str]]:
-    """(record_id, collection_id) of everything the applied write audited."""
-    rows = (
-        AuditEvent.objects.filter(workspace_id=action.workspace_id, action_id=action.pk)
-        .exclude(kind__in=list(VERBS))
-        .values_list("record_id", "collection_id")
-        .order_by()
-        .distinct()
-    )
-    return sorted(set(rows))
-
-
-def _touched_by_arguments(action: PreparedAction) -> list[tuple[str, str]]:
-    """(record_id, collection_id) of the existing records the unapplied write names."""
-    named = set(named_ids(action.arguments))
-    records = Record.objects.filter(workspace_id=action.workspace_id, pk__in=named)
-    pairs = set(records.values_list("id", "collection_id"))
-    reached = {collection for _, collection in pairs}
-    pairs |= {("", c) for c in action.collection_ids if c not in reached}
-    return sorted(pairs)
-
-
-def audit_decision(action: PreparedAction, *, kind: str, reviewer: str, note: str) -> int:
+def audit_decision(action: PreparedAction, *, kind: str, reviewer: str, note: str) -> None:
     """One event per record (or, when no record is named, per collection) the write touches.
     For a stale write `reviewer` is who found it so (the stale check)."""
-    touched = _touched_by_events(action) if kind == APPROVED else _touched_by_arguments(action)
+    if kind == APPROVED:  # everything the applied write audited
+        events = AuditEvent.objects.filter(workspace_id=action.workspace_id, action_id=action.pk)
+        touched = set(
+            events.exclude(kind__in=list(VERBS)).values_list("record_id", "collection_id")
+        )
+    else:  # the existing records the unapplied write names, else the collections it touches
+        named = set(named_ids(action.arguments))
+        records = Record.objects.filter(workspace_id=action.workspace_id, pk__in=named)
+        touched = set(records.values_list("id", "collection_id"))
+        reached = {collection for _, collection in touched}
+        touched |= {("", c) for c in action.collection_ids if c not in reached}
     verb = VERBS[kind]
     now = timezone.now()
     # Shaped like the approval the applied write's own events carry, so every event of an
@@ -80,7 +68,7 @@ def audit_decision(action: PreparedAction, *, kind: str, reviewer: str, note: st
     )
     before = {"state": ActionState.AWAITING_APPROVAL, "prepared_by": acted_by(action)}
     after = {"state": action.state, "decided_by": reviewer, "operation": action.operation}
-    for record_id, collection_id in touched:
+    for record_id, collection_id in sorted(touched):
         audit(
             ctx,
             kind=kind,
@@ -92,4 +80,3 @@ def audit_decision(action: PreparedAction, *, kind: str, reviewer: str, note: st
             after=after,
             at=now,
         )
-    return len(touched)

@@ -66,12 +66,9 @@ def resolution_changes(old: dict[str, Any], new: dict[str, Any]) -> Changes:
         if now is None:
             changes.texts.append(f"{label} is no longer a candidate")
             continue
-        if now["title"] != was["title"]:
-            changes.texts.append(f"{label} is now titled {now['title']!r}")
-        if now["status"] != was["status"]:
-            changes.texts.append(f"{label} is now {now['status']}")
-        if now["match"] != was["match"]:
-            changes.texts.append(f"{label} is now a {now['match']} match")
+        for key, says in (("title", "titled {!r}"), ("status", "{}"), ("match", "a {} match")):
+            if now[key] != was[key]:
+                changes.texts.append(f"{label} is now {says.format(now[key])}")
     if not changes and (
         new.get("status") != old.get("status")
         or new.get("selected_record_id") != old.get("selected_record_id")
@@ -131,33 +128,10 @@ def reevaluate(ticket: ReviewTicket) -> Changes:
     return discovery_changes(ticket.answer, discovery)
 
 
-def check_expiry(ticket: ReviewTicket) -> None:
-    if ticket.expires_at <= timezone.now():
-        raise AnchorError(
-            STALE_REVIEW,
-            f"Review {ticket.pk} expired at {ticket.expires_at.isoformat()} (reviews last "
-            "15 minutes). Run the review again and reconsider its answer.",
-            review_id=ticket.pk,
-        )
-
-
 def a_few(texts: list[str]) -> str:
     """The first MAX_NAMED_CHANGES of `texts`, and how many more there are."""
     more = len(texts) - MAX_NAMED_CHANGES
     return "; ".join(texts[:MAX_NAMED_CHANGES]) + (f"; and {more} more" if more > 0 else "")
-
-
-def stale_error(ticket: ReviewTicket, changes: Changes, moved: list[str]) -> AnchorError:
-    shown = a_few(changes.texts)
-    return AnchorError(
-        STALE_REVIEW,
-        f"Review {ticket.pk} is stale: its answer changed since it was made ({shown}). Run the "
-        "review again and reconsider its answer before preparing the write.",
-        review_id=ticket.pk,
-        changed=moved,
-        changes=changes.texts,
-        new_candidates=changes.new,
-    )
 
 
 def ensure_fresh(
@@ -166,27 +140,37 @@ def ensure_fresh(
     *,
     baseline: dict[str, int] | None = None,
     check_expiry_too: bool = True,
-) -> list[ReviewTicket]:
-    """Refuse expired reviews and reviews whose answer changed; returns those re-evaluated.
+) -> None:
+    """Refuse expired reviews and reviews whose answer changed.
 
     current: the counter values now (locked, when committing). baseline: values at which the
     tickets were last known valid (a prepared action's), defaulting to each ticket's own.
     """
-    reevaluated = []
     for ticket in tickets:
-        if check_expiry_too:
-            check_expiry(ticket)
+        if check_expiry_too and ticket.expires_at <= timezone.now():
+            raise AnchorError(
+                STALE_REVIEW,
+                f"Review {ticket.pk} expired at {ticket.expires_at.isoformat()} (reviews last "
+                "15 minutes). Run the review again and reconsider its answer.",
+                review_id=ticket.pk,
+            )
         expected = {key: (baseline or {}).get(key, value) for key, value in ticket.counters.items()}
         moved = moved_counters(expected, current)
         if not moved:
             continue  # the fast path: nothing the answer depends on was written
         if names_since_leave_standing(ticket, expected, current):
             continue  # the next: only names were written, and none of them can matter
-        changes = reevaluate(ticket)
-        if changes:
-            raise stale_error(ticket, changes, moved)
-        reevaluated.append(ticket)
-    return reevaluated
+        if changes := reevaluate(ticket):
+            raise AnchorError(
+                STALE_REVIEW,
+                f"Review {ticket.pk} is stale: its answer changed since it was made "
+                f"({a_few(changes.texts)}). Run the review again and reconsider its answer "
+                "before preparing the write.",
+                review_id=ticket.pk,
+                changed=moved,
+                changes=changes.texts,
+                new_candidates=changes.new,
+            )
 
 
 def check_fresh(tickets: list[ReviewTicket]) -> dict[str, int]:
@@ -216,11 +200,5 @@ def warm(tickets: list[ReviewTicket], baseline: dict[str, int]) -> None:
     transaction, so the commit's own re-evaluation finds it loaded instead of rebuilding a
     large scope while holding the write lock.
     """
-    current = _counters_now(tickets)
-    for ticket in tickets:
-        expected = {key: baseline.get(key, value) for key, value in ticket.counters.items()}
-        if moved_counters(expected, current) and not names_since_leave_standing(
-            ticket, expected, current
-        ):
-            with contextlib.suppress(AnchorError):  # the commit's own check reports it
-                reevaluate(ticket)
+    with contextlib.suppress(AnchorError):  # the commit's own check reports it
+        ensure_fresh(tickets, _counters_now(tickets), baseline=baseline, check_expiry_too=False)

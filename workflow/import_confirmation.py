@@ -36,7 +36,6 @@ class RowQuestion:
 
 @dataclass(frozen=True)
 class ImportQuestion:
-    action_id: str
     message: str
     rows: list[RowQuestion]
 
@@ -85,7 +84,7 @@ def import_question(
         "Some rows to import look like records already stored (or like each other). For each, "
         "is it one of these, or a different one? Cancel to decide nothing now."
     )
-    return ImportQuestion(action.pk, message, rows), ""
+    return ImportQuestion(message, rows), ""
 
 
 def import_decisions(

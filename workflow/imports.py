@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import replace
-from typing import Any, TypedDict
+from typing import Any
 
 from records import services
 from records import validation as v
@@ -21,10 +21,8 @@ from records.names import normalize_name
 from records.selectors import in_workspace
 from records.selectors.serialize import relationship_dict
 from records.services import WriteContext
-from workflow import evidence
-from workflow.models import ReviewTicket
 from workflow.names.cache import scope_names
-from workflow.names.match import MIN_FUZZY_LENGTH, match_names_many
+from workflow.names.match import MIN_FUZZY_LENGTH, NameMatch, match_names_many
 from workflow.names.rule import is_similar
 from workflow.scope import Scope
 
@@ -50,34 +48,17 @@ BATCH_DUPLICATE = "batch_duplicate"
 SKIP, USE_EXISTING, CREATE_ANYWAY = DECISIONS = ("skip", "use_existing", "create_anyway")
 
 
-class ImportRow(TypedDict):
-    """One validated row; `key` names it in links and decisions."""
-
-    key: str
-    title: str
-    data: dict[str, Any]
-
-
-class ImportLink(TypedDict):
-    """One validated link; each end is {"row": key} or {"record_id": existing ID}."""
-
-    source: dict[str, str]
-    relationship_type: str
-    target: dict[str, str]
-
-
-def _rows(value: Any) -> list[ImportRow]:
+def _rows(value: Any) -> list[dict[str, Any]]:
     if not isinstance(value, list) or not 1 <= len(value) <= MAX_ROWS:
         raise invalid("rows", f"must be a list of 1-{MAX_ROWS} rows; split larger imports.")
-    rows: list[ImportRow] = []
+    rows: list[dict[str, Any]] = []
     keys: set[str] = set()
     total = 0
     for index, row in enumerate(value):
         field = f"rows[{index}]"
         if not isinstance(row, dict) or set(row) - {"key", "title", "data"} or "title" not in row:
             raise invalid(field, 'must be {"key": ..., "title": ..., "data": {...}}.')
-        key = row.get("key", str(index))
-        key = v.text(f"{field}.key", key, max_length=MAX_KEY)
+        key = v.text(f"{field}.key", row.get("key", str(index)), max_length=MAX_KEY)
         if key in keys:
             raise invalid(f"{field}.key", f"{key!r} is used by another row; keys are unique.")
         keys.add(key)
@@ -99,12 +80,12 @@ def _endpoint(value: Any, field: str, keys: set[str]) -> dict[str, str]:
     raise invalid(field, 'must be {"row": "<key>"} or {"record_id": "<existing record ID>"}.')
 
 
-def _links(value: Any, keys: set[str]) -> list[ImportLink]:
+def _links(value: Any, keys: set[str]) -> list[dict[str, Any]]:
     if value is None:
         return []
     if not isinstance(value, list) or len(value) > MAX_LINKS:
         raise invalid("links", f"must be a list of at most {MAX_LINKS} links.")
-    links: list[ImportLink] = []
+    links: list[dict[str, Any]] = []
     for index, link in enumerate(value):
         field = f"links[{index}]"
         if not isinstance(link, dict) or set(link) != {"source", "relationship_type", "target"}:
@@ -113,15 +94,8 @@ def _links(value: Any, keys: set[str]) -> list[ImportLink]:
         target = _endpoint(link["target"], f"{field}.target", keys)
         if "row" not in source and "row" not in target:
             raise invalid(field, "links between existing records go through prepare_write.")
-        links.append(
-            {
-                "source": source,
-                "relationship_type": v.relationship_type(
-                    link["relationship_type"], f"{field}.relationship_type"
-                ),
-                "target": target,
-            }
-        )
+        rel_type = v.relationship_type(link["relationship_type"], f"{field}.relationship_type")
+        links.append({"source": source, "relationship_type": rel_type, "target": target})
     return links
 
 
@@ -139,7 +113,7 @@ def review_cost(titles: list[str], names: list[str]) -> int:
 
 
 def review_rows(
-    workspace_id: str, collection_id: str, rows: list[ImportRow]
+    workspace_id: str, collection_id: str, rows: list[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], int]:
     """Each row's status and candidates; the same rule as resolve_record."""
     names = scope_names(workspace_id, collection_id)
@@ -155,47 +129,23 @@ def review_rows(
             f"most {fit} rows per call.",
             rows_that_fit=fit,
         )
-    record_ids: set[str] = set()
-    reviewed: list[dict[str, Any]] = []
     every_match = match_names_many(
         names, [(n, row["title"]) for n, row in zip(normalized_titles, rows, strict=True)]
     )
-    for row, normalized, found in zip(rows, normalized_titles, every_match, strict=True):
-        matches: dict[str, dict[str, Any]] = {}
-        for match in found:
-            entry = matches.setdefault(
-                match.record_id, {"record_id": match.record_id, "score": 0.0, "reasons": []}
-            )
-            entry["score"] = max(entry["score"], round(match.score, 3))
-            kind = "alias" if match.is_alias else "title"
-            differs = f"; {match.differs}" if match.differs else ""
-            entry["reasons"].append(
-                f"{'exact' if match.exact else 'similar'} {kind} {match.display!r}{differs}"
-            )
-        candidates = sorted(matches.values(), key=lambda c: -c["score"])[:MAX_CANDIDATES]
-        record_ids.update(c["record_id"] for c in candidates)
-        reviewed.append(
-            {
-                "key": row["key"],
-                "title": row["title"],
-                "normalized": normalized,
-                "candidates": candidates,
-            }
+    reviewed: list[dict[str, Any]] = [
+        {"key": row["key"], "title": row["title"], "candidates": _candidates(found)}
+        for row, found in zip(rows, every_match, strict=True)
+    ]
+    candidates = [c for item in reviewed for c in item["candidates"]]
+    records = Record.objects.filter(pk__in={c["record_id"] for c in candidates})
+    details = {r.pk: r for r in records.only("id", "title", "archived_at", "created_at")}
+    for candidate in candidates:
+        record = details[candidate["record_id"]]
+        candidate.update(
+            title=record.title,
+            status="archived" if record.archived_at else "active",
+            created_at=record.created_at.isoformat(),
         )
-    details = {
-        r.pk: r
-        for r in Record.objects.filter(pk__in=record_ids).only(
-            "id", "title", "archived_at", "created_at"
-        )
-    }
-    for item in reviewed:
-        for candidate in item["candidates"]:
-            record = details[candidate["record_id"]]
-            candidate.update(
-                title=record.title,
-                status="archived" if record.archived_at else "active",
-                created_at=record.created_at.isoformat(),
-            )
     import numpy as np  # here: only an import needs it, not the server's start
     from rapidfuzz import process
     from rapidfuzz.distance import Indel
@@ -209,19 +159,15 @@ def review_rows(
         processor=None,
         dtype=np.float64,
     )
-    for index, item in enumerate(reviewed):
+    for index, (item, title) in enumerate(zip(reviewed, normalized_titles, strict=True)):
         earlier = next(
             (
-                other
-                for other_index, other in enumerate(reviewed[:index])
-                if other["normalized"] == item["normalized"]
+                reviewed[other]
+                for other, other_title in enumerate(normalized_titles[:index])
+                if other_title == title
                 or (
-                    min(len(item["normalized"]), len(other["normalized"])) >= MIN_FUZZY_LENGTH
-                    and is_similar(
-                        other["normalized"],
-                        item["normalized"],
-                        float(pair_scores[other_index, index]),
-                    )
+                    min(len(title), len(other_title)) >= MIN_FUZZY_LENGTH
+                    and is_similar(other_title, title, float(pair_scores[other, index]))
                 )
             ),
             None,
@@ -230,9 +176,23 @@ def review_rows(
             POSSIBLE_DUPLICATE if item["candidates"] else BATCH_DUPLICATE if earlier else CLEAN
         )
         item["duplicate_of"] = earlier["key"] if earlier else None
-    for item in reviewed:
-        del item["normalized"]
     return reviewed, names.revision
+
+
+def _candidates(found: list[NameMatch]) -> list[dict[str, Any]]:
+    """A row's best stored look-alikes, each record once with every name it matched by."""
+    matches: dict[str, dict[str, Any]] = {}
+    for match in found:
+        entry = matches.setdefault(
+            match.record_id, {"record_id": match.record_id, "score": 0.0, "reasons": []}
+        )
+        entry["score"] = max(entry["score"], round(match.score, 3))
+        kind = "alias" if match.is_alias else "title"
+        differs = f"; {match.differs}" if match.differs else ""
+        entry["reasons"].append(
+            f"{'exact' if match.exact else 'similar'} {kind} {match.display!r}{differs}"
+        )
+    return sorted(matches.values(), key=lambda c: -c["score"])[:MAX_CANDIDATES]
 
 
 def _standing(row: dict[str, Any]) -> tuple[Any, ...]:
@@ -275,7 +235,7 @@ def review_changes(workspace_id: str, arguments: dict[str, Any]) -> list[str]:
 
 def parse_import(
     scope: Scope, arguments: dict[str, Any]
-) -> tuple[Collection, list[ImportRow], list[ImportLink]]:
+) -> tuple[Collection, list[dict[str, Any]], list[dict[str, Any]]]:
     collection = in_workspace(
         Collection.objects,
         workspace_id=scope.workspace_id,
@@ -287,17 +247,6 @@ def parse_import(
     return collection, rows, links
 
 
-def check_import_links(
-    links: list[ImportLink], tickets: list[ReviewTicket], clarification: str
-) -> list[str]:
-    """Existing-record endpoints need resolution tickets, like any other write."""
-    ends = (end for link in links for end in (link["source"], link["target"]))
-    existing = sorted({end["record_id"] for end in ends if "record_id" in end})
-    for record_id in existing:
-        evidence.record_reviewed(tickets, record_id, clarification, "links")
-    return existing
-
-
 def parse_decisions(
     value: Any,
     reviewed: list[dict[str, Any]],
@@ -307,8 +256,7 @@ def parse_decisions(
     the client (`confirmed`, each carrying its `user_confirmed_in_client` record), which need
     no agent-reported clarification."""
     flagged = {r["key"]: r for r in reviewed if r["status"] != CLEAN}
-    if value is None:
-        value = {}
+    value = {} if value is None else value
     if not isinstance(value, dict):
         raise invalid("decisions", 'must map each flagged row key to {"decision": ...}.')
     confirmed = confirmed or {}
@@ -336,9 +284,8 @@ def parse_decisions(
             raise invalid(
                 field, 'must be {"decision": "skip" | "use_existing" | "create_anyway", ...}.'
             )
-        allowed = {"decision", "record_id", "clarification"}
-        if set(raw) - allowed:
-            raise invalid(field, f"unexpected keys {sorted(set(raw) - allowed)}.")
+        if unexpected := set(raw) - {"decision", "record_id", "clarification"}:
+            raise invalid(field, f"unexpected keys {sorted(unexpected)}.")
         decision = {"decision": raw["decision"]}
         if raw["decision"] == USE_EXISTING:
             candidates = [c["record_id"] for c in flagged[key]["candidates"]]
@@ -406,16 +353,15 @@ def apply_import(ctx: WriteContext, arguments: dict[str, Any]) -> dict[str, Any]
     created = services.record_create_many(
         collection_id=arguments["collection_id"], rows=[new for _, new in new_rows]
     )
-    new_records = {}
-    for (key, _), record in zip(new_rows, created, strict=True):
+    new_records = {key: record for (key, _), record in zip(new_rows, created, strict=True)}
+    for key, record in new_records.items():
         outcome[key] = {"outcome": "created", "record_id": record.pk}
-        new_records[key] = record
     created_links, dropped_links = _apply_links(ctx, arguments, outcome, new_records)
     return {
         "rows": outcome,
         "links": created_links,
         "dropped_links": dropped_links,
-        "created_count": sum(1 for o in outcome.values() if o["outcome"] == "created"),
+        "created_count": len(created),
     }
 
 
@@ -454,10 +400,7 @@ def _apply_links(
             new_records[link["target"]["row"]],
         )
         for index, link, _ in kept
-        if "row" in link["source"]
-        and "row" in link["target"]
-        and link["source"]["row"] in new_records
-        and link["target"]["row"] in new_records
+        if all(end.get("row") in new_records for end in (link["source"], link["target"]))
     ]
     if len(between_new) == len(kept) and services.can_link_many(between_new):
         made = services.relationship_create_many(between_new)

@@ -57,82 +57,40 @@ def watch(action: PreparedAction) -> Landed:
     return Landed(action.workspace_id, counter_values(action.workspace_id, keys))
 
 
-@dataclass(frozen=True)
-class Depends:
-    """What a waiting write depends on. Fixed once it waits (its counters, arguments and cited
-    reviews are never written again), so each process reads it once per write."""
-
-    counters: frozenset[str]
-    named: frozenset[str]  # the records it names
-    own_names: str  # an import's own duplicate review: its collection's names counter
-    tickets: tuple[ReviewTicket, ...] | None  # None: a cited review is gone (purged)
-
-
-# Bounded: past this many remembered writes the memory starts again (it only saves reads).
-MAX_REMEMBERED = 5_000
-_remembered: dict[str, Depends] = {}
-
-
-def _depends(ids: list[str]) -> dict[str, Depends]:
-    missing = [pk for pk in ids if pk not in _remembered]
-    if missing:
-        if len(_remembered) + len(missing) > MAX_REMEMBERED:
-            _remembered.clear()
-        rows = list(
-            PreparedAction.objects.filter(pk__in=missing).values_list(
-                "pk", "operation", "arguments", "counters", "review_ids"
-            )
-        )
-        # Just what the names check reads, built without the ORM's per-row machinery.
-        fields = ("id", "workspace_id", "kind", "request", "answer", "counters")
-        tickets = {
-            row[0]: ReviewTicket(**dict(zip(fields, row, strict=True)))
-            for row in ReviewTicket.objects.filter(
-                pk__in={r for *_, review_ids in rows for r in review_ids}
-            ).values_list(*fields)
-        }
-        for pk, operation, arguments, counters, review_ids in rows:
-            kind = kind_of(operation)
-            cited = tuple(tickets[r] for r in review_ids if r in tickets)
-            _remembered[pk] = Depends(
-                counters=frozenset(counters),
-                named=frozenset(named_ids(arguments)),
-                own_names=names_key(own) if (own := kind.own_collection(arguments)) else "",
-                tickets=cited if len(cited) == len(review_ids) else None,
-            )
-    return {pk: _remembered[pk] for pk in ids if pk in _remembered}
-
-
 def candidates(landed: Landed, exclude: str = "") -> list[str]:
     """The waiting writes, oldest first, whose answer the landed write may have changed."""
     moved = landed.moved()
     if not moved and not landed.records:
         return []
-    ids = list(
+    waiting = (
         PreparedAction.objects.filter(
             workspace_id=landed.workspace_id, state=ActionState.AWAITING_APPROVAL
         )
         .exclude(pk=exclude)
         .order_by("created_at")
-        .values_list("pk", flat=True)
     )
     if CATALOG in moved:  # a collection changed: rare, and any write may rest on it
-        return ids
+        return list(waiting.values_list("pk", flat=True))
+    rows = list(waiting.values_list("pk", "operation", "arguments", "counters", "review_ids"))
+    # Just what the names check reads, built without the ORM's per-row machinery.
+    fields = ("id", "workspace_id", "kind", "request", "answer", "counters")
+    cited = {r for *_, counters, review_ids in rows if moved & set(counters) for r in review_ids}
+    tickets = {
+        row[0]: ReviewTicket(**dict(zip(fields, row, strict=True)))
+        for row in ReviewTicket.objects.filter(pk__in=cited).values_list(*fields)
+    }
     memo: dict[Any, Any] = {}
 
-    def stands(depends: Depends) -> bool:
-        hit = moved & depends.counters
+    def stands(operation: str, arguments: Any, counters: Any, review_ids: list[str]) -> bool:
+        hit = moved & set(counters)
         if not hit:
             return True
-        if depends.own_names in hit or depends.tickets is None:
+        own = kind_of(operation).own_collection(arguments)
+        if (own and names_key(own) in hit) or any(r not in tickets for r in review_ids):
             return False  # an import's own review of its rows moved, or a review is gone
-        return all(_stands(landed, ticket, hit, memo) for ticket in depends.tickets)
+        return all(_stands(landed, tickets[r], hit, memo) for r in review_ids)
 
-    return [
-        pk
-        for pk, depends in _depends(ids).items()
-        if depends.named & landed.records or not stands(depends)
-    ]
+    return [pk for pk, *row in rows if set(named_ids(row[1])) & landed.records or not stands(*row)]
 
 
 def _stands(landed: Landed, ticket: ReviewTicket, hit: set[str], memo: dict[Any, Any]) -> bool:

@@ -24,11 +24,11 @@ from workflow.models import PreparedAction, ReviewTicket
 from workflow.operations import (
     all_operations,
     batch_operation_names,
+    discover,
     operation_named,
     operation_names,
     register,
 )
-from workflow.operations.registry import discover
 from workflow.scope import Scope
 
 ROOT = Path(__file__).resolve().parents[2]

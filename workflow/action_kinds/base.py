@@ -10,7 +10,6 @@ from django.db.models import Func, IntegerField, Value
 
 from records.approval import Touched
 from records.errors import STALE_REVIEW, AnchorError
-from records.services import WriteContext
 from workflow.models import PreparedAction, ReviewTicket
 from workflow.operations import Operation, operation_named
 from workflow.scope import Scope
@@ -65,18 +64,13 @@ class Kind:
     prepare: Callable[..., Prepared]
     # (action, the commit tool's arguments beyond action_id): stored before its checks
     before_commit: Callable[..., None] = staticmethod(lambda action: None)
-
-    def check(self, scope: Scope, action: PreparedAction, tickets: list[ReviewTicket]) -> Touched:
-        """What the write touches; raises when its evidence fails."""
-        raise NotImplementedError
-
-    def apply(self, ctx: WriteContext, action: PreparedAction, *, approved: bool) -> dict[str, Any]:
-        """Inside the caller's transaction; `approved`: a person approves it."""
-        raise NotImplementedError
-
-    def after_commit(self, scope: Scope, outcome: dict[str, Any]) -> dict[str, Any]:
-        """The commit answer with fresh reviews of what it made (also on replay)."""
-        return outcome
+    # (scope, action, its cited tickets) -> what the write touches; raises when its evidence fails
+    check: Callable[[Scope, PreparedAction, list[ReviewTicket]], Touched]
+    # (ctx, action, approved=a person approves it) -> its result, in the caller's transaction
+    apply: Callable[..., dict[str, Any]]
+    # (scope, the commit's answer) -> it with fresh reviews of what it made (also on replay)
+    after_commit: Callable[[Scope, dict[str, Any]], dict[str, Any]]
+    size: Callable[[dict[str, Any]], int]  # (its arguments) -> how many writes or rows it holds
 
     def own_collection(self, arguments: dict[str, Any]) -> str | None:
         """The collection whose names its own review (beyond its tickets) checks."""
@@ -92,9 +86,6 @@ class Kind:
     def first(self, extract: Any, operation: str) -> Write | None:
         """Its first write, from the queue's `first_write` extract."""
         return None
-
-    def size(self, arguments: dict[str, Any]) -> int:
-        return 0
 
     def summary(self, size: int, collection: str) -> str:
         """The one-line summary of a kind that holds no single writes."""

@@ -19,9 +19,15 @@ from records.services import WriteContext, lock_records
 from workflow.action_kinds.base import JSONArrayLength, Kind, Prepared, Write, still_defined
 from workflow.freshness import check_fresh
 from workflow.models import PreparedAction, ReviewTicket
-from workflow.operations import Names, batch_operation_names, operation_named, parse_operation
+from workflow.operations import (
+    ApplyManyFn,
+    Names,
+    Operation,
+    batch_operation_names,
+    operation_named,
+    parse_operation,
+)
 from workflow.operations.checks import created_earlier, read_together
-from workflow.operations.registry import ApplyManyFn, Operation
 from workflow.scope import Scope
 from workflow.tickets import (
     TICKET_LIFETIME,
@@ -154,6 +160,16 @@ def _one_creation_per_name(item: dict[str, Any], created: dict[tuple[Any, str], 
     created[name] = item["index"]
 
 
+def _records_named(items: list[dict[str, Any]]) -> list[Any]:
+    """The stored records the items name (not those an earlier item creates)."""
+    return [
+        item["arguments"].get(key)
+        for item in items
+        for key, names in operation_named(item["operation"]).arguments.items()
+        if names is Names.RECORD and created_earlier(item["arguments"].get(key)) is None
+    ]
+
+
 def _item_ctx(ctx: WriteContext, item: dict[str, Any]) -> WriteContext:
     return replace(
         ctx,
@@ -183,16 +199,9 @@ def _apply_many(
 
 
 def _apply_in_order(ctx: WriteContext, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    # The stored records the items name (not those an earlier item creates), locked all at
-    # once, by ID: locked item by item, two batches naming the same records in different
-    # orders could deadlock.
-    named = [
-        item["arguments"].get(key)
-        for item in items
-        for key, names in operation_named(item["operation"]).arguments.items()
-        if names is Names.RECORD and created_earlier(item["arguments"].get(key)) is None
-    ]
-    lock_records(ctx, named)
+    # Locked all at once, by ID: locked item by item, two batches naming the same records in
+    # different orders could deadlock.
+    lock_records(ctx, _records_named(items))
     results = []
     made: dict[int, str] = {}  # item index -> the record a creating item made
     for item in items:
@@ -212,6 +221,16 @@ def _apply_in_order(ctx: WriteContext, items: list[dict[str, Any]]) -> list[dict
             made[item["index"]] = result["record"]["record_id"]
         results.append(result)
     return results
+
+
+def _write(item: dict[str, Any]) -> Write:
+    return Write(
+        item.get("index"),
+        item.get("operation", ""),
+        item.get("arguments") or {},
+        item.get("decision_reason", ""),
+        item.get("clarification", ""),
+    )
 
 
 class Batch(Kind):
@@ -272,19 +291,10 @@ class Batch(Kind):
 
     def writes(self, action: PreparedAction) -> list[Write]:
         arguments = action.arguments if isinstance(action.arguments, dict) else {}
-        return [self._write(i) for i in arguments.get("items", [])]
-
-    def _write(self, item: dict[str, Any]) -> Write:
-        return Write(
-            item.get("index"),
-            item.get("operation", ""),
-            item.get("arguments") or {},
-            item.get("decision_reason", ""),
-            item.get("clarification", ""),
-        )
+        return [_write(i) for i in arguments.get("items", [])]
 
     def first(self, extract: Any, operation: str) -> Write | None:
-        return self._write(extract if isinstance(extract, dict) else {})
+        return _write(extract if isinstance(extract, dict) else {})
 
     def size(self, arguments: dict[str, Any]) -> int:
         return len(arguments.get("items", []))
@@ -297,13 +307,3 @@ class Batch(Kind):
 
 
 KIND = Batch()
-
-
-def _records_named(items: list[dict[str, Any]]) -> list[Any]:
-    """The stored records the items name (not those an earlier item creates)."""
-    return [
-        item["arguments"].get(key)
-        for item in items
-        for key, names in operation_named(item["operation"]).arguments.items()
-        if names is Names.RECORD and created_earlier(item["arguments"].get(key)) is None
-    ]

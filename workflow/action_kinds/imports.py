@@ -12,7 +12,7 @@ from records import validation as v
 from records.approval import Touched
 from records.counters import names_key
 from records.services import WriteContext
-from workflow import imports
+from workflow import evidence, imports
 from workflow.action_kinds.base import JSONArrayLength, Kind, Prepared
 from workflow.models import PreparedAction, ReviewTicket
 from workflow.resolution import resolve_by_ids
@@ -81,7 +81,10 @@ class Import(Kind):
 
     def check(self, scope: Scope, action: PreparedAction, tickets: list[ReviewTicket]) -> Touched:
         collection, _, links = imports.parse_import(scope, action.arguments)
-        linked = imports.check_import_links(links, tickets, action.clarification)
+        ends = (end for link in links for end in (link["source"], link["target"]))
+        linked = sorted({end["record_id"] for end in ends if "record_id" in end})
+        for record_id in linked:  # reviewed, like the records of any other write
+            evidence.record_reviewed(tickets, record_id, action.clarification, "links")
         # The rows' collection and every existing record a link names. (A row decided
         # use_existing is a record of the rows' collection: its candidates come from it alone.)
         return Touched.of(collections=[collection.pk], records=linked)

@@ -8,23 +8,20 @@ from records import services
 from records.models import Collection
 from records.selectors.serialize import collection_dict
 from records.services import WriteContext
+from workflow.operations import Args, Names, Operation
 from workflow.operations.change import Change, CurrentRecords, FieldChange
 from workflow.operations.checks import collection_alias_checked
-from workflow.operations.registry import Args, Names, Operation
 
 
 def apply(ctx: WriteContext, args: Args) -> dict[str, Any]:
-    services.collection_alias_add(ctx=ctx, collection_id=args["collection_id"], alias=args["alias"])
+    services.collection_alias_add(ctx=ctx, **args)
     collection = Collection.objects.get(pk=args["collection_id"])
     return {"collection": collection_dict(collection, view="write")}
 
 
 def change(args: Args, current: CurrentRecords) -> Change:
-    return Change(
-        "add collection alias",
-        collection_id=args.get("collection_id"),
-        fields=(FieldChange("alias", "added", after=args.get("alias")),),
-    )
+    alias = FieldChange("alias", "added", after=args.get("alias"))
+    return Change("add collection alias", collection_id=args.get("collection_id"), fields=(alias,))
 
 
 OPERATION = Operation(

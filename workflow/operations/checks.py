@@ -8,7 +8,7 @@ check, so prepare and commit say the same thing in the same words.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -22,7 +22,7 @@ from records.selectors import check_active, in_workspace
 from records.services import CollectionFields
 from workflow import evidence
 from workflow.models import ReviewTicket
-from workflow.operations.registry import Args, Names
+from workflow.operations import Args, CheckFn, Names
 from workflow.scope import Scope
 
 COLLECTION_ARGUMENTS = {
@@ -88,13 +88,7 @@ def collection_called(workspace_id: str, name: str) -> Collection | None:
 
 
 def collection_fields(args: Args) -> CollectionFields:
-    return CollectionFields.validated(
-        name=args["name"],
-        purpose=args["purpose"],
-        record_meaning=args["record_meaning"],
-        typical_fields=args["typical_fields"],
-        relationship_guidance=args["relationship_guidance"],
-    )
+    return CollectionFields.validated(**{key: args[key] for key in COLLECTION_ARGUMENTS})
 
 
 def existing_record_checked(
@@ -117,6 +111,21 @@ def existing_record_checked(
     if needs_word:
         evidence.require_clarification(clarification, needs_word)
     return Touched.of(records=[record.pk])
+
+
+def existing_record(
+    doing: str = "", needs_word: str = "", *, first: Callable[[Args], object] | None = None
+) -> CheckFn:
+    """existing_record_checked as an operation's check, after `first` checks other arguments."""
+
+    def check(scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: str) -> Touched:
+        if first is not None:
+            first(args)
+        return existing_record_checked(
+            scope, args, tickets, clarification, needs_word=needs_word, doing=doing
+        )
+
+    return check
 
 
 def collection_alias_checked(

@@ -12,6 +12,7 @@ from records.services import WriteContext
 from workflow import evidence
 from workflow.discovery import discover_collections
 from workflow.models import ReviewTicket
+from workflow.operations import Args, Operation
 from workflow.operations.change import Change, CurrentRecords, added_fields
 from workflow.operations.checks import (
     COLLECTION_ARGUMENTS,
@@ -19,7 +20,6 @@ from workflow.operations.checks import (
     collection_called,
     collection_fields,
 )
-from workflow.operations.registry import Args, Operation
 from workflow.scope import Scope
 
 
@@ -28,8 +28,7 @@ def check(scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: 
     ticket = evidence.discovery_for_name(tickets, name=fields.name, purpose=fields.purpose)
     if collection_called(scope.workspace_id, fields.name) is not None:
         return NOTHING  # reused unchanged; nothing to clarify
-    suggestions = ticket.answer.get("suggestions", [])
-    if suggestions:
+    if suggestions := ticket.answer.get("suggestions", []):
         evidence.require_clarification(
             clarification,
             "The discovery found possibly overlapping collections "
@@ -75,11 +74,7 @@ def follow_up(scope: Scope, result: dict[str, Any]) -> dict[str, Any] | None:
     if collection is None:
         return None
     discovery = discover_collections(scope, name=collection.name, purpose=collection.purpose)
-    return {
-        "discovery_id": discovery["discovery_id"],
-        "status": discovery["status"],
-        "expires_at": discovery["expires_at"],
-    }
+    return {key: discovery[key] for key in ("discovery_id", "status", "expires_at")}
 
 
 OPERATION = Operation(

@@ -11,9 +11,9 @@ from records.selectors.serialize import record_dict
 from records.services import WriteContext
 from workflow import evidence
 from workflow.models import ReviewTicket
+from workflow.operations import Args, Names, Operation
 from workflow.operations.change import Change, CurrentRecords, FieldChange, added_fields
 from workflow.operations.checks import collection_named
-from workflow.operations.registry import Args, Names, Operation
 from workflow.resolution import resolve_written
 from workflow.scope import Scope
 
@@ -29,9 +29,7 @@ def check(scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: 
 
 
 def apply(ctx: WriteContext, args: Args) -> dict[str, Any]:
-    record = services.record_create(
-        ctx=ctx, collection_id=args["collection_id"], title=args["title"], data=args["data"]
-    )
+    record = services.record_create(ctx=ctx, **args)
     return {"record": record_dict(record, view="write", aliases=[])}  # a new record has none
 
 
@@ -48,12 +46,8 @@ def follow_up(scope: Scope, result: dict[str, Any]) -> dict[str, Any] | None:
     """A resolution of the new record by ID, so the next write (a link) can cite it at once."""
     record = result["record"]
     resolution = resolve_written(scope, record["record_id"], record["collection_id"])
-    return {
-        "resolution_id": resolution["resolution_id"],
-        "status": resolution["status"],
-        "selected_record_id": resolution["selected_record_id"],
-        "expires_at": resolution["expires_at"],
-    }
+    kept = ("resolution_id", "status", "selected_record_id", "expires_at")
+    return {key: resolution[key] for key in kept}
 
 
 OPERATION = Operation(

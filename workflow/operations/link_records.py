@@ -13,41 +13,37 @@ from records.selectors.serialize import relationship_dict
 from records.services import WriteContext
 from workflow import evidence
 from workflow.models import ReviewTicket
+from workflow.operations import Args, Names, Operation
 from workflow.operations.change import Change, CurrentRecords, LinkChange
 from workflow.operations.checks import created_earlier, record_named
-from workflow.operations.registry import Args, Names, Operation
 from workflow.scope import Scope
 
 
 def check(scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: str) -> Touched:
     rel_type = v.relationship_type(args["relationship_type"])
-    ends = []
-    for field in ("source_id", "target_id"):
-        if created_earlier(args[field]) is not None:
-            # A record an earlier create_record item of the batch makes (prepare_batch_write
-            # checked that): its title was reviewed there, and its collection is touched there.
-            continue
-        ends.append((field, record_named(scope, args[field], field)))
-    if (
-        len(ends) < 2
-        or not Relationship.objects.filter(
-            source=ends[0][1], relationship_type=rel_type, target=ends[1][1]
+    # An end an earlier create_record item of the batch makes (prepare_batch_write checked
+    # that) had its title reviewed, and its collection touched, there.
+    ends = {
+        field: record_named(scope, args[field], field)
+        for field in ("source_id", "target_id")
+        if created_earlier(args[field]) is None
+    }
+    linked = (
+        len(ends) == 2
+        and Relationship.objects.filter(
+            source=ends["source_id"], relationship_type=rel_type, target=ends["target_id"]
         ).exists()
-    ):  # linking an existing link again is a no-op, allowed either way
-        for _, record in ends:
+    )
+    if not linked:  # linking an existing link again is a no-op, allowed either way
+        for record in ends.values():
             check_active(record, "linking")
-    for field, record in ends:
+    for field, record in ends.items():
         evidence.record_reviewed(tickets, record.pk, clarification, field)
-    return Touched.of(records=[record.pk for _, record in ends])  # both ends' collections
+    return Touched.of(records=[record.pk for record in ends.values()])  # both ends' collections
 
 
 def apply(ctx: WriteContext, args: Args) -> dict[str, Any]:
-    rel, created = services.relationship_create(
-        ctx=ctx,
-        source_id=args["source_id"],
-        relationship_type=args["relationship_type"],
-        target_id=args["target_id"],
-    )
+    rel, created = services.relationship_create(ctx=ctx, **args)
     if not created:  # nothing changed, but the decision and its evidence stay in the history
         state = {**relationship_dict(rel), "target_title": rel.target.title}
         services.audit(
@@ -64,13 +60,8 @@ def apply(ctx: WriteContext, args: Args) -> dict[str, Any]:
 
 
 def change(args: Args, current: CurrentRecords) -> Change:
-    made = LinkChange(
-        made=True,
-        source_id=args.get("source_id"),
-        relationship_type=args.get("relationship_type"),
-        target_id=args.get("target_id"),
-    )
-    return Change("link", links=(made,))
+    ends = {key: args.get(key) for key in ("source_id", "relationship_type", "target_id")}
+    return Change("link", links=(LinkChange(made=True, **ends),))
 
 
 OPERATION = Operation(

@@ -8,24 +8,21 @@ from records import services
 from records.models import Collection
 from records.selectors.serialize import collection_dict
 from records.services import WriteContext
+from workflow.operations import Args, Names, Operation
 from workflow.operations.change import Change, CurrentRecords, FieldChange
 from workflow.operations.checks import collection_alias_checked
-from workflow.operations.registry import Args, Names, Operation
 
 
 def apply(ctx: WriteContext, args: Args) -> dict[str, Any]:
-    services.collection_alias_remove(
-        ctx=ctx, collection_id=args["collection_id"], alias=args["alias"]
-    )
+    services.collection_alias_remove(ctx=ctx, **args)
     collection = Collection.objects.get(pk=args["collection_id"])
     return {"collection": collection_dict(collection, view="write")}
 
 
 def change(args: Args, current: CurrentRecords) -> Change:
+    alias = FieldChange("alias", "removed", before=args.get("alias"))
     return Change(
-        "remove collection alias",
-        collection_id=args.get("collection_id"),
-        fields=(FieldChange("alias", "removed", before=args.get("alias")),),
+        "remove collection alias", collection_id=args.get("collection_id"), fields=(alias,)
     )
 
 

@@ -11,9 +11,9 @@ from records.selectors.serialize import record_dict
 from records.services import WriteContext
 from workflow import evidence
 from workflow.models import ReviewTicket
+from workflow.operations import Args, Names, Operation
 from workflow.operations.change import Change, CurrentRecords, FieldChange
 from workflow.operations.checks import existing_record_checked, record_named
-from workflow.operations.registry import Args, Names, Operation
 from workflow.scope import Scope
 
 
@@ -31,23 +31,13 @@ def check(scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: 
 
 
 def apply(ctx: WriteContext, args: Args) -> dict[str, Any]:
-    record = services.record_rename(
-        ctx=ctx,
-        record_id=args["record_id"],
-        title=args["title"],
-        expected_version=args["expected_version"],
-    )
-    return {"record": record_dict(record, view="write")}
+    return {"record": record_dict(services.record_rename(ctx=ctx, **args), view="write")}
 
 
 def change(args: Args, current: CurrentRecords) -> Change:
     record = current.record(args.get("record_id"))
-    before = record.title if record else ""
-    return Change(
-        "rename",
-        record_id=args.get("record_id"),
-        fields=(FieldChange("title", "changed", before, args.get("title")),),
-    )
+    title = FieldChange("title", "changed", record.title if record else "", args.get("title"))
+    return Change("rename", record_id=args.get("record_id"), fields=(title,))
 
 
 OPERATION = Operation(

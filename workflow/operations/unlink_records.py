@@ -12,30 +12,25 @@ from records.selectors import in_workspace
 from records.services import WriteContext
 from workflow import evidence
 from workflow.models import ReviewTicket
+from workflow.operations import Args, Names, Operation
 from workflow.operations.change import Change, CurrentRecords, LinkChange
-from workflow.operations.registry import Args, Names, Operation
 from workflow.scope import Scope
 
 
-def _relationship(scope: Scope, relationship_id: Any) -> Relationship:
-    return in_workspace(
-        Relationship.objects.select_related("source", "target"),
+def check(scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: str) -> Touched:
+    rel = in_workspace(
+        Relationship.objects,
         workspace_id=scope.workspace_id,
-        pk=v.entity_id(relationship_id, "relationship_id"),
+        pk=v.entity_id(args["relationship_id"], "relationship_id"),
         kind="relationship",
     )
-
-
-def check(scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: str) -> Touched:
-    rel = _relationship(scope, args["relationship_id"])
     evidence.record_reviewed(tickets, rel.source_id, clarification, "relationship_id (source)")
     evidence.record_reviewed(tickets, rel.target_id, clarification, "relationship_id (target)")
     return Touched.of(relationships=[rel.pk])  # both ends' collections
 
 
 def apply(ctx: WriteContext, args: Args) -> dict[str, Any]:
-    removed = services.relationship_delete(ctx=ctx, relationship_id=args["relationship_id"])
-    return {"removed_relationship": removed}
+    return {"removed_relationship": services.relationship_delete(ctx=ctx, **args)}
 
 
 def change(args: Args, current: CurrentRecords) -> Change:

@@ -11,6 +11,7 @@ from records.selectors.serialize import collection_dict
 from records.services import WriteContext
 from workflow import evidence
 from workflow.models import ReviewTicket
+from workflow.operations import Args, Names, Operation
 from workflow.operations.change import Change, CurrentRecords, added_fields
 from workflow.operations.checks import (
     COLLECTION_ARGUMENTS,
@@ -18,7 +19,6 @@ from workflow.operations.checks import (
     collection_fields,
     collection_named,
 )
-from workflow.operations.registry import Args, Names, Operation
 from workflow.scope import Scope
 
 

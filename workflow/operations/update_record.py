@@ -6,41 +6,22 @@ from typing import Any
 
 from records import services
 from records import validation as v
-from records.approval import Touched
 from records.errors import VERSION_CONFLICT, AnchorError
 from records.models import Record, RecordVersion
 from records.selectors.serialize import record_dict
 from records.services import WriteContext
-from workflow.models import ReviewTicket
+from workflow.operations import Args, Names, Operation
 from workflow.operations.change import Change, CurrentRecords, merged_fields
-from workflow.operations.checks import existing_record_checked
-from workflow.operations.registry import Args, Names, Operation
-from workflow.scope import Scope
-
-
-def check(scope: Scope, args: Args, tickets: list[ReviewTicket], clarification: str) -> Touched:
-    v.json_object("changes", args["changes"])
-    return existing_record_checked(scope, args, tickets, clarification, doing="changing data")
+from workflow.operations.checks import existing_record
 
 
 def apply(ctx: WriteContext, args: Args) -> dict[str, Any]:
-    record = services.record_update(
-        ctx=ctx,
-        record_id=args["record_id"],
-        changes=args["changes"],
-        expected_version=args["expected_version"],
-    )
-    return {"record": record_dict(record, view="write")}
+    return {"record": record_dict(services.record_update(ctx=ctx, **args), view="write")}
 
 
 def apply_many(updates: list[tuple[WriteContext, Args]]) -> list[dict[str, Any]]:
     """apply for each (context, arguments), of distinct records, in one bulk write."""
-    written = services.record_update_many(
-        [
-            services.RecordUpdate(ctx, args["record_id"], args["changes"], args["expected_version"])
-            for ctx, args in updates
-        ]
-    )
+    written = services.record_update_many([services.RecordUpdate(ctx, **a) for ctx, a in updates])
     return [
         {"record": record_dict(record, view="write", aliases=aliases)}
         for record, aliases in written
@@ -72,8 +53,8 @@ def rebase(workspace_id: str, args: Args) -> Args:
     )
     if seen is None or (seen["archived_at"] is None) != (current["archived_at"] is None):
         return args
-    written = written_keys(args)
-    both = [key for key in written if _value(seen["data"], key) != _value(current["data"], key)]
+    was, now = seen["data"], current["data"]  # JSON objects, as every record's data is
+    both = [key for key in written_keys(args) if was.get(key, _ABSENT) != now.get(key, _ABSENT)]
     if both:
         raise AnchorError(
             VERSION_CONFLICT,
@@ -96,10 +77,6 @@ def written_keys(args: Args) -> list[str]:
     return sorted(changes) if isinstance(changes, dict) else []
 
 
-def _value(data: Any, key: str) -> Any:
-    return data.get(key, _ABSENT) if isinstance(data, dict) else _ABSENT
-
-
 def change(args: Args, current: CurrentRecords) -> Change:
     record = current.record(args.get("record_id"))
     return Change(
@@ -117,7 +94,9 @@ OPERATION = Operation(
         "changes": Names.VALUE,
         "expected_version": Names.VALUE,
     },
-    check=check,
+    check=existing_record(
+        "changing data", first=lambda args: v.json_object("changes", args["changes"])
+    ),
     apply=apply,
     change=change,
     rank=60,

@@ -5,6 +5,7 @@ lengths that cost most per counted comparison, sized to sit exactly at MAX_COMPA
 from __future__ import annotations
 
 import random
+from typing import Any
 from unittest import mock
 
 from anchor_site.devtools.benchmarks import data
@@ -18,10 +19,10 @@ from workflow.names.view import ScopeNames
 AREA = "imports"
 
 
-def rows_for(names: list[str], count: int) -> list[imports.ImportRow]:
+def rows_for(names: list[str], count: int) -> list[dict[str, Any]]:
     """A fifth typos of stored names, a few repeats of each other, the rest new names."""
     fresh = data.person_names(count, seed=99)
-    rows: list[imports.ImportRow] = []
+    rows: list[dict[str, Any]] = []
     for index in range(count):
         if index % 5 == 0:
             title = data.typo(names[index * 37 % len(names)], seed=index)
@@ -68,7 +69,7 @@ def _text(rng: random.Random, vocabulary: list[str], length: int) -> str:
 def _at_cap(sizes: Sizes, workspace_id: str, collection_id: str, length: int) -> Row:
     rng = random.Random(length)
     vocabulary = data.words(5000, seed=length)
-    rows: list[imports.ImportRow] = [
+    rows: list[dict[str, Any]] = [
         {"key": str(i), "title": _text(rng, vocabulary, length), "data": {}}
         for i in range(sizes.import_rows)
     ]
