@@ -165,6 +165,18 @@ def _stale(action: PreparedAction, message: str, **details: Any) -> AnchorError:
     return AnchorError(STALE_REVIEW, message, action_id=action.pk, **details)
 
 
+def _refuse_stale(action: PreparedAction, lead: str, **details: Any) -> None:
+    """A stale action is refused with why it went stale, in plain words."""
+    if action.state == ActionState.STALE:
+        reason = f": {action.stale_reason}" if action.stale_reason else "."
+        raise _stale(
+            action,
+            f"{lead}{reason} Retrieve current state, review again and prepare a new action.",
+            stale_reason=action.stale_reason,
+            **details,
+        )
+
+
 def _parse_action_id(action_id: Any) -> str:
     if not is_valid_id(action_id):
         raise invalid("action_id", f"{action_id!r} is not an action_id from a prepare tool.")
@@ -309,14 +321,7 @@ def _commit(
                     f"this is a {action.operation} action; commit it "
                     f"with {kind_of(action.operation).commit_tool}.",
                 )
-            if action.state == ActionState.STALE:
-                raise _stale(
-                    action,
-                    "This action went stale before it was committed"
-                    + (f": {action.stale_reason}" if action.stale_reason else ".")
-                    + " Retrieve current state, review again and prepare a new action.",
-                    stale_reason=action.stale_reason,
-                )
+            _refuse_stale(action, "This action went stale before it was committed")
             if action.state != ActionState.PREPARED:
                 if action.state == ActionState.REJECTED and action.agent_told_at is None:
                     PreparedAction.objects.filter(pk=action.pk).update(agent_told_at=timezone.now())
@@ -386,15 +391,7 @@ def _pending(action_id: Any) -> PreparedAction:
     action = PreparedAction.objects.select_for_update().filter(pk=action_id).first()
     if action is None:
         raise not_found("action", action_id)
-    if action.state == ActionState.STALE:
-        # Marked stale as soon as another write made it so: say why, in plain words.
-        reason = action.stale_reason or "a review it relied on changed."
-        raise AnchorError(
-            STALE_REVIEW,
-            f"Action {action_id} went stale before anyone approved it: {reason}",
-            state=action.state,
-            stale_reason=action.stale_reason,
-        )
+    _refuse_stale(action, f"Action {action_id} went stale before anyone approved it", state="stale")
     if action.state != ActionState.AWAITING_APPROVAL:
         raise AnchorError(
             AWAITING_APPROVAL,

@@ -46,7 +46,7 @@ def resolution_question(scope: Scope, resolution_id: str) -> Question | None:
     # What tells them apart is read as the records are now (a stored answer keeps no data).
     candidates = _with_data_and_links(scope, candidates)
     differ = _differing(candidates)
-    shared = frozenset.intersection(*(_links(c) for c in candidates))
+    shared = frozenset.intersection(*(frozenset(c["links"]) for c in candidates))
     choices = [(c["record_id"], _choice_title(c, names, differ, shared)) for c in candidates]
     if len({title for _, title in choices}) < len(choices):
         # Two choices the user cannot tell apart: a pick would be a guess stored as confirmed.
@@ -84,10 +84,6 @@ def _differing(candidates: list[dict[str, Any]]) -> set[str]:
     return {k for k in keys if len({repr(c["data"].get(k)) for c in candidates}) > 1}
 
 
-def _links(candidate: dict[str, Any]) -> frozenset[str]:
-    return frozenset(candidate["links"])
-
-
 def _choice_title(
     candidate: dict[str, Any],
     collection_names: dict[str, str],
@@ -98,7 +94,7 @@ def _choice_title(
     notes = [where] if where else []
     data = candidate["data"]
     notes += [f"{k}: {str(data[k])[:40]}" for k in sorted(differ) if k in data][:3]
-    notes += [f"linked to {t[:40]}" for t in sorted(_links(candidate) - shared)][:2]
+    notes += [f"linked to {t[:40]}" for t in sorted(set(candidate["links"]) - shared)][:2]
     if candidate.get("status") == "archived":
         notes.append("archived")
     return f"{candidate['title']} ({', '.join(notes)})" if notes else str(candidate["title"])
@@ -134,17 +130,6 @@ def confirm_resolution(
             field="resolution_id",
         )
     return confirmation
-
-
-def confirmed_record_id(ticket: ReviewTicket) -> str | None:
-    """The record the user picked in the client for this review, if they picked one."""
-    record_id: str | None = (ticket.client_confirmation or {}).get("record_id")
-    return record_id
-
-
-def confirmed_different(ticket: ReviewTicket) -> bool:
-    """Whether the user said in the client that they mean none of this review's candidates."""
-    return bool((ticket.client_confirmation or {}).get("different"))
 
 
 def _own_resolution(scope: Scope, resolution_id: str) -> ReviewTicket:

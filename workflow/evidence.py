@@ -17,7 +17,6 @@ from records.errors import (
     AnchorError,
 )
 from records.names import normalize_name
-from workflow.client_confirmation import confirmed_different, confirmed_record_id
 from workflow.models import ReviewTicket
 
 
@@ -56,7 +55,7 @@ def record_reviewed(
         )
     if any(t.answer.get("selected_record_id") == record_id for t in citing):
         return
-    if any(confirmed_record_id(t) == record_id for t in citing):
+    if any((t.client_confirmation or {}).get("record_id") == record_id for t in citing):
         return  # the user picked it in the client's dialog
     if all(t.answer.get("status") == "incomplete" for t in citing):
         raise AnchorError(
@@ -108,7 +107,8 @@ def title_reviewed(
             field="title",
         )
     others = [c for c in ticket.answer.get("candidates", []) if c["record_id"] != ignore_record_id]
-    if others and not confirmed_different(ticket):  # the user said in the client: a new one
+    # The user may have said in the client's dialog that they mean none of them: a new one.
+    if others and not (ticket.client_confirmation or {}).get("different"):
         require_clarification(
             clarification,
             f"title: {len(others)} existing record(s) in the collection have the same or a "

@@ -338,13 +338,14 @@ def apply_import(ctx: WriteContext, arguments: dict[str, Any]) -> dict[str, Any]
         if decision["decision"] == USE_EXISTING:
             outcome[row["key"]] = {"outcome": "used_existing", "record_id": decision["record_id"]}
             continue
+        said = decision.get("user_confirmed_in_client")  # the user's answer in the client
         row_ctx = replace(
             ctx,
             clarification=decision.get("clarification") or ctx.clarification,
             review_evidence=[
                 *ctx.review_evidence,
                 {"import_row": row["key"], "status": reviewed[row["key"]]["status"]}
-                | _confirmed(decision),
+                | ({"user_confirmed_in_client": said} if said else {}),
             ],
             item_index=index,
         )
@@ -363,12 +364,6 @@ def apply_import(ctx: WriteContext, arguments: dict[str, Any]) -> dict[str, Any]
         "dropped_links": dropped_links,
         "created_count": len(created),
     }
-
-
-def _confirmed(decision: dict[str, Any]) -> dict[str, Any]:
-    """The user's answer in the client for this row, as its audit evidence keeps it."""
-    confirmation = decision.get("user_confirmed_in_client")
-    return {"user_confirmed_in_client": confirmation} if confirmation else {}
 
 
 def _apply_links(
