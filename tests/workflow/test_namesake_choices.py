@@ -1,11 +1,11 @@
 """The client dialog's choice titles tell namesakes apart (pure helpers)."""
 
-from workflow.client_confirmation import _choice_title, _differing, _links
+from workflow.client_confirmation import _choice_title, _differing
 
 
 def _titles(candidates):
     differ = _differing(candidates)
-    shared = frozenset.intersection(*(_links(c) for c in candidates))
+    shared = frozenset.intersection(*(frozenset(c["links"]) for c in candidates))
     return [_choice_title(c, {"col": "people"}, differ, shared) for c in candidates]
 
 
