@@ -13,7 +13,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
 from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.urls import path, reverse
+from django.urls import reverse
 from django.utils.html import format_html
 
 from records import services
@@ -23,7 +23,7 @@ from records.admin.common import (
     ServiceWriteAdmin,
     admin_context,
     admin_page,
-    alias_rows,
+    changed_rows,
     copy_saved,
     report_refusal,
     stored_json,
@@ -33,9 +33,7 @@ from records.admin.neighbourhood import LINK_LIMIT, ORDER, record_links, record_
 from records.admin.record_form import OutgoingLinkForm, RecordAliasForm, RecordForm
 from records.admin.record_writes import (
     admit_person_write,
-    record_alias_rows_apply,
     record_edit_apply,
-    record_link_rows_apply,
 )
 from records.admin.scoping import ScopedInline
 from records.admin.timeline import record_timeline
@@ -119,6 +117,7 @@ class RecordAdmin(ServiceWriteAdmin):
     show_full_result_count = False
     list_per_page = 50
     actions = ["archive_selected"]
+    pages = {"archive": "archive"}
     refused = frozenset({"delete"})  # archive instead: the history and links stay readable
     readonly_fields = [*PROVENANCE, "data_pretty"]
 
@@ -237,23 +236,36 @@ class RecordAdmin(ServiceWriteAdmin):
         ctx = admin_context(
             request, record.workspace_id, form.cleaned_data.get("change_reason", "")
         )
-        if formset.model is RecordAlias:
-            rows = alias_rows(formset)
-            copy_saved(record, record_alias_rows_apply(ctx=ctx, record=record, rows=rows))
-        elif formset.fk.name == "source":
-            removed, added = [], []
-            for row in formset.forms:
-                if not row.has_changed() and row not in formset.deleted_forms:
-                    continue
-                # An edited link is removed and made anew: links carry no version of their own.
-                if not row.instance._state.adding:
-                    removed.append(row.instance.pk)
-                if row not in formset.deleted_forms:
-                    added.append(
-                        (row.cleaned_data["relationship_type"], row.cleaned_data["target"].pk)
-                    )
-            record_link_rows_apply(ctx=ctx, record=record, removed=removed, added=added)
+        gone, made = changed_rows(formset)
+        # Nothing for Django to log or save: the services wrote and audited each row.
         formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
+        if formset.model is RecordAlias:
+            admit_person_write(ctx, Touched.of(records=[record.pk]))
+            saved = record
+            for row in gone:
+                alias = row.initial["alias"]
+                saved = services.record_alias_remove(
+                    ctx=ctx, record_id=record.pk, alias=alias, expected_version=saved.version
+                )
+            for row in made:
+                alias = row.cleaned_data["alias"]
+                saved = services.record_alias_add(
+                    ctx=ctx, record_id=record.pk, alias=alias, expected_version=saved.version
+                )
+            copy_saved(record, saved)
+            return
+        removed = [row.instance.pk for row in gone]
+        targets = [row.cleaned_data["target"].pk for row in made]
+        admit_person_write(ctx, Touched.of(records=[record.pk, *targets], relationships=removed))
+        for relationship_id in removed:
+            services.relationship_delete(ctx=ctx, relationship_id=relationship_id)
+        for row in made:
+            services.relationship_create(
+                ctx=ctx,
+                source_id=record.pk,
+                relationship_type=row.cleaned_data["relationship_type"],
+                target_id=row.cleaned_data["target"].pk,
+            )
 
     # --- archiving ---------------------------------------------------------------------------
 
@@ -266,14 +278,6 @@ class RecordAdmin(ServiceWriteAdmin):
 
         archived = write_each(self, request, queryset.filter(archived_at__isnull=True), archive)
         self.message_user(request, f"Archived {archived} record(s).", messages.SUCCESS)
-
-    def get_urls(self) -> list[Any]:
-        archive = path(
-            "<path:object_id>/archive/",
-            self.admin_site.admin_view(self.archive_view),
-            name="records_record_archive",
-        )
-        return [archive, *super().get_urls()]
 
     def archive_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """Confirm, then archive at the version the person was looking at, with their reason."""

@@ -19,7 +19,7 @@ from django.contrib.admin.templatetags.admin_urls import add_preserved_filters
 from django.core.exceptions import PermissionDenied
 from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
-from django.urls import path, reverse
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 
@@ -118,6 +118,7 @@ class PreparedActionAdmin(ReadOnlyAdmin):
     list_display_links = ["summary"]  # the date alone would say nothing
     show_full_result_count = False
     actions = ["approve_selected", "reject_selected"]
+    pages = {"approve": "approve", "reject": "reject", "dismiss": "dismiss"}
     decision = ("state", "stale_reason", "decided_by", "decided_at", "decision_note")
     identifiers = ("id", "operation", "workspace", "expiry")
     stored = ("arguments_json", "evidence_json", "preview_json", "result_json")
@@ -283,17 +284,6 @@ class PreparedActionAdmin(ReadOnlyAdmin):
         return HttpResponseRedirect(
             add_preserved_filters({"preserved_filters": filters, "opts": self.opts}, url)
         )
-
-    def get_urls(self) -> list[Any]:
-        decide = [
-            path(
-                f"<path:object_id>/{name}/",
-                self.admin_site.admin_view(getattr(self, f"{name}_view")),
-                name=f"workflow_preparedaction_{name}",
-            )
-            for name in ("approve", "reject", "dismiss")
-        ]
-        return [*decide, *super().get_urls()]
 
     def change_view(
         self,
