@@ -317,38 +317,28 @@ class PreparedActionAdmin(ReadOnlyAdmin):
             summary = action_review(action)["summary"]
             undone = stale_if_approved(action.pk, described=summary)
             if undone:
-                return self._confirm_approval(request, action, summary, note, undone)
+                others = PreparedAction.objects.in_bulk([pk for pk, _ in undone])
+                return admin_page(
+                    self,
+                    request,
+                    "admin/workflow/preparedaction/approve_confirm.html",
+                    title="Approving this makes other waiting writes stale",
+                    original=action,
+                    summary=summary,
+                    note=note,
+                    undone=[
+                        {
+                            "summary": action_review(others[pk])["summary"],
+                            "url": reverse("admin:workflow_preparedaction_change", args=[pk]),
+                            "reason": reason,
+                        }
+                        for pk, reason in undone
+                        if pk in others
+                    ],
+                    change_url=reverse("admin:workflow_preparedaction_change", args=[action.pk]),
+                )
         self._approve(request, action.pk, note)
         return self._next_waiting(request, action)
-
-    def _confirm_approval(
-        self,
-        request: HttpRequest,
-        action: PreparedAction,
-        summary: str,
-        note: str,
-        undone: list[tuple[str, str]],
-    ) -> HttpResponse:
-        others = {a.pk: a for a in PreparedAction.objects.filter(pk__in=[pk for pk, _ in undone])}
-        return admin_page(
-            self,
-            request,
-            "admin/workflow/preparedaction/approve_confirm.html",
-            title="Approving this makes other waiting writes stale",
-            original=action,
-            summary=summary,
-            note=note,
-            undone=[
-                {
-                    "summary": action_review(others[pk])["summary"],
-                    "url": reverse("admin:workflow_preparedaction_change", args=[pk]),
-                    "reason": reason,
-                }
-                for pk, reason in undone
-                if pk in others
-            ],
-            change_url=reverse("admin:workflow_preparedaction_change", args=[action.pk]),
-        )
 
     def dismiss_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """Set a stale write aside once a person has read why it did not happen."""
