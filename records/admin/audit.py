@@ -12,7 +12,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.loader import render_to_string
-from django.urls import path, reverse
+from django.urls import reverse
 from django.utils.html import format_html, strip_tags
 
 from records.acting import acted_by, by_person
@@ -57,17 +57,14 @@ class HasClarificationFilter(ChoicesFilter):
     }
 
 
-class EventKindFilter(admin.SimpleListFilter):
+class EventKindFilter(ChoicesFilter):
     """The kinds of event by the names the lists show ("Data updated", not record.updated)."""
 
     title = "event"
     parameter_name = "kind"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return sorted(HEADLINES.items(), key=lambda kind: kind[1])
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        return queryset if self.value() is None else queryset.filter(kind=self.value())
+    options = {
+        kind: (label, Q(kind=kind)) for kind, label in sorted(HEADLINES.items(), key=lambda k: k[1])
+    }
 
 
 # Records whose title or alias matches a search term, at most this many: a search of "a" must
@@ -171,6 +168,7 @@ class AuditEventAdmin(ReadOnlyAdmin):
     show_full_result_count = False
     list_per_page = 50
     actions = ["confirm_clarifications", "dispute_clarifications"]
+    pages = {"review": "review-clarification"}
     fieldsets = [
         (None, {"fields": ["created_at", "what", "actor", "subject", "workspace"]}),
         ("What changed", {"fields": ["changes"]}),
@@ -301,16 +299,8 @@ class AuditEventAdmin(ReadOnlyAdmin):
     confirm_clarifications = _mark_clarifications(ClarificationReview.CONFIRMED)
     dispute_clarifications = _mark_clarifications(ClarificationReview.DISPUTED)
 
-    def get_urls(self) -> list[Any]:
-        review = path(
-            "<int:event_id>/review-clarification/",
-            self.admin_site.admin_view(self.review_view),
-            name="records_auditevent_review",
-        )
-        return [review, *super().get_urls()]
-
-    def review_view(self, request: HttpRequest, event_id: int) -> HttpResponse:
-        event = self.get_object(request, str(event_id))  # another workspace's event is a 404
+    def review_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        event = self.get_object(request, object_id)  # another workspace's event is a 404
         if not self.has_review_permission(request):
             raise PermissionDenied
         form = ClarificationReviewForm(request.POST or None)

@@ -9,7 +9,6 @@ from typing import Any, cast
 from django import forms
 from django.conf import settings
 from django.contrib import admin
-from django.db import transaction
 from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest
@@ -20,8 +19,8 @@ from records import services
 from records.admin.common import (
     ServiceWriteAdmin,
     admin_context,
-    alias_rows,
     as_validation_error,
+    changed_rows,
     copy_saved,
     shorten,
 )
@@ -266,14 +265,11 @@ class CollectionAdmin(ServiceWriteAdmin):
         ctx = admin_context(
             request, collection.workspace_id, form.cleaned_data.get("change_reason", "")
         )
-        with transaction.atomic():
-            for original, wanted in alias_rows(formset):
-                if original and original != wanted:
-                    services.collection_alias_remove(
-                        ctx=ctx, collection_id=collection.pk, alias=original
-                    )
-                if wanted and wanted != original:
-                    services.collection_alias_add(
-                        ctx=ctx, collection_id=collection.pk, alias=wanted
-                    )
+        gone, made = changed_rows(formset)
+        for row in gone:
+            alias = row.initial["alias"]
+            services.collection_alias_remove(ctx=ctx, collection_id=collection.pk, alias=alias)
+        for row in made:
+            alias = row.cleaned_data["alias"]
+            services.collection_alias_add(ctx=ctx, collection_id=collection.pk, alias=alias)
         formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []

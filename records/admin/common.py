@@ -18,6 +18,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
+from django.urls import path
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
@@ -79,17 +80,13 @@ def write_each(
     return written
 
 
-def alias_rows(formset: Any) -> list[tuple[str | None, str | None]]:
-    """(alias as loaded, alias as submitted) of each alias row added, edited or deleted; None on
-    a side means absent. An edited alias is a removal and an addition, so the trail says what
-    each name was."""
-    rows = []
-    for row in formset.forms:
-        deleting = row in formset.deleted_forms
-        if deleting or row.has_changed():
-            wanted = None if deleting else (row.cleaned_data or {}).get("alias")
-            rows.append((row.initial.get("alias"), wanted))
-    return rows
+def changed_rows(formset: Any) -> tuple[list[Any], list[Any]]:
+    """(rows whose stored row goes, rows stored anew) of a formset's added, edited or deleted
+    rows. An edited row is both: aliases and links carry no version of their own, and the trail
+    then says what each was."""
+    changed = [row for row in formset.forms if row.has_changed() or row in formset.deleted_forms]
+    gone = [row for row in changed if not row.instance._state.adding]
+    return gone, [row for row in changed if row not in formset.deleted_forms]
 
 
 def as_validation_error(exc: AnchorError) -> ValidationError:
@@ -147,7 +144,26 @@ class ChoicesFilter(admin.SimpleListFilter):
         return queryset if chosen is None else queryset.filter(chosen[1])
 
 
-class ReadOnlyAdmin(WorkspaceScopedAdmin):
+class AnchorAdmin(WorkspaceScopedAdmin):
+    """The base of the store's and the workflow's admins. `pages` maps a page's name to its
+    path under an object's URL: method `<name>_view`, URL name `<app>_<model>_<name>`."""
+
+    pages: ClassVar[dict[str, str]] = {}
+
+    def get_urls(self) -> list[Any]:
+        named = f"{self.opts.app_label}_{self.opts.model_name}"
+        own = [
+            path(
+                f"<path:object_id>/{route}/",
+                self.admin_site.admin_view(getattr(self, f"{name}_view")),
+                name=f"{named}_{name}",
+            )
+            for name, route in self.pages.items()
+        ]
+        return [*own, *super().get_urls()]
+
+
+class ReadOnlyAdmin(AnchorAdmin):
     """For rows only triggers or services write (audit, versions, counters): view, never edit.
     Every field listed is read-only, so its fields and fieldsets name each field once."""
 
@@ -159,7 +175,7 @@ class ReadOnlyAdmin(WorkspaceScopedAdmin):
         return flatten_fieldsets(self.get_fieldsets(request, obj))
 
 
-class ServiceWriteAdmin(WorkspaceScopedAdmin):
+class ServiceWriteAdmin(AnchorAdmin):
     """An admin whose saves call services inside the change view's transaction: a refusal only
     the locked re-check sees (a concurrent write) rolls back every write of the request and is
     shown as a message, never a half-applied edit."""

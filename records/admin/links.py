@@ -105,10 +105,6 @@ class RelationshipAdmin(ServiceWriteAdmin):
         ctx = admin_context(request, obj.workspace_id, "Link removed in the admin.")
         services.relationship_delete(ctx=ctx, relationship_id=obj.pk)
 
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Relationship]) -> None:
-        for rel in queryset:
-            self.delete_model(request, rel)
-
     def delete_view(self, request: HttpRequest, object_id: str, extra_context: Any = None) -> Any:
         try:
             return super().delete_view(request, object_id, extra_context)

@@ -2,40 +2,45 @@
 link or archive it as a version-checked, audited write.
 
 A record page opens read-only; the edit form (?edit=1) shows at most LINK_LIMIT of its links
-as editable rows, so a hub record still opens and saves."""
+as editable rows, so a hub record still opens and saves. Its forms run the services' checks
+early, beside each field; the services' re-check under lock at save time is the one that counts."""
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from collections.abc import Callable
+from typing import Any, TypeVar
 
+from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
 from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.urls import path, reverse
+from django.urls import reverse
 from django.utils.html import format_html
 
 from records import services
+from records import validation as v
 from records.admin.common import (
     PANELS,
     ChoicesFilter,
     ServiceWriteAdmin,
     admin_context,
     admin_page,
-    alias_rows,
+    as_validation_error,
+    changed_rows,
     copy_saved,
     report_refusal,
     stored_json,
     write_each,
 )
 from records.admin.neighbourhood import LINK_LIMIT, ORDER, record_links, record_neighbourhood
-from records.admin.record_form import OutgoingLinkForm, RecordAliasForm, RecordForm
 from records.admin.record_writes import (
     admit_person_write,
-    record_alias_rows_apply,
+    links_revision,
     record_edit_apply,
-    record_link_rows_apply,
+    stale_message,
 )
 from records.admin.scoping import ScopedInline
 from records.admin.timeline import record_timeline
@@ -46,6 +51,132 @@ from records.validation import canonical_json
 
 EDIT = "edit"
 PROVENANCE = ("id", "workspace", "version", "created_by", "created_at", "updated_at", "archived_at")
+T = TypeVar("T")
+
+
+class PrettyJSONField(forms.JSONField):
+    """Indented, key-sorted, unescaped JSON, so a person can read and edit it in a textarea."""
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, forms.fields.InvalidJSONInput):
+            return value
+        return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+def _service_check(
+    form: forms.BaseForm, field: str, check: Callable[..., T], *args: Any
+) -> T | None:
+    try:
+        return check(*args)
+    except AnchorError as exc:
+        form.add_error(field, as_validation_error(exc))
+        return None
+
+
+class RecordForm(forms.ModelForm):  # type: ignore[type-arg]
+    # The model's field is called data, like BaseForm's bound data; Django's form metaclass
+    # moves declared fields off the class, so the two never meet at runtime.
+    data = PrettyJSONField(  # type: ignore[assignment]
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 14, "cols": 80, "class": "anchor-json-input"}),
+        help_text=(
+            "A JSON object. Changed and added keys are saved; keys cannot be removed (the store "
+            "never deletes fields; set a value to null instead)."
+        ),
+    )
+    change_reason = forms.CharField(
+        required=False,
+        max_length=2000,
+        widget=forms.TextInput(attrs={"size": 80}),
+        help_text="Why you are making this change; shown in the record's history.",
+    )
+    loaded_version = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    loaded_links_revision = forms.IntegerField(required=False, widget=forms.HiddenInput)
+
+    class Meta:
+        model = Record
+        fields = ["collection", "title", "data"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if not self.instance._state.adding and not self.is_bound:
+            self.fields["loaded_version"].initial = self.instance.version
+            self.fields["loaded_links_revision"].initial = links_revision(self.instance)
+
+    def clean_title(self) -> str | None:
+        return _service_check(self, "title", v.title, self.cleaned_data.get("title"))
+
+    def clean_data(self) -> dict[str, Any] | None:
+        data = self.cleaned_data.get("data")
+        data = {} if data is None else data
+        return _service_check(self, "data", v.json_object, "data", data)
+
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        cleaned = self.cleaned_data
+        record: Record = self.instance
+        if record._state.adding:  # UUID keys are set before saving
+            return cleaned
+        if record.archived_at is not None:
+            raise forms.ValidationError(
+                f"“{record.title}” is archived; its title and data can no longer change.",
+                code="archived",
+            )
+        loaded_version = cleaned.get("loaded_version")
+        loaded_links = cleaned.get("loaded_links_revision")
+        if loaded_version is None or loaded_links is None:
+            raise forms.ValidationError(
+                "This form does not say which version of the record it was loaded at; reload "
+                "the page and make your change again.",
+                code="stale",
+            )
+        message = stale_message(record, loaded_version, loaded_links)
+        if message:
+            raise forms.ValidationError(message, code="stale")
+        data = cleaned.get("data")
+        if isinstance(data, dict):
+            removed = sorted(set(record.data) - set(data))
+            if removed:
+                self.add_error(
+                    "data",
+                    f"Keys cannot be removed: {', '.join(removed)}. The store keeps every field "
+                    "it was given; set a value to null to clear it.",
+                )
+        return cleaned
+
+
+class RecordAliasForm(forms.ModelForm):  # type: ignore[type-arg]
+    def clean_alias(self) -> str | None:
+        return _service_check(self, "alias", v.title, self.cleaned_data.get("alias"), "alias")
+
+
+class OutgoingLinkForm(forms.ModelForm):  # type: ignore[type-arg]
+    class Meta:
+        model = Relationship
+        fields = ["relationship_type", "target"]
+
+    def clean_relationship_type(self) -> str | None:
+        return _service_check(
+            self,
+            "relationship_type",
+            v.relationship_type,
+            self.cleaned_data.get("relationship_type"),
+        )
+
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        cleaned = self.cleaned_data
+        target: Record | None = cleaned.get("target")
+        source = self.instance.source if self.instance.source_id else None
+        if target is None or source is None or not self.has_changed():
+            return cleaned
+        if target.workspace_id != source.workspace_id:
+            self.add_error("target", "That record belongs to another workspace.")
+        elif target.pk == source.pk:
+            self.add_error("target", "A record cannot be linked to itself.")
+        elif target.archived_at is not None:
+            self.add_error("target", f"“{target.title}” is archived; new links to it are refused.")
+        return cleaned
 
 
 def _readable(value: Any) -> str:
@@ -119,6 +250,7 @@ class RecordAdmin(ServiceWriteAdmin):
     show_full_result_count = False
     list_per_page = 50
     actions = ["archive_selected"]
+    pages = {"archive": "archive"}
     refused = frozenset({"delete"})  # archive instead: the history and links stay readable
     readonly_fields = [*PROVENANCE, "data_pretty"]
 
@@ -237,23 +369,36 @@ class RecordAdmin(ServiceWriteAdmin):
         ctx = admin_context(
             request, record.workspace_id, form.cleaned_data.get("change_reason", "")
         )
-        if formset.model is RecordAlias:
-            rows = alias_rows(formset)
-            copy_saved(record, record_alias_rows_apply(ctx=ctx, record=record, rows=rows))
-        elif formset.fk.name == "source":
-            removed, added = [], []
-            for row in formset.forms:
-                if not row.has_changed() and row not in formset.deleted_forms:
-                    continue
-                # An edited link is removed and made anew: links carry no version of their own.
-                if not row.instance._state.adding:
-                    removed.append(row.instance.pk)
-                if row not in formset.deleted_forms:
-                    added.append(
-                        (row.cleaned_data["relationship_type"], row.cleaned_data["target"].pk)
-                    )
-            record_link_rows_apply(ctx=ctx, record=record, removed=removed, added=added)
+        gone, made = changed_rows(formset)
+        # Nothing for Django to log or save: the services wrote and audited each row.
         formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
+        if formset.model is RecordAlias:
+            admit_person_write(ctx, Touched.of(records=[record.pk]))
+            saved = record
+            for row in gone:
+                alias = row.initial["alias"]
+                saved = services.record_alias_remove(
+                    ctx=ctx, record_id=record.pk, alias=alias, expected_version=saved.version
+                )
+            for row in made:
+                alias = row.cleaned_data["alias"]
+                saved = services.record_alias_add(
+                    ctx=ctx, record_id=record.pk, alias=alias, expected_version=saved.version
+                )
+            copy_saved(record, saved)
+            return
+        removed = [row.instance.pk for row in gone]
+        targets = [row.cleaned_data["target"].pk for row in made]
+        admit_person_write(ctx, Touched.of(records=[record.pk, *targets], relationships=removed))
+        for relationship_id in removed:
+            services.relationship_delete(ctx=ctx, relationship_id=relationship_id)
+        for row in made:
+            services.relationship_create(
+                ctx=ctx,
+                source_id=record.pk,
+                relationship_type=row.cleaned_data["relationship_type"],
+                target_id=row.cleaned_data["target"].pk,
+            )
 
     # --- archiving ---------------------------------------------------------------------------
 
@@ -266,14 +411,6 @@ class RecordAdmin(ServiceWriteAdmin):
 
         archived = write_each(self, request, queryset.filter(archived_at__isnull=True), archive)
         self.message_user(request, f"Archived {archived} record(s).", messages.SUCCESS)
-
-    def get_urls(self) -> list[Any]:
-        archive = path(
-            "<path:object_id>/archive/",
-            self.admin_site.admin_view(self.archive_view),
-            name="records_record_archive",
-        )
-        return [archive, *super().get_urls()]
 
     def archive_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """Confirm, then archive at the version the person was looking at, with their reason."""

@@ -92,7 +92,7 @@ def test_a_write_landing_after_the_form_check_rolls_the_whole_save_back(
     kirat = hiring.kirat
     form = open_record(admin_client_as_maya, kirat)
     agent_update(ctx, kirat, email="kirat@new.example.com")
-    monkeypatch.setattr("records.admin.record_form.stale_message", lambda *args: None)
+    monkeypatch.setattr("records.admin.record_admin.stale_message", lambda *args: None)
     form.update(title="Kirat Singh", **{"aliases-0-alias": "KS"})
 
     response = admin_client_as_maya.post(change_url(kirat), form, follow=True)

@@ -19,7 +19,7 @@ from django.contrib.admin.templatetags.admin_urls import add_preserved_filters
 from django.core.exceptions import PermissionDenied
 from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
-from django.urls import path, reverse
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 
@@ -118,6 +118,7 @@ class PreparedActionAdmin(ReadOnlyAdmin):
     list_display_links = ["summary"]  # the date alone would say nothing
     show_full_result_count = False
     actions = ["approve_selected", "reject_selected"]
+    pages = {"approve": "approve", "reject": "reject", "dismiss": "dismiss"}
     decision = ("state", "stale_reason", "decided_by", "decided_at", "decision_note")
     identifiers = ("id", "operation", "workspace", "expiry")
     stored = ("arguments_json", "evidence_json", "preview_json", "result_json")
@@ -284,17 +285,6 @@ class PreparedActionAdmin(ReadOnlyAdmin):
             add_preserved_filters({"preserved_filters": filters, "opts": self.opts}, url)
         )
 
-    def get_urls(self) -> list[Any]:
-        decide = [
-            path(
-                f"<path:object_id>/{name}/",
-                self.admin_site.admin_view(getattr(self, f"{name}_view")),
-                name=f"workflow_preparedaction_{name}",
-            )
-            for name in ("approve", "reject", "dismiss")
-        ]
-        return [*decide, *super().get_urls()]
-
     def change_view(
         self,
         request: HttpRequest,
@@ -327,38 +317,28 @@ class PreparedActionAdmin(ReadOnlyAdmin):
             summary = action_review(action)["summary"]
             undone = stale_if_approved(action.pk, described=summary)
             if undone:
-                return self._confirm_approval(request, action, summary, note, undone)
+                others = PreparedAction.objects.in_bulk([pk for pk, _ in undone])
+                return admin_page(
+                    self,
+                    request,
+                    "admin/workflow/preparedaction/approve_confirm.html",
+                    title="Approving this makes other waiting writes stale",
+                    original=action,
+                    summary=summary,
+                    note=note,
+                    undone=[
+                        {
+                            "summary": action_review(others[pk])["summary"],
+                            "url": reverse("admin:workflow_preparedaction_change", args=[pk]),
+                            "reason": reason,
+                        }
+                        for pk, reason in undone
+                        if pk in others
+                    ],
+                    change_url=reverse("admin:workflow_preparedaction_change", args=[action.pk]),
+                )
         self._approve(request, action.pk, note)
         return self._next_waiting(request, action)
-
-    def _confirm_approval(
-        self,
-        request: HttpRequest,
-        action: PreparedAction,
-        summary: str,
-        note: str,
-        undone: list[tuple[str, str]],
-    ) -> HttpResponse:
-        others = {a.pk: a for a in PreparedAction.objects.filter(pk__in=[pk for pk, _ in undone])}
-        return admin_page(
-            self,
-            request,
-            "admin/workflow/preparedaction/approve_confirm.html",
-            title="Approving this makes other waiting writes stale",
-            original=action,
-            summary=summary,
-            note=note,
-            undone=[
-                {
-                    "summary": action_review(others[pk])["summary"],
-                    "url": reverse("admin:workflow_preparedaction_change", args=[pk]),
-                    "reason": reason,
-                }
-                for pk, reason in undone
-                if pk in others
-            ],
-            change_url=reverse("admin:workflow_preparedaction_change", args=[action.pk]),
-        )
 
     def dismiss_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """Set a stale write aside once a person has read why it did not happen."""

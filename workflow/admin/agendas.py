@@ -6,20 +6,19 @@ event chain), so people read here and never edit; the health check runs on each 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
-
 from django.contrib import admin
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest
+from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils.html import format_html, format_html_join
+from django.utils.html import format_html
 
 from records.admin.common import ChoicesFilter, ReadOnlyAdmin, json_block, stored_json
 from workflow.agendas.health import check_health
 from workflow.agendas.presentation import whole_picture
 from workflow.models.agendas import Agenda, AgendaConclusion, AgendaEvent
 
+PARTS = "admin/workflow/agenda/"
 OPEN, UNSYNCED = Q(status__in=[Agenda.ACTIVE, Agenda.PAUSED]), Q(sync_state=Agenda.SYNC_PENDING)
 
 
@@ -33,15 +32,6 @@ class AgendaAttentionFilter(ChoicesFilter):
         "open": ("Open (active or paused)", OPEN),
         "unsynced": ("Outcomes not yet synced to records", UNSYNCED),
     }
-
-
-def _table(headings: str, rows: Iterable[tuple[Any, ...]]) -> str:
-    """A plain table under these space-separated headings, each value escaped unless safe."""
-    head = format_html_join("", "<th>{}</th>", ((h,) for h in headings.split()))
-    cells = ((format_html_join("", "<td>{}</td>", ((v,) for v in row)),) for row in rows)
-    return format_html(
-        "<table><tr>{}</tr>{}</table>", head, format_html_join("", "<tr>{}</tr>", cells)
-    )
 
 
 @admin.register(Agenda)
@@ -69,52 +59,20 @@ class AgendaAdmin(ReadOnlyAdmin):
 
     @admin.display(description="conclusions, reasons and syntheses, oldest first")
     def conclusion_history(self, obj: Agenda) -> str:
-        rows = (
-            AgendaConclusion.objects.filter(item__layer__agenda=obj)
-            .select_related("item__layer")
-            .order_by("created_at", "id")
-        )
-        shown = [(r.item.path, r.kind, r.text, r.actor_id, r.created_at.isoformat()) for r in rows]
-        return _table("item kind text by at", shown) if shown else "—"
+        rows = AgendaConclusion.objects.filter(item__layer__agenda=obj)
+        conclusions = rows.select_related("item__layer").order_by("created_at", "id")
+        return render_to_string(f"{PARTS}conclusions.html", {"conclusions": conclusions})
 
     @admin.display(description="health check (structure, event chain, seal)")
     def health(self, obj: Agenda) -> str:
-        report = check_health(obj)
-        if report["healthy"]:
-            return format_html(
-                '<span class="anchor-badge anchor-ok">healthy</span> event log hash {}',
-                report["event_log_hash"][:16],
-            )
-        problems = format_html_join("", "<li>{}</li>", ((p,) for p in report["problems"]))
-        if report["repairable"]:
-            # Never automatic: the agent repairs on the user's word, with these exact hashes.
-            fix = format_html(
-                "If the agenda as it stands is right, repair it with agenda_repair: "
-                "expected_state_hash <code>{}</code>, expected_event_log_hash <code>{}</code>.",
-                report["state_hash"],
-                report["event_log_hash"],
-            )
-        else:
-            fix = format_html("{}", "Lists or items changed; restore them before any repair.")
-        return format_html(
-            '<span class="anchor-badge anchor-bad">problems</span><ul>{}</ul><p>{}</p>',
-            problems,
-            fix,
-        )
+        return render_to_string(f"{PARTS}health.html", check_health(obj))
 
     @admin.display(description="events")
     def event_history(self, obj: Agenda) -> str:
         events = AgendaEvent.objects.filter(agenda=obj).order_by("sequence")
-        shown = (
-            (e.sequence, e.kind, e.actor_id, e.created_at.isoformat(), json_block(e.payload))
-            for e in events
-        )
         url = reverse("admin:workflow_agendaevent_changelist") + f"?agenda__id__exact={obj.pk}"
-        return format_html(
-            '<p><a href="{}">Open as a filterable list</a></p>{}',
-            url,
-            _table("# kind by at payload", shown),
-        )
+        shown = [(event, json_block(event.payload)) for event in events]
+        return render_to_string(f"{PARTS}events.html", {"events": shown, "list_url": url})
 
 
 @admin.register(AgendaEvent)

@@ -20,8 +20,8 @@ from records.admin.common import panel
 from records.admin.scoping import member_workspace_ids, reachable, sees_several_workspaces
 from workflow.action_kinds import kind_of
 from workflow.actions import mark_stale_pending
+from workflow.admin.action_review import names_any
 from workflow.admin.agendas import OPEN, UNSYNCED
-from workflow.admin.overlaps import names_any
 from workflow.admin.queue import queue_rows, state_badge, summarise
 from workflow.attention import needing_attention
 from workflow.models import ActionState, PreparedAction
