@@ -212,7 +212,7 @@ def mutate(
 HASH = re.compile(r"^[0-9a-f]{64}$")
 
 
-def _hash(value: Any, field: str) -> str:
+def _hash(value: str, field: str) -> str:
     if not HASH.match(value):
         raise invalid(field, "pass the 64-character hash from agenda_view view=health.")
     return value

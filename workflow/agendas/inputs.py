@@ -83,7 +83,7 @@ def agenda_id(value: Any) -> str:
     return str(value)
 
 
-def token(value: Any) -> str:
+def token(value: str) -> str:
     if not value.strip() or len(value) > 100:
         raise invalid(
             "cursor_token",
