@@ -303,10 +303,9 @@ def sync_records(
                 results.append({**report, "status": item.sync_status})
                 continue
             result: dict[str, Any] = {"item": item.path, "record_id": item.record_id}
+            result["status"] = NOT_RESOLVED
             if item.sync_status in (SYNCED, *CONFLICTS):
                 result.update(status=item.sync_status, earlier_sync=True)
-            else:
-                result["status"] = NOT_RESOLVED
             results.append(result)
         _save_synced(due)
         statuses_seen = {r["status"] for r in results}
