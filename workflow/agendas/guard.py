@@ -9,6 +9,7 @@ person has agenda_repair re-seal it, which it does only while the agenda is exac
 from __future__ import annotations
 
 import re
+import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -30,7 +31,6 @@ from workflow.agendas.health import (
 from workflow.agendas.presentation import (
     Position,
     load_position,
-    new_nonce,
     new_presentation_id,
     presented,
     state_view,
@@ -120,7 +120,7 @@ def seal(agenda: Agenda, *, scope: Scope, kind: str, payload: dict[str, Any], at
     """Bump the revision, replace the nonce, and append the event sealing the agenda's state
     (its lists and items already saved) as event number agenda.revision."""
     agenda.revision += 1
-    agenda.cursor_nonce = new_nonce()
+    agenda.cursor_nonce = secrets.token_hex(16)
     agenda.updated_at = at
     previous = (
         AgendaEvent.objects.filter(agenda=agenda).order_by("-sequence").only("event_hash").first()
@@ -212,8 +212,8 @@ def mutate(
 HASH = re.compile(r"^[0-9a-f]{64}$")
 
 
-def _hash(value: Any, field: str) -> str:
-    if not isinstance(value, str) or not HASH.match(value):
+def _hash(value: str, field: str) -> str:
+    if not HASH.match(value):
         raise invalid(field, "pass the 64-character hash from agenda_view view=health.")
     return value
 

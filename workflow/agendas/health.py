@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from datetime import UTC, datetime
+from datetime import UTC
 from typing import Any
 
 from django.db.models import Count
@@ -25,10 +25,6 @@ REPAIRED_LOG_KEY = "repaired_event_log_hash"
 
 def _sha(value: Any) -> str:
     return hashlib.sha256(canonical_json(value).encode()).hexdigest()
-
-
-def _time(value: datetime) -> str:
-    return value.astimezone(UTC).isoformat(timespec="microseconds")
 
 
 AGENDA_FIELDS = (
@@ -70,38 +66,27 @@ def state_hash(agenda: Agenda) -> str:
     return _sha(state_document(agenda))
 
 
+EVENT_FIELDS = ("previous_hash", "sequence", "kind", "actor_id", "created_at", "payload")
+# The log's digest lists each event's fields in this order.
+LOG_FIELDS = (
+    *("sequence", "kind", "actor_id", "created_at", "payload"),
+    *("state_hash", "previous_hash", "event_hash"),
+)
+
+
+def _event(event: AgendaEvent, names: tuple[str, ...]) -> dict[str, Any]:
+    created_at = event.created_at.astimezone(UTC).isoformat(timespec="microseconds")
+    return {**_fields(event, names), "created_at": created_at}
+
+
 def event_hash(event: AgendaEvent) -> str:
-    return _sha(
-        {
-            "previous_hash": event.previous_hash,
-            "sequence": event.sequence,
-            "kind": event.kind,
-            "actor_id": event.actor_id,
-            "created_at": _time(event.created_at),
-            "payload": event.payload,
-            "state_hash": event.state_hash,
-        }
-    )
+    return _sha(_event(event, (*EVENT_FIELDS, "state_hash")))
 
 
 def log_hash(events: list[AgendaEvent]) -> str:
     """One digest of every stored event, as stored: any edit, removal or addition moves it,
     even where the chain itself is broken and the last event's hash no longer covers the rest."""
-    return _sha(
-        [
-            [
-                e.sequence,
-                e.kind,
-                e.actor_id,
-                _time(e.created_at),
-                e.payload,
-                e.state_hash,
-                e.previous_hash,
-                e.event_hash,
-            ]
-            for e in events
-        ]
-    )
+    return _sha([list(_event(e, LOG_FIELDS).values()) for e in events])
 
 
 def _check_rows(

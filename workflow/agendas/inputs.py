@@ -42,7 +42,7 @@ def statement(value: Any, field: str, what: str) -> str:
 def snapshot(value: Any, field: str = "items") -> list[str]:
     """The exact list, in source order. Numbering comes from position, 1 to n, so a leading
     number or bullet the source gave an item is dropped; the rest of its text is kept exactly."""
-    if not isinstance(value, list) or not 1 <= len(value) <= MAX_ITEMS:
+    if not 1 <= len(value) <= MAX_ITEMS:
         raise invalid(
             field,
             f"must be the exact list of 1-{MAX_ITEMS} items, copied in source order (one "
@@ -51,10 +51,9 @@ def snapshot(value: Any, field: str = "items") -> list[str]:
     items = []
     for index, item in enumerate(value):
         name = f"{field}[{index}]"
-        if isinstance(item, str):
-            item = SOURCE_MARKER.sub("", item, count=1)
-            if is_blank(item):
-                raise invalid(name, "is blank (or only its number); give the item's text.")
+        item = SOURCE_MARKER.sub("", item, count=1)
+        if is_blank(item):
+            raise invalid(name, "is blank (or only its number); give the item's text.")
         items.append(v.text(name, item, max_length=MAX_ITEM_CHARS))
     return items
 
@@ -84,8 +83,8 @@ def agenda_id(value: Any) -> str:
     return str(value)
 
 
-def token(value: Any) -> str:
-    if not isinstance(value, str) or not value.strip() or len(value) > 100:
+def token(value: str) -> str:
+    if not value.strip() or len(value) > 100:
         raise invalid(
             "cursor_token",
             "pass the cursor_token from the latest agenda result (agenda_view gives it).",
@@ -94,7 +93,7 @@ def token(value: Any) -> str:
 
 
 def record_ids(value: Any) -> list[str]:
-    if not isinstance(value, list) or not 1 <= len(value) <= MAX_ITEMS:
+    if not 1 <= len(value) <= MAX_ITEMS:
         raise invalid("record_ids", f"must list 1-{MAX_ITEMS} record IDs, in agenda order.")
     ids: list[str] = []
     for index, item in enumerate(value):

@@ -35,10 +35,6 @@ WIDTHS = ((160, 160), (100, 80), (60, 48), (40, 32), (32, 0))
 PICTURE_KEYS_BYTES = 1_000
 
 
-def new_nonce() -> str:
-    return secrets.token_hex(16)
-
-
 def new_presentation_id() -> str:
     return f"pres-{secrets.token_hex(6)}"
 

@@ -14,7 +14,6 @@ from workflow.agendas.presentation import json_size, load_position, presented, s
 from workflow.models.agendas import Agenda
 from workflow.scope import Scope
 
-VIEWS = ("picture", "health")
 LIST_LIMIT = 20
 DIGEST_LIMIT = 10
 ITEM_PREVIEW = 120
@@ -94,8 +93,6 @@ def list_agendas(scope: Scope) -> dict[str, Any]:
 def view_agenda(
     scope: Scope, *, agenda_id: Any = None, view: Any = "picture", unfold_layer: Any = None
 ) -> dict[str, Any]:
-    if view not in VIEWS:
-        raise invalid("view", f"{view!r} is not one of {list(VIEWS)}.")
     if unfold_layer is not None and view != "picture":
         raise invalid("unfold_layer", "only the picture view folds lists; omit it.")
     if agenda_id is None:

@@ -20,6 +20,7 @@ from workflow.agendas.presentation import (
     presented,
     returned_lines,
     state_view,
+    with_optional,
 )
 from workflow.agendas.sync import AWAITING, title_fingerprint
 from workflow.models.agendas import Agenda, AgendaConclusion, AgendaItem, AgendaLayer
@@ -32,7 +33,6 @@ WHAT = {
     "block": "The reason it is blocked",
     "revise": "The revised conclusion",
 }
-ACTIONS = (*WHAT, "next", "revisit")
 
 
 def _conclude(frame: Frame, item: AgendaItem, kind: str, text: str) -> None:
@@ -78,8 +78,6 @@ def _resolve(frame: Frame, action: str, text: str) -> dict[str, Any]:
 def _target(frame: Frame, item_number: Any) -> AgendaItem:
     layer = frame.position.deepest
     assert layer is not None
-    if isinstance(item_number, bool) or not isinstance(item_number, int) or item_number < 1:
-        raise invalid("item_number", "must be the number of an item in the current list.")
     item = layer.items.filter(number=item_number).first()
     if item is None:
         raise invalid(
@@ -168,8 +166,6 @@ def step(
     text: Any = None,
     item_number: Any = None,
 ) -> dict[str, Any]:
-    if action not in ACTIONS:
-        raise invalid("action", f"{action!r} is not one of {list(ACTIONS)}.")
     if action not in WHAT and text is not None:
         raise invalid("text", f"{action} takes no text; record conclusions with complete.")
     statement = inputs.statement(text, "text", WHAT[action]) if action in WHAT else ""
@@ -241,26 +237,25 @@ def create_layer(
     AgendaItem.objects.bulk_create(rows)
     layer.focus_item = rows[0]
     layer.save(update_fields=["focus_item"])
-    payload: dict[str, Any] = {
-        "layer_id": layer.pk,
-        "kind": kind,
-        "label": label,
-        "parent_item": parent_item.path if parent_item else None,
-        "source_reference": source_reference,
-        "unverified_source_reason": unverified_reason,
-        "items": items,
-    }
-    if records:
-        payload["records"] = [
-            {"record_id": r.pk, "version": r.version, "fingerprint": title_fingerprint(r.title)}
-            for r in records
-        ]
-    if earlier:
-        payload["earlier"] = earlier
-    return payload
+    bindings = [
+        {"record_id": r.record_id, "version": r.record_version, "fingerprint": r.record_fingerprint}
+        for r in rows
+        if r.record_id
+    ]
+    return with_optional(
+        {
+            "layer_id": layer.pk,
+            "kind": kind,
+            "label": label,
+            "parent_item": parent_item.path if parent_item else None,
+            "source_reference": source_reference,
+            "unverified_source_reason": unverified_reason,
+            "items": items,
+        },
+        {"records": bindings, "earlier": earlier},
+    )
 
 
-KINDS = (AgendaLayer.CHILD, AgendaLayer.INTERRUPTION)
 MAX_DEPTH = 8
 # Kept free of the picture for the returned list's lines: at least a few of them show.
 RETURNED_MIN_BYTES = 1_500
@@ -276,8 +271,6 @@ def open_layer(
     source_reference: Any = None,
     unverified_source_reason: Any = None,
 ) -> dict[str, Any]:
-    if kind not in KINDS:
-        raise invalid("kind", f"{kind!r} is not one of {list(KINDS)}.")
     texts = inputs.snapshot(items)
     reference, unverified = inputs.source(source_reference, unverified_source_reason)
 

@@ -47,17 +47,13 @@ def title_fingerprint(title: str) -> str:
 
 
 def _status_values(value: Any) -> dict[str, str]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise invalid("status_values", "must map agenda states to status values.")
-    allowed = set(AgendaItem.RESOLVED)
-    result = {}
-    for state, status in value.items():
-        if state not in allowed:
-            raise invalid("status_values", f"{state!r} is not one of {sorted(allowed)}.")
-        result[state] = v.name(status, f"status_values[{state}]")
-    return result
+    value = value or {}
+    for state in value:
+        if state not in AgendaItem.RESOLVED:
+            raise invalid(
+                "status_values", f"{state!r} is not one of {sorted(AgendaItem.RESOLVED)}."
+            )
+    return {state: v.name(status, f"status_values[{state}]") for state, status in value.items()}
 
 
 def _write(frame: Frame, item: AgendaItem, statuses: dict[str, str]) -> dict[str, Any]:
@@ -307,10 +303,9 @@ def sync_records(
                 results.append({**report, "status": item.sync_status})
                 continue
             result: dict[str, Any] = {"item": item.path, "record_id": item.record_id}
+            result["status"] = NOT_RESOLVED
             if item.sync_status in (SYNCED, *CONFLICTS):
                 result.update(status=item.sync_status, earlier_sync=True)
-            else:
-                result["status"] = NOT_RESOLVED
             results.append(result)
         _save_synced(due)
         statuses_seen = {r["status"] for r in results}
