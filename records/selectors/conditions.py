@@ -18,7 +18,7 @@ from records.selectors.casefold import title_contains
 from records.selectors.fulltext import matching_ids, require_fulltext, text_words
 from records.selectors.jsonpath import DataField
 from records.selectors.scoped import collection_checked, in_workspace
-from records.selectors.sql import Sql, all_of, any_of, vendor
+from records.selectors.sql import Sql, all_of, any_of, compose, joined, link_sides, of_types, vendor
 
 MAX_QUERY_LENGTH = v.MAX_TITLE
 MAX_CONDITIONS = 20
@@ -132,13 +132,7 @@ def _filter_sql(key: str, value: Any) -> Sql:
 
 def value_kind(value: Any) -> str | None:
     """The JSON type a where value compares as: boolean, number or string (None otherwise)."""
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return None
+    return {bool: "boolean", int: "number", float: "number", str: "string"}.get(type(value))
 
 
 def _parse_where(value: Any) -> list[Condition]:
@@ -233,12 +227,8 @@ def _compare(data: DataField, operator: str, value: Any) -> Sql:
             operand = Sql("%s", (value,))
         else:
             operand = Sql("%s::numeric", (repr(value),))
-        return data.type_is("number") & Sql(
-            f"{data.number().text} {operator} {operand.text}", data.number().params + operand.params
-        )
-    return data.type_is("string") & Sql(
-        f"{data.string().text} {operator} %s", (*data.string().params, value)
-    )
+        return data.type_is("number") & compose("{} " + operator + " {}", data.number(), operand)
+    return data.type_is("string") & data.string().wrap("{} " + operator + " %s", value)
 
 
 def _string_contains(data: DataField, value: str) -> Sql:
@@ -294,25 +284,16 @@ def _parse_linked_to(workspace_id: str, value: Any) -> LinkedTo | None:
     )
 
 
-def link_sides(direction: str) -> list[tuple[str, str]]:
-    """(own, other) link columns per direction, from the matched record's side: outgoing
-    means the matched record is the source."""
-    outgoing, incoming = ("source_id", "target_id"), ("target_id", "source_id")
-    return {"outgoing": [outgoing], "incoming": [incoming]}.get(direction, [outgoing, incoming])
-
-
 def _linked_sql(workspace_id: str, linked: LinkedTo) -> Sql:
-    types = Sql("1 = 1")
-    if linked.relationship_types:
-        marks = ", ".join(["%s"] * len(linked.relationship_types))
-        types = Sql(f"rel.relationship_type IN ({marks})", tuple(linked.relationship_types))
+    """The records linked to linked.record_id, from their side: outgoing means they are the
+    source."""
+    types = of_types(linked.relationship_types)
     branches = [
         Sql(
             f"SELECT rel.{own} FROM records_relationship rel "
-            f"WHERE rel.workspace_id = %s AND rel.{other} = %s AND {types.text}",
+            f"WHERE rel.workspace_id = %s AND rel.{other} = %s{types.text}",
             (workspace_id, linked.record_id, *types.params),
         )
-        for own, other in link_sides(linked.direction)
+        for _, own, other in link_sides(linked.direction)
     ]
-    union = " UNION ALL ".join(branch.text for branch in branches)
-    return Sql(f"r.id IN ({union})", tuple(p for branch in branches for p in branch.params))
+    return joined(branches, " UNION ALL ").wrap("r.id IN ({})")
