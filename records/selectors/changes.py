@@ -22,6 +22,7 @@ from records.acting import acted_by, acted_by_lookup
 from records.models import AuditEvent, Collection, Record
 from records.selectors.event_changes import changed_paths
 from records.selectors.scoped import values_by_id
+from records.selectors.serialize import clip
 
 REASON_CHARS = 160
 TITLE_CHARS = 120
@@ -168,7 +169,7 @@ def _group(
             return {"record_id": entity_id, "title": None, "status": "removed", "changes": []}
         return {
             "record_id": entity_id,
-            "title": _clip(row["title"], TITLE_CHARS),
+            "title": clip(row["title"], TITLE_CHARS),
             "collection": names.get(row["collection_id"]),
             "status": "archived" if row["archived_at"] else "active",
             "changes": [],
@@ -190,12 +191,12 @@ def _folded(
     ids = [e.pk for e in run]
     entry: dict[str, Any] = {
         "by": acted_by(run[0]),
-        "why": _clip(run[0].decision_reason, REASON_CHARS) or None,
+        "why": clip(run[0].decision_reason, REASON_CHARS) or None,
         "at": minute(run[0].created_at),
         "did": dict(Counter(_what(e) for e in run).most_common()),
         "records": len(touched),
         "collections": sorted({names.get(r["collection_id"], "?") for r in rows}),
-        "titles": [_clip(r["title"], TITLE_CHARS) for r in rows[:TITLES_SHOWN]],
+        "titles": [clip(r["title"], TITLE_CHARS) for r in rows[:TITLES_SHOWN]],
         "expand": run_cursor(min(ids), max(ids)),
     }
     return {key: value for key, value in entry.items() if value is not None}
@@ -248,20 +249,14 @@ def _change(event: AuditEvent, records: dict[str, dict[str, Any]]) -> dict[str, 
         if len(paths) > MAX_FIELD_PATHS:
             change["more_fields"] = len(paths) - MAX_FIELD_PATHS
     elif event.kind == "record.renamed":
-        change["from"] = _clip(before.get("title"), TITLE_CHARS)
-        change["to"] = _clip(after.get("title"), TITLE_CHARS)
+        change["from"] = clip(before.get("title"), TITLE_CHARS)
+        change["to"] = clip(after.get("title"), TITLE_CHARS)
     if event.decision_reason:
-        change["why"] = _clip(event.decision_reason, REASON_CHARS)
+        change["why"] = clip(event.decision_reason, REASON_CHARS)
     return change
 
 
 def _title(records: dict[str, dict[str, Any]], record_id: Any, then: Any) -> Any:
     """A link end's title as it is now, or as the event recorded it if the record is gone."""
     row = records.get(record_id) if isinstance(record_id, str) else None
-    return _clip(row["title"] if row else then, TITLE_CHARS)
-
-
-def _clip(text: Any, limit: int) -> Any:
-    if not isinstance(text, str) or len(text) <= limit:
-        return text
-    return text[: limit - 1] + "…"
+    return clip(row["title"] if row else then, TITLE_CHARS)

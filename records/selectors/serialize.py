@@ -184,6 +184,13 @@ def event_dicts(events: list[AuditEvent], *, compact: bool = False) -> list[dict
     return result
 
 
+def clip(text: Any, limit: int) -> Any:
+    """A string longer than limit cut to limit characters ending in "…"; anything else as it is."""
+    if not isinstance(text, str) or len(text) <= limit:
+        return text
+    return text[: limit - 1] + "…"
+
+
 def data_preview(data: Any) -> tuple[str, bool]:
     """Canonical JSON cut at PREVIEW_CHARS; a cut preview may not parse as JSON."""
     text = canonical_json(data)
