@@ -20,9 +20,8 @@ from django.db.models import QuerySet
 
 from records.acting import acted_by, acted_by_lookup
 from records.models import AuditEvent, Collection, Record
-from records.selectors.event_changes import changed_paths
 from records.selectors.scoped import values_by_id
-from records.selectors.serialize import clip
+from records.selectors.serialize import changed_paths, clip
 
 REASON_CHARS = 160
 TITLE_CHARS = 120

@@ -13,11 +13,10 @@ from records.errors import invalid
 from records.models import Record, RecordAlias
 from records.selectors.arguments import bounded_int, timestamp
 from records.selectors.context_budget import within_budget
-from records.selectors.history import history_fingerprint, newest, record_events
+from records.selectors.history import history_fingerprint, newest, record_events, state_as_of
 from records.selectors.scoped import in_workspace
 from records.selectors.serialize import CLARIFICATION_NOTE, record_dict
 from records.selectors.sql import LINK_SIDES, Sql, fetch_all, joined, placeholders, vendor
-from records.selectors.versions import state_as_of
 
 MAX_RELATIONSHIPS = 100
 MAX_EVENTS = 100

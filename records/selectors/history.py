@@ -1,4 +1,5 @@
-"""Audit histories of a record or a collection, newest first, with keyset cursors."""
+"""Audit histories of a record or a collection, newest first, with keyset cursors, and a record
+as it stood at a past time, from its stored versions."""
 
 from __future__ import annotations
 
@@ -8,13 +9,18 @@ from typing import Any
 from django.db.models import Q, QuerySet
 
 from records import validation as v
-from records.errors import invalid
-from records.models import AuditEvent, Record
+from records.errors import NOT_FOUND, AnchorError, invalid
+from records.models import AuditEvent, Record, RecordVersion
 from records.selectors.arguments import bounded_int, timestamp
 from records.selectors.cursors import decode_cursor, encode_cursor, fingerprint
 from records.selectors.scoped import collection_checked, in_workspace
-from records.selectors.serialize import CLARIFICATION_NOTE, event_dicts, iso, parse_iso_key
-from records.selectors.versions import state_as_of
+from records.selectors.serialize import (
+    CLARIFICATION_NOTE,
+    event_dicts,
+    iso,
+    parse_iso_key,
+    record_dict,
+)
 
 MAX_LIMIT = 100
 
@@ -50,6 +56,26 @@ def collection_history(
     )
     bound_to = history_fingerprint(workspace_id, "collection", collection_id)
     return _page(events, bound_to, limit, cursor) | {"collection_id": collection_id}
+
+
+def state_as_of(record: Record, at: datetime) -> dict[str, Any]:
+    version = (
+        RecordVersion.objects.filter(record_id=record.pk, recorded_at__lte=at)
+        .order_by("-version")
+        .first()
+    )
+    if version is None:
+        raise AnchorError(
+            NOT_FOUND,
+            f"as_of: record {record.pk} did not exist yet at {at.isoformat()}; it was created "
+            f"at {iso(record.created_at)}.",
+            field="as_of",
+            created_at=iso(record.created_at),
+        )
+    return record_dict(record, version=version) | {
+        "as_of": at.isoformat(),
+        "current_version": record.version,
+    }
 
 
 def record_events(workspace_id: str, record_id: str, at: datetime | None) -> QuerySet[AuditEvent]:
