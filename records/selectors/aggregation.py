@@ -69,29 +69,20 @@ def aggregate(
         any(m["op"] in ("min", "max") and m["field"] == keys for m in metric_list)
         for keys in fields
     ]
+    per_key, matched = None, 0
     if grouping["kind"] == "linked":
         # A record linked to several records is in several groups: the matched total is
         # counted on its own, and says which way round the links are cheaper to read.
         matched = _matched(workspace_id, criteria, condition)
-        per_key = _linked_per_key(
-            condition,
-            grouping,
-            fields,
-            extremes,
-            by_workspace=_links_are_few(workspace_id, matched),
-        )
-        rows = fetch_all(_grouped_sql(condition, grouping, fields, extremes, limit, per_key))
-    else:
-        rows = fetch_all(_grouped_sql(condition, grouping, fields, extremes, limit))
-        matched = int(rows[0][-1] or 0) if rows else 0
+        few = _links_are_few(workspace_id, matched)
+        per_key = _linked_per_key(condition, grouping, fields, extremes, by_workspace=few)
+    rows = fetch_all(_grouped_sql(condition, grouping, fields, extremes, limit, per_key))
+    if per_key is None and rows:
+        matched = int(rows[0][-1] or 0)
     groups = [_group(row, grouping, metric_list, fields) for row in rows[:limit]]
     result: dict[str, Any] = {"matched": matched, "notes": [SKIP_NOTE]}
     if grouping["kind"] == "all":
-        # Nothing matched: the totals of no records (count 0, every metric used 0 times).
-        empty = (None, None, "all", 0, *(0, 0, None, None, None, None) * len(fields))
-        result["totals"] = (
-            groups[0] if groups and matched else _group(empty, grouping, metric_list, fields)
-        )
+        result["totals"] = groups[0]  # there even when nothing matched (see _per_key)
         return result
     result["groups"] = groups
     result["group_count"] = rows[0][-2] if rows else 0

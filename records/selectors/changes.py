@@ -138,7 +138,7 @@ def _described(
             continue
         key = _key(item)
         if key not in entries:
-            entries[key] = _group(item, key, records, names)
+            entries[key] = _group(key, records, names)
         entries[key]["changes"].append(_change(item, records))
     return list(entries.values())
 
@@ -158,9 +158,7 @@ def records_and_names(
     return records, dict(collections.values_list("id", "name"))
 
 
-def _group(
-    event: AuditEvent, key: tuple[str, str], records: dict[str, Any], names: dict[str, str]
-) -> dict[str, Any]:
+def _group(key: tuple[str, str], records: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
     kind, entity_id = key
     if kind == "record":
         row = records.get(entity_id)
@@ -215,13 +213,12 @@ def minute(moment: datetime) -> str:
 
 
 def _link_targets(events: list[AuditEvent]) -> set[str]:
-    targets = set()
-    for event in events:
-        if event.entity_type == "relationship":
-            state = event.after or event.before
-            if isinstance(state, dict) and isinstance(state.get("target_id"), str):
-                targets.add(state["target_id"])
-    return targets
+    states = [e.after or e.before for e in events if e.entity_type == "relationship"]
+    return {
+        s["target_id"]
+        for s in states
+        if isinstance(s, dict) and isinstance(s.get("target_id"), str)
+    }
 
 
 def _change(event: AuditEvent, records: dict[str, dict[str, Any]]) -> dict[str, Any]:

@@ -25,6 +25,12 @@ MAX_CONDITIONS = 20
 MAX_IN_VALUES = 100
 OPERATORS = ("eq", "ne", "gt", "gte", "lt", "lte", "between", "in", "contains", "exists", "missing")
 COMPARISONS = {"eq": "=", "ne": "<>", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
+# An array element equal to a where value of each kind, as SQLite's json_each shows it.
+SQLITE_ELEMENTS = {
+    "boolean": "e.type = %s",
+    "number": "e.type IN ('integer', 'real') AND e.value = %s",
+    "string": "e.type = 'text' AND e.value = %s",
+}
 
 
 @dataclass(frozen=True)
@@ -239,16 +245,11 @@ def _string_contains(data: DataField, value: str) -> Sql:
 def _array_contains(data: DataField, value: Any) -> Sql:
     if vendor() != "sqlite":
         return data.type_is("array") & data.value().wrap("{} @> %s::jsonb", json.dumps([value]))
-    kind = value_kind(value)
-    if kind == "boolean":
-        element = Sql("e.type = %s", ("true" if value else "false",))
-    elif kind == "number":
-        element = Sql("e.type IN ('integer', 'real') AND e.value = %s", (value,))
-    else:
-        element = Sql("e.type = 'text' AND e.value = %s", (value,))
+    kind = value_kind(value) or "string"
+    wanted = json.dumps(value) if kind == "boolean" else value
     return data.type_is("array") & Sql(
-        f"EXISTS (SELECT 1 FROM json_each(r.data, %s) AS e WHERE {element.text})",
-        (data.sqlite_path(), *element.params),
+        f"EXISTS (SELECT 1 FROM json_each(r.data, %s) AS e WHERE {SQLITE_ELEMENTS[kind]})",
+        (data.sqlite_path(), wanted),
     )
 
 

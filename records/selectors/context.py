@@ -90,10 +90,9 @@ def _lean(context: dict[str, Any]) -> dict[str, Any]:
     for key in quiet:
         if not lean.get(key, True):
             del lean[key]
-    if isinstance(lean.get("links"), dict):
-        lean["links"] = {
-            k: v for k, v in lean["links"].items() if not (k in QUIET_WHEN_EMPTY and not v)
-        }
+    lean["links"] = {
+        k: v for k, v in lean["links"].items() if not (k in QUIET_WHEN_EMPTY and not v)
+    }
     if lean.get("events"):
         own = record.get("record_id")
         lean["events"] = [_lean_event(event, own) for event in lean["events"]]

@@ -64,10 +64,7 @@ class DataField:
             return self.value()
         # PostgreSQL may evaluate the cast before a sibling type check, so it guards itself.
         value = self.value()
-        return Sql(
-            f"CASE WHEN jsonb_typeof({value.text}) = 'number' THEN ({value.text})::numeric END",
-            value.params * 2,
-        )
+        return compose("CASE WHEN jsonb_typeof({}) = 'number' THEN ({})::numeric END", value, value)
 
     def string(self) -> Sql:
         """The string value, compared by code point on both backends."""
