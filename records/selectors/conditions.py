@@ -85,7 +85,7 @@ def parse_criteria(
     return Criteria(
         collection_id=collection_id,
         query=args.optional_text(query, "query", max_length=MAX_QUERY_LENGTH),
-        filters=args.json_object_or_none(filters, "filters") or {},
+        filters={} if filters is None else v.json_object("filters", filters),
         words=words,
         where=_parse_where(where),
         linked_to=_parse_linked_to(workspace_id, linked_to),
