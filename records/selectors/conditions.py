@@ -116,10 +116,8 @@ def _filter_sql(key: str, value: Any) -> Sql:
     if vendor() != "sqlite":
         # Both sides go through jsonb's one text rendering: 1 and 1.0 render differently.
         return data.value().wrap("({})::text = (%s::jsonb)::text", v.canonical_json(value))
-    if value is None:
-        return data.type_is("null")
-    if isinstance(value, bool):
-        return Sql("json_type(r.data, %s) = %s", (data.sqlite_path(), str(value).lower()))
+    if value is None or isinstance(value, bool):  # json_type names null, true and false
+        return data.kind().wrap("{} = %s", json.dumps(value))
     sqlite_type = {int: "integer", float: "real", str: "text"}.get(type(value))
     if sqlite_type is not None:
         return Sql(

@@ -90,9 +90,9 @@ class _Cut:
 
     def marker(self) -> dict[str, Any]:
         marker: dict[str, Any] = {"note": NOTE}
-        for part in ("record", "events", "links"):
-            if part in self.parts:
-                marker[part] = {"read_whole": READ_WHOLE[part]}
+        marker |= {
+            part: {"read_whole": how} for part, how in READ_WHOLE.items() if part in self.parts
+        }
         if self.paths:
             marker["record"]["data_paths"] = self.paths[:MAX_LISTED_PATHS]
             if len(self.paths) > MAX_LISTED_PATHS:
