@@ -178,22 +178,18 @@ def _parse_condition(item: Any, where: str) -> Condition:
             raise invalid(field_name, "between needs [low, high]: two numbers or two strings.")
         if value[0] > value[1]:
             raise invalid(field_name, "between needs low <= high.")
-        return Condition(keys, op, value)
-    if op == "in":
+    elif op == "in":
         if not isinstance(value, list) or not 1 <= len(value) <= MAX_IN_VALUES:
             raise invalid(field_name, f"in needs a list of 1-{MAX_IN_VALUES} values.")
-        for item_value in value:
-            if value_kind(item_value) is None:
-                raise invalid(field_name, "in accepts strings, numbers and booleans only.")
-        return Condition(keys, op, value)
-    kind = value_kind(value)
-    if kind is None:
+        if any(value_kind(item_value) is None for item_value in value):
+            raise invalid(field_name, "in accepts strings, numbers and booleans only.")
+    elif value_kind(value) is None:
         raise invalid(
             field_name,
             f"{op} needs a string, number or boolean. For null use exists/missing (exists is "
             "true for null); to match a whole object or array exactly use filters.",
         )
-    if op in ("gt", "gte", "lt", "lte") and kind == "boolean":
+    elif op in ("gt", "gte", "lt", "lte") and value_kind(value) == "boolean":
         raise invalid(field_name, f"{op} compares numbers or strings, not booleans.")
     return Condition(keys, op, value)
 
