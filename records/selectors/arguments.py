@@ -94,12 +94,6 @@ def timestamp(value: Any, field: str) -> datetime:
     return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
 
 
-def json_object_or_none(value: Any, field: str) -> dict[str, Any] | None:
-    if value is None:
-        return None
-    return v.json_object(field, value)
-
-
 def only_keys(value: dict[str, Any], field: str, allowed: set[str], required: set[str]) -> None:
     unknown = sorted(set(value) - allowed)
     if unknown:

@@ -57,7 +57,7 @@ def _postgres_casefold(column: str) -> Sql:
     for char, folded in multi.items():
         chain = chain.wrap("replace({}, %s, %s)", char, folded)
     unfolded = _only_if_any(Sql(column), multi, chain)
-    if _postgres_lower_is_unicode():
+    if _lower_is_unicode(connection.alias, str(connection.settings_dict.get("NAME"))):
         lowered = unfolded.wrap("lower({})")
         translated = lowered.wrap(
             "translate({}, %s, %s)", "".join(residual), "".join(residual.values())
@@ -81,12 +81,9 @@ def _only_if_any(value: Sql, chars: dict[str, str], changed: Sql) -> Sql:
     )
 
 
-def _postgres_lower_is_unicode() -> bool:
-    return _probe_lower(connection.alias, str(connection.settings_dict.get("NAME")))
-
-
 @cache
-def _probe_lower(alias: str, database: str) -> bool:
+def _lower_is_unicode(alias: str, database: str) -> bool:
+    """Whether lower() folds beyond ASCII: asked once per database (the arguments key the cache)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT lower(%s)", ["ÀΣĲ"])
         lowered: str = cursor.fetchone()[0]

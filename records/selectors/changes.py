@@ -20,8 +20,8 @@ from django.db.models import QuerySet
 
 from records.acting import acted_by, acted_by_lookup
 from records.models import AuditEvent, Collection, Record
-from records.selectors.event_changes import changed_paths
 from records.selectors.scoped import values_by_id
+from records.selectors.serialize import changed_paths, clip
 
 REASON_CHARS = 160
 TITLE_CHARS = 120
@@ -138,7 +138,7 @@ def _described(
             continue
         key = _key(item)
         if key not in entries:
-            entries[key] = _group(item, key, records, names)
+            entries[key] = _group(key, records, names)
         entries[key]["changes"].append(_change(item, records))
     return list(entries.values())
 
@@ -158,9 +158,7 @@ def records_and_names(
     return records, dict(collections.values_list("id", "name"))
 
 
-def _group(
-    event: AuditEvent, key: tuple[str, str], records: dict[str, Any], names: dict[str, str]
-) -> dict[str, Any]:
+def _group(key: tuple[str, str], records: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
     kind, entity_id = key
     if kind == "record":
         row = records.get(entity_id)
@@ -168,7 +166,7 @@ def _group(
             return {"record_id": entity_id, "title": None, "status": "removed", "changes": []}
         return {
             "record_id": entity_id,
-            "title": _clip(row["title"], TITLE_CHARS),
+            "title": clip(row["title"], TITLE_CHARS),
             "collection": names.get(row["collection_id"]),
             "status": "archived" if row["archived_at"] else "active",
             "changes": [],
@@ -190,12 +188,12 @@ def _folded(
     ids = [e.pk for e in run]
     entry: dict[str, Any] = {
         "by": acted_by(run[0]),
-        "why": _clip(run[0].decision_reason, REASON_CHARS) or None,
+        "why": clip(run[0].decision_reason, REASON_CHARS) or None,
         "at": minute(run[0].created_at),
         "did": dict(Counter(_what(e) for e in run).most_common()),
         "records": len(touched),
         "collections": sorted({names.get(r["collection_id"], "?") for r in rows}),
-        "titles": [_clip(r["title"], TITLE_CHARS) for r in rows[:TITLES_SHOWN]],
+        "titles": [clip(r["title"], TITLE_CHARS) for r in rows[:TITLES_SHOWN]],
         "expand": run_cursor(min(ids), max(ids)),
     }
     return {key: value for key, value in entry.items() if value is not None}
@@ -215,13 +213,12 @@ def minute(moment: datetime) -> str:
 
 
 def _link_targets(events: list[AuditEvent]) -> set[str]:
-    targets = set()
-    for event in events:
-        if event.entity_type == "relationship":
-            state = event.after or event.before
-            if isinstance(state, dict) and isinstance(state.get("target_id"), str):
-                targets.add(state["target_id"])
-    return targets
+    states = [e.after or e.before for e in events if e.entity_type == "relationship"]
+    return {
+        s["target_id"]
+        for s in states
+        if isinstance(s, dict) and isinstance(s.get("target_id"), str)
+    }
 
 
 def _change(event: AuditEvent, records: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -248,20 +245,14 @@ def _change(event: AuditEvent, records: dict[str, dict[str, Any]]) -> dict[str, 
         if len(paths) > MAX_FIELD_PATHS:
             change["more_fields"] = len(paths) - MAX_FIELD_PATHS
     elif event.kind == "record.renamed":
-        change["from"] = _clip(before.get("title"), TITLE_CHARS)
-        change["to"] = _clip(after.get("title"), TITLE_CHARS)
+        change["from"] = clip(before.get("title"), TITLE_CHARS)
+        change["to"] = clip(after.get("title"), TITLE_CHARS)
     if event.decision_reason:
-        change["why"] = _clip(event.decision_reason, REASON_CHARS)
+        change["why"] = clip(event.decision_reason, REASON_CHARS)
     return change
 
 
 def _title(records: dict[str, dict[str, Any]], record_id: Any, then: Any) -> Any:
     """A link end's title as it is now, or as the event recorded it if the record is gone."""
     row = records.get(record_id) if isinstance(record_id, str) else None
-    return _clip(row["title"] if row else then, TITLE_CHARS)
-
-
-def _clip(text: Any, limit: int) -> Any:
-    if not isinstance(text, str) or len(text) <= limit:
-        return text
-    return text[: limit - 1] + "…"
+    return clip(row["title"] if row else then, TITLE_CHARS)

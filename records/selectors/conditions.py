@@ -18,13 +18,19 @@ from records.selectors.casefold import title_contains
 from records.selectors.fulltext import matching_ids, require_fulltext, text_words
 from records.selectors.jsonpath import DataField
 from records.selectors.scoped import collection_checked, in_workspace
-from records.selectors.sql import Sql, all_of, any_of, vendor
+from records.selectors.sql import Sql, all_of, any_of, compose, joined, link_sides, of_types, vendor
 
 MAX_QUERY_LENGTH = v.MAX_TITLE
 MAX_CONDITIONS = 20
 MAX_IN_VALUES = 100
 OPERATORS = ("eq", "ne", "gt", "gte", "lt", "lte", "between", "in", "contains", "exists", "missing")
 COMPARISONS = {"eq": "=", "ne": "<>", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
+# An array element equal to a where value of each kind, as SQLite's json_each shows it.
+SQLITE_ELEMENTS = {
+    "boolean": "e.type = %s",
+    "number": "e.type IN ('integer', 'real') AND e.value = %s",
+    "string": "e.type = 'text' AND e.value = %s",
+}
 
 
 @dataclass(frozen=True)
@@ -79,7 +85,7 @@ def parse_criteria(
     return Criteria(
         collection_id=collection_id,
         query=args.optional_text(query, "query", max_length=MAX_QUERY_LENGTH),
-        filters=args.json_object_or_none(filters, "filters") or {},
+        filters={} if filters is None else v.json_object("filters", filters),
         words=words,
         where=_parse_where(where),
         linked_to=_parse_linked_to(workspace_id, linked_to),
@@ -110,10 +116,8 @@ def _filter_sql(key: str, value: Any) -> Sql:
     if vendor() != "sqlite":
         # Both sides go through jsonb's one text rendering: 1 and 1.0 render differently.
         return data.value().wrap("({})::text = (%s::jsonb)::text", v.canonical_json(value))
-    if value is None:
-        return data.type_is("null")
-    if isinstance(value, bool):
-        return Sql("json_type(r.data, %s) = %s", (data.sqlite_path(), str(value).lower()))
+    if value is None or isinstance(value, bool):  # json_type names null, true and false
+        return data.kind().wrap("{} = %s", json.dumps(value))
     sqlite_type = {int: "integer", float: "real", str: "text"}.get(type(value))
     if sqlite_type is not None:
         return Sql(
@@ -132,13 +136,7 @@ def _filter_sql(key: str, value: Any) -> Sql:
 
 def value_kind(value: Any) -> str | None:
     """The JSON type a where value compares as: boolean, number or string (None otherwise)."""
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return None
+    return {bool: "boolean", int: "number", float: "number", str: "string"}.get(type(value))
 
 
 def _parse_where(value: Any) -> list[Condition]:
@@ -180,22 +178,18 @@ def _parse_condition(item: Any, where: str) -> Condition:
             raise invalid(field_name, "between needs [low, high]: two numbers or two strings.")
         if value[0] > value[1]:
             raise invalid(field_name, "between needs low <= high.")
-        return Condition(keys, op, value)
-    if op == "in":
+    elif op == "in":
         if not isinstance(value, list) or not 1 <= len(value) <= MAX_IN_VALUES:
             raise invalid(field_name, f"in needs a list of 1-{MAX_IN_VALUES} values.")
-        for item_value in value:
-            if value_kind(item_value) is None:
-                raise invalid(field_name, "in accepts strings, numbers and booleans only.")
-        return Condition(keys, op, value)
-    kind = value_kind(value)
-    if kind is None:
+        if any(value_kind(item_value) is None for item_value in value):
+            raise invalid(field_name, "in accepts strings, numbers and booleans only.")
+    elif value_kind(value) is None:
         raise invalid(
             field_name,
             f"{op} needs a string, number or boolean. For null use exists/missing (exists is "
             "true for null); to match a whole object or array exactly use filters.",
         )
-    if op in ("gt", "gte", "lt", "lte") and kind == "boolean":
+    elif op in ("gt", "gte", "lt", "lte") and value_kind(value) == "boolean":
         raise invalid(field_name, f"{op} compares numbers or strings, not booleans.")
     return Condition(keys, op, value)
 
@@ -233,12 +227,8 @@ def _compare(data: DataField, operator: str, value: Any) -> Sql:
             operand = Sql("%s", (value,))
         else:
             operand = Sql("%s::numeric", (repr(value),))
-        return data.type_is("number") & Sql(
-            f"{data.number().text} {operator} {operand.text}", data.number().params + operand.params
-        )
-    return data.type_is("string") & Sql(
-        f"{data.string().text} {operator} %s", (*data.string().params, value)
-    )
+        return data.type_is("number") & compose("{} " + operator + " {}", data.number(), operand)
+    return data.type_is("string") & data.string().wrap("{} " + operator + " %s", value)
 
 
 def _string_contains(data: DataField, value: str) -> Sql:
@@ -249,16 +239,11 @@ def _string_contains(data: DataField, value: str) -> Sql:
 def _array_contains(data: DataField, value: Any) -> Sql:
     if vendor() != "sqlite":
         return data.type_is("array") & data.value().wrap("{} @> %s::jsonb", json.dumps([value]))
-    kind = value_kind(value)
-    if kind == "boolean":
-        element = Sql("e.type = %s", ("true" if value else "false",))
-    elif kind == "number":
-        element = Sql("e.type IN ('integer', 'real') AND e.value = %s", (value,))
-    else:
-        element = Sql("e.type = 'text' AND e.value = %s", (value,))
+    kind = value_kind(value) or "string"
+    wanted = json.dumps(value) if kind == "boolean" else value
     return data.type_is("array") & Sql(
-        f"EXISTS (SELECT 1 FROM json_each(r.data, %s) AS e WHERE {element.text})",
-        (data.sqlite_path(), *element.params),
+        f"EXISTS (SELECT 1 FROM json_each(r.data, %s) AS e WHERE {SQLITE_ELEMENTS[kind]})",
+        (data.sqlite_path(), wanted),
     )
 
 
@@ -294,25 +279,16 @@ def _parse_linked_to(workspace_id: str, value: Any) -> LinkedTo | None:
     )
 
 
-def link_sides(direction: str) -> list[tuple[str, str]]:
-    """(own, other) link columns per direction, from the matched record's side: outgoing
-    means the matched record is the source."""
-    outgoing, incoming = ("source_id", "target_id"), ("target_id", "source_id")
-    return {"outgoing": [outgoing], "incoming": [incoming]}.get(direction, [outgoing, incoming])
-
-
 def _linked_sql(workspace_id: str, linked: LinkedTo) -> Sql:
-    types = Sql("1 = 1")
-    if linked.relationship_types:
-        marks = ", ".join(["%s"] * len(linked.relationship_types))
-        types = Sql(f"rel.relationship_type IN ({marks})", tuple(linked.relationship_types))
+    """The records linked to linked.record_id, from their side: outgoing means they are the
+    source."""
+    types = of_types(linked.relationship_types)
     branches = [
         Sql(
             f"SELECT rel.{own} FROM records_relationship rel "
-            f"WHERE rel.workspace_id = %s AND rel.{other} = %s AND {types.text}",
+            f"WHERE rel.workspace_id = %s AND rel.{other} = %s{types.text}",
             (workspace_id, linked.record_id, *types.params),
         )
-        for own, other in link_sides(linked.direction)
+        for _, own, other in link_sides(linked.direction)
     ]
-    union = " UNION ALL ".join(branch.text for branch in branches)
-    return Sql(f"r.id IN ({union})", tuple(p for branch in branches for p in branch.params))
+    return joined(branches, " UNION ALL ").wrap("r.id IN ({})")

@@ -10,14 +10,13 @@ from django.db import connection
 
 from records import validation as v
 from records.errors import invalid
-from records.models import AuditEvent, Record, RecordAlias
+from records.models import Record, RecordAlias
 from records.selectors.arguments import bounded_int, timestamp
 from records.selectors.context_budget import within_budget
-from records.selectors.history import history_cursor, history_fingerprint
+from records.selectors.history import history_fingerprint, newest, record_events, state_as_of
 from records.selectors.scoped import in_workspace
-from records.selectors.serialize import CLARIFICATION_NOTE, event_dicts, record_dict
-from records.selectors.sql import Sql, fetch_all, placeholders, vendor
-from records.selectors.versions import state_as_of
+from records.selectors.serialize import CLARIFICATION_NOTE, record_dict
+from records.selectors.sql import LINK_SIDES, Sql, fetch_all, joined, placeholders, vendor
 
 MAX_RELATIONSHIPS = 100
 MAX_EVENTS = 100
@@ -53,15 +52,26 @@ def record_context(
     )
     result: dict[str, Any] = {
         "record": record_dict(record) if at is None else state_as_of(record, at),
-        "links": _links(workspace_id, record_id, relationship_limit, at),
+        "links": _ranked_links(workspace_id, [record_id], relationship_limit, at)[record_id],
     }
+    if at is not None:
+        result["links"]["note"] = AS_OF_LINKS_NOTE
+    history = history_fingerprint(workspace_id, "record", record_id, at)
     if event_limit == 0:
         result |= {"events": None, "events_omitted": True}
     else:
-        result |= _recent_events(workspace_id, record_id, event_limit, at)
-    if whole:
-        return result
-    return _lean(within_budget(result, history_fingerprint(workspace_id, "record", record_id, at)))
+        events = record_events(workspace_id, record_id, at)
+        page, older = newest(events, history, event_limit, compact=True)
+        result |= {
+            "events": page,
+            "events_omitted": False,
+            "events_truncated": older is not None,
+            # Continue with get_record_history(record_id, cursor=...) for older events.
+            "history_next_cursor": older,
+        }
+        if any("agent_reported_clarification" in event for event in page):
+            result["events_note"] = CLARIFICATION_NOTE
+    return result if whole else _lean(within_budget(result, history))
 
 
 # Said only when they say something: a false flag, a null or an empty list is left out.
@@ -80,10 +90,9 @@ def _lean(context: dict[str, Any]) -> dict[str, Any]:
     for key in quiet:
         if not lean.get(key, True):
             del lean[key]
-    if isinstance(lean.get("links"), dict):
-        lean["links"] = {
-            k: v for k, v in lean["links"].items() if not (k in QUIET_WHEN_EMPTY and not v)
-        }
+    lean["links"] = {
+        k: v for k, v in lean["links"].items() if not (k in QUIET_WHEN_EMPTY and not v)
+    }
     if lean.get("events"):
         own = record.get("record_id")
         lean["events"] = [_lean_event(event, own) for event in lean["events"]]
@@ -97,30 +106,6 @@ def _lean_event(event: dict[str, Any], own: str | None) -> dict[str, Any]:
     return lean
 
 
-# Per direction: (the record's own side, the other side).
-SIDES = (("outgoing", "source_id", "target_id"), ("incoming", "target_id", "source_id"))
-
-
-def _link_dict(
-    link_id: int, kind: str, other: str, title: str, collection: str, archived: Any
-) -> dict[str, Any]:
-    """A link as its other end, plus the ID to unlink by: only what a reader acts on (twenty
-    links are most of a context), so the collection by name and "archived" only when it is."""
-    link = {
-        "relationship_id": link_id,
-        "relationship_type": kind,
-        "record_id": other,
-        "title": title,
-        "collection": collection,
-    }
-    return link | ({"archived": True} if archived is not None else {})
-
-
-def _links(workspace_id: str, record_id: str, limit: int, at: datetime | None) -> dict[str, Any]:
-    links = _ranked_links(workspace_id, [record_id], limit, at)[record_id]
-    return links if at is None else links | {"note": AS_OF_LINKS_NOTE}
-
-
 def record_contexts(
     *, workspace_id: str, record_ids: list[str], relationship_limit: int = 20
 ) -> dict[str, dict[str, Any]]:
@@ -129,54 +114,62 @@ def record_contexts(
     # By primary key alone, the workspace checked on each row, and unordered (the answer
     # follows record_ids): with workspace_id in the WHERE or the model's ordering, SQLite
     # walks the workspace's record index (every record in it) rather than looking up twenty.
-    records = [
-        record
+    records = {
+        record.pk: record
         for record in Record.objects.select_related("collection")
         .filter(pk__in=record_ids)
         .order_by()
         if record.workspace_id == workspace_id
-    ]
-    aliases: dict[str, list[str]] = {record.pk: [] for record in records}
-    if records:
-        for record_id, alias in RecordAlias.objects.filter(record_id__in=list(aliases)).values_list(
-            "record_id", "alias"
-        ):
-            aliases[record_id].append(alias)
-    contexts: dict[str, dict[str, Any]] = {}
-    for record in records:
-        contexts[record.pk] = {
-            "record": record_dict(record, aliases=sorted(aliases[record.pk])),
-            "links": {},
-            "events": None,
-            "events_omitted": True,
-        }
-    if contexts:
-        for record_id, links in _ranked_links(
-            workspace_id, list(contexts), relationship_limit
-        ).items():
-            contexts[record_id]["links"] = links
+    }
+    if not records:
+        return {}
+    aliases: dict[str, list[str]] = {record_id: [] for record_id in records}
+    rows = RecordAlias.objects.filter(record_id__in=list(records)).values_list("record_id", "alias")
+    for record_id, alias in rows:
+        aliases[record_id].append(alias)
+    links = _ranked_links(workspace_id, list(records), relationship_limit)
     return {
-        record_id: _lean(contexts[record_id]) for record_id in record_ids if record_id in contexts
+        record_id: _lean(
+            {
+                "record": record_dict(records[record_id], aliases=sorted(aliases[record_id])),
+                "links": links[record_id],
+                "events": None,
+                "events_omitted": True,
+            }
+        )
+        for record_id in record_ids
+        if record_id in records
     }
 
 
 def _ranked_links(
     workspace_id: str, record_ids: list[str], limit: int, at: datetime | None = None
 ) -> dict[str, dict[str, Any]]:
-    """Each record's links as record_context shows them (those made by `at`), in one statement."""
-    found: dict[str, dict[str, Any]] = {}
-    for record_id in record_ids:
-        found[record_id] = {}
-        for direction, _, _ in SIDES:
-            found[record_id] |= {direction: [], f"{direction}_truncated": False}
-    for direction, own, rank, *link in fetch_all(
-        _ranked_links_sql(workspace_id, record_ids, limit, at)
-    ):
-        links = found[own]
+    """Each record's links as record_context shows them (those made by `at`), in one statement:
+    per link only what a reader acts on (twenty links are most of a context), the other end,
+    the ID to unlink by, its collection by name and "archived" only when it is."""
+    found: dict[str, dict[str, Any]] = {
+        record_id: {
+            "outgoing": [],
+            "outgoing_truncated": False,
+            "incoming": [],
+            "incoming_truncated": False,
+        }
+        for record_id in record_ids
+    }
+    rows = fetch_all(_ranked_links_sql(workspace_id, record_ids, limit, at))
+    for direction, own, rank, link_id, kind, other, title, collection, archived in rows:
         if rank > limit:
-            links[f"{direction}_truncated"] = True
-        else:
-            links[direction].append(_link_dict(*link))
+            found[own][f"{direction}_truncated"] = True
+            continue
+        link = {
+            "relationship_id": link_id,
+            "relationship_type": kind,
+            "record_id": other,
+            "title": title,
+            "collection": collection,
+        }
+        found[own][direction].append(link | ({"archived": True} if archived is not None else {}))
     return found
 
 
@@ -191,47 +184,19 @@ def _ranked_links_sql(
     made_by = Sql("")
     if at is not None:
         made_by = Sql(" AND rel.created_at <= %s", (connection.ops.adapt_datetimefield_value(at),))
-    parts: list[Sql] = []
-    for direction, own, other in SIDES:
-        ids = placeholders(record_ids)
-        parts.append(
-            Sql(
-                f"SELECT * FROM (SELECT '{direction}' AS direction, rel.{own} AS own, "
-                f"ROW_NUMBER() OVER (PARTITION BY rel.{own} ORDER BY rel.created_at, rel.id) "
-                f"AS link_rank, rel.id, rel.relationship_type, rel.{other}, o.title, c.name, "
-                "o.archived_at "
-                f"FROM records_relationship rel JOIN records_record o ON o.id = rel.{other} "
-                "JOIN records_collection c ON c.id = o.collection_id "
-                f"WHERE {workspace} = %s AND rel.{own} IN ({ids.text}){made_by.text}) "
-                f"AS {direction} WHERE link_rank <= %s",
-                (workspace_id, *ids.params, *made_by.params, limit + 1),
-            )
+    ids = placeholders(record_ids)
+    parts = [
+        Sql(
+            f"SELECT * FROM (SELECT '{direction}' AS direction, rel.{own} AS own, "
+            f"ROW_NUMBER() OVER (PARTITION BY rel.{own} ORDER BY rel.created_at, rel.id) "
+            f"AS link_rank, rel.id, rel.relationship_type, rel.{other}, o.title, c.name, "
+            "o.archived_at "
+            f"FROM records_relationship rel JOIN records_record o ON o.id = rel.{other} "
+            "JOIN records_collection c ON c.id = o.collection_id "
+            f"WHERE {workspace} = %s AND rel.{own} IN ({ids.text}){made_by.text}) "
+            f"AS {direction} WHERE link_rank <= %s",
+            (workspace_id, *ids.params, *made_by.params, limit + 1),
         )
-    union = " UNION ALL ".join(part.text for part in parts)
-    return Sql(f"{union} ORDER BY 1, 2, 3", tuple(p for part in parts for p in part.params))
-
-
-def _recent_events(
-    workspace_id: str, record_id: str, limit: int, at: datetime | None
-) -> dict[str, Any]:
-    events = AuditEvent.objects.filter(workspace_id=workspace_id, record_id=record_id)
-    if at is not None:
-        events = events.filter(created_at__lte=at)
-    page = list(events.order_by("-created_at", "-id")[: limit + 1])
-    truncated = len(page) > limit
-    page = page[:limit]
-    return {
-        "events": event_dicts(list(page), compact=True),
-        "events_omitted": False,
-        "events_truncated": truncated,
-        # Continue with get_record_history(record_id, cursor=...) for older events.
-        "history_next_cursor": (
-            history_cursor(history_fingerprint(workspace_id, "record", record_id, at), page[-1])
-            if truncated
-            else None
-        ),
-    } | ({"events_note": CLARIFICATION_NOTE} if _has_clarification(page) else {})
-
-
-def _has_clarification(events: list[AuditEvent]) -> bool:
-    return any(event.agent_reported_clarification for event in events)
+        for direction, own, other in LINK_SIDES
+    ]
+    return joined(parts, " UNION ALL ").wrap("{} ORDER BY 1, 2, 3")

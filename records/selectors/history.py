@@ -1,19 +1,26 @@
-"""Audit histories of a record or a collection, newest first, with keyset cursors."""
+"""Audit histories of a record or a collection, newest first, with keyset cursors, and a record
+as it stood at a past time, from its stored versions."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.db.models import Q, QuerySet
 
 from records import validation as v
-from records.errors import invalid
-from records.models import AuditEvent, Record
+from records.errors import NOT_FOUND, AnchorError, invalid
+from records.models import AuditEvent, Record, RecordVersion
 from records.selectors.arguments import bounded_int, timestamp
 from records.selectors.cursors import decode_cursor, encode_cursor, fingerprint
 from records.selectors.scoped import collection_checked, in_workspace
-from records.selectors.serialize import CLARIFICATION_NOTE, event_dicts, iso, parse_iso_key
-from records.selectors.versions import state_as_of
+from records.selectors.serialize import (
+    CLARIFICATION_NOTE,
+    event_dicts,
+    iso,
+    parse_iso_key,
+    record_dict,
+)
 
 MAX_LIMIT = 100
 
@@ -30,13 +37,11 @@ def record_history(
     record_id = v.record_id(record_id)
     record = in_workspace(Record.objects, workspace_id=workspace_id, pk=record_id, kind="record")
     at = None if as_of is None else timestamp(as_of, "as_of")
-    events = AuditEvent.objects.filter(workspace_id=workspace_id, record_id=record_id)
     extra: dict[str, Any] = {"record_id": record_id}
     if at is not None:
         extra["record_as_of"] = state_as_of(record, at)
-        events = events.filter(created_at__lte=at)
     bound_to = history_fingerprint(workspace_id, "record", record_id, at)
-    return _page(events, bound_to=bound_to, limit=limit, cursor=cursor) | extra
+    return _page(record_events(workspace_id, record_id, at), bound_to, limit, cursor) | extra
 
 
 def collection_history(
@@ -50,9 +55,33 @@ def collection_history(
         workspace_id=workspace_id, entity_type="collection", entity_id=collection_id
     )
     bound_to = history_fingerprint(workspace_id, "collection", collection_id)
-    return _page(events, bound_to=bound_to, limit=limit, cursor=cursor) | {
-        "collection_id": collection_id
+    return _page(events, bound_to, limit, cursor) | {"collection_id": collection_id}
+
+
+def state_as_of(record: Record, at: datetime) -> dict[str, Any]:
+    version = (
+        RecordVersion.objects.filter(record_id=record.pk, recorded_at__lte=at)
+        .order_by("-version")
+        .first()
+    )
+    if version is None:
+        raise AnchorError(
+            NOT_FOUND,
+            f"as_of: record {record.pk} did not exist yet at {at.isoformat()}; it was created "
+            f"at {iso(record.created_at)}.",
+            field="as_of",
+            created_at=iso(record.created_at),
+        )
+    return record_dict(record, version=version) | {
+        "as_of": at.isoformat(),
+        "current_version": record.version,
     }
+
+
+def record_events(workspace_id: str, record_id: str, at: datetime | None) -> QuerySet[AuditEvent]:
+    """A record's events, those up to `at` when given."""
+    events = AuditEvent.objects.filter(workspace_id=workspace_id, record_id=record_id)
+    return events if at is None else events.filter(created_at__lte=at)
 
 
 def history_fingerprint(
@@ -64,13 +93,18 @@ def history_fingerprint(
     return fingerprint(f"{entity_type}_history", workspace_id, params)
 
 
-def history_cursor(bound_to: str, last: AuditEvent) -> str:
-    return encode_cursor(bound_to, [iso(last.created_at), last.pk])
+def newest(
+    events: QuerySet[AuditEvent], bound_to: str, limit: int, *, compact: bool = False
+) -> tuple[list[dict[str, Any]], str | None]:
+    """Up to `limit` (at least 1) events, newest first, and the cursor to the older ones
+    (None when there are none)."""
+    page = list(events.order_by("-created_at", "-id")[: limit + 1])
+    last = page[limit - 1] if len(page) > limit else None
+    older = None if last is None else encode_cursor(bound_to, [iso(last.created_at), last.pk])
+    return event_dicts(page[:limit], compact=compact), older
 
 
-def _page(
-    events: QuerySet[AuditEvent], *, bound_to: str, limit: Any, cursor: Any
-) -> dict[str, Any]:
+def _page(events: QuerySet[AuditEvent], bound_to: str, limit: Any, cursor: Any) -> dict[str, Any]:
     limit = bounded_int(limit, "limit", low=1, high=MAX_LIMIT)
     key = decode_cursor(cursor, bound_to, key_length=2)
     if key is not None:
@@ -80,12 +114,10 @@ def _page(
         events = events.filter(
             Q(created_at__lt=created_at) | Q(created_at=created_at, id__lt=event_id)
         )
-    page = list(events.order_by("-created_at", "-id")[: limit + 1])
-    has_more = len(page) > limit
-    page = page[:limit]
+    page, older = newest(events, bound_to, limit)
     return {
-        "events": event_dicts(list(page)),
-        "has_more": has_more,
-        "next_cursor": history_cursor(bound_to, page[-1]) if has_more else None,
+        "events": page,
+        "has_more": older is not None,
+        "next_cursor": older,
         "note": CLARIFICATION_NOTE,
     }

@@ -5,7 +5,7 @@ and on PostgreSQL each parent is checked to be an object (#> would read "0" as a
 
 from __future__ import annotations
 
-from records.selectors.sql import Sql, vendor
+from records.selectors.sql import Sql, compose, vendor
 
 SQLITE_TYPES = {
     "null": ("null",),
@@ -41,30 +41,22 @@ class DataField:
             f"(CASE WHEN {guards} THEN {self.column} #> %s::text[] END)", (*params, self.keys)
         )
 
-    def type_is(self, *kinds: str) -> Sql:
-        if self.sqlite:
-            names = [name for kind in kinds for name in SQLITE_TYPES[kind]]
-            quoted = ", ".join(f"'{name}'" for name in names)
-            return Sql(f"json_type({self.column}, %s) IN ({quoted})", (self.sqlite_path(),))
-        quoted = ", ".join(f"'{kind}'" for kind in kinds)
-        return self.value().wrap(f"jsonb_typeof({{}}) IN ({quoted})")
-
     def kind(self) -> Sql:
         """The stored value's JSON type name (SQLite json_type, PostgreSQL jsonb_typeof)."""
         if self.sqlite:
             return Sql(f"json_type({self.column}, %s)", (self.sqlite_path(),))
         return self.value().wrap("jsonb_typeof({})")
 
+    def type_is(self, *kinds: str) -> Sql:
+        names = [name for kind in kinds for name in SQLITE_TYPES[kind]] if self.sqlite else kinds
+        return self.kind().wrap("{} IN (" + ", ".join(f"'{name}'" for name in names) + ")")
+
     def present(self) -> Sql:
         """True for any stored value, JSON null included."""
-        if self.sqlite:
-            return Sql(f"json_type({self.column}, %s) IS NOT NULL", (self.sqlite_path(),))
-        return self.value().wrap("{} IS NOT NULL")
+        return (self.kind() if self.sqlite else self.value()).wrap("{} IS NOT NULL")
 
     def absent(self) -> Sql:
-        if self.sqlite:
-            return Sql(f"json_type({self.column}, %s) IS NULL", (self.sqlite_path(),))
-        return self.value().wrap("{} IS NULL")
+        return (self.kind() if self.sqlite else self.value()).wrap("{} IS NULL")
 
     def number(self) -> Sql:
         """The numeric value; only meaningful where type_is("number") holds."""
@@ -72,10 +64,7 @@ class DataField:
             return self.value()
         # PostgreSQL may evaluate the cast before a sibling type check, so it guards itself.
         value = self.value()
-        return Sql(
-            f"CASE WHEN jsonb_typeof({value.text}) = 'number' THEN ({value.text})::numeric END",
-            value.params * 2,
-        )
+        return compose("CASE WHEN jsonb_typeof({}) = 'number' THEN ({})::numeric END", value, value)
 
     def string(self) -> Sql:
         """The string value, compared by code point on both backends."""
@@ -85,16 +74,12 @@ class DataField:
 
     def json_text(self) -> Sql:
         """A JSON rendering that tells 1 from 1.0 and "1" from 1; NULL when missing."""
-        if self.sqlite:
-            path = self.sqlite_path()
-            return Sql(
-                f"CASE WHEN json_type({self.column}, %s) IN ('object', 'array') "
-                f"THEN anchor_canonical_json(json_extract({self.column}, %s)) "
-                # json_extract gives 1 and 0 for true and false: keep them booleans.
-                f"WHEN json_type({self.column}, %s) IN ('true', 'false') "
-                f"THEN json_type({self.column}, %s) "
-                f"WHEN json_type({self.column}, %s) IS NOT NULL "
-                f"THEN json_quote(json_extract({self.column}, %s)) END",
-                (path, path, path, path, path, path),
-            )
-        return self.value().wrap("({})::text")
+        if not self.sqlite:
+            return self.value().wrap("({})::text")
+        kind, value = self.kind(), self.value()
+        return compose(
+            "CASE WHEN {} IN ('object', 'array') THEN anchor_canonical_json({}) "
+            # json_extract gives 1 and 0 for true and false: keep them booleans.
+            "WHEN {} IN ('true', 'false') THEN {} WHEN {} IS NOT NULL THEN json_quote({}) END",
+            *(kind, value, kind, kind, kind, value),
+        )

@@ -36,11 +36,9 @@ def access_token_find(raw: str) -> AccessToken | None:
         # Still hash, so a wrong prefix costs the same as a wrong secret.
         hmac.compare_digest(token_digest(raw), "0" * 64)
         return None
-    if not hmac.compare_digest(token_digest(raw), token.key_hash):
-        return None
-    if not token.user.is_active:
-        return None
-    return token
+    if hmac.compare_digest(token_digest(raw), token.key_hash) and token.user.is_active:
+        return token
+    return None
 
 
 def user_for_username(username: str) -> Any:

@@ -10,12 +10,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.db import connection
-
 from records.field_paths import data_keys
 from records.selectors.conditions import OPERATORS, Condition, Criteria, criteria_sql, value_kind
 from records.selectors.jsonpath import SQLITE_TYPES, DataField
-from records.selectors.sql import all_of
+from records.selectors.sql import Sql, all_of, compose, fetch_all
 
 # Each check is one indexed-by-scope query stopping at the first hit; a few bound the cost of
 # an empty answer when the collection is large.
@@ -69,12 +67,17 @@ def data_prefix_hint(workspace_id: str, criteria: Criteria) -> str:
 
 
 def _holds_key(workspace_id: str, collection_id: str | None, key: str) -> bool:
-    field = DataField([key])
+    return _first(workspace_id, collection_id, Sql("1"), DataField([key]).present()) is not None
+
+
+def _first(
+    workspace_id: str, collection_id: str | None, select: Sql, condition: Sql
+) -> tuple[Any, ...] | None:
+    """`select` of the first active record in scope meeting `condition`, or None."""
     scope = criteria_sql(workspace_id, Criteria(collection_id=collection_id))
-    where = all_of([scope, field.present()])
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT 1 FROM records_record r WHERE {where.text} LIMIT 1", where.params)
-        return cursor.fetchone() is not None
+    where = all_of([scope, condition])
+    rows = fetch_all(compose("SELECT {} FROM records_record r WHERE {} LIMIT 1", select, where))
+    return rows[0] if rows else None
 
 
 def _sent_kind(condition: Condition) -> str | None:
@@ -91,15 +94,8 @@ def _stored_kind(
 ) -> str | None:
     """The first other type the field holds among active records in scope, or None."""
     field = DataField(keys)
-    scope = criteria_sql(workspace_id, Criteria(collection_id=collection_id))
-    where = all_of([scope, field.type_is(*(kind for kind in KINDS if kind != sent))])
-    kind = field.kind()
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {kind.text} FROM records_record r WHERE {where.text} LIMIT 1",
-            kind.params + where.params,
-        )
-        row = cursor.fetchone()
+    other = field.type_is(*(kind for kind in KINDS if kind != sent))
+    row = _first(workspace_id, collection_id, field.kind(), other)
     return KIND_OF.get(row[0], row[0]) if row else None
 
 

@@ -12,12 +12,16 @@ from records.acting import acted_by
 from records.errors import invalid
 from records.models import AuditEvent, Collection, Record, RecordVersion, Relationship
 from records.selectors.clarification_reviews import clarification_reviews_for
-from records.selectors.event_changes import changed_paths
 from records.validation import canonical_json
 
 View = Literal["state", "write", "read"]
 
 PREVIEW_CHARS = 500
+# A changed value longer than this (as canonical JSON) is cut; the full value is in the history.
+VALUE_CHARS = 200
+# The version moves on every change and says nothing of its own.
+UNCHANGING_KEYS = frozenset({"version"})
+_MISSING = object()
 CLARIFICATION_NOTE = (
     "agent_reported_clarification is what the calling agent said the user told it. The server "
     "cannot verify it; it is not authenticated user consent. clarification_review shows "
@@ -158,6 +162,41 @@ def _event_summary(event: AuditEvent) -> dict[str, Any]:
     return item
 
 
+def changed_paths(before: Any, after: Any, path: list[str] | None = None) -> list[dict[str, Any]]:
+    """What an audit event changed (record context and the change feed; the snapshots stay in
+    get_record_history): every leaf that differs, {"path", "old", "new"}, in key order; objects
+    compared key by key, anything else whole; a key that appears or disappears says "added" or
+    "removed"."""
+    path = path or []
+    if isinstance(before, dict) and isinstance(after, dict):
+        return [
+            change
+            for key in sorted(before.keys() | after.keys())
+            if path or key not in UNCHANGING_KEYS
+            for change in changed_paths(
+                before.get(key, _MISSING), after.get(key, _MISSING), [*path, key]
+            )
+        ]
+    if before == after:
+        return []
+    change: dict[str, Any] = {"path": path}
+    if before is _MISSING:
+        change["added"] = True
+    if after is _MISSING:
+        change["removed"] = True
+    change["old"] = _short(None if before is _MISSING else before, change)
+    change["new"] = _short(None if after is _MISSING else after, change)
+    return [change]
+
+
+def _short(value: Any, change: dict[str, Any]) -> Any:
+    text = canonical_json(value)
+    if len(text) <= VALUE_CHARS:
+        return value
+    change["cut"] = True
+    return value[:VALUE_CHARS] + "…" if isinstance(value, str) else text[:VALUE_CHARS] + "…"
+
+
 def event_dicts(events: list[AuditEvent], *, compact: bool = False) -> list[dict[str, Any]]:
     """Events as dicts, each agent-reported clarification with a person's verdict if any.
 
@@ -170,18 +209,17 @@ def event_dicts(events: list[AuditEvent], *, compact: bool = False) -> list[dict
         item = render(event)
         if event.agent_reported_clarification:
             verdict = verdicts.get(event.pk)
-            item["clarification_review"] = (
-                {
-                    "state": verdict["state"],
-                    "reviewer_id": verdict["reviewer_id"],
-                    "note": verdict["note"],
-                    "reviewed_at": verdict["reviewed_at"],
-                }
-                if verdict
-                else {"state": "unreviewed"}
-            )
+            shown = {k: v for k, v in verdict.items() if k != "review_count"} if verdict else {}
+            item["clarification_review"] = shown or {"state": "unreviewed"}
         result.append(item)
     return result
+
+
+def clip(text: Any, limit: int) -> Any:
+    """A string longer than limit cut to limit characters ending in "…"; anything else as it is."""
+    if not isinstance(text, str) or len(text) <= limit:
+        return text
+    return text[: limit - 1] + "…"
 
 
 def data_preview(data: Any) -> tuple[str, bool]:

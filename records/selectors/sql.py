@@ -29,26 +29,41 @@ class Sql:
         return Sql(template.format(self.text), self.params + extra)
 
 
+def compose(template: str, *parts: Sql) -> Sql:
+    """Each part at its {} in template (other braces doubled), their params in that order."""
+    return Sql(template.format(*(p.text for p in parts)), tuple(x for p in parts for x in p.params))
+
+
+def joined(parts: Iterable[Sql], separator: str) -> Sql:
+    parts = list(parts)
+    return compose(separator.join(["{}"] * len(parts)), *parts)
+
+
 def all_of(parts: Iterable[Sql]) -> Sql:
     parts = list(parts)
-    if not parts:
-        return Sql("1 = 1")
-    return Sql(
-        " AND ".join(f"({part.text})" for part in parts),
-        tuple(p for part in parts for p in part.params),
-    )
+    return joined((p.wrap("({})") for p in parts), " AND ") if parts else Sql("1 = 1")
 
 
 def any_of(parts: Iterable[Sql]) -> Sql:
-    parts = list(parts)
-    return Sql(
-        " OR ".join(f"({part.text})" for part in parts),
-        tuple(p for part in parts for p in part.params),
-    )
+    return joined((p.wrap("({})") for p in parts), " OR ")
 
 
 def placeholders(values: list[Any]) -> Sql:
     return Sql(", ".join(["%s"] * len(values)), tuple(values))
+
+
+# A record's links per direction: (direction, the record's own column, the other end's).
+LINK_SIDES = (("outgoing", "source_id", "target_id"), ("incoming", "target_id", "source_id"))
+
+
+def link_sides(direction: str) -> list[tuple[str, str, str]]:
+    """The LINK_SIDES a direction ("outgoing", "incoming" or "both") reads."""
+    return [side for side in LINK_SIDES if direction in (side[0], "both")]
+
+
+def of_types(types: list[str] | None) -> Sql:
+    """The links of rel restricted to these types; no restriction for None."""
+    return placeholders(types).wrap(" AND rel.relationship_type IN ({})") if types else Sql("")
 
 
 def vendor() -> str:

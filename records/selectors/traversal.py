@@ -15,7 +15,7 @@ from records.models import Record
 from records.selectors import arguments as args
 from records.selectors.scoped import collection_checked, in_workspace
 from records.selectors.serialize import iso
-from records.selectors.sql import Sql, fetch_all, placeholders, vendor
+from records.selectors.sql import Sql, fetch_all, joined, link_sides, of_types, placeholders, vendor
 
 MAX_DEPTH = 4
 MAX_NODES = 200
@@ -66,12 +66,8 @@ def traverse(
         "reached_count": len(reached),
         "returned_count": len(returned),
         "edges": list(walk.edges.values()),
-        "truncated": walk.node_limit_hit or walk.scan_limit_hit or walk.edge_limit_hit,
-        "truncation": {
-            "max_nodes": walk.node_limit_hit,
-            "relationship_scan": walk.scan_limit_hit,
-            "edges": walk.edge_limit_hit,
-        },
+        "truncated": any(walk.truncation.values()),
+        "truncation": walk.truncation,
     }
 
 
@@ -80,9 +76,7 @@ class _Walk:
         self.max_nodes = max_nodes
         self.nodes: dict[str, dict[str, Any]] = {}
         self.edges: dict[str, dict[str, Any]] = {}
-        self.node_limit_hit = False
-        self.scan_limit_hit = False
-        self.edge_limit_hit = False
+        self.truncation = {"max_nodes": False, "relationship_scan": False, "edges": False}
 
     def visit(self, node: tuple[str, str, str, Any], depth: int, path: list[Any]) -> None:
         record_id, title, collection_id, archived_at = node
@@ -102,11 +96,11 @@ class _Walk:
         for walked, rel_id, from_id, to_id, rel_type, title, collection_id, archived_at in rows:
             scanned[walked] += 1
             if scanned[walked] > SCAN_PER_DIRECTION:  # the extra row only proves there is more
-                self.scan_limit_hit = True
+                self.truncation["relationship_scan"] = True
                 continue
             if to_id not in self.nodes:
                 if len(self.nodes) - 1 >= self.max_nodes:
-                    self.node_limit_hit = True
+                    self.truncation["max_nodes"] = True
                     continue
                 step = {
                     "relationship_type": rel_type,
@@ -117,22 +111,19 @@ class _Walk:
                 path = [*self.nodes[from_id]["path"], step]
                 self.visit((to_id, title, collection_id, archived_at), depth, path)
                 next_frontier.append(to_id)
-            self._add_edge(rel_id, walked, from_id, to_id, rel_type)
+            if rel_id in self.edges:
+                continue
+            if len(self.edges) >= MAX_EDGES:
+                self.truncation["edges"] = True
+                continue
+            source, target = (from_id, to_id) if walked == "outgoing" else (to_id, from_id)
+            self.edges[rel_id] = {
+                "relationship_id": rel_id,
+                "source_id": source,
+                "relationship_type": rel_type,
+                "target_id": target,
+            }
         return next_frontier
-
-    def _add_edge(self, rel_id: str, walked: str, from_id: str, to_id: str, rel_type: str) -> None:
-        if rel_id in self.edges:
-            return
-        if len(self.edges) >= MAX_EDGES:
-            self.edge_limit_hit = True
-            return
-        source, target = (from_id, to_id) if walked == "outgoing" else (to_id, from_id)
-        self.edges[rel_id] = {
-            "relationship_id": rel_id,
-            "source_id": source,
-            "relationship_type": rel_type,
-            "target_id": target,
-        }
 
 
 def _level_sql(
@@ -143,32 +134,21 @@ def _level_sql(
     # win; without statistics SQLite prefers the workspace index for a long IN list and scans
     # every link in the workspace. Its unary + keeps that index out of the plan.
     workspace = "+rel.workspace_id" if vendor() == "sqlite" else "rel.workspace_id"
-    type_filter = Sql("")
-    if types:
-        type_filter = placeholders(types).wrap(" AND rel.relationship_type IN ({})")
-    parts: list[Sql] = []
-    for walked, own, other in (
-        ("outgoing", "source_id", "target_id"),
-        ("incoming", "target_id", "source_id"),
-    ):
-        if direction not in (walked, "both"):
-            continue
-        ids = placeholders(frontier)
-        parts.append(
-            Sql(
-                f"SELECT * FROM (SELECT '{walked}' AS walked, rel.created_at, rel.id, "
-                f"rel.{own}, rel.{other}, "
-                "rel.relationship_type, o.title, o.collection_id, o.archived_at "
-                f"FROM records_relationship rel JOIN records_record o ON o.id = rel.{other} "
-                f"WHERE {workspace} = %s AND rel.{own} IN ({ids.text}){type_filter.text} "
-                "ORDER BY rel.created_at, rel.id LIMIT %s) AS " + walked,
-                (workspace_id, *ids.params, *type_filter.params, SCAN_PER_DIRECTION + 1),
-            )
+    of_type = of_types(types)
+    ids = placeholders(frontier)
+    parts = [
+        Sql(
+            f"SELECT * FROM (SELECT '{walked}' AS walked, rel.created_at, rel.id, "
+            f"rel.{own}, rel.{other}, "
+            "rel.relationship_type, o.title, o.collection_id, o.archived_at "
+            f"FROM records_relationship rel JOIN records_record o ON o.id = rel.{other} "
+            f"WHERE {workspace} = %s AND rel.{own} IN ({ids.text}){of_type.text} "
+            "ORDER BY rel.created_at, rel.id LIMIT %s) AS " + walked,
+            (workspace_id, *ids.params, *of_type.params, SCAN_PER_DIRECTION + 1),
         )
-    return Sql(
-        " UNION ALL ".join(part.text for part in parts),
-        tuple(p for part in parts for p in part.params),
-    )
+        for walked, own, other in link_sides(direction)
+    ]
+    return joined(parts, " UNION ALL ")
 
 
 def _as_datetime(value: Any) -> datetime | None:
