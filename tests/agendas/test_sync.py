@@ -219,3 +219,28 @@ def test_a_record_written_while_the_batch_was_prepared_is_left_alone_and_the_res
     assert Record.objects.get(pk=records[0].pk).data["agenda_outcome"]["state"] == "completed"
     assert PreparedAction.objects.filter(state="stale").count() == 1  # the batch, not applied
     assert PreparedAction.objects.filter(state="committed", operation="update_record").count() == 2
+
+
+def test_a_sync_names_the_credential_it_acted_through(ctx, monkeypatch):
+    """Over HTTP an agent acts through a credential; the sync's batch carries it into the
+    prepared action and every audit event, as any other write does."""
+    from dataclasses import replace
+
+    from workflow.agendas import sync
+
+    todos = make_collection(ctx, "todos")
+    records = [make_record(ctx, todos, f"Chore {n}") for n in range(2)]
+    d = driver()
+    finished_with_all_completed(d, records)
+    prepared = prepare_tool_batch
+
+    def through_a_token(scope, items, collection_ids):
+        scope = replace(scope, credential="token:7", credential_name="laptop")
+        return prepared(scope, items, collection_ids)
+
+    monkeypatch.setattr(sync, "prepare_tool_batch", through_a_token)
+    assert d.ok("agenda_sync_records", d.mine())["sync"]["counts"] == {"synced": 2}
+    action = PreparedAction.objects.get()
+    assert (action.credential, action.credential_name) == ("token:7", "laptop")
+    events = AuditEvent.objects.filter(kind="record.updated", record_id__in=[r.pk for r in records])
+    assert {(e.credential, e.credential_name) for e in events} == {("token:7", "laptop")}

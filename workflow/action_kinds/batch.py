@@ -135,7 +135,8 @@ def prepare_tool_batch(scope: Scope, items: list[dict[str, Any]], collection_ids
     """
     action = _action(items)
     tickets = load_tickets(scope, action.review_ids)
-    action.workspace_id, action.actor_id = scope.workspace_id, scope.actor_id
+    for who in ("workspace_id", "actor_id", "credential", "credential_name"):
+        setattr(action, who, getattr(scope, who))  # as every prepared action: who acted
     action.evidence = [ticket_evidence(t) for t in tickets]
     action.counters = check_fresh(tickets)
     action.collection_ids = collection_ids
