@@ -3,7 +3,7 @@
 Each request has a thread of its own, so each server process holds at most ANCHOR_DB_POOL_SIZE
 connections, and requests beyond that wait (up to ANCHOR_DB_POOL_TIMEOUT_S) rather than crowd
 PostgreSQL. Connections are checked before they are handed out; one that met a storage fault is
-dropped (records.connection_health). `why_no_connection` tells "every connection busy" from
+dropped (records.storage_faults). `why_no_connection` tells "every connection busy" from
 "the database cannot be reached" by the pool's latest attempt to connect.
 """
 
@@ -26,7 +26,7 @@ def reset_pooled_connection(raw_connection: Any) -> None:
     from records.query_bounds import reset_statement_settings
 
     if getattr(raw_connection, "anchor_fault", False):
-        raw_connection.close()  # it met a storage fault (connection_health): the pool drops it
+        raw_connection.close()  # it met a storage fault (storage_faults): the pool drops it
         return
 
     reset_statement_settings(raw_connection)

@@ -17,8 +17,6 @@ from records.selectors.scoped import values_by_id
 
 AGENT = "agent"
 PERSON = "person"
-APPLY = "apply"
-HOLD = "hold"
 
 
 @dataclass(frozen=True)
@@ -96,12 +94,8 @@ def approval_required(workspace_id: str, collection_ids: Iterable[str]) -> list[
 
 @dataclass(frozen=True)
 class Decision:
-    verdict: str  # APPLY or HOLD
+    hold: bool  # else apply
     gated: list[str]  # the gated collections the write touches, whoever writes
-
-    @property
-    def hold(self) -> bool:
-        return self.verdict == HOLD
 
 
 def decide(
@@ -123,4 +117,4 @@ def decide(
         gated = [c for c in collection_ids if gates[c]]
     else:
         gated = approval_required(workspace_id, collection_ids)
-    return Decision(HOLD if gated and actor == AGENT else APPLY, gated)
+    return Decision(bool(gated) and actor == AGENT, gated)

@@ -11,10 +11,10 @@ class RecordsConfig(AppConfig):
         from django.db.backends.signals import connection_created
         from django.db.models.signals import post_migrate, post_save
 
-        from records.connection_health import note_new_connection
         from records.query_bounds import prepare_new_connection
         from records.roles import sync_role_groups
         from records.services import access_tokens_revoke_when_deactivated
+        from records.storage_faults import note_new_connection
 
         connection_created.connect(prepare_new_connection, dispatch_uid="anchor.query_bounds")
         connection_created.connect(note_new_connection, dispatch_uid="anchor.connection_health")

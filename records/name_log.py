@@ -8,36 +8,9 @@ gap, which makes it read the names whole (the stored list and the rows after it)
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from django.db import connection
 
 from records.models import NameChange, Record, RecordAlias
-
-
-def names_written(
-    workspace_id: str, key: str, since: int, until: int, *, limit: int
-) -> set[str] | None:
-    """The records whose names moved counter `key` after `since`, up to `until`.
-
-    None when the log cannot say: more than `limit` moves in between (the caller reads the names
-    whole instead), or a move with no row (a load that went around the triggers).
-    """
-    if until <= since:
-        return set()
-    if until - since > limit:
-        return None
-    rows = NameChange.objects.filter(
-        workspace_id=workspace_id, key=key, revision__gt=since, revision__lte=until
-    ).values_list("revision", "record_id")
-    return _without_gap(rows, since, until)
-
-
-def _without_gap(rows: Iterable[tuple[int, str]], since: int, until: int) -> set[str] | None:
-    """The records the log's (revision, record_id) rows name, or None unless every revision
-    after `since` up to `until` has one."""
-    revisions = {revision for revision, _ in rows}
-    return None if len(revisions) != until - since else {record_id for _, record_id in rows}
 
 
 def prune_names_log(workspace_id: str, key: str, through: int) -> int:
@@ -74,9 +47,13 @@ ORDER BY 1, 5, 6
 def names_written_now(
     workspace_id: str, collection_id: str | None, key: str, since: int, until: int, *, limit: int
 ) -> tuple[set[str], list[tuple[str, str, bool]]] | None:
-    """names_written, with those records' current (record_id, title or alias, is_alias)
-    entries in the scope (the workspace, or `collection_id` in it) read in the same statement;
-    a record gone from the scope has none."""
+    """The records whose names moved counter `key` after `since`, up to `until`, with their
+    current (record_id, title or alias, is_alias) entries in the scope (the workspace, or
+    `collection_id` in it) read in the same statement; a record gone from the scope has none.
+
+    None when the log cannot say: more than `limit` moves in between (the caller reads the names
+    whole instead), or a move with no row (a load that went around the triggers).
+    """
     if until <= since:
         return set(), []
     if until - since > limit:
@@ -94,7 +71,7 @@ def names_written_now(
     with connection.cursor() as cursor:
         cursor.execute(sql, [workspace_id, key, since, until, *in_scope, *in_scope, workspace_id])
         rows = cursor.fetchall()
-    record_ids = _without_gap([(row[1], row[2]) for row in rows if row[0] == 0], since, until)
-    if record_ids is None:
-        return None
-    return record_ids, [(row[2], row[3], row[0] == 2) for row in rows if row[0] != 0]
+    logged = [row for row in rows if row[0] == 0]
+    if len({row[1] for row in logged}) != until - since:
+        return None  # a revision with no row: the log cannot say
+    return {row[2] for row in logged}, [(row[2], row[3], row[0] == 2) for row in rows if row[0]]

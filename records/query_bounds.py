@@ -8,20 +8,16 @@ interrupted, so its transaction rolls back. A commit already made stays."""
 from __future__ import annotations
 
 import contextlib
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.db import connection
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from records.storage_faults import LOCKED, storage_fault
-
-if TYPE_CHECKING:
-    from psycopg.errors import QueryCanceled
 
 # How many SQLite virtual-machine steps run between two looks at the clock: about 0.1 ms of
 # work, so a look costs nothing measurable and a runaway statement stops within a millisecond.
@@ -29,6 +25,7 @@ SQLITE_PROGRESS_STEPS = 10_000
 MAX_TAG = 63  # PostgreSQL keeps this many bytes of application_name
 # The share of a statement's time limit it may spend waiting for another writer's lock.
 LOCK_WAIT_SHARE = 0.9
+QUERY_CANCELED = "57014"  # SQLSTATE of a statement stopped by a timeout or a cancel
 
 
 class CallCancelled(Exception):
@@ -108,37 +105,22 @@ def _statement_guard(bound: QueryBound) -> Callable[..., Any]:
         bound.statement_started = time.monotonic()
         try:
             return execute(sql, params, many, context)
-        except Exception:
-            if bound.cancelled.is_set() or _is_postgres_cancel_request():
+        except Exception as exc:
+            # A PostgreSQL statement stopped by its statement_timeout, or by pg_cancel_backend
+            # (a cancel from another server process: "due to user request").
+            cause = exc.__cause__  # psycopg's error, with its SQLSTATE
+            cancel = cause if getattr(cause, "sqlstate", None) == QUERY_CANCELED else None
+            by_request = cancel is not None and "user request" in str(cancel)
+            if bound.cancelled.is_set() or by_request:
                 bound.cancelled.set()  # stopped from another process: cancelled all the same
                 raise CallCancelled("the call was cancelled while a statement ran") from None
             # A wait for another writer's lock that ran out is no slow query: the envelope
             # reports it as STORAGE_ERROR (locked), to retry as it is.
-            if (bound.over_time() or _postgres_cancel()) and not _is_lock_wait():
+            if (bound.over_time() or cancel is not None) and storage_fault(exc).cause != LOCKED:
                 bound.timed_out = True
             raise
 
     return guard
-
-
-def _is_lock_wait() -> bool:
-    error = sys.exc_info()[1]
-    return error is not None and storage_fault(error).cause == LOCKED
-
-
-def _postgres_cancel() -> QueryCanceled | None:
-    # Read from sys.modules, not imported: on SQLite psycopg is never loaded (it costs a tenth
-    # of a stdio server's start), and without it no psycopg error can have been raised.
-    errors = sys.modules.get("psycopg.errors")
-    cause = getattr(sys.exc_info()[1], "__cause__", None)
-    return cause if errors is not None and isinstance(cause, errors.QueryCanceled) else None
-
-
-def _is_postgres_cancel_request() -> bool:
-    """A statement stopped by pg_cancel_backend (a cancel from another server process), not
-    by its statement_timeout: the server says "due to user request" for exactly that."""
-    cancel = _postgres_cancel()
-    return cancel is not None and "user request" in (cancel.diag.message_primary or "")
 
 
 def _bound_postgres_statements(timeout_s: float, tag: str) -> None:

@@ -1,18 +1,27 @@
-"""What a database error means to the caller: its cause, in words, and what fixes it.
+"""What a database error means to the caller (its cause, in words, and what fixes it), and the
+connections to give up: one that met such a fault, or one left read-only by a healed database.
 
 Every door reports a refused database operation as STORAGE_ERROR; the cause (read-only, full
 disk, lock, lost or refused connection) comes from the driver's codes, and the message says a
-retry once it is fixed works (the servers reopen their connection)."""
+retry once it is fixed works (the servers reopen their connection).
+
+A pooled connection that met a read-only, disk-full or lost-connection error is closed as it
+goes back (anchor_site.db_pool); a kept one (stdio) by the tool call that met it. A connection
+opened read-only (PostgreSQL's default_transaction_read_only, an unwritable SQLite file) stays
+so after the database heals: the servers look before it serves a call and replace it. The look
+is free: PostgreSQL reports the setting, and only a SQLite connection opened read-only is checked.
+"""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
-if TYPE_CHECKING:
-    from psycopg import errors as pg_errors
+from django.db import DatabaseError
+from django.db.backends.base.base import BaseDatabaseWrapper
 
 # details["cause"] of a STORAGE_ERROR: stable names a client may branch on.
 READ_ONLY = "read_only"
@@ -40,13 +49,70 @@ _UNKNOWN_FAULT = StorageFault(
     "The database refused the operation; nothing was changed. Retry, and if it persists "
     "check the server's log.",
 )
-
-
 _TOO_MANY_CONNECTIONS = StorageFault(
     TOO_MANY_CONNECTIONS,
     "PostgreSQL refused a new connection: all of its connection slots (max_connections) are "
     "taken. Nothing was done. Retry shortly.",
 )
+_SQLITE_LOCKED = StorageFault(
+    LOCKED,
+    "Another process held the database's write lock for longer than the busy timeout, so this "
+    "call gave up waiting; nothing was changed. Retry; if it keeps happening, look for a "
+    "process keeping a long transaction open on the SQLite file.",
+)
+_POSTGRES_LOCKED = StorageFault(
+    LOCKED,
+    "Another writer held a lock this call needed past its lock timeout (or the two waited on "
+    "each other); nothing was changed. Retry the call as it is: it is safe, and it usually "
+    "succeeds at once.",
+)
+
+# By the primary result code, which extended codes carry as their prefix
+# (SQLITE_READONLY_DBMOVED, ...); {name} is the code met.
+_SQLITE_FAULTS = {
+    "SQLITE_READONLY": StorageFault(
+        READ_ONLY,
+        "The database is read-only to this server: the SQLite file (ANCHOR_DB_PATH), its -wal "
+        "or -shm file, or the folder holding them cannot be written. Nothing was changed; reads "
+        f"still work. Make them writable by the server's user, then retry; {_RETRY}.",
+    ),
+    "SQLITE_FULL": StorageFault(
+        DISK_FULL,
+        "The disk holding the database is full: the SQLite file (ANCHOR_DB_PATH) could not "
+        "grow. Nothing was changed; reads still work. Free space on that disk, then retry; "
+        f"{_RETRY}.",
+    ),
+    "SQLITE_BUSY": _SQLITE_LOCKED,
+    "SQLITE_LOCKED": _SQLITE_LOCKED,
+    "SQLITE_CANTOPEN": StorageFault(
+        CANNOT_OPEN,
+        "The SQLite file (ANCHOR_DB_PATH) or its -wal/-shm file could not be opened: it was "
+        "moved or deleted, or its folder cannot be read or written by the server's user. "
+        f"Nothing was changed. Restore it, then retry; {_RETRY}.",
+    ),
+    "SQLITE_IOERR": StorageFault(
+        IO_ERROR,
+        "The disk failed to read or write the SQLite file (ANCHOR_DB_PATH), an I/O error "
+        f"({{name}}); nothing was changed. Check the disk, then retry; {_RETRY}.",
+    ),
+}
+
+# By SQLSTATE.
+_POSTGRES_FAULTS = {
+    "53300": _TOO_MANY_CONNECTIONS,
+    "25006": StorageFault(
+        READ_ONLY,
+        "The PostgreSQL database is read-only (a standby, or default_transaction_read_only is "
+        f"on); nothing was changed. Retry once it accepts writes; {_RETRY}.",
+    ),
+    "53100": StorageFault(
+        DISK_FULL,
+        "The PostgreSQL server's disk is full; nothing was changed. Free space there, then "
+        f"retry; {_RETRY}.",
+    ),
+    "55P03": _POSTGRES_LOCKED,  # lock_not_available
+    "40P01": _POSTGRES_LOCKED,  # deadlock_detected
+}
 
 
 def storage_fault(exc: BaseException) -> StorageFault:
@@ -57,56 +123,17 @@ def storage_fault(exc: BaseException) -> StorageFault:
     driver_errors = (sqlite3.Error,) if postgres is None else (sqlite3.Error, postgres.Error)
     driver_error = exc if isinstance(exc, driver_errors) else exc.__cause__
     if isinstance(driver_error, sqlite3.Error):
-        return _sqlite_fault(getattr(driver_error, "sqlite_errorname", "") or "")
+        name = getattr(driver_error, "sqlite_errorname", "") or ""
+        for prefix, fault in _SQLITE_FAULTS.items():
+            if name.startswith(prefix):
+                return StorageFault(fault.cause, fault.message.format(name=name))
+        return _UNKNOWN_FAULT
     if postgres is not None and isinstance(driver_error, postgres.Error):
-        return _postgres_fault(driver_error)
+        return _postgres_fault(str(driver_error), driver_error.sqlstate or "")
     return _UNKNOWN_FAULT
 
 
-def _sqlite_fault(name: str) -> StorageFault:
-    # Extended codes carry the primary code as their prefix: SQLITE_READONLY_DBMOVED, ...
-    if name.startswith("SQLITE_READONLY"):
-        return StorageFault(
-            READ_ONLY,
-            "The database is read-only to this server: the SQLite file (ANCHOR_DB_PATH), its "
-            "-wal or -shm file, or the folder holding them cannot be written. Nothing was "
-            "changed; reads still work. Make them writable by the server's user, then retry; "
-            f"{_RETRY}.",
-        )
-    if name.startswith("SQLITE_FULL"):
-        return StorageFault(
-            DISK_FULL,
-            "The disk holding the database is full: the SQLite file (ANCHOR_DB_PATH) could not "
-            "grow. Nothing was changed; reads still work. Free space on that disk, then retry; "
-            f"{_RETRY}.",
-        )
-    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
-        return StorageFault(
-            LOCKED,
-            "Another process held the database's write lock for longer than the busy timeout, "
-            "so this call gave up waiting; nothing was changed. Retry; if it keeps happening, "
-            "look for a process keeping a long transaction open on the SQLite file.",
-        )
-    if name.startswith("SQLITE_CANTOPEN"):
-        return StorageFault(
-            CANNOT_OPEN,
-            "The SQLite file (ANCHOR_DB_PATH) or its -wal/-shm file could not be opened: it was "
-            "moved or deleted, or its folder cannot be read or written by the server's user. "
-            f"Nothing was changed. Restore it, then retry; {_RETRY}.",
-        )
-    if name.startswith("SQLITE_IOERR"):
-        return StorageFault(
-            IO_ERROR,
-            "The disk failed to read or write the SQLite file (ANCHOR_DB_PATH), an I/O error "
-            f"({name}); nothing was changed. Check the disk, then retry; {_RETRY}.",
-        )
-    return _UNKNOWN_FAULT
-
-
-def _postgres_fault(error: pg_errors.Error) -> StorageFault:
-    from psycopg import errors as pg_errors  # loaded: error is one of its classes
-
-    text = str(error)
+def _postgres_fault(text: str, state: str) -> StorageFault:
     # psycopg's connect() failures carry no SQLSTATE, only the server's words after this.
     if text.startswith("connection failed"):
         if "too many clients" in text or "connection slots are reserved" in text:
@@ -117,30 +144,10 @@ def _postgres_fault(error: pg_errors.Error) -> StorageFault:
             "or refusing connections); nothing was done. Retry once it is back: the server "
             "reconnects by itself.",
         )
-    if isinstance(error, pg_errors.TooManyConnections):
-        return _TOO_MANY_CONNECTIONS
-    if isinstance(error, pg_errors.ReadOnlySqlTransaction):
-        return StorageFault(
-            READ_ONLY,
-            "The PostgreSQL database is read-only (a standby, or default_transaction_read_only "
-            f"is on); nothing was changed. Retry once it accepts writes; {_RETRY}.",
-        )
-    if isinstance(error, pg_errors.DiskFull):
-        return StorageFault(
-            DISK_FULL,
-            "The PostgreSQL server's disk is full; nothing was changed. Free space there, then "
-            f"retry; {_RETRY}.",
-        )
-    if isinstance(error, (pg_errors.LockNotAvailable, pg_errors.DeadlockDetected)):
-        return StorageFault(
-            LOCKED,
-            "Another writer held a lock this call needed past its lock timeout (or the two "
-            "waited on each other); nothing was changed. Retry the call as it is: it is safe, "
-            "and it usually succeeds at once.",
-        )
+    if state in _POSTGRES_FAULTS:
+        return _POSTGRES_FAULTS[state]
     # No SQLSTATE: the driver lost the socket under a statement (the server closed it or went
     # away). Class 08 and admin/crash shutdown are the server saying the same.
-    state = error.sqlstate or ""
     if not state or state.startswith("08") or state in ("57P01", "57P02"):
         return StorageFault(
             CONNECTION_LOST,
@@ -150,3 +157,80 @@ def _postgres_fault(error: pg_errors.Error) -> StorageFault:
             "result.",
         )
     return _UNKNOWN_FAULT
+
+
+READ_ONLY_SETTING = "default_transaction_read_only"
+# A pooled connection that met one of these is closed rather than handed out again.
+GIVE_UP_ON = (READ_ONLY, DISK_FULL, CONNECTION_LOST)
+
+# Whether a session read-only by default would start writable now: a setting from the database
+# or role settings is compared with what those say now, most specific first (one from the
+# server's configuration follows its reloads).
+LEFT_READ_ONLY = """
+SELECT s.source NOT IN (
+           'default', 'configuration file', 'command line', 'environment variable', 'client')
+       AND NOT coalesce((
+           SELECT split_part(c, '=', 2)::bool
+           FROM pg_db_role_setting r, unnest(r.setconfig) c
+           WHERE starts_with(c, 'default_transaction_read_only=')
+             AND r.setdatabase IN (
+                 0, (SELECT oid FROM pg_database WHERE datname = current_database()))
+             AND r.setrole IN (0, (SELECT oid FROM pg_roles WHERE rolname = session_user))
+           ORDER BY r.setrole <> 0 DESC, r.setdatabase <> 0 DESC
+           LIMIT 1), false)
+FROM pg_settings s WHERE s.name = 'default_transaction_read_only'
+"""
+
+
+def postgres_left_read_only(raw: Any) -> bool:
+    """A psycopg connection whose session is read-only though a new one would not be."""
+    if raw.info.parameter_status(READ_ONLY_SETTING) != "on":
+        return False
+    row = raw.execute(LEFT_READ_ONLY).fetchone()
+    if not raw.autocommit:
+        raw.rollback()  # the look opened a transaction; leave the connection idle
+    return bool(row and row[0])
+
+
+def note_new_connection(sender: Any, connection: BaseDatabaseWrapper, **kwargs: Any) -> None:
+    """connection_created receiver (records.apps), on every connect (a pool's hand-out too):
+    a pooled connection left read-only is dropped with its idle siblings and another taken; a
+    pooled one notes the faults it meets; a SQLite one notes whether it opened read-only."""
+    pool = getattr(connection, "pool", None)
+    if pool is not None:
+        if postgres_left_read_only(connection.connection):
+            connection.connection.close()
+            connection.close()  # a closed connection goes back only to be dropped
+            pool.drain()
+            connection.connect()  # runs this receiver again, for the new connection
+            return
+        if _note_faults not in connection.execute_wrappers:
+            # First, so a bound's own wrapper (pushed and popped around a call) stays on top.
+            connection.execute_wrappers.insert(0, _note_faults)
+    opened_read_only = False
+    if connection.vendor == "sqlite":
+        path = str(connection.settings_dict["NAME"])
+        opened_read_only = os.path.exists(path) and not os.access(path, os.W_OK)
+    connection.anchor_opened_read_only = opened_read_only  # type: ignore[attr-defined]
+
+
+def left_read_only(connection: BaseDatabaseWrapper) -> bool:
+    """The open connection is read-only though the database it reaches no longer is."""
+    raw = connection.connection
+    if raw is None:
+        return False
+    if connection.vendor == "postgresql":
+        return postgres_left_read_only(raw)
+    if getattr(connection, "anchor_opened_read_only", False):
+        return os.access(str(connection.settings_dict["NAME"]), os.W_OK)
+    return False
+
+
+def _note_faults(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+    try:
+        return execute(sql, params, many, context)
+    except DatabaseError as exc:
+        raw = context["connection"].connection
+        if raw is not None and storage_fault(exc).cause in GIVE_UP_ON:
+            raw.anchor_fault = True  # read by anchor_site.db_pool as it goes back
+        raise

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from records import validation as v
 from records.errors import INVALID_INPUT, AnchorError, invalid
-from records.models import Collection, CollectionAlias
+from records.models import Collection, CollectionAlias, Record
 from records.names import normalize_name
 from records.selectors.scoped import in_workspace
 from records.selectors.serialize import collection_dict
@@ -171,25 +171,48 @@ def collection_set_requires_approval(
     )
 
 
+def alias_add(
+    ctx: WriteContext, owner: Record | Collection, alias_text: str, *, count: int, now: datetime
+) -> None:
+    """Give a record or collection (with `count` aliases) one more, refusing one past the limit
+    or one naming it already; a collection's must name no other collection either."""
+    kind = owner._meta.model_name
+    normalized = normalize_name(alias_text)
+    if count >= v.MAX_ALIASES:
+        raise invalid("alias", f"{kind} already has {v.MAX_ALIASES} aliases (the limit).")
+    if (
+        normalized == normalize_name(str(owner))
+        or owner.aliases.filter(normalized_alias=normalized).exists()
+    ):
+        raise invalid("alias", f"{alias_text!r} already names this {kind}.")
+    if isinstance(owner, Collection):
+        _check_collection_name_free(ctx, normalized, field="alias", exclude_id=owner.pk)
+    owner.aliases.create(
+        workspace_id=ctx.workspace_id,
+        alias=alias_text,
+        normalized_alias=normalized,
+        created_by=ctx.actor_id,
+        created_at=now,
+    )
+
+
+def alias_remove(owner: Record | Collection, alias_text: str) -> str:
+    """Delete the alias of a record or collection that `alias_text` names; returns it as stored."""
+    existing = owner.aliases.filter(normalized_alias=normalize_name(alias_text)).first()
+    if existing is None:
+        raise AnchorError(
+            "NOT_FOUND",
+            f"alias: {owner._meta.model_name} {str(owner)!r} has no alias {alias_text!r}.",
+            field="alias",
+        )
+    existing.delete()
+    return existing.alias
+
+
 def collection_alias_add(*, ctx: WriteContext, collection_id: Any, alias: Any) -> Collection:
     def add(collection: Collection, now: datetime) -> dict[str, Any]:
-        alias_text = v.name(alias, "alias")
-        normalized = normalize_name(alias_text)
-        if collection.aliases.count() >= v.MAX_ALIASES:
-            raise invalid("alias", f"collection already has {v.MAX_ALIASES} aliases (the limit).")
-        if (
-            normalized == collection.normalized_name
-            or collection.aliases.filter(normalized_alias=normalized).exists()
-        ):
-            raise invalid("alias", f"{alias_text!r} already names this collection.")
-        _check_collection_name_free(ctx, normalized, field="alias", exclude_id=collection.pk)
-        CollectionAlias.objects.create(
-            workspace_id=ctx.workspace_id,
-            collection=collection,
-            alias=alias_text,
-            normalized_alias=normalized,
-            created_by=ctx.actor_id,
-            created_at=now,
+        alias_add(
+            ctx, collection, v.name(alias, "alias"), count=collection.aliases.count(), now=now
         )
         return {}
 
@@ -200,15 +223,7 @@ def collection_alias_add(*, ctx: WriteContext, collection_id: Any, alias: Any) -
 
 def collection_alias_remove(*, ctx: WriteContext, collection_id: Any, alias: Any) -> None:
     def remove(collection: Collection, now: datetime) -> dict[str, Any]:
-        alias_text = v.name(alias, "alias")
-        existing = collection.aliases.filter(normalized_alias=normalize_name(alias_text)).first()
-        if existing is None:
-            raise AnchorError(
-                "NOT_FOUND",
-                f"alias: collection {collection.name!r} has no alias {alias_text!r}.",
-                field="alias",
-            )
-        existing.delete()
+        alias_remove(collection, v.name(alias, "alias"))
         return {}
 
     collection_change(

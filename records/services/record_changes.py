@@ -12,11 +12,11 @@ from django.utils import timezone
 from records import validation as v
 from records.errors import VERSION_CONFLICT, AnchorError, invalid
 from records.meaning.embeddings import embed_written
-from records.models import AuditEvent, Collection, Record, RecordAlias, RecordVersion
-from records.names import normalize_name
+from records.models import AuditEvent, Collection, Record, RecordVersion
 from records.selectors.scoped import check_active, in_workspace
 from records.selectors.serialize import record_dict
 from records.services.audit_trail import WriteContext, audit_event
+from records.services.collections import alias_add, alias_remove
 
 # --- the locked, current record ---------------------------------------------------------------
 
@@ -263,24 +263,9 @@ def record_alias_add(
     *, ctx: WriteContext, record_id: Any, alias: Any, expected_version: Any
 ) -> Record:
     alias_text = v.title(alias, "alias")
-    normalized = normalize_name(alias_text)
 
     def add(record: Record, aliases: list[str], now: datetime) -> Changed:
-        if len(aliases) >= v.MAX_ALIASES:
-            raise invalid("alias", f"record already has {v.MAX_ALIASES} aliases (the limit).")
-        if (
-            normalized == normalize_name(record.title)
-            or record.aliases.filter(normalized_alias=normalized).exists()
-        ):
-            raise invalid("alias", f"{alias_text!r} already names this record.")
-        RecordAlias.objects.create(
-            workspace_id=ctx.workspace_id,
-            record=record,
-            alias=alias_text,
-            normalized_alias=normalized,
-            created_by=ctx.actor_id,
-            created_at=now,
-        )
+        alias_add(ctx, record, alias_text, count=len(aliases), now=now)
         return {}, sorted([*aliases, alias_text])
 
     return record_change(
@@ -300,15 +285,8 @@ def record_alias_remove(
     alias_text = v.title(alias, "alias")
 
     def remove(record: Record, aliases: list[str], now: datetime) -> Changed:
-        existing = record.aliases.filter(normalized_alias=normalize_name(alias_text)).first()
-        if existing is None:
-            raise AnchorError(
-                "NOT_FOUND",
-                f"alias: record {record.title!r} has no alias {alias_text!r}.",
-                field="alias",
-            )
-        existing.delete()
-        return {}, [a for a in aliases if a != existing.alias]
+        removed = alias_remove(record, alias_text)
+        return {}, [a for a in aliases if a != removed]
 
     return record_change(
         ctx,

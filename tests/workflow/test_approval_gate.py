@@ -355,8 +355,8 @@ def test_the_policy_holds_an_agent_and_applies_a_person(hiring, ctx):
     assert touched == sorted([hiring.applications.pk, hiring.people.pk])
     agent = approval.decide(ctx.workspace_id, touched, actor=approval.AGENT)
     person = approval.decide(ctx.workspace_id, touched, actor=approval.PERSON)
-    assert agent.verdict == approval.HOLD and agent.gated == [hiring.people.pk]
-    assert person.verdict == approval.APPLY and person.gated == [hiring.people.pk]
+    assert agent.hold and agent.gated == [hiring.people.pk]
+    assert not person.hold and person.gated == [hiring.people.pk]
     with pytest.raises(ValueError):
         approval.decide(ctx.workspace_id, touched, actor="robot")
 

@@ -14,10 +14,9 @@ from typing import Any, NotRequired
 from django.db import DatabaseError, close_old_connections, connection
 from typing_extensions import TypedDict
 
-from records.connection_health import left_read_only
 from records.errors import CANCELLED, QUERY_TIMEOUT, STORAGE_ERROR, AnchorError
 from records.query_bounds import CallCancelled, current_bound
-from records.storage_faults import UNKNOWN, storage_fault
+from records.storage_faults import UNKNOWN, left_read_only, storage_fault
 
 logger = logging.getLogger("anchor.tools")
 

@@ -40,39 +40,34 @@ class Command(BaseCommand):
         listing.add_argument("--workspace", help="Only this workspace's members.")
 
     def handle(self, *args: Any, action: str, **options: Any) -> None:
-        self.verbosity = options["verbosity"]
         try:
-            if action == "add":
-                self.add(options["username"], options["workspace"], options["create_user"])
-            elif action == "remove":
-                self.remove(options["username"], options["workspace"])
-            else:
-                self.list(options["username"], options["workspace"])
+            getattr(self, action)(**options)  # the sub-command's own arguments, by name
         except AnchorError as exc:
             raise CommandError(exc.message) from None
 
-    def add(self, username: str, workspace: str, create_user: bool) -> None:
+    def add(
+        self, *, username: str, workspace: str, create_user: bool, verbosity: int, **_: Any
+    ) -> None:
         with transaction.atomic():
             User = get_user_model()
             if create_user and not User.objects.filter(**{User.USERNAME_FIELD: username}).exists():
                 User.objects.create_user(**{User.USERNAME_FIELD: username})
-                if self.verbosity >= 1:
+                if verbosity >= 1:
                     self.stdout.write(f"Created user {username} (no password).")
-            _, created = workspace_membership_add(
-                user=user_for_username(username), workspace_id=workspace
-            )
+            user = user_for_username(username)
+            created = workspace_membership_add(user=user, workspace_id=workspace)[1]
         if created:
             self.stdout.write(self.style.SUCCESS(f"{username} is now a member of {workspace}."))
         else:
             self.stdout.write(f"{username} was already a member of {workspace}; nothing changed.")
 
-    def remove(self, username: str, workspace: str) -> None:
+    def remove(self, *, username: str, workspace: str, **_: Any) -> None:
         if workspace_membership_remove(user=user_for_username(username), workspace_id=workspace):
             self.stdout.write(self.style.SUCCESS(f"{username} is no longer in {workspace}."))
         else:
             raise CommandError(f"{username} is not a member of {workspace!r}.")
 
-    def list(self, username: str | None, workspace: str | None) -> None:
+    def list(self, *, username: str | None, workspace: str | None, **_: Any) -> None:
         memberships = WorkspaceMembership.objects.select_related("user").order_by(
             "workspace_id", "user__username"
         )

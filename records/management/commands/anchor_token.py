@@ -26,22 +26,19 @@ class Command(BaseCommand):
         create.add_argument("--name", required=True, help="Where it is used, e.g. 'laptop'.")
         listing = actions.add_parser("list", help="List tokens (never their secrets).")
         listing.add_argument("--user", dest="username", help="Only this user's tokens.")
-        listing.add_argument("--all", action="store_true", help="Include revoked tokens.")
+        listing.add_argument(
+            "--all", dest="include_revoked", action="store_true", help="Include revoked tokens."
+        )
         revoke = actions.add_parser("revoke", help="Revoke a token at once.")
         revoke.add_argument("token", help="The token's prefix (as listed) or the whole token.")
 
     def handle(self, *args: Any, action: str, **options: Any) -> None:
         try:
-            if action == "create":
-                self.create(options["username"], options["name"], options["verbosity"])
-            elif action == "list":
-                self.list(options["username"], options["all"])
-            else:
-                self.revoke(options["token"])
+            getattr(self, action)(**options)  # the sub-command's own arguments, by name
         except AnchorError as exc:
             raise CommandError(exc.message) from None
 
-    def create(self, username: str, name: str, verbosity: int) -> None:
+    def create(self, *, username: str, name: str, verbosity: int, **_: Any) -> None:
         token, raw = access_token_create(user=user_for_username(username), name=name)
         self.stdout.write(raw)
         if verbosity >= 1:
@@ -51,7 +48,7 @@ class Command(BaseCommand):
                 style_func=self.style.WARNING,
             )
 
-    def list(self, username: str | None, include_revoked: bool) -> None:
+    def list(self, *, username: str | None, include_revoked: bool, **_: Any) -> None:
         tokens = AccessToken.objects.select_related("user").order_by("user__username", "-id")
         if username:
             tokens = tokens.filter(user=user_for_username(username))
@@ -65,13 +62,13 @@ class Command(BaseCommand):
                 f"{state:<24} last used {used}"
             )
 
-    def revoke(self, given: str) -> None:
-        match = TOKEN_PATTERN.match(given.strip())
-        prefix = match.group(1) if match else given.strip()
-        token = AccessToken.objects.filter(prefix=prefix).first()
-        if token is None:
+    def revoke(self, *, token: str, **_: Any) -> None:
+        match = TOKEN_PATTERN.match(token.strip())
+        prefix = match.group(1) if match else token.strip()
+        found = AccessToken.objects.filter(prefix=prefix).first()
+        if found is None:
             raise CommandError(f"No token with prefix {prefix!r}; see `anchor_token list`.")
-        if access_token_revoke(token=token):
-            self.stdout.write(self.style.SUCCESS(f"Revoked token {prefix} ({token.name})."))
+        if access_token_revoke(token=found):
+            self.stdout.write(self.style.SUCCESS(f"Revoked token {prefix} ({found.name})."))
         else:
             self.stdout.write(f"Token {prefix} was already revoked; nothing changed.")
