@@ -35,9 +35,8 @@ from oauth2_provider.models import get_application_model
 from oauth2_provider.settings import oauth2_settings
 from oauthlib.oauth2.rfc6749.errors import FatalClientError
 
-from anchor_site.http.ratelimit import address_key
 from anchor_site.oauth.callbacks import CallbackRefused, check_client_metadata
-from anchor_site.oauth.registration import budget_refusal_text, spent_registration_budget
+from anchor_site.oauth.registration import over_registration_budget
 from anchor_site.oauth.unclaimed import cap_refusal_text, room_for_a_new_client
 
 log = logging.getLogger(__name__)
@@ -325,11 +324,9 @@ class NewClientPermission:
                 retry_after=oauth2_settings.CIMD_FETCH_TIMEOUT_SECONDS,
             )
         headers = getattr(request, "headers", None) or {}
-        window = spent_registration_budget(address_key(headers.get("REMOTE_ADDR", "")))
-        if window is not None:
-            raise FetchRefused(
-                "too_many_requests", 429, budget_refusal_text(window), window.retry_after
-            )
+        spent = over_registration_budget(headers.get("REMOTE_ADDR", ""))
+        if spent is not None:
+            raise FetchRefused("too_many_requests", 429, *spent)
         if not room_for_a_new_client():
             log.warning(
                 "Client ID Metadata Document %s refused: %s", client_id[:300], cap_refusal_text()
