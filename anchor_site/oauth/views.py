@@ -10,7 +10,7 @@ issuer (RFC 9207).
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from django.contrib import admin
 from django.contrib.auth.views import LoginView
@@ -19,6 +19,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.models import get_application_model
+from oauth2_provider.oauth2_backends import _add_iss_to_redirect
 from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import AuthorizationView
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
@@ -61,17 +62,6 @@ def consent_may_be_skipped(application: Any) -> bool:
     )
 
 
-def with_issuer(request: HttpRequest, redirect_to: str) -> str:
-    """The redirect with exactly one iss, this server's, in its query (RFC 9207 §2)."""
-    if not oauth2_settings.COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS:
-        return redirect_to
-    issuer = oauth2_settings.oauth2_authorization_server_issuer(request)
-    parts = urlsplit(redirect_to)
-    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "iss"]
-    query.append(("iss", issuer))
-    return urlunsplit(parts._replace(query=urlencode(query)))
-
-
 class ConsentRequired(Exception):
     """The toolkit was about to approve without asking; the consent page is shown instead."""
 
@@ -87,8 +77,12 @@ class ConsentView(AuthorizationView):
             return self.render_to_response(self.get_context_data(**self.oauth2_data))
 
     def redirect(self, redirect_to: str, application: Any) -> Any:
-        # Every redirect of this view is an authorization response: a code or an error.
-        return super().redirect(with_issuer(self.request, redirect_to), application)
+        # Every redirect of this view is an authorization response, a code or an error, and
+        # names this server as issuer exactly once (RFC 9207 §2); the toolkit's only the code.
+        if oauth2_settings.COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS:
+            issuer = oauth2_settings.oauth2_authorization_server_issuer(self.request)
+            redirect_to = _add_iss_to_redirect(redirect_to, issuer)
+        return super().redirect(redirect_to, application)
 
     def validate_authorization_request(self, request: HttpRequest) -> Any:
         scopes, credentials = super().validate_authorization_request(request)
