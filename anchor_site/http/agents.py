@@ -15,8 +15,7 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.auth.decorators import login_required
-from django.db import transaction
-from django.db.models import Max, Q
+from django.db.models import Max
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
@@ -25,11 +24,11 @@ from django.views.decorators.http import require_http_methods
 from oauth2_provider.models import (
     get_access_token_model,
     get_application_model,
-    get_grant_model,
     get_refresh_token_model,
 )
 
 from anchor_site.http.workspace import actor_for_user
+from anchor_site.oauth.tokens import revoke_all_of
 from records.acting import OAUTH, TOKEN, credential_key
 from records.admin.timeline import readable_kind
 from records.models import AuditEvent
@@ -125,19 +124,8 @@ def revoke_credential(user: Any, key: str) -> str | None:
     client = get_application_model().objects.filter(pk=int(pk)).first()
     if kind != OAUTH or client is None:
         return None
-    mine = Q(user=user, application=client)
-    now = timezone.now()
-    with transaction.atomic():
-        # Every refresh token of this person and client: the whole family, as a replayed
-        # refresh token revokes it, but not another person's authorization of the client.
-        refreshes = (
-            get_refresh_token_model()
-            .objects.filter(mine, revoked__isnull=True)
-            .update(revoked=now, updated=now)
-        )
-        tokens, _ = get_access_token_model().objects.filter(mine).delete()
-        get_grant_model().objects.filter(mine).delete()
-    return (client.name or client.client_id) if refreshes or tokens else None
+    # This person's whole refresh families for the client, not another person's authorization.
+    return (client.name or client.client_id) if revoke_all_of(user, application=client) else None
 
 
 @login_required
