@@ -63,15 +63,11 @@ class AccessTokenAuthentication(BaseAuthentication):
         return challenge
 
 
-def is_personal_token(token: Any) -> bool:
-    return isinstance(token, AccessToken)
-
-
 def credential_of(token: Any) -> tuple[str, str]:
     """The credential an agent acts through, as the audit names it: a personal token by its
     row and name; an OAuth token by its client (a refresh replaces the token, not the client)
     and the client's name, or its client_id when it gave none."""
-    if is_personal_token(token):
+    if isinstance(token, AccessToken):
         return credential_key(TOKEN, token.pk), token.name
     client = token.application
     return credential_key(OAUTH, client.pk), (client.name or client.client_id)[:300]

@@ -43,37 +43,6 @@ class CallbackRefused(Exception):
         return self.description
 
 
-def check_redirect_uris(value: object) -> list[str]:
-    """The list as given when every item passes; otherwise CallbackRefused for the first fault
-    (an empty list too: every client here redirects)."""
-    if not isinstance(value, list):
-        raise CallbackRefused(
-            INVALID_CLIENT_METADATA,
-            'redirect_uris must be an array of strings, e.g. ["http://127.0.0.1:33418/callback"].',
-        )
-    if not value:
-        raise CallbackRefused(
-            INVALID_REDIRECT_URI,
-            "redirect_uris is empty; list the callback the authorization code is sent to.",
-        )
-    if len(value) > MAX_REDIRECT_URIS:
-        raise CallbackRefused(
-            INVALID_CLIENT_METADATA,
-            f"redirect_uris has {len(value)} items; at most {MAX_REDIRECT_URIS} are accepted.",
-        )
-    allowed = {str(scheme).lower() for scheme in oauth2_settings.ALLOWED_REDIRECT_URI_SCHEMES}
-    for index, uri in enumerate(value):
-        if not isinstance(uri, str):
-            raise CallbackRefused(
-                INVALID_CLIENT_METADATA,
-                f"redirect_uris[{index}] is not a string; each item is one callback URI.",
-            )
-        problem = redirect_uri_problem(uri, allowed)
-        if problem is not None:
-            raise CallbackRefused(INVALID_REDIRECT_URI, f"redirect_uris[{index}] {problem}")
-    return list(value)
-
-
 def redirect_uri_problem(uri: str, schemes: Collection[str]) -> str | None:
     """What is wrong with one callback, phrased to follow "redirect_uris[i]", or None."""
     shown = uri if len(uri) <= 80 else uri[:77] + "..."
@@ -126,8 +95,34 @@ RESPONSE_TYPES = ["code"]
 
 
 def check_client_metadata(metadata: dict[str, Any]) -> None:
-    """Raise CallbackRefused (an RFC 7591 error) for metadata this server would not honour."""
-    check_redirect_uris(metadata.get("redirect_uris", []))
+    """Raise CallbackRefused (an RFC 7591 error) for metadata this server would not honour; an
+    empty redirect_uris too: every client here redirects."""
+    uris = metadata.get("redirect_uris", [])
+    if not isinstance(uris, list):
+        raise CallbackRefused(
+            INVALID_CLIENT_METADATA,
+            'redirect_uris must be an array of strings, e.g. ["http://127.0.0.1:33418/callback"].',
+        )
+    if not uris:
+        raise CallbackRefused(
+            INVALID_REDIRECT_URI,
+            "redirect_uris is empty; list the callback the authorization code is sent to.",
+        )
+    if len(uris) > MAX_REDIRECT_URIS:
+        raise CallbackRefused(
+            INVALID_CLIENT_METADATA,
+            f"redirect_uris has {len(uris)} items; at most {MAX_REDIRECT_URIS} are accepted.",
+        )
+    allowed = {str(scheme).lower() for scheme in oauth2_settings.ALLOWED_REDIRECT_URI_SCHEMES}
+    for index, uri in enumerate(uris):
+        if not isinstance(uri, str):
+            raise CallbackRefused(
+                INVALID_CLIENT_METADATA,
+                f"redirect_uris[{index}] is not a string; each item is one callback URI.",
+            )
+        problem = redirect_uri_problem(uri, allowed)
+        if problem is not None:
+            raise CallbackRefused(INVALID_REDIRECT_URI, f"redirect_uris[{index}] {problem}")
     for name, value in metadata.items():
         items = value if isinstance(value, list) else [value]
         if any(isinstance(item, str) and "\x00" in item for item in items):

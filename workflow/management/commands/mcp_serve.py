@@ -96,7 +96,7 @@ def prepare_database(*, verbosity: int) -> None:
             if _unapplied_migrations():
                 call_command("migrate", interactive=False, verbosity=verbosity, stdout=sys.stderr)
     except (DatabaseError, sqlite3.Error) as exc:
-        raise CommandError(_describe_database_failure(_reason(exc))) from exc
+        raise CommandError(_describe_database_failure(exc)) from exc
 
 
 def _new_sqlite_file() -> bool:
@@ -155,11 +155,8 @@ def _migration_lock() -> Iterator[None]:
             fcntl.flock(lock_file, fcntl.LOCK_UN)
 
 
-def _reason(exc: Exception) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-
-
-def _describe_database_failure(reason: str) -> str:
+def _describe_database_failure(exc: Exception) -> str:
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     db = connection.settings_dict
     if connection.vendor == "sqlite":
         return f"ANCHOR_DB_PATH: cannot open or migrate the SQLite database {db['NAME']}: {reason}"
