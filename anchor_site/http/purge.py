@@ -17,6 +17,7 @@ from django.db import transaction
 from oauth2_provider.models import (
     clear_expired,
     get_access_token_model,
+    get_application_model,
     get_grant_model,
     get_refresh_token_model,
 )
@@ -45,35 +46,27 @@ def _oauth_rows() -> int:
 
 
 def purge(
-    *, now: datetime, result_retention: timedelta, unused_client_age: timedelta | None = None
+    *, now: datetime, result_retention: timedelta, unused_client_age: timedelta
 ) -> dict[str, int]:
     """How many rows of each kind went."""
-    counts: dict[str, int] = {}
     with transaction.atomic():
-        actions, _ = (
-            PreparedAction.objects.filter(state__in=UNCOMMITTED, expires_at__lt=now)
-            .exclude(state=ActionState.STALE, dismissed_at__isnull=True)
-            .delete()
+        actions = PreparedAction.objects.filter(state__in=UNCOMMITTED, expires_at__lt=now).exclude(
+            state=ActionState.STALE, dismissed_at__isnull=True
         )
-        counts["expired uncommitted actions"] = actions
-        tickets, _ = (
-            ReviewTicket.objects.filter(expires_at__lt=now)
-            .exclude(pk__in=_cited_by_pending_actions())
-            .delete()
-        )
-        counts["expired review tickets"] = tickets
+        counts = {"expired uncommitted actions": actions.delete()[0]}
+        cited = _cited_by_pending_actions()
+        tickets = ReviewTicket.objects.filter(expires_at__lt=now).exclude(pk__in=cited)
+        counts["expired review tickets"] = tickets.delete()[0]
         counts["committed results past retention"] = PreparedAction.objects.filter(
             state=ActionState.COMMITTED,
             decided_at__lt=now - result_retention,
             result__isnull=False,
         ).update(result=None)
-        sessions, _ = Session.objects.filter(expire_date__lt=now).delete()
-        counts["expired sessions"] = sessions
-        if unused_client_age is not None:
-            unused = unused_unclaimed_clients(now=now, unused_for=unused_client_age)
-            # Counted apart from the cascade: the delete also takes their registration tokens.
-            counts["unused registered OAuth clients"] = unused.count()
-            unused.delete()
+        counts["expired sessions"] = Session.objects.filter(expire_date__lt=now).delete()[0]
+        unused = unused_unclaimed_clients(now=now, unused_for=unused_client_age)
+        # The clients alone: the delete also takes their registration tokens.
+        label = get_application_model()._meta.label
+        counts["unused registered OAuth clients"] = unused.delete()[1].get(label, 0)
     before = _oauth_rows()
     clear_expired()  # batches of its own; counts are taken around it
     counts["expired or revoked OAuth codes and tokens"] = before - _oauth_rows()

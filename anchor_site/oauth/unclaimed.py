@@ -26,13 +26,9 @@ UNUSED_METADATA_CLIENT_AGE = timedelta(hours=1)
 
 
 def unclaimed_clients() -> QuerySet[Any]:
-    Application = get_application_model()
-    clients: QuerySet[Any] = Application.objects.filter(
-        user__isnull=True,
-        registration_source__in=[
-            Application.RegistrationSource.DCR,
-            Application.RegistrationSource.CIMD,
-        ],
+    sources = get_application_model().RegistrationSource
+    clients: QuerySet[Any] = get_application_model().objects.filter(
+        user__isnull=True, registration_source__in=[sources.DCR, sources.CIMD]
     )
     return clients
 
@@ -62,11 +58,6 @@ def unused(clients: QuerySet[Any]) -> QuerySet[Any]:
     )
 
 
-def unused_metadata_clients() -> QuerySet[Any]:
-    source = get_application_model().RegistrationSource.CIMD
-    return unused(unclaimed_clients().filter(registration_source=source))
-
-
 def unused_unclaimed_clients(*, now: datetime, unused_for: timedelta) -> QuerySet[Any]:
     """What the purge removes: unused clients older than `unused_for`, and metadata-document
     clients as soon as they are UNUSED_METADATA_CLIENT_AGE old."""
@@ -81,7 +72,8 @@ def unused_unclaimed_clients(*, now: datetime, unused_for: timedelta) -> QuerySe
 def room_for_a_new_client() -> bool:
     """Whether one more client no one owns may be made, evicting metadata-document clients
     unused for an hour, and at the cap the oldest unused one."""
-    unused_metadata = unused_metadata_clients()
+    source = get_application_model().RegistrationSource.CIMD
+    unused_metadata = unused(unclaimed_clients().filter(registration_source=source))
     unused_metadata.filter(created__lt=timezone.now() - UNUSED_METADATA_CLIENT_AGE).delete()
     cap = settings.ANCHOR_OAUTH_MAX_UNCLAIMED_CLIENTS
     if not cap or unclaimed_clients().count() < cap:
