@@ -30,12 +30,10 @@ AWAITING_DECISION = (ActionState.PREPARED, ActionState.AWAITING_APPROVAL)
 
 
 def _cited_by_pending_actions() -> set[str]:
-    cited: set[str] = set()
-    for review_ids in PreparedAction.objects.filter(state__in=AWAITING_DECISION).values_list(
-        "review_ids", flat=True
-    ):
-        cited.update(str(review_id) for review_id in review_ids or [])
-    return cited
+    pending = PreparedAction.objects.filter(state__in=AWAITING_DECISION)
+    return {
+        str(cited) for ids in pending.values_list("review_ids", flat=True) for cited in ids or []
+    }
 
 
 def _oauth_rows() -> int:

@@ -256,8 +256,7 @@ class AnchorMCPView(StreamableHttpView):
         store = self._session_store()
         store[SESSION_OWNER_KEY] = self.session_owner(request)
         store.create()
-        session_key: str = store.session_key
-        return session_key
+        return str(store.session_key)
 
 
 class OpenDebugMCPView(AnchorMCPView):

@@ -25,13 +25,14 @@ def actor_for_user(user: Any) -> str:
     return f"user:{user.get_username()}"
 
 
+def workspaces_of(user: Any) -> list[str]:
+    memberships = WorkspaceMembership.objects.filter(user=user).order_by("workspace_id")
+    return list(memberships.values_list("workspace_id", flat=True))
+
+
 def scope_for_user(user: Any, requested: str | None, credential: tuple[str, str]) -> Scope:
     """The scope of a request by `user`'s agent through `credential` (key, name)."""
-    workspaces = list(
-        WorkspaceMembership.objects.filter(user=user)
-        .order_by("workspace_id")
-        .values_list("workspace_id", flat=True)
-    )
+    workspaces = workspaces_of(user)
     requested = (requested or "").strip()
     if requested:
         if requested not in workspaces:

@@ -24,8 +24,8 @@ from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import AuthorizationView
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
+from anchor_site.http.workspace import workspaces_of
 from anchor_site.oauth.resource import mcp_resource
-from records.models.membership import WorkspaceMembership
 
 PKCE_METHOD = "S256"
 
@@ -67,8 +67,6 @@ class ConsentRequired(Exception):
 
 
 class ConsentView(AuthorizationView):
-    template_name = "oauth2_provider/authorize.html"
-
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
         try:
             return super().get(request, *args, **kwargs)
@@ -118,11 +116,7 @@ class ConsentView(AuthorizationView):
         context.update(admin.site.each_context(self.request))
         context["title"] = "Allow access to Anchor"
         if self.request.user.is_authenticated:
-            context["workspaces"] = list(
-                WorkspaceMembership.objects.filter(user=self.request.user)
-                .order_by("workspace_id")
-                .values_list("workspace_id", flat=True)
-            )
+            context["workspaces"] = workspaces_of(self.request.user)
         redirect_uri = context.get("redirect_uri") or ""
         context["redirect_host"] = urlsplit(redirect_uri).netloc or redirect_uri
         application = context.get("application")
