@@ -14,13 +14,7 @@ from datetime import datetime, timedelta
 
 from django.contrib.sessions.models import Session
 from django.db import transaction
-from oauth2_provider.models import (
-    clear_expired,
-    get_access_token_model,
-    get_application_model,
-    get_grant_model,
-    get_refresh_token_model,
-)
+from oauth2_provider.models import AccessToken, Application, Grant, RefreshToken, clear_expired
 
 from anchor_site.oauth.unclaimed import unused_unclaimed_clients
 from workflow.models import ActionState, PreparedAction, ReviewTicket
@@ -37,10 +31,7 @@ def _cited_by_pending_actions() -> set[str]:
 
 
 def _oauth_rows() -> int:
-    return sum(
-        model.objects.count()
-        for model in (get_grant_model(), get_access_token_model(), get_refresh_token_model())
-    )
+    return sum(model.objects.count() for model in (Grant, AccessToken, RefreshToken))
 
 
 def purge(
@@ -63,8 +54,9 @@ def purge(
         counts["expired sessions"] = Session.objects.filter(expire_date__lt=now).delete()[0]
         unused = unused_unclaimed_clients(now=now, unused_for=unused_client_age)
         # The clients alone: the delete also takes their registration tokens.
-        label = get_application_model()._meta.label
-        counts["unused registered OAuth clients"] = unused.delete()[1].get(label, 0)
+        counts["unused registered OAuth clients"] = unused.delete()[1].get(
+            Application._meta.label, 0
+        )
     before = _oauth_rows()
     clear_expired()  # batches of its own; counts are taken around it
     counts["expired or revoked OAuth codes and tokens"] = before - _oauth_rows()

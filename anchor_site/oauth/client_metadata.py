@@ -31,7 +31,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
 from oauth2_provider.cimd import CIMDError, _effective_max_age
-from oauth2_provider.models import get_application_model
+from oauth2_provider.models import Application
 from oauth2_provider.settings import oauth2_settings
 from oauthlib.oauth2.rfc6749.errors import FatalClientError
 
@@ -282,7 +282,7 @@ class NewClientPermission:
     place among the unclaimed clients."""
 
     def has_permission(self, request: Any, client_id: str) -> bool:
-        if get_application_model().objects.filter(client_id=client_id).exists():
+        if Application.objects.filter(client_id=client_id).exists():
             return FETCH_SLOTS.take()
         if not FETCH_SLOTS.take():
             log.warning(

@@ -15,7 +15,7 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from oauth2_provider.models import get_application_model
+from oauth2_provider.models import Application
 from oauth2_provider.views import (
     DynamicClientRegistrationManagementView,
     DynamicClientRegistrationView,
@@ -84,7 +84,7 @@ def completed_reply(response: HttpResponse, *, created: bool) -> HttpResponse:
     if not isinstance(response, JsonResponse) or response.status_code != (201 if created else 200):
         return response
     data = json.loads(response.content)
-    application = get_application_model().objects.get(client_id=data["client_id"])
+    application = Application.objects.get(client_id=data["client_id"])
     data["response_types"] = RESPONSE_TYPES
     data["client_id_issued_at"] = int(application.created.timestamp())
     if "client_secret" in data:

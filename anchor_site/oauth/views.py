@@ -18,7 +18,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from oauth2_provider.exceptions import OAuthToolkitError
-from oauth2_provider.models import get_application_model
+from oauth2_provider.models import Application
 from oauth2_provider.oauth2_backends import _add_iss_to_redirect
 from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import AuthorizationView
@@ -99,11 +99,8 @@ class ConsentView(AuthorizationView):
         # On GET the person has not answered: the toolkit is approving on its own, for
         # "skip authorization" or an earlier consent. Only a superuser's client may skip.
         if request.method != "POST":
-            application = (
-                get_application_model()
-                .objects.select_related("user")
-                .get(client_id=credentials["client_id"])
-            )
+            client_id = credentials["client_id"]
+            application = Application.objects.select_related("user").get(client_id=client_id)
             if not consent_may_be_skipped(application):
                 raise ConsentRequired
         # The consent form carries the resource in a hidden field, which can be edited.
