@@ -15,8 +15,6 @@ import psycopg
 
 from records.storage_faults import CONNECTION_LOST, TOO_MANY_CONNECTIONS, UNREACHABLE, storage_fault
 
-DEFAULT_POOL_SIZE = 4
-DEFAULT_POOL_TIMEOUT_S = 20
 AT_CAPACITY = "at_capacity"
 # What the 503 says for a fault cause, besides the generic sentence.
 FAULT_SENTENCES = {
