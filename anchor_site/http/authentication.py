@@ -54,13 +54,11 @@ class AccessTokenAuthentication(BaseAuthentication):
         return token.user, token
 
     def authenticate_header(self, request: Any) -> str:
-        challenge = (
+        error = ', error="invalid_token"' if get_authorization_header(request) else ""
+        return (
             f'Bearer realm="{REALM}", resource_metadata="{resource_metadata_url(request)}", '
-            f'scope="{MCP_SCOPE}"'
+            f'scope="{MCP_SCOPE}"{error}'
         )
-        if get_authorization_header(request):
-            return f'{challenge}, error="invalid_token"'
-        return challenge
 
 
 def credential_of(token: Any) -> tuple[str, str]:

@@ -1,11 +1,8 @@
 """What `manage.py anchor_purge` removes: rows that only ever grow and are no longer needed.
 
-Expired review tickets (except those an action awaiting commit or approval cites); uncommitted
-actions past their expiry (except stale writes still listed for a person's attention); expired
-sessions; expired or revoked OAuth codes and tokens; committed actions' stored results past the
-retention (a replay is then refused); and unused OAuth clients no one owns
-(anchor_site.oauth.unclaimed), before the expired tokens go, so a client whose tokens lapse in
-this run stays until the next.
+Reviews an action awaiting commit or approval cites stay, and so do stale writes still listed for
+a person's attention. Unused clients go before the expired tokens, so a client whose tokens lapse
+in this run stays until the next.
 """
 
 from __future__ import annotations

@@ -3,9 +3,7 @@
 
 A client is kept to the one flow served: authorization code, with refresh. The toolkit stores
 callbacks space-separated and cannot say "http, but only to this machine" (RFC 8252 §7.3), so
-each item is exactly one absolute URI of RFC 3986 characters; https anywhere, plain http only
-to loopback; other schemes only when configured (ANCHOR_OAUTH_REDIRECT_SCHEMES); no fragment,
-wildcard or userinfo; at most MAX_REDIRECT_URIS of MAX_REDIRECT_URI_LENGTH characters.
+each item is checked here as exactly one absolute URI.
 """
 
 from __future__ import annotations

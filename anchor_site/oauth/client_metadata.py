@@ -1,16 +1,12 @@
 """Client ID Metadata Documents (MCP authorization 2025-11-25, SEP-991): fetching and checking.
 
-A client may use an https URL as its client_id; django-oauth-toolkit does the protocol (fetch
-through CIMD_METADATA_FETCHER, client_id check, the public Application, refetch after max-age,
-backoff) and consent is still asked. The fetch is the one request this server makes to a URL
-anyone chooses, so `MetadataFetcher` is strict: https only; every address the host resolves to
-must be public (IPv4 hidden in IPv6 forms included) and the connection goes to the address
-checked, certificate verified for the host; no redirects; a size cap. One deadline, enforced by
-cancelling, covers the whole exchange; the database connection goes back first; at most
-CIMD_MAX_CONCURRENT_FETCHES run at once; a host that did not answer in time is left alone for
-CIMD_FAILURE_BACKOFF_SECONDS. The document passes a registration's checks, and a new client is
-charged to its address's registration budget and takes a place among unclaimed clients.
-Refusals are logged, never told: the server must not be a probe of networks.
+A client may use an https URL as its client_id; django-oauth-toolkit does the protocol and
+consent is still asked. The fetch is the one request this server makes to a URL anyone chooses,
+so `MetadataFetcher` is strict: every address the host resolves to must be public and the
+connection goes to the address checked; one deadline, enforced by cancelling, covers the whole
+exchange, and the database connection goes back first; a host that did not answer in time is
+left alone for a while. Refusals are logged, never told: the server must not be a probe of
+networks.
 """
 
 from __future__ import annotations

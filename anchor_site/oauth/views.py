@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from django.contrib import admin
 from django.contrib.auth.views import LoginView
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest
 from django.shortcuts import render
 from django.urls import reverse
 from oauth2_provider.exceptions import OAuthToolkitError
@@ -53,13 +53,8 @@ def check_resource(request: HttpRequest, resources: list[str], credentials: dict
 
 def consent_may_be_skipped(application: Any) -> bool:
     """Only a superuser registers a client that skips consent, and only while they are one."""
-    owner = application.user
-    return bool(
-        application.skip_authorization
-        and owner is not None
-        and owner.is_active
-        and owner.is_superuser
-    )
+    owner = application.user if application.skip_authorization else None
+    return bool(owner is not None and owner.is_active and owner.is_superuser)
 
 
 class ConsentRequired(Exception):
@@ -135,17 +130,14 @@ class SignInView(LoginView):
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
         signed_in = request.user.is_authenticated
         if signed_in and request.method == "GET" and not self.get_redirect_url():
-            return self.signed_in_page(request)
+            context = {**admin.site.each_context(request), "title": "Signed in to Anchor"}
+            return render(request, "oauth2_provider/signed_in.html", context)
         return super().dispatch(request, *args, **kwargs)
 
     def get_default_redirect_url(self) -> str:
         if self.request.user.is_staff:
             return reverse("admin:index")
         return self.request.path
-
-    def signed_in_page(self, request: HttpRequest) -> HttpResponse:
-        context = {**admin.site.each_context(request), "title": "Signed in to Anchor"}
-        return render(request, "oauth2_provider/signed_in.html", context)
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context: dict[str, Any] = super().get_context_data(**kwargs)
