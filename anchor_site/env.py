@@ -149,13 +149,12 @@ def read() -> Environment:
 
 
 def sqlite_path(raw: str) -> Path:
-    if not raw.strip():
+    if not raw:  # stripped, and kept empty (NOT_EMPTY), by Environment
         raise ImproperlyConfigured(
             "ANCHOR_DB_PATH is empty; set it to the SQLite file to use (for example "
             "/home/me/anchor.db) or unset it to use anchor.db in the working directory."
         )
-    path = Path(raw.strip()).expanduser()
-    path = path if path.is_absolute() else Path.cwd() / path
+    path = Path.cwd() / Path(raw).expanduser()  # an absolute path stays as it is
     if path.is_dir():
         raise ImproperlyConfigured(
             f"ANCHOR_DB_PATH={raw!r} is a directory; point it at a file inside it, "

@@ -20,13 +20,6 @@ UNCOMMITTED = (ActionState.PREPARED, ActionState.STALE)
 AWAITING_DECISION = (ActionState.PREPARED, ActionState.AWAITING_APPROVAL)
 
 
-def _cited_by_pending_actions() -> set[str]:
-    pending = PreparedAction.objects.filter(state__in=AWAITING_DECISION)
-    return {
-        str(cited) for ids in pending.values_list("review_ids", flat=True) for cited in ids or []
-    }
-
-
 def _oauth_rows() -> int:
     return sum(model.objects.count() for model in (Grant, AccessToken, RefreshToken))
 
@@ -40,7 +33,10 @@ def purge(
             state=ActionState.STALE, dismissed_at__isnull=True
         )
         counts = {"expired uncommitted actions": actions.delete()[0]}
-        cited = _cited_by_pending_actions()
+        pending = PreparedAction.objects.filter(state__in=AWAITING_DECISION)
+        cited = {
+            str(id_) for ids in pending.values_list("review_ids", flat=True) for id_ in ids or []
+        }
         tickets = ReviewTicket.objects.filter(expires_at__lt=now).exclude(pk__in=cited)
         counts["expired review tickets"] = tickets.delete()[0]
         counts["committed results past retention"] = PreparedAction.objects.filter(

@@ -13,7 +13,7 @@ import io
 import logging
 from importlib import import_module
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 from asgiref.sync import async_to_sync
 from django.conf import settings
@@ -146,8 +146,7 @@ class AnchorMCPView(StreamableHttpView):
             return database_unavailable(cause, reason, _request_id(self.request))
         if isinstance(exc, PayloadTooLarge):  # the same reply as the ASGI-level refusal
             return _jsonrpc_error(413, str(exc.detail))
-        response: HttpResponse = super().handle_exception(exc)
-        return response
+        return cast(HttpResponse, super().handle_exception(exc))
 
     def initial(self, request: Any, *args: Any, **kwargs: Any) -> None:
         check_transport(request, self.http_method_names)

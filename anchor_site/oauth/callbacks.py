@@ -32,10 +32,10 @@ INVALID_CLIENT_METADATA = "invalid_client_metadata"
 
 @dataclass
 class CallbackRefused(Exception):
-    """An RFC 7591 error: `error` is its code, `description` names the item and the fix."""
+    """An RFC 7591 error: `description` names the item and the fix, `error` is its code."""
 
-    error: str
     description: str
+    error: str = INVALID_CLIENT_METADATA
 
     def __str__(self) -> str:
         return self.description
@@ -98,36 +98,32 @@ def check_client_metadata(metadata: dict[str, Any]) -> None:
     uris = metadata.get("redirect_uris", [])
     if not isinstance(uris, list):
         raise CallbackRefused(
-            INVALID_CLIENT_METADATA,
-            'redirect_uris must be an array of strings, e.g. ["http://127.0.0.1:33418/callback"].',
+            'redirect_uris must be an array of strings, e.g. ["http://127.0.0.1:33418/callback"].'
         )
     if not uris:
         raise CallbackRefused(
-            INVALID_REDIRECT_URI,
             "redirect_uris is empty; list the callback the authorization code is sent to.",
+            INVALID_REDIRECT_URI,
         )
     if len(uris) > MAX_REDIRECT_URIS:
         raise CallbackRefused(
-            INVALID_CLIENT_METADATA,
-            f"redirect_uris has {len(uris)} items; at most {MAX_REDIRECT_URIS} are accepted.",
+            f"redirect_uris has {len(uris)} items; at most {MAX_REDIRECT_URIS} are accepted."
         )
     allowed = {str(scheme).lower() for scheme in oauth2_settings.ALLOWED_REDIRECT_URI_SCHEMES}
     for index, uri in enumerate(uris):
         if not isinstance(uri, str):
             raise CallbackRefused(
-                INVALID_CLIENT_METADATA,
-                f"redirect_uris[{index}] is not a string; each item is one callback URI.",
+                f"redirect_uris[{index}] is not a string; each item is one callback URI."
             )
         problem = redirect_uri_problem(uri, allowed)
         if problem is not None:
-            raise CallbackRefused(INVALID_REDIRECT_URI, f"redirect_uris[{index}] {problem}")
+            raise CallbackRefused(f"redirect_uris[{index}] {problem}", INVALID_REDIRECT_URI)
     for name, value in metadata.items():
         items = value if isinstance(value, list) else [value]
         if any(isinstance(item, str) and "\x00" in item for item in items):
             # PostgreSQL cannot store it, and no name or URI needs it.
             raise CallbackRefused(
-                INVALID_CLIENT_METADATA,
-                f"{json.dumps(name)} contains a NUL character (\\u0000); send it without one.",
+                f"{json.dumps(name)} contains a NUL character (\\u0000); send it without one."
             )
     grant_types = metadata.get("grant_types", ["authorization_code"])
     if (
@@ -136,14 +132,12 @@ def check_client_metadata(metadata: dict[str, Any]) -> None:
         or any(grant not in GRANT_TYPES for grant in grant_types)
     ):
         raise CallbackRefused(
-            INVALID_CLIENT_METADATA,
             f"grant_types is {json.dumps(grant_types)}; this server issues tokens only through "
-            'the authorization code, so send ["authorization_code", "refresh_token"].',
+            'the authorization code, so send ["authorization_code", "refresh_token"].'
         )
     response_types = metadata.get("response_types", RESPONSE_TYPES)
     if response_types != RESPONSE_TYPES:
         raise CallbackRefused(
-            INVALID_CLIENT_METADATA,
             f'response_types is {json.dumps(response_types)}; send ["code"], the only one '
-            "this server answers.",
+            "this server answers."
         )

@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator
 from importlib import import_module
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 from django.apps import apps
@@ -112,8 +112,7 @@ def _unapplied_migrations() -> list[Any]:
     if all(key in applied for key in _installed_migrations()):
         return []
     executor = MigrationExecutor(connection)
-    plan: list[Any] = executor.migration_plan(executor.loader.graph.leaf_nodes())
-    return plan
+    return cast(list[Any], executor.migration_plan(executor.loader.graph.leaf_nodes()))
 
 
 def _installed_migrations() -> list[tuple[str, str]]:
