@@ -38,8 +38,7 @@ def reset_pooled_connection(raw_connection: Any) -> None:
 
 
 class ObservedConnection(psycopg.Connection):
-    """Remembers how the pool's latest (background) connect went: failed with `latest_error`,
-    or None."""
+    """Remembers how the pool's latest (background) connect failed (`latest_error`), if it did."""
 
     latest_error: ClassVar[psycopg.Error | None] = None
 

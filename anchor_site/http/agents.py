@@ -56,8 +56,7 @@ class Credential:
 
 
 def person_credentials(user: Any) -> list[Credential]:
-    """The clients the person holds a live token or refresh token of, then their personal
-    tokens; each with its last change."""
+    """The person's OAuth clients (a live token or refresh token) and personal tokens."""
     now = timezone.now()
     tokens = OAuthAccessToken.objects.filter(user=user, application__isnull=False)
     live = set(tokens.filter(expires__gt=now).values_list("application_id", flat=True))

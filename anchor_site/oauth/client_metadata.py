@@ -127,8 +127,7 @@ def checked_addresses(host: str, port: int, seconds: float) -> list[str]:
 
 
 async def download(seconds: float, url: SplitResult, address: str) -> tuple[dict[str, Any], int]:
-    """GET the document from `address`, SNI, certificate and Host for the host, cancelled after
-    `seconds`."""
+    """GET the document from `address` (SNI, certificate and Host for the host) in `seconds`."""
     limit = oauth2_settings.CIMD_MAX_DOCUMENT_SIZE
     host = f"[{address}]" if ":" in address else address
     target = f"https://{host}:{url.port or 443}{url.path}" + (f"?{url.query}" if url.query else "")
@@ -252,20 +251,19 @@ class FetchSlots:
         self._held = threading.local()
 
     def take(self) -> bool:
-        if getattr(self._held, "slot", False):
-            return True
         with self._lock:
-            limit = oauth2_settings.CIMD_MAX_CONCURRENT_FETCHES
-            if limit and self._taken >= limit:
-                return False
-            self._taken += 1
-        self._held.slot = True
+            if not getattr(self._held, "slot", False):  # one slot a thread, however often asked
+                limit = oauth2_settings.CIMD_MAX_CONCURRENT_FETCHES
+                if limit and self._taken >= limit:
+                    return False
+                self._taken += 1
+                self._held.slot = True
         return True
 
     def give_back(self) -> None:
-        if getattr(self._held, "slot", False):
-            self._held.slot = False
-            with self._lock:
+        with self._lock:
+            if getattr(self._held, "slot", False):
+                self._held.slot = False
                 self._taken -= 1
 
 
