@@ -9,16 +9,21 @@ dropped (records.storage_faults). `why_no_connection` tells "every connection bu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import psycopg
 
 from records.storage_faults import CONNECTION_LOST, TOO_MANY_CONNECTIONS, UNREACHABLE, storage_fault
 
-DEFAULT_POOL_SIZE = 4
-DEFAULT_POOL_TIMEOUT_S = 20
 AT_CAPACITY = "at_capacity"
+# What the 503 says for a fault cause, besides the generic sentence.
+FAULT_SENTENCES = {
+    TOO_MANY_CONNECTIONS: "PostgreSQL refused a new connection (all of its max_connections slots "
+    "are taken)",
+    CONNECTION_LOST: "The database connection was lost before the request could run",
+    UNREACHABLE: "The server cannot reach its database (PostgreSQL is down, unreachable or "
+    "refusing connections; the server reconnects by itself once it is back)",
+}
 
 
 def reset_pooled_connection(raw_connection: Any) -> None:
@@ -32,27 +37,20 @@ def reset_pooled_connection(raw_connection: Any) -> None:
     reset_statement_settings(raw_connection)
 
 
-@dataclass
-class _LatestConnect:
-    """Whether the pool's latest attempt to open a connection failed, and why."""
-
-    error: psycopg.Error | None = None
-
-
-latest_connect = _LatestConnect()
-
-
 class ObservedConnection(psycopg.Connection):
-    """Remembers how the pool's latest (background) connect went."""
+    """Remembers how the pool's latest (background) connect failed (`latest_error`), if it did."""
+
+    latest_error: ClassVar[psycopg.Error | None] = None
 
     @classmethod
     def connect(cls, conninfo: str = "", **kwargs: Any) -> Any:
         try:
             opened = super().connect(conninfo, **kwargs)
         except psycopg.Error as exc:
-            latest_connect.error = exc  # one attribute store: atomic under the GIL
+            # One attribute store, atomic under the GIL; on this class, the one the pool uses.
+            ObservedConnection.latest_error = exc
             raise
-        latest_connect.error = None
+        ObservedConnection.latest_error = None
         return opened
 
 
@@ -72,22 +70,13 @@ def why_no_connection(exc: BaseException) -> tuple[str, str]:
     from psycopg_pool import PoolTimeout
 
     if isinstance(exc.__cause__, PoolTimeout):
-        if latest_connect.error is None:
+        if ObservedConnection.latest_error is None:
             return AT_CAPACITY, "The server is at capacity (no database connection was free)"
-        exc = latest_connect.error
-    fault = storage_fault(exc)
-    if fault.cause == TOO_MANY_CONNECTIONS:
-        return fault.cause, (
-            "PostgreSQL refused a new connection (all of its max_connections slots are taken)"
-        )
-    if fault.cause == CONNECTION_LOST:
-        return fault.cause, "The database connection was lost before the request could run"
-    if fault.cause == UNREACHABLE:
-        return fault.cause, (
-            "The server cannot reach its database (PostgreSQL is down, unreachable or refusing "
-            "connections; the server reconnects by itself once it is back)"
-        )
-    return fault.cause, f"The database refused the request ({fault.cause.replace('_', ' ')})"
+        exc = ObservedConnection.latest_error
+    cause = storage_fault(exc).cause
+    return cause, FAULT_SENTENCES.get(
+        cause, f"The database refused the request ({cause.replace('_', ' ')})"
+    )
 
 
 def close_pools() -> None:

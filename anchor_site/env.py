@@ -92,8 +92,8 @@ class Environment(BaseSettings):
     ANCHOR_DB_PATH: str = "anchor.db"  # checked against the file system by database_from_env
     # None: the backend's default, or db_pool's (0 from anchor_site/asgi.py: pooled).
     ANCHOR_DB_CONN_MAX_AGE: Count | None = Field(default=None, description=COUNT)
-    ANCHOR_DB_POOL_SIZE: Count | None = Field(default=None, description=COUNT)
-    ANCHOR_DB_POOL_TIMEOUT_S: Positive | None = Field(default=None, description=POSITIVE)
+    ANCHOR_DB_POOL_SIZE: Count = 4
+    ANCHOR_DB_POOL_TIMEOUT_S: Positive = 20
     ANCHOR_STATIC_ROOT: str = ""
     ANCHOR_WORKSPACE_ID: str = Field(default="local", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
     ANCHOR_ACTOR_ID: str = Field(default="local-agent", pattern=r"^[^\x00-\x1f]{1,300}$")
@@ -149,13 +149,12 @@ def read() -> Environment:
 
 
 def sqlite_path(raw: str) -> Path:
-    if not raw.strip():
+    if not raw:  # stripped, and kept empty (NOT_EMPTY), by Environment
         raise ImproperlyConfigured(
             "ANCHOR_DB_PATH is empty; set it to the SQLite file to use (for example "
             "/home/me/anchor.db) or unset it to use anchor.db in the working directory."
         )
-    path = Path(raw.strip()).expanduser()
-    path = path if path.is_absolute() else Path.cwd() / path
+    path = Path.cwd() / Path(raw).expanduser()  # an absolute path stays as it is
     if path.is_dir():
         raise ImproperlyConfigured(
             f"ANCHOR_DB_PATH={raw!r} is a directory; point it at a file inside it, "
@@ -176,7 +175,7 @@ def database_from_env(env: Environment) -> DBConfig:
         import dj_database_url
 
         # psycopg (through the pool module) only for PostgreSQL, not in every SQLite start.
-        from anchor_site.db_pool import DEFAULT_POOL_SIZE, DEFAULT_POOL_TIMEOUT_S, pool_options
+        from anchor_site.db_pool import pool_options
 
         if not url.startswith(("postgres://", "postgresql://", "pgsql://")):
             raise ImproperlyConfigured(
@@ -195,11 +194,9 @@ def database_from_env(env: Environment) -> DBConfig:
                 "DATABASE_URL names no database; add one after the host, e.g. .../anchor."
             )
         config.setdefault("TEST", {})
-        pool_size = env.ANCHOR_DB_POOL_SIZE
-        pool_size = DEFAULT_POOL_SIZE if pool_size is None else pool_size
-        if conn_max_age == 0 and pool_size:
-            timeout_s = env.ANCHOR_DB_POOL_TIMEOUT_S or DEFAULT_POOL_TIMEOUT_S
-            config.setdefault("OPTIONS", {})["pool"] = pool_options(pool_size, timeout_s)
+        if conn_max_age == 0 and env.ANCHOR_DB_POOL_SIZE:
+            pool = pool_options(env.ANCHOR_DB_POOL_SIZE, env.ANCHOR_DB_POOL_TIMEOUT_S)
+            config.setdefault("OPTIONS", {})["pool"] = pool
             # Only then does the pool check a connection before handing it out.
             config["CONN_HEALTH_CHECKS"] = True
         return config

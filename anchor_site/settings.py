@@ -79,7 +79,7 @@ WSGI_APPLICATION = "anchor_site.wsgi.application"
 TEST_RUNNER = "tests.runner.PytestTestRunner"
 
 DATABASES = {"default": env.database_from_env(_env)}
-# Connections a process may hold (4: db_pool's default, not imported to avoid psycopg).
+# Connections a process may hold (4, ANCHOR_DB_POOL_SIZE's default, when there is no pool).
 _pool_size = DATABASES["default"].get("OPTIONS", {}).get("pool", {}).get("max_size", 4)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -90,10 +90,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
-LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
-USE_I18N = True
-USE_TZ = True
 
 STATIC_URL = "static/"
 # WhiteNoise serves the admin's files from the apps, even before collectstatic.

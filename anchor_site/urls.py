@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import admin
-from django.urls import URLPattern, URLResolver, path
+from django.urls import URLPattern, URLResolver, include, path
 
 from anchor_site.http.agents import agents_page
 from anchor_site.http.views import AnchorMCPView, OpenDebugMCPView
-from anchor_site.oauth.urls import oauth_urlpatterns
 
 
 def mcp_urlpatterns() -> list[URLPattern | URLResolver]:
@@ -17,7 +16,7 @@ def mcp_urlpatterns() -> list[URLPattern | URLResolver]:
         return [
             path("mcp", AnchorMCPView.as_view(), name="mcp"),
             path("agents/", agents_page, name="anchor-agents"),
-            *oauth_urlpatterns(),
+            path("", include("anchor_site.oauth.urls")),
         ]
     if settings.DEBUG:
         return [path("mcp", OpenDebugMCPView.as_view(), name="mcp")]

@@ -9,14 +9,14 @@ from django.db import OperationalError
 from psycopg_pool import PoolTimeout
 
 from anchor_site import db_pool, env
-from anchor_site.db_pool import ObservedConnection, latest_connect, why_no_connection
+from anchor_site.db_pool import ObservedConnection, why_no_connection
 
 
 @pytest.fixture
 def fresh_outcome():
-    latest_connect.error = None
+    ObservedConnection.latest_error = None
     yield
-    latest_connect.error = None
+    ObservedConnection.latest_error = None
 
 
 def from_django(driver_error: Exception) -> OperationalError:

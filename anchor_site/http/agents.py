@@ -15,21 +15,18 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.auth.decorators import login_required
-from django.db import transaction
-from django.db.models import Max, Q
+from django.db.models import Max
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
-from oauth2_provider.models import (
-    get_access_token_model,
-    get_application_model,
-    get_grant_model,
-    get_refresh_token_model,
-)
+from oauth2_provider.models import AccessToken as OAuthAccessToken
+from oauth2_provider.models import Application
+from oauth2_provider.models import RefreshToken as OAuthRefreshToken
 
 from anchor_site.http.workspace import actor_for_user
+from anchor_site.oauth.tokens import revoke_all_of
 from records.acting import OAUTH, TOKEN, credential_key
 from records.admin.timeline import readable_kind
 from records.models import AuditEvent
@@ -58,24 +55,22 @@ class Credential:
         return f"{what}: {title}" if isinstance(title, str) else what
 
 
-def _oauth_credentials(user: Any) -> list[Credential]:
-    """The clients the person holds a live token or refresh token of."""
+def person_credentials(user: Any) -> list[Credential]:
+    """The person's OAuth clients (a live token or refresh token) and personal tokens."""
     now = timezone.now()
-    tokens = get_access_token_model().objects.filter(user=user, application__isnull=False)
+    tokens = OAuthAccessToken.objects.filter(user=user, application__isnull=False)
     live = set(tokens.filter(expires__gt=now).values_list("application_id", flat=True))
-    live |= set(
-        get_refresh_token_model()
-        .objects.filter(user=user, revoked__isnull=True)
-        .values_list("application_id", flat=True)
-    )
+    refreshable = OAuthRefreshToken.objects.filter(user=user, revoked__isnull=True)
+    live |= set(refreshable.values_list("application_id", flat=True))
     stamps = dict(
         tokens.filter(application_id__in=live)
         .values("application_id")
         .annotate(last=Max("updated"))
         .values_list("application_id", "last")
     )
-    clients = get_application_model().objects.filter(pk__in=live).order_by("name", "pk")
-    return [
+    clients = Application.objects.filter(pk__in=live).order_by("name", "pk")
+    personal = AccessToken.objects.filter(user=user, revoked_at__isnull=True)
+    credentials = [
         Credential(
             key=credential_key(OAUTH, client.pk),
             kind="OAuth client",
@@ -84,11 +79,7 @@ def _oauth_credentials(user: Any) -> list[Credential]:
             last_used=stamps.get(client.pk),
         )
         for client in clients
-    ]
-
-
-def _token_credentials(user: Any) -> list[Credential]:
-    return [
+    ] + [
         Credential(
             key=credential_key(TOKEN, token.pk),
             kind="personal token",
@@ -96,12 +87,8 @@ def _token_credentials(user: Any) -> list[Credential]:
             since=token.created_at,
             last_used=token.last_used_at,
         )
-        for token in AccessToken.objects.filter(user=user, revoked_at__isnull=True)
+        for token in personal
     ]
-
-
-def person_credentials(user: Any) -> list[Credential]:
-    credentials = _oauth_credentials(user) + _token_credentials(user)
     actor = actor_for_user(user)
     for credential in credentials:
         # One backward step of audit_credential each: a person holds a handful of credentials.
@@ -122,22 +109,11 @@ def revoke_credential(user: Any, key: str) -> str | None:
     if kind == TOKEN:
         token = AccessToken.objects.filter(pk=int(pk), user=user).first()
         return token.name if token and access_token_revoke(token=token) else None
-    client = get_application_model().objects.filter(pk=int(pk)).first()
+    client = Application.objects.filter(pk=int(pk)).first()
     if kind != OAUTH or client is None:
         return None
-    mine = Q(user=user, application=client)
-    now = timezone.now()
-    with transaction.atomic():
-        # Every refresh token of this person and client: the whole family, as a replayed
-        # refresh token revokes it, but not another person's authorization of the client.
-        refreshes = (
-            get_refresh_token_model()
-            .objects.filter(mine, revoked__isnull=True)
-            .update(revoked=now, updated=now)
-        )
-        tokens, _ = get_access_token_model().objects.filter(mine).delete()
-        get_grant_model().objects.filter(mine).delete()
-    return (client.name or client.client_id) if refreshes or tokens else None
+    # This person's whole refresh families for the client, not another person's authorization.
+    return (client.name or client.client_id) if revoke_all_of(user, application=client) else None
 
 
 @login_required

@@ -54,24 +54,18 @@ class AccessTokenAuthentication(BaseAuthentication):
         return token.user, token
 
     def authenticate_header(self, request: Any) -> str:
-        challenge = (
+        error = ', error="invalid_token"' if get_authorization_header(request) else ""
+        return (
             f'Bearer realm="{REALM}", resource_metadata="{resource_metadata_url(request)}", '
-            f'scope="{MCP_SCOPE}"'
+            f'scope="{MCP_SCOPE}"{error}'
         )
-        if get_authorization_header(request):
-            return f'{challenge}, error="invalid_token"'
-        return challenge
-
-
-def is_personal_token(token: Any) -> bool:
-    return isinstance(token, AccessToken)
 
 
 def credential_of(token: Any) -> tuple[str, str]:
     """The credential an agent acts through, as the audit names it: a personal token by its
     row and name; an OAuth token by its client (a refresh replaces the token, not the client)
     and the client's name, or its client_id when it gave none."""
-    if is_personal_token(token):
+    if isinstance(token, AccessToken):
         return credential_key(TOKEN, token.pk), token.name
     client = token.application
     return credential_key(OAUTH, client.pk), (client.name or client.client_id)[:300]

@@ -31,11 +31,6 @@ def too_large_message(limit: int, length: int | None = None) -> str:
     )
 
 
-def too_large_body(limit: int, length: int | None = None) -> bytes:
-    """The 413's JSON-RPC error, the shape /mcp answers every transport-level refusal in."""
-    return json.dumps(error_body(None, INVALID_REQUEST, too_large_message(limit, length))).encode()
-
-
 def declared_length(scope: Scope) -> int | None:
     for name, value in scope.get("headers", []):
         if name == b"content-length":
@@ -47,7 +42,8 @@ def declared_length(scope: Scope) -> int | None:
 
 
 async def refuse_too_large(send: Send, limit: int, length: int | None) -> None:
-    body = too_large_body(limit, length)
+    # A JSON-RPC error, the shape /mcp answers every transport-level refusal in.
+    body = json.dumps(error_body(None, INVALID_REQUEST, too_large_message(limit, length))).encode()
     await send(
         {
             "type": "http.response.start",

@@ -36,16 +36,11 @@ def public_documents_for_any_origin(sender: Any, request: HttpRequest, **kwargs:
 class ListedOriginsCorsMiddleware(CorsMiddleware):
     def check_preflight(self, request: HttpRequest) -> HttpResponseBase | None:
         preflight = super().check_preflight(request)
-        if preflight is None or is_public_document(request) or self.origin_is_listed(request):
+        if preflight is None or is_public_document(request):
             return preflight
-        return None
-
-    def origin_is_listed(self, request: HttpRequest) -> bool:
         origin = request.headers.get("origin", "")
-        if not origin:
-            return False
         try:
-            url = urlsplit(origin)
-        except ValueError:
-            return False
-        return self.origin_found_in_white_lists(origin, url)
+            listed = bool(origin) and self.origin_found_in_white_lists(origin, urlsplit(origin))
+        except ValueError:  # not a URL at all
+            listed = False
+        return preflight if listed else None

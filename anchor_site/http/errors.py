@@ -18,9 +18,7 @@ RETRY_AFTER_S = 5
 
 
 def _retry_later(body: dict[str, Any]) -> JsonResponse:
-    response = JsonResponse(body, status=503)
-    response["Retry-After"] = str(RETRY_AFTER_S)
-    return response
+    return JsonResponse(body, status=503, headers={"Retry-After": str(RETRY_AFTER_S)})
 
 
 def _advice(reason: str) -> str:
@@ -39,14 +37,12 @@ def server_error(request: HttpRequest) -> JsonResponse:
     exc = sys.exc_info()[1]
     if isinstance(exc, DatabaseError):
         cause, reason = why_no_connection(exc)
-        description = _advice(reason)
         return _retry_later(
-            {"error": "temporarily_unavailable", "error_description": description, "cause": cause}
+            {
+                "error": "temporarily_unavailable",
+                "error_description": _advice(reason),
+                "cause": cause,
+            }
         )
-    return JsonResponse(
-        {
-            "error": "server_error",
-            "error_description": "The server failed unexpectedly; the error is in its log.",
-        },
-        status=500,
-    )
+    description = "The server failed unexpectedly; the error is in its log."
+    return JsonResponse({"error": "server_error", "error_description": description}, status=500)

@@ -1,11 +1,8 @@
 """What `manage.py anchor_purge` removes: rows that only ever grow and are no longer needed.
 
-Expired review tickets (except those an action awaiting commit or approval cites); uncommitted
-actions past their expiry (except stale writes still listed for a person's attention); expired
-sessions; expired or revoked OAuth codes and tokens; committed actions' stored results past the
-retention (a replay is then refused); and unused OAuth clients no one owns
-(anchor_site.oauth.unclaimed), before the expired tokens go, so a client whose tokens lapse in
-this run stays until the next.
+Reviews an action awaiting commit or approval cites stay, and so do stale writes still listed for
+a person's attention. Unused clients go before the expired tokens, so a client whose tokens lapse
+in this run stays until the next.
 """
 
 from __future__ import annotations
@@ -14,12 +11,7 @@ from datetime import datetime, timedelta
 
 from django.contrib.sessions.models import Session
 from django.db import transaction
-from oauth2_provider.models import (
-    clear_expired,
-    get_access_token_model,
-    get_grant_model,
-    get_refresh_token_model,
-)
+from oauth2_provider.models import AccessToken, Application, Grant, RefreshToken, clear_expired
 
 from anchor_site.oauth.unclaimed import unused_unclaimed_clients
 from workflow.models import ActionState, PreparedAction, ReviewTicket
@@ -28,52 +20,36 @@ UNCOMMITTED = (ActionState.PREPARED, ActionState.STALE)
 AWAITING_DECISION = (ActionState.PREPARED, ActionState.AWAITING_APPROVAL)
 
 
-def _cited_by_pending_actions() -> set[str]:
-    cited: set[str] = set()
-    for review_ids in PreparedAction.objects.filter(state__in=AWAITING_DECISION).values_list(
-        "review_ids", flat=True
-    ):
-        cited.update(str(review_id) for review_id in review_ids or [])
-    return cited
-
-
 def _oauth_rows() -> int:
-    return sum(
-        model.objects.count()
-        for model in (get_grant_model(), get_access_token_model(), get_refresh_token_model())
-    )
+    return sum(model.objects.count() for model in (Grant, AccessToken, RefreshToken))
 
 
 def purge(
-    *, now: datetime, result_retention: timedelta, unused_client_age: timedelta | None = None
+    *, now: datetime, result_retention: timedelta, unused_client_age: timedelta
 ) -> dict[str, int]:
     """How many rows of each kind went."""
-    counts: dict[str, int] = {}
     with transaction.atomic():
-        actions, _ = (
-            PreparedAction.objects.filter(state__in=UNCOMMITTED, expires_at__lt=now)
-            .exclude(state=ActionState.STALE, dismissed_at__isnull=True)
-            .delete()
+        actions = PreparedAction.objects.filter(state__in=UNCOMMITTED, expires_at__lt=now).exclude(
+            state=ActionState.STALE, dismissed_at__isnull=True
         )
-        counts["expired uncommitted actions"] = actions
-        tickets, _ = (
-            ReviewTicket.objects.filter(expires_at__lt=now)
-            .exclude(pk__in=_cited_by_pending_actions())
-            .delete()
-        )
-        counts["expired review tickets"] = tickets
+        counts = {"expired uncommitted actions": actions.delete()[0]}
+        pending = PreparedAction.objects.filter(state__in=AWAITING_DECISION)
+        cited = {
+            str(id_) for ids in pending.values_list("review_ids", flat=True) for id_ in ids or []
+        }
+        tickets = ReviewTicket.objects.filter(expires_at__lt=now).exclude(pk__in=cited)
+        counts["expired review tickets"] = tickets.delete()[0]
         counts["committed results past retention"] = PreparedAction.objects.filter(
             state=ActionState.COMMITTED,
             decided_at__lt=now - result_retention,
             result__isnull=False,
         ).update(result=None)
-        sessions, _ = Session.objects.filter(expire_date__lt=now).delete()
-        counts["expired sessions"] = sessions
-        if unused_client_age is not None:
-            unused = unused_unclaimed_clients(now=now, unused_for=unused_client_age)
-            # Counted apart from the cascade: the delete also takes their registration tokens.
-            counts["unused registered OAuth clients"] = unused.count()
-            unused.delete()
+        counts["expired sessions"] = Session.objects.filter(expire_date__lt=now).delete()[0]
+        unused = unused_unclaimed_clients(now=now, unused_for=unused_client_age)
+        # The clients alone: the delete also takes their registration tokens.
+        counts["unused registered OAuth clients"] = unused.delete()[1].get(
+            Application._meta.label, 0
+        )
     before = _oauth_rows()
     clear_expired()  # batches of its own; counts are taken around it
     counts["expired or revoked OAuth codes and tokens"] = before - _oauth_rows()

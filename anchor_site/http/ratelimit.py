@@ -34,14 +34,9 @@ MAX_CREDENTIAL_LENGTH = 4096
 IPV6_CLIENT_PREFIX = 64
 
 
-def client_address(request: HttpRequest) -> str:
-    """The budget key of the client's address: itself for IPv4, its /64 for IPv6."""
-    return address_key(request.META.get("REMOTE_ADDR", ""))
-
-
-def address_key(raw: str) -> str:
-    """client_address for a REMOTE_ADDR value."""
-    raw = raw or "unknown"
+def address_key(remote_addr: str) -> str:
+    """The budget key of a client's address (REMOTE_ADDR): itself for IPv4, its /64 for IPv6."""
+    raw = remote_addr or "unknown"
     try:
         address = ipaddress.ip_address(raw)
     except ValueError:
@@ -111,15 +106,13 @@ class Window:
 
 
 def too_many(window: Window, whose: str) -> JsonResponse:
-    response = JsonResponse(
-        {
-            "detail": f"Too many requests for this {whose}: the limit is {window.limit} per "
-            f"{window.seconds} s. Retry after {window.retry_after} s."
-        },
-        status=429,
+    detail = (
+        f"Too many requests for this {whose}: the limit is {window.limit} per {window.seconds} "
+        f"s. Retry after {window.retry_after} s."
     )
-    response["Retry-After"] = str(window.retry_after)
-    return response
+    return JsonResponse(
+        {"detail": detail}, status=429, headers={"Retry-After": str(window.retry_after)}
+    )
 
 
 class RateLimitMiddleware:
@@ -130,10 +123,9 @@ class RateLimitMiddleware:
         if not request.path.startswith(RATE_LIMITED_PREFIXES):
             return self.get_response(request)
         now = time.time()
-        address_rate = settings.ANCHOR_HTTP_RATE_LIMIT_ANONYMOUS
-        address = (
-            Window(f"addr:{client_address(request)}", address_rate, now) if address_rate else None
-        )
+        rate = settings.ANCHOR_HTTP_RATE_LIMIT_ANONYMOUS
+        address_budget = f"addr:{address_key(request.META.get('REMOTE_ADDR', ''))}"
+        address = Window(address_budget, rate, now) if rate else None
         credential = credential_key(request) if request.path == CREDENTIAL_PATH else None
         verdict = VERDICTS.get(credential) if credential else None
         if credential is None or verdict is False:
@@ -145,18 +137,8 @@ class RateLimitMiddleware:
             if credential is not None and was_accepted(request):
                 remember(credential, True)  # valid after all (e.g. just issued)
             return response
-        return self._with_credential(request, credential, verdict, address, now)
-
-    def _with_credential(
-        self,
-        request: HttpRequest,
-        credential: str,
-        verdict: bool | None,
-        address: Window | None,
-        now: float,
-    ) -> HttpResponse:
-        token_rate = settings.ANCHOR_HTTP_RATE_LIMIT
-        token = Window(credential, token_rate, now) if token_rate else None
+        rate = settings.ANCHOR_HTTP_RATE_LIMIT
+        token = Window(credential, rate, now) if rate else None
         if token is not None:
             # A credential known valid is charged before it runs; one not seen lately is only
             # checked here and charged below, once the view has said whether it is valid.

@@ -13,7 +13,7 @@ import io
 import logging
 from importlib import import_module
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 from asgiref.sync import async_to_sync
 from django.conf import settings
@@ -94,8 +94,9 @@ def _request_id(request: Any) -> Any:
     return request_id if isinstance(request_id, (str, int)) else None
 
 
-def _refuse_shape(message: Any) -> JsonResponse | None:
-    """A body that is not one JSON-RPC object (the SDK would answer with its validation dump)."""
+def _refusal(message: Any, session_key: str | None) -> JsonResponse | None:
+    """JSON-RPC rules answered here, as the stdio transport answers them (the SDK would answer
+    a body that is not one JSON-RPC object with its validation dump)."""
     if isinstance(message, list):
         return _jsonrpc_error(
             400,
@@ -106,44 +107,24 @@ def _refuse_shape(message: Any) -> JsonResponse | None:
         return _jsonrpc_error(
             400, "Invalid Request: expected one JSON-RPC 2.0 request or notification object."
         )
-    return None
-
-
-def _refuse_message(message: Any, session_key: str | None) -> JsonResponse | None:
-    """JSON-RPC rules answered here, as the stdio transport answers them."""
-    if not isinstance(message, dict) or "method" not in message:
-        return None
-    method = message["method"]
-    if "id" in message and message["id"] is None:
-        return _jsonrpc_error(400, "Invalid Request: id must be a string or a number.")
-    if "id" not in message:
+    if "method" not in message or "id" not in message:
         return None  # a notification: nothing to answer
+    method, request_id = message["method"], message["id"]
+    if request_id is None:
+        return _jsonrpc_error(400, "Invalid Request: id must be a string or a number.")
     if not isinstance(method, str) or method not in CLIENT_METHODS:
         shown = str(method)[:100]
         return _jsonrpc_error(
-            200, f"Method not found: {shown}", code=METHOD_NOT_FOUND, request_id=message["id"]
+            200, f"Method not found: {shown}", code=METHOD_NOT_FOUND, request_id=request_id
         )
     if method == "initialize" and session_key:
         return _jsonrpc_error(
             400,
             "Invalid Request: this session is already initialized; initialize without "
             f"{SESSION_ID_HEADER} to start a new one.",
-            request_id=message["id"],
+            request_id=request_id,
         )
     return None
-
-
-def _cancelled_request_id(message: Any) -> Any | None:
-    """The requestId of a notifications/cancelled message, else None."""
-    if not isinstance(message, dict) or message.get("method") != "notifications/cancelled":
-        return None
-    params = message.get("params")
-    request_id = params.get("requestId") if isinstance(params, dict) else None
-    return request_id if isinstance(request_id, (str, int)) else None
-
-
-def _is_initialize(message: Any) -> bool:
-    return isinstance(message, dict) and message.get("method") == "initialize"
 
 
 class AnchorMCPView(StreamableHttpView):
@@ -165,8 +146,7 @@ class AnchorMCPView(StreamableHttpView):
             return database_unavailable(cause, reason, _request_id(self.request))
         if isinstance(exc, PayloadTooLarge):  # the same reply as the ASGI-level refusal
             return _jsonrpc_error(413, str(exc.detail))
-        response: HttpResponse = super().handle_exception(exc)
-        return response
+        return cast(HttpResponse, super().handle_exception(exc))
 
     def initial(self, request: Any, *args: Any, **kwargs: Any) -> None:
         check_transport(request, self.http_method_names)
@@ -212,26 +192,22 @@ class AnchorMCPView(StreamableHttpView):
             code = INVALID_REQUEST if too_big else PARSE_ERROR
             return _jsonrpc_error(400, f"Parse error: {exc.detail}", code=code)
         session_key = request.headers.get(SESSION_ID_HEADER)
-        refused = _refuse_shape(message)
-        if refused is None:
-            refused = _refuse_message(message, session_key)
+        refused = _refusal(message, session_key)
         if refused is not None:
             return refused
-        if isinstance(message, dict) and session_key:
-            unplain = plain_json_refusal(
-                message.get("id"), message.get("method"), message.get("params")
-            )
+        method, request_id, params = message.get("method"), message.get("id"), message.get("params")
+        if session_key:
+            unplain = plain_json_refusal(request_id, method, params)
             if unplain is not None:
                 return JsonResponse(unplain)
-        if session_key:
             if self._owned_session(request, session_key) is None:
                 return _jsonrpc_error(404, "Session not found; initialize a new session.")
-            cancelled = _cancelled_request_id(message)
-            if cancelled is not None:
+            cancelled = params.get("requestId") if isinstance(params, dict) else None
+            if method == "notifications/cancelled" and isinstance(cancelled, (str, int)):
                 cancel_http_call(session_key, cancelled)
                 self.accepted(request)
                 return HttpResponse(status=202)
-        elif not _is_initialize(message):
+        elif method != "initialize":
             return _jsonrpc_error(
                 400,
                 f"Send initialize first, then repeat the {SESSION_ID_HEADER} header it "
@@ -242,7 +218,6 @@ class AnchorMCPView(StreamableHttpView):
         finally:
             # asgiref copies the package's context variable back here: the scope must not stay.
             REQUEST_CONTEXT.set(SimpleNamespace())
-        request_id = message.get("id") if isinstance(message, dict) else None
         if session_key and request_id is not None and was_cancelled(session_key, request_id):
             # A cancelled request SHOULD NOT be answered: 202, which both official clients take.
             return HttpResponse(status=202)
@@ -280,8 +255,7 @@ class AnchorMCPView(StreamableHttpView):
         store = self._session_store()
         store[SESSION_OWNER_KEY] = self.session_owner(request)
         store.create()
-        session_key: str = store.session_key
-        return session_key
+        return str(store.session_key)
 
 
 class OpenDebugMCPView(AnchorMCPView):

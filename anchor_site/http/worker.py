@@ -12,18 +12,13 @@ from typing import Any
 from django.conf import settings
 from uvicorn_worker import UvicornWorker
 
-BASE_CONFIG: dict[str, Any] = {"loop": "asyncio", "http": "h11", "lifespan": "off"}
-
-
-def uvicorn_config(behind_tls_proxy: bool) -> dict[str, Any]:
-    return {**BASE_CONFIG, "proxy_headers": behind_tls_proxy}
-
 
 class AnchorUvicornWorker(UvicornWorker):
-    CONFIG_KWARGS: dict[str, Any] = BASE_CONFIG
+    CONFIG_KWARGS: dict[str, Any] = {"loop": "asyncio", "http": "h11", "lifespan": "off"}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         # Read here, not at import: the master has loaded the settings by the time it makes
         # workers (anchor_site/http/gunicorn_conf.py, on_starting).
-        self.CONFIG_KWARGS = uvicorn_config(settings.ANCHOR_BEHIND_TLS_PROXY)
+        proxy_headers = settings.ANCHOR_BEHIND_TLS_PROXY
+        self.CONFIG_KWARGS = {**self.CONFIG_KWARGS, "proxy_headers": proxy_headers}
         super().__init__(*args, **kwargs)

@@ -25,31 +25,31 @@ def actor_for_user(user: Any) -> str:
     return f"user:{user.get_username()}"
 
 
+def workspaces_of(user: Any) -> list[str]:
+    memberships = WorkspaceMembership.objects.filter(user=user).order_by("workspace_id")
+    return list(memberships.values_list("workspace_id", flat=True))
+
+
 def scope_for_user(user: Any, requested: str | None, credential: tuple[str, str]) -> Scope:
     """The scope of a request by `user`'s agent through `credential` (key, name)."""
-    workspaces = list(
-        WorkspaceMembership.objects.filter(user=user)
-        .order_by("workspace_id")
-        .values_list("workspace_id", flat=True)
-    )
+    workspaces = workspaces_of(user)
     requested = (requested or "").strip()
-    if requested:
-        if requested not in workspaces:
-            raise PermissionDenied(
-                f"{WORKSPACE_HEADER}: you are not a member of workspace {requested!r}. Your "
-                f"workspaces: {', '.join(workspaces) or 'none'}."
-            )
-    elif len(workspaces) == 1:
-        requested = workspaces[0]
-    elif not workspaces:
+    if requested and requested not in workspaces:
+        raise PermissionDenied(
+            f"{WORKSPACE_HEADER}: you are not a member of workspace {requested!r}. Your "
+            f"workspaces: {', '.join(workspaces) or 'none'}."
+        )
+    if not requested and not workspaces:
         raise PermissionDenied(
             f"User {user.get_username()!r} belongs to no workspace; an operator adds one with "
             "`python manage.py anchor_member add <username> <workspace>`."
         )
-    else:
+    if not requested and len(workspaces) > 1:
         raise WorkspaceNotChosen(
             f"You belong to several workspaces ({', '.join(workspaces)}); choose one for each "
             f"request with the {WORKSPACE_HEADER} header."
         )
     key, name = credential
-    return Scope(requested, actor_for_user(user), credential=key, credential_name=name)
+    return Scope(
+        requested or workspaces[0], actor_for_user(user), credential=key, credential_name=name
+    )

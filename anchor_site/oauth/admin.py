@@ -16,21 +16,11 @@ from django.http import HttpRequest
 from oauth2_provider import admin as toolkit_admin
 from oauth2_provider.cimd import is_cimd_client_id
 from oauth2_provider.forms import ApplicationForm
-from oauth2_provider.models import (
-    get_access_token_model,
-    get_application_model,
-    get_grant_model,
-    get_id_token_model,
-    get_refresh_token_model,
-)
+from oauth2_provider.models import AccessToken as OAuthAccessToken
+from oauth2_provider.models import Application, Grant, IDToken
+from oauth2_provider.models import RefreshToken as OAuthRefreshToken
 
 from records.admin.scoping import WorkspaceScopedAdmin, reaches_everything
-
-Application = get_application_model()
-OAuthAccessToken = get_access_token_model()
-OAuthRefreshToken = get_refresh_token_model()
-Grant = get_grant_model()
-IDToken = get_id_token_model()
 
 # Digests and secrets are never a lookup in the URL, even for their owner.
 OAUTH_SECRET_FIELDS = frozenset({"token", "token_checksum", "client_secret", "code"})

@@ -3,9 +3,7 @@
 
 A client is kept to the one flow served: authorization code, with refresh. The toolkit stores
 callbacks space-separated and cannot say "http, but only to this machine" (RFC 8252 §7.3), so
-each item is exactly one absolute URI of RFC 3986 characters; https anywhere, plain http only
-to loopback; other schemes only when configured (ANCHOR_OAUTH_REDIRECT_SCHEMES); no fragment,
-wildcard or userinfo; at most MAX_REDIRECT_URIS of MAX_REDIRECT_URI_LENGTH characters.
+each item is checked here as exactly one absolute URI.
 """
 
 from __future__ import annotations
@@ -34,44 +32,13 @@ INVALID_CLIENT_METADATA = "invalid_client_metadata"
 
 @dataclass
 class CallbackRefused(Exception):
-    """An RFC 7591 error: `error` is its code, `description` names the item and the fix."""
+    """An RFC 7591 error: `description` names the item and the fix, `error` is its code."""
 
-    error: str
     description: str
+    error: str = INVALID_CLIENT_METADATA
 
     def __str__(self) -> str:
         return self.description
-
-
-def check_redirect_uris(value: object) -> list[str]:
-    """The list as given when every item passes; otherwise CallbackRefused for the first fault
-    (an empty list too: every client here redirects)."""
-    if not isinstance(value, list):
-        raise CallbackRefused(
-            INVALID_CLIENT_METADATA,
-            'redirect_uris must be an array of strings, e.g. ["http://127.0.0.1:33418/callback"].',
-        )
-    if not value:
-        raise CallbackRefused(
-            INVALID_REDIRECT_URI,
-            "redirect_uris is empty; list the callback the authorization code is sent to.",
-        )
-    if len(value) > MAX_REDIRECT_URIS:
-        raise CallbackRefused(
-            INVALID_CLIENT_METADATA,
-            f"redirect_uris has {len(value)} items; at most {MAX_REDIRECT_URIS} are accepted.",
-        )
-    allowed = {str(scheme).lower() for scheme in oauth2_settings.ALLOWED_REDIRECT_URI_SCHEMES}
-    for index, uri in enumerate(value):
-        if not isinstance(uri, str):
-            raise CallbackRefused(
-                INVALID_CLIENT_METADATA,
-                f"redirect_uris[{index}] is not a string; each item is one callback URI.",
-            )
-        problem = redirect_uri_problem(uri, allowed)
-        if problem is not None:
-            raise CallbackRefused(INVALID_REDIRECT_URI, f"redirect_uris[{index}] {problem}")
-    return list(value)
 
 
 def redirect_uri_problem(uri: str, schemes: Collection[str]) -> str | None:
@@ -126,15 +93,37 @@ RESPONSE_TYPES = ["code"]
 
 
 def check_client_metadata(metadata: dict[str, Any]) -> None:
-    """Raise CallbackRefused (an RFC 7591 error) for metadata this server would not honour."""
-    check_redirect_uris(metadata.get("redirect_uris", []))
+    """Raise CallbackRefused (an RFC 7591 error) for metadata this server would not honour; an
+    empty redirect_uris too: every client here redirects."""
+    uris = metadata.get("redirect_uris", [])
+    if not isinstance(uris, list):
+        raise CallbackRefused(
+            'redirect_uris must be an array of strings, e.g. ["http://127.0.0.1:33418/callback"].'
+        )
+    if not uris:
+        raise CallbackRefused(
+            "redirect_uris is empty; list the callback the authorization code is sent to.",
+            INVALID_REDIRECT_URI,
+        )
+    if len(uris) > MAX_REDIRECT_URIS:
+        raise CallbackRefused(
+            f"redirect_uris has {len(uris)} items; at most {MAX_REDIRECT_URIS} are accepted."
+        )
+    allowed = {str(scheme).lower() for scheme in oauth2_settings.ALLOWED_REDIRECT_URI_SCHEMES}
+    for index, uri in enumerate(uris):
+        if not isinstance(uri, str):
+            raise CallbackRefused(
+                f"redirect_uris[{index}] is not a string; each item is one callback URI."
+            )
+        problem = redirect_uri_problem(uri, allowed)
+        if problem is not None:
+            raise CallbackRefused(f"redirect_uris[{index}] {problem}", INVALID_REDIRECT_URI)
     for name, value in metadata.items():
         items = value if isinstance(value, list) else [value]
         if any(isinstance(item, str) and "\x00" in item for item in items):
             # PostgreSQL cannot store it, and no name or URI needs it.
             raise CallbackRefused(
-                INVALID_CLIENT_METADATA,
-                f"{json.dumps(name)} contains a NUL character (\\u0000); send it without one.",
+                f"{json.dumps(name)} contains a NUL character (\\u0000); send it without one."
             )
     grant_types = metadata.get("grant_types", ["authorization_code"])
     if (
@@ -143,14 +132,12 @@ def check_client_metadata(metadata: dict[str, Any]) -> None:
         or any(grant not in GRANT_TYPES for grant in grant_types)
     ):
         raise CallbackRefused(
-            INVALID_CLIENT_METADATA,
             f"grant_types is {json.dumps(grant_types)}; this server issues tokens only through "
-            'the authorization code, so send ["authorization_code", "refresh_token"].',
+            'the authorization code, so send ["authorization_code", "refresh_token"].'
         )
     response_types = metadata.get("response_types", RESPONSE_TYPES)
     if response_types != RESPONSE_TYPES:
         raise CallbackRefused(
-            INVALID_CLIENT_METADATA,
             f'response_types is {json.dumps(response_types)}; send ["code"], the only one '
-            "this server answers.",
+            "this server answers."
         )

@@ -1,16 +1,12 @@
 """Client ID Metadata Documents (MCP authorization 2025-11-25, SEP-991): fetching and checking.
 
-A client may use an https URL as its client_id; django-oauth-toolkit does the protocol (fetch
-through CIMD_METADATA_FETCHER, client_id check, the public Application, refetch after max-age,
-backoff) and consent is still asked. The fetch is the one request this server makes to a URL
-anyone chooses, so `MetadataFetcher` is strict: https only; every address the host resolves to
-must be public (IPv4 hidden in IPv6 forms included) and the connection goes to the address
-checked, certificate verified for the host; no redirects; a size cap. One deadline, enforced by
-cancelling, covers the whole exchange; the database connection goes back first; at most
-CIMD_MAX_CONCURRENT_FETCHES run at once; a host that did not answer in time is left alone for
-CIMD_FAILURE_BACKOFF_SECONDS. The document passes a registration's checks, and a new client is
-charged to its address's registration budget and takes a place among unclaimed clients.
-Refusals are logged, never told: the server must not be a probe of networks.
+A client may use an https URL as its client_id; django-oauth-toolkit does the protocol and
+consent is still asked. The fetch is the one request this server makes to a URL anyone chooses,
+so `MetadataFetcher` is strict: every address the host resolves to must be public and the
+connection goes to the address checked; one deadline, enforced by cancelling, covers the whole
+exchange, and the database connection goes back first; a host that did not answer in time is
+left alone for a while. Refusals are logged, never told: the server must not be a probe of
+networks.
 """
 
 from __future__ import annotations
@@ -30,14 +26,13 @@ import httpx
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
-from oauth2_provider.cimd import CIMDError
-from oauth2_provider.models import get_application_model
+from oauth2_provider.cimd import CIMDError, _effective_max_age
+from oauth2_provider.models import Application
 from oauth2_provider.settings import oauth2_settings
 from oauthlib.oauth2.rfc6749.errors import FatalClientError
 
-from anchor_site.http.ratelimit import address_key
 from anchor_site.oauth.callbacks import CallbackRefused, check_client_metadata
-from anchor_site.oauth.registration import budget_refusal_text, spent_registration_budget
+from anchor_site.oauth.registration import over_registration_budget
 from anchor_site.oauth.unclaimed import cap_refusal_text, room_for_a_new_client
 
 log = logging.getLogger(__name__)
@@ -47,7 +42,6 @@ MAX_CLIENT_ID_LENGTH = 255
 PRINTABLE_URL = re.compile(r"^[\x21-\x7e]+$")
 # RFC 6052's well-known prefix: the IPv4 address is the last 32 bits.
 NAT64 = ipaddress.ip_network("64:ff9b::/96")
-MAX_AGE = re.compile(r"max-age\s*=\s*(\d+)", re.IGNORECASE)
 SILENT_HOST_KEY = "anchor-cimd-silent:"
 
 
@@ -106,9 +100,9 @@ def checked_url(client_id: str) -> SplitResult:
     return url
 
 
-def resolved(host: str, port: int, seconds: float) -> list[str]:
-    """The host's addresses, or CIMDError after `seconds` (the resolver cannot be interrupted,
-    so its thread is left to finish alone)."""
+def checked_addresses(host: str, port: int, seconds: float) -> list[str]:
+    """Every address the host resolves to, each allowed (a host with any other is refused), or
+    CIMDError after `seconds` (the resolver cannot be interrupted: its thread finishes alone)."""
     found: list[Any] = []
 
     def lookup() -> None:
@@ -123,83 +117,60 @@ def resolved(host: str, port: int, seconds: float) -> list[str]:
     if not found:
         mark_silent(f"{host}:{port}")
         raise CIMDError("took longer than the fetch deadline (resolving its host)")
-    if isinstance(found[0], BaseException):
-        raise CIMDError(f"host {host!r} does not resolve") from found[0]
-    return list(dict.fromkeys(str(info[4][0]) for info in found[0]))
-
-
-def checked_addresses(host: str, port: int, seconds: float) -> list[str]:
-    """Every address the host resolves to, each allowed; a host with any other is refused."""
-    allow_loopback = settings.ANCHOR_OAUTH_CIMD_ALLOW_LOOPBACK
-    addresses = resolved(host, port, seconds)
+    if isinstance(found[0], BaseException) or not found[0]:
+        raise CIMDError(f"host {host!r} does not resolve") from found[0] or None
+    addresses = list(dict.fromkeys(str(info[4][0]) for info in found[0]))
     for address in addresses:
-        if not address_allowed(address, allow_loopback):
+        if not address_allowed(address, settings.ANCHOR_OAUTH_CIMD_ALLOW_LOOPBACK):
             raise CIMDError(f"host {host!r} resolves to {address}, which is not public")
-    if not addresses:
-        raise CIMDError(f"host {host!r} does not resolve")
     return addresses
 
 
-def cache_lifetime(cache_control: str) -> int:
-    floor: int = oauth2_settings.CIMD_METADATA_MIN_AGE_SECONDS
-    ceiling: int = oauth2_settings.CIMD_METADATA_MAX_AGE_SECONDS
-    lowered = cache_control.lower()
-    found = MAX_AGE.search(lowered)
-    if "no-store" in lowered or "no-cache" in lowered:
-        age = floor
-    else:
-        age = int(found.group(1)) if found else ceiling
-    return max(floor, min(age, ceiling))
-
-
-async def download(url: SplitResult, address: str) -> tuple[dict[str, Any], int]:
-    """GET the document from `address`, SNI, certificate and Host for the host; no timeout of
-    its own (the caller cancels it)."""
+async def download(seconds: float, url: SplitResult, address: str) -> tuple[dict[str, Any], int]:
+    """GET the document from `address` (SNI, certificate and Host for the host) in `seconds`."""
     limit = oauth2_settings.CIMD_MAX_DOCUMENT_SIZE
     host = f"[{address}]" if ":" in address else address
     target = f"https://{host}:{url.port or 443}{url.path}" + (f"?{url.query}" if url.query else "")
     # Not the environment's proxies: the connection must reach the address just checked.
     # The certificate store is certifi's, or SSL_CERT_FILE when set.
     tls = httpx.create_ssl_context(trust_env=True)
-    async with (
-        httpx.AsyncClient(
-            verify=tls, timeout=None, follow_redirects=False, trust_env=False
-        ) as http,
-        http.stream(
-            "GET",
-            target,
-            headers={"Host": url.netloc, "Accept": "application/json"},
-            extensions={"sni_hostname": url.hostname},
-        ) as response,
-    ):
-        if response.status_code != 200:
-            raise CIMDError(f"answered HTTP {response.status_code} (redirects are not followed)")
-        media_type = response.headers.get("Content-Type", "").split(";")[0].strip().lower()
-        if media_type != "application/json" and not (
-            media_type.startswith("application/") and media_type.endswith("+json")
+    with anyio.fail_after(max(0.0, seconds)):
+        async with (
+            httpx.AsyncClient(
+                verify=tls, timeout=None, follow_redirects=False, trust_env=False
+            ) as http,
+            http.stream(
+                "GET",
+                target,
+                headers={"Host": url.netloc, "Accept": "application/json"},
+                extensions={"sni_hostname": url.hostname},
+            ) as response,
         ):
-            raise CIMDError(f"answered {media_type or 'no Content-Type'}, not application/json")
-        declared = response.headers.get("Content-Length", "")
-        if declared.isdigit() and int(declared) > limit:
-            raise CIMDError(f"declares {declared} bytes; at most {limit} are read")
-        body = bytearray()
-        async for chunk in response.aiter_bytes():
-            body.extend(chunk)
-            if len(body) > limit:
-                raise CIMDError(f"is larger than {limit} bytes")
-        cache_control = response.headers.get("Cache-Control", "")
+            if response.status_code != 200:
+                raise CIMDError(
+                    f"answered HTTP {response.status_code} (redirects are not followed)"
+                )
+            media_type = response.headers.get("Content-Type", "").split(";")[0].strip().lower()
+            if media_type != "application/json" and not (
+                media_type.startswith("application/") and media_type.endswith("+json")
+            ):
+                raise CIMDError(f"answered {media_type or 'no Content-Type'}, not application/json")
+            declared = response.headers.get("Content-Length", "")
+            if declared.isdigit() and int(declared) > limit:
+                raise CIMDError(f"declares {declared} bytes; at most {limit} are read")
+            body = bytearray()
+            async for chunk in response.aiter_bytes():
+                body.extend(chunk)
+                if len(body) > limit:
+                    raise CIMDError(f"is larger than {limit} bytes")
+            cache_control = response.headers.get("Cache-Control", "")
     try:
         document = json.loads(bytes(body))
     except (ValueError, RecursionError) as exc:
         raise CIMDError("is not valid JSON") from exc
     if not isinstance(document, dict):
         raise CIMDError("is not a JSON object")
-    return document, cache_lifetime(cache_control)
-
-
-async def within(seconds: float, url: SplitResult, address: str) -> tuple[dict[str, Any], int]:
-    with anyio.fail_after(max(0.0, seconds)):
-        return await download(url, address)
+    return document, _effective_max_age(cache_control)
 
 
 def check_document(client_id: str, document: dict[str, Any]) -> None:
@@ -223,12 +194,6 @@ def mark_silent(place: str) -> None:
     cache.set(SILENT_HOST_KEY + place, True, oauth2_settings.CIMD_FAILURE_BACKOFF_SECONDS)
 
 
-def release_database_connection() -> None:
-    """Give the request's connection back before waiting on the outside (not in a transaction)."""
-    if not connection.in_atomic_block:
-        connection.close()
-
-
 class MetadataFetcher:
     """CIMD_METADATA_FETCHER: (document, seconds to cache it) for a client_id URL."""
 
@@ -238,7 +203,8 @@ class MetadataFetcher:
             host = f"{url.hostname}:{url.port or 443}"
             if silent(host):
                 raise CIMDError(f"is on {host}, which did not answer in time lately")
-            release_database_connection()
+            if not connection.in_atomic_block:
+                connection.close()  # given back before waiting on the outside
             deadline = time.monotonic() + oauth2_settings.CIMD_FETCH_TIMEOUT_SECONDS
             addresses = checked_addresses(
                 url.hostname or "", url.port or 443, deadline - time.monotonic()
@@ -264,7 +230,7 @@ class MetadataFetcher:
                 failed = late
                 break
             try:
-                return anyio.run(within, deadline - time.monotonic(), url, address)
+                return anyio.run(download, deadline - time.monotonic(), url, address)
             except TimeoutError:
                 failed = late
                 mark_silent(place)
@@ -285,20 +251,19 @@ class FetchSlots:
         self._held = threading.local()
 
     def take(self) -> bool:
-        if getattr(self._held, "slot", False):
-            return True
         with self._lock:
-            limit = oauth2_settings.CIMD_MAX_CONCURRENT_FETCHES
-            if limit and self._taken >= limit:
-                return False
-            self._taken += 1
-        self._held.slot = True
+            if not getattr(self._held, "slot", False):  # one slot a thread, however often asked
+                limit = oauth2_settings.CIMD_MAX_CONCURRENT_FETCHES
+                if limit and self._taken >= limit:
+                    return False
+                self._taken += 1
+                self._held.slot = True
         return True
 
     def give_back(self) -> None:
-        if getattr(self._held, "slot", False):
-            self._held.slot = False
-            with self._lock:
+        with self._lock:
+            if getattr(self._held, "slot", False):
+                self._held.slot = False
                 self._taken -= 1
 
 
@@ -311,7 +276,7 @@ class NewClientPermission:
     place among the unclaimed clients."""
 
     def has_permission(self, request: Any, client_id: str) -> bool:
-        if get_application_model().objects.filter(client_id=client_id).exists():
+        if Application.objects.filter(client_id=client_id).exists():
             return FETCH_SLOTS.take()
         if not FETCH_SLOTS.take():
             log.warning(
@@ -325,11 +290,9 @@ class NewClientPermission:
                 retry_after=oauth2_settings.CIMD_FETCH_TIMEOUT_SECONDS,
             )
         headers = getattr(request, "headers", None) or {}
-        window = spent_registration_budget(address_key(headers.get("REMOTE_ADDR", "")))
-        if window is not None:
-            raise FetchRefused(
-                "too_many_requests", 429, budget_refusal_text(window), window.retry_after
-            )
+        spent = over_registration_budget(headers.get("REMOTE_ADDR", ""))
+        if spent is not None:
+            raise FetchRefused("too_many_requests", 429, *spent)
         if not room_for_a_new_client():
             log.warning(
                 "Client ID Metadata Document %s refused: %s", client_id[:300], cap_refusal_text()

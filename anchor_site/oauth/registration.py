@@ -15,13 +15,13 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from oauth2_provider.models import get_application_model
+from oauth2_provider.models import Application
 from oauth2_provider.views import (
     DynamicClientRegistrationManagementView,
     DynamicClientRegistrationView,
 )
 
-from anchor_site.http.ratelimit import Window, client_address
+from anchor_site.http.ratelimit import Window, address_key
 from anchor_site.oauth.callbacks import (
     INVALID_CLIENT_METADATA,
     RESPONSE_TYPES,
@@ -34,8 +34,10 @@ from anchor_site.oauth.unclaimed import cap_refusal_text, room_for_a_new_client
 MAX_NESTING = 8
 
 
-def refusal(error: str, description: str, status: int = 400) -> JsonResponse:
-    return JsonResponse({"error": error, "error_description": description}, status=status)
+def refusal(error: str, description: str, status: int = 400, retry_after: int = 0) -> JsonResponse:
+    headers = {"Retry-After": str(retry_after)} if retry_after else None
+    body = {"error": error, "error_description": description}
+    return JsonResponse(body, status=status, headers=headers)
 
 
 def nesting(value: Any) -> int:
@@ -82,7 +84,7 @@ def completed_reply(response: HttpResponse, *, created: bool) -> HttpResponse:
     if not isinstance(response, JsonResponse) or response.status_code != (201 if created else 200):
         return response
     data = json.loads(response.content)
-    application = get_application_model().objects.get(client_id=data["client_id"])
+    application = Application.objects.get(client_id=data["client_id"])
     data["response_types"] = RESPONSE_TYPES
     data["client_id_issued_at"] = int(application.created.timestamp())
     if "client_secret" in data:
@@ -90,37 +92,27 @@ def completed_reply(response: HttpResponse, *, created: bool) -> HttpResponse:
     return JsonResponse(data, status=response.status_code)
 
 
-def spent_registration_budget(address: str) -> Window | None:
-    """Charge one new client to the address's budget; the window, when that spent it."""
+def over_registration_budget(remote_addr: str) -> tuple[str, int] | None:
+    """Charge one new client to the address's budget; when that spent it, what to say and the
+    seconds until it is back."""
     rate = settings.ANCHOR_OAUTH_REGISTRATION_RATE
-    if not rate:
+    window = Window(f"register:{address_key(remote_addr)}", rate, time.time()) if rate else None
+    if window is None or not window.over():
         return None
-    window = Window(f"register:{address}", rate, time.time())
-    return window if window.over() else None
-
-
-def budget_refusal_text(window: Window) -> str:
     return (
         f"Too many new clients from this address (registrations and metadata documents count "
         f"alike): the limit is {window.limit} per {window.seconds} s "
         f"(ANCHOR_OAUTH_REGISTRATION_RATE). Reuse the client you registered, or retry after "
         f"{window.retry_after} s."
-    )
-
-
-def over_registration_budget(request: HttpRequest) -> JsonResponse | None:
-    """Charge the address's registration budget; a refusal when it is spent."""
-    window = spent_registration_budget(client_address(request))
-    if window is None:
-        return None
-    refused = refusal("too_many_requests", budget_refusal_text(window), status=429)
-    refused["Retry-After"] = str(window.retry_after)
-    return refused
+    ), window.retry_after
 
 
 class RegistrationView(DynamicClientRegistrationView):
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-        refused = over_registration_budget(request) or refused_metadata(request.body)
+        spent = over_registration_budget(request.META.get("REMOTE_ADDR", ""))
+        if spent is not None:
+            return refusal("too_many_requests", spent[0], 429, retry_after=spent[1])
+        refused = refused_metadata(request.body)
         if refused is not None:
             return refused
         if not room_for_a_new_client():

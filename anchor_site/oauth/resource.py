@@ -19,11 +19,6 @@ def mcp_resource(request: HttpRequest) -> str:
     return request.build_absolute_uri(reverse("mcp"))
 
 
-def authorization_server(request: HttpRequest) -> str:
-    """The issuer: this server's origin, whose RFC 8414 document is at the origin's root."""
-    return request.build_absolute_uri("/").rstrip("/")
-
-
 def resource_metadata_url(request: HttpRequest) -> str:
     """The path-suffixed form (RFC 9728 §3.1) for /mcp; the root form says the same."""
     return request.build_absolute_uri(
@@ -33,13 +28,11 @@ def resource_metadata_url(request: HttpRequest) -> str:
 
 class ProtectedResourceMetadataView(OAuthProtectedResourceMetadataView):
     """Both /.well-known/oauth-protected-resource and its /mcp-suffixed form describe /mcp:
-    the server has no other protected resource."""
+    the server has no other protected resource. Its authorization server is the toolkit's
+    default, this origin (the RFC 8414 document is at the origin's root)."""
 
     def get_resource(self, request: HttpRequest) -> str:
         return mcp_resource(request)
-
-    def get_authorization_servers(self, request: HttpRequest) -> list[str]:
-        return [authorization_server(request)]
 
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
         suffix = kwargs.get("resource_path")

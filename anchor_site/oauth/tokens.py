@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from oauth2_provider.models import AccessToken as OAuthAccessToken
 from oauth2_provider.models import Grant
@@ -31,14 +33,18 @@ def oauth_token_for(request: Any) -> OAuthAccessToken | None:
     return token
 
 
-def revoke_all_of(user: Any) -> None:
-    """End every code, access and refresh token user holds; the clients must ask again."""
+def revoke_all_of(user: Any, **client: Any) -> bool:
+    """End every code, access and refresh token `user` holds (for one `application=` only when
+    given), refresh families whole; whether any token ended. The clients must ask again."""
     now = timezone.now()
-    OAuthRefreshToken.objects.filter(user=user, revoked__isnull=True).update(
-        revoked=now, updated=now
-    )
-    OAuthAccessToken.objects.filter(user=user).delete()
-    Grant.objects.filter(user=user).delete()
+    mine = Q(user=user, **client)
+    with transaction.atomic():
+        refreshes = OAuthRefreshToken.objects.filter(mine, revoked__isnull=True).update(
+            revoked=now, updated=now
+        )
+        tokens, _ = OAuthAccessToken.objects.filter(mine).delete()
+        Grant.objects.filter(mine).delete()
+    return bool(refreshes or tokens)
 
 
 def revoke_when_deactivated(sender: Any, instance: Any, **kwargs: Any) -> None:

@@ -14,25 +14,16 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
-from oauth2_provider.models import (
-    get_access_token_model,
-    get_application_model,
-    get_grant_model,
-    get_refresh_token_model,
-)
+from oauth2_provider.models import AccessToken, Application, Grant, RefreshToken
 from oauth2_provider.settings import oauth2_settings
 
 UNUSED_METADATA_CLIENT_AGE = timedelta(hours=1)
 
 
 def unclaimed_clients() -> QuerySet[Any]:
-    Application = get_application_model()
+    sources = [Application.RegistrationSource.DCR, Application.RegistrationSource.CIMD]
     clients: QuerySet[Any] = Application.objects.filter(
-        user__isnull=True,
-        registration_source__in=[
-            Application.RegistrationSource.DCR,
-            Application.RegistrationSource.CIMD,
-        ],
+        user__isnull=True, registration_source__in=sources
     )
     return clients
 
@@ -50,27 +41,20 @@ def unused(clients: QuerySet[Any]) -> QuerySet[Any]:
     """The clients holding no code and no token of a person (their registration token does
     not count; a client whose tokens lapsed and were purged must authorize anew either way)."""
     by_client = {"application": OuterRef("pk")}
-    person_tokens = (
-        get_access_token_model()
-        .objects.filter(**by_client)
-        .exclude(scope=oauth2_settings.DCR_REGISTRATION_SCOPE, user__isnull=True)
+    person_tokens = AccessToken.objects.filter(**by_client).exclude(
+        scope=oauth2_settings.DCR_REGISTRATION_SCOPE, user__isnull=True
     )
     return clients.filter(
-        ~Exists(get_grant_model().objects.filter(**by_client)),
+        ~Exists(Grant.objects.filter(**by_client)),
         ~Exists(person_tokens),
-        ~Exists(get_refresh_token_model().objects.filter(**by_client)),
+        ~Exists(RefreshToken.objects.filter(**by_client)),
     )
-
-
-def unused_metadata_clients() -> QuerySet[Any]:
-    source = get_application_model().RegistrationSource.CIMD
-    return unused(unclaimed_clients().filter(registration_source=source))
 
 
 def unused_unclaimed_clients(*, now: datetime, unused_for: timedelta) -> QuerySet[Any]:
     """What the purge removes: unused clients older than `unused_for`, and metadata-document
     clients as soon as they are UNUSED_METADATA_CLIENT_AGE old."""
-    source = get_application_model().RegistrationSource.CIMD
+    source = Application.RegistrationSource.CIMD
     metadata_age = min(unused_for, UNUSED_METADATA_CLIENT_AGE)
     return unused(unclaimed_clients()).filter(
         Q(created__lt=now - unused_for)
@@ -81,7 +65,8 @@ def unused_unclaimed_clients(*, now: datetime, unused_for: timedelta) -> QuerySe
 def room_for_a_new_client() -> bool:
     """Whether one more client no one owns may be made, evicting metadata-document clients
     unused for an hour, and at the cap the oldest unused one."""
-    unused_metadata = unused_metadata_clients()
+    source = Application.RegistrationSource.CIMD
+    unused_metadata = unused(unclaimed_clients().filter(registration_source=source))
     unused_metadata.filter(created__lt=timezone.now() - UNUSED_METADATA_CLIENT_AGE).delete()
     cap = settings.ANCHOR_OAUTH_MAX_UNCLAIMED_CLIENTS
     if not cap or unclaimed_clients().count() < cap:
@@ -89,5 +74,5 @@ def room_for_a_new_client() -> bool:
     oldest = list(unused_metadata.order_by("created", "pk").values_list("pk", flat=True)[:1])
     if not oldest:
         return False
-    get_application_model().objects.filter(pk__in=oldest).delete()
+    Application.objects.filter(pk__in=oldest).delete()
     return True

@@ -4,14 +4,15 @@ where MCP clients look), everything else under /oauth/."""
 
 from __future__ import annotations
 
-from django.urls import URLResolver, include, path
+from django.urls import path
 from oauth2_provider import views as toolkit
 
 from anchor_site.oauth.registration import RegistrationManagementView, RegistrationView
 from anchor_site.oauth.resource import ProtectedResourceMetadataView
 from anchor_site.oauth.views import ConsentView, SignInView
 
-oauth_patterns = [
+app_name = "oauth2_provider"
+urlpatterns = [
     path(
         ".well-known/oauth-authorization-server",
         toolkit.OAuthServerMetadataView.as_view(),
@@ -38,7 +39,3 @@ oauth_patterns = [
     ),
     path("oauth/sign-in/", SignInView.as_view(), name="sign-in"),
 ]
-
-
-def oauth_urlpatterns() -> list[URLResolver]:
-    return [path("", include((oauth_patterns, "oauth2_provider")))]

@@ -11,7 +11,7 @@ import hashlib
 import uuid
 from typing import Any
 
-from oauth2_provider.models import get_refresh_token_model
+from oauth2_provider.models import RefreshToken
 from oauth2_provider.oauth2_validators import OAuth2Validator
 from oauthlib.oauth2.rfc6749.errors import InvalidGrantError
 
@@ -35,11 +35,8 @@ def code_token_family(code: str) -> uuid.UUID:
 def revoke_tokens_of_code(code: str, client: Any) -> None:
     """Revoke the refresh tokens (and their access tokens) a code bought for this client."""
     family = code_token_family(code)
-    refresh_tokens = get_refresh_token_model().objects.filter(
-        token_family=family, application=client
-    )
-    if refresh_tokens.exists():
-        get_refresh_token_model().revoke_family(family)
+    if RefreshToken.objects.filter(token_family=family, application=client).exists():
+        RefreshToken.revoke_family(family)
 
 
 class AnchorOAuth2Validator(OAuth2Validator):

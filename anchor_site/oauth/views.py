@@ -10,21 +10,22 @@ issuer (RFC 9207).
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from django.contrib import admin
 from django.contrib.auth.views import LoginView
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest
 from django.shortcuts import render
 from django.urls import reverse
 from oauth2_provider.exceptions import OAuthToolkitError
-from oauth2_provider.models import get_application_model
+from oauth2_provider.models import Application
+from oauth2_provider.oauth2_backends import _add_iss_to_redirect
 from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import AuthorizationView
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
+from anchor_site.http.workspace import workspaces_of
 from anchor_site.oauth.resource import mcp_resource
-from records.models.membership import WorkspaceMembership
 
 PKCE_METHOD = "S256"
 
@@ -52,24 +53,8 @@ def check_resource(request: HttpRequest, resources: list[str], credentials: dict
 
 def consent_may_be_skipped(application: Any) -> bool:
     """Only a superuser registers a client that skips consent, and only while they are one."""
-    owner = application.user
-    return bool(
-        application.skip_authorization
-        and owner is not None
-        and owner.is_active
-        and owner.is_superuser
-    )
-
-
-def with_issuer(request: HttpRequest, redirect_to: str) -> str:
-    """The redirect with exactly one iss, this server's, in its query (RFC 9207 §2)."""
-    if not oauth2_settings.COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS:
-        return redirect_to
-    issuer = oauth2_settings.oauth2_authorization_server_issuer(request)
-    parts = urlsplit(redirect_to)
-    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "iss"]
-    query.append(("iss", issuer))
-    return urlunsplit(parts._replace(query=urlencode(query)))
+    owner = application.user if application.skip_authorization else None
+    return bool(owner is not None and owner.is_active and owner.is_superuser)
 
 
 class ConsentRequired(Exception):
@@ -77,8 +62,6 @@ class ConsentRequired(Exception):
 
 
 class ConsentView(AuthorizationView):
-    template_name = "oauth2_provider/authorize.html"
-
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
         try:
             return super().get(request, *args, **kwargs)
@@ -87,8 +70,12 @@ class ConsentView(AuthorizationView):
             return self.render_to_response(self.get_context_data(**self.oauth2_data))
 
     def redirect(self, redirect_to: str, application: Any) -> Any:
-        # Every redirect of this view is an authorization response: a code or an error.
-        return super().redirect(with_issuer(self.request, redirect_to), application)
+        # Every redirect of this view is an authorization response, a code or an error, and
+        # names this server as issuer exactly once (RFC 9207 §2); the toolkit's only the code.
+        if oauth2_settings.COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS:
+            issuer = oauth2_settings.oauth2_authorization_server_issuer(self.request)
+            redirect_to = _add_iss_to_redirect(redirect_to, issuer)
+        return super().redirect(redirect_to, application)
 
     def validate_authorization_request(self, request: HttpRequest) -> Any:
         scopes, credentials = super().validate_authorization_request(request)
@@ -107,11 +94,8 @@ class ConsentView(AuthorizationView):
         # On GET the person has not answered: the toolkit is approving on its own, for
         # "skip authorization" or an earlier consent. Only a superuser's client may skip.
         if request.method != "POST":
-            application = (
-                get_application_model()
-                .objects.select_related("user")
-                .get(client_id=credentials["client_id"])
-            )
+            client_id = credentials["client_id"]
+            application = Application.objects.select_related("user").get(client_id=client_id)
             if not consent_may_be_skipped(application):
                 raise ConsentRequired
         # The consent form carries the resource in a hidden field, which can be edited.
@@ -124,11 +108,7 @@ class ConsentView(AuthorizationView):
         context.update(admin.site.each_context(self.request))
         context["title"] = "Allow access to Anchor"
         if self.request.user.is_authenticated:
-            context["workspaces"] = list(
-                WorkspaceMembership.objects.filter(user=self.request.user)
-                .order_by("workspace_id")
-                .values_list("workspace_id", flat=True)
-            )
+            context["workspaces"] = workspaces_of(self.request.user)
         redirect_uri = context.get("redirect_uri") or ""
         context["redirect_host"] = urlsplit(redirect_uri).netloc or redirect_uri
         application = context.get("application")
@@ -150,17 +130,14 @@ class SignInView(LoginView):
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
         signed_in = request.user.is_authenticated
         if signed_in and request.method == "GET" and not self.get_redirect_url():
-            return self.signed_in_page(request)
+            context = {**admin.site.each_context(request), "title": "Signed in to Anchor"}
+            return render(request, "oauth2_provider/signed_in.html", context)
         return super().dispatch(request, *args, **kwargs)
 
     def get_default_redirect_url(self) -> str:
         if self.request.user.is_staff:
             return reverse("admin:index")
         return self.request.path
-
-    def signed_in_page(self, request: HttpRequest) -> HttpResponse:
-        context = {**admin.site.each_context(request), "title": "Signed in to Anchor"}
-        return render(request, "oauth2_provider/signed_in.html", context)
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context: dict[str, Any] = super().get_context_data(**kwargs)

@@ -65,45 +65,45 @@ def test_allowed_origins_must_be_origins(monkeypatch):
 
 
 def test_project_configuration_passes_the_checks():
-    assert checks.check_debug_on_public_host() == []
-    assert checks.check_wildcard_hosts() == []
-    assert checks.check_open_endpoint() == []
+    assert checks.check_settings() == []
     assert checks.check_stock_mcp_view() == []
 
 
 @override_settings(DEBUG=True, ALLOWED_HOSTS=["localhost", "anchor.example.com"])
 def test_debug_with_a_public_host_warns():
-    messages = checks.check_debug_on_public_host()
+    messages = checks.check_settings()
     assert ids(messages) == ["anchor.W001"]
     assert "anchor.example.com" in messages[0].msg
 
 
 @override_settings(DEBUG=True, ALLOWED_HOSTS=["localhost", "127.0.0.1"])
 def test_debug_on_loopback_only_is_fine():
-    assert checks.check_debug_on_public_host() == []
+    assert checks.check_settings() == []
 
 
 @override_settings(ALLOWED_HOSTS=["*"])
 def test_wildcard_hosts_set_in_code_are_an_error():
-    assert ids(checks.check_wildcard_hosts()) == ["anchor.E002"]
+    assert ids(checks.check_settings()) == ["anchor.E002"]
 
 
 @override_settings(ANCHOR_HTTP_AUTH="none", DEBUG=True)
 def test_open_endpoint_in_debug_warns():
-    assert ids(checks.check_open_endpoint()) == ["anchor.W002"]
+    assert ids(checks.check_settings()) == ["anchor.W002"]
 
 
 @override_settings(ANCHOR_HTTP_AUTH="none", DEBUG=False)
 def test_open_endpoint_without_debug_warns_that_it_is_not_mounted():
-    assert ids(checks.check_open_endpoint()) == ["anchor.W003"]
+    assert ids(checks.check_settings()) == ["anchor.W003"]
 
 
-@override_settings(ANCHOR_SECRET_KEY_FROM_ENV=False, ANCHOR_HTTP_AUTH="none")
+@override_settings(
+    ANCHOR_SECRET_KEY_FROM_ENV=False, ANCHOR_HTTP_AUTH="none", ANCHOR_BEHIND_TLS_PROXY=True
+)
 def test_deploy_checks_refuse_a_missing_secret_key_and_an_open_endpoint():
     assert ids(checks.check_deployment()) == ["anchor.E001", "anchor.E003"]
 
 
-@override_settings(ANCHOR_SECRET_KEY_FROM_ENV=True)
+@override_settings(ANCHOR_SECRET_KEY_FROM_ENV=True, ANCHOR_BEHIND_TLS_PROXY=True)
 def test_deploy_checks_pass_with_a_secret_key_and_tokens():
     assert checks.check_deployment() == []
 

@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator
 from importlib import import_module
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 from django.apps import apps
@@ -96,7 +96,7 @@ def prepare_database(*, verbosity: int) -> None:
             if _unapplied_migrations():
                 call_command("migrate", interactive=False, verbosity=verbosity, stdout=sys.stderr)
     except (DatabaseError, sqlite3.Error) as exc:
-        raise CommandError(_describe_database_failure(_reason(exc))) from exc
+        raise CommandError(_describe_database_failure(exc)) from exc
 
 
 def _new_sqlite_file() -> bool:
@@ -112,8 +112,7 @@ def _unapplied_migrations() -> list[Any]:
     if all(key in applied for key in _installed_migrations()):
         return []
     executor = MigrationExecutor(connection)
-    plan: list[Any] = executor.migration_plan(executor.loader.graph.leaf_nodes())
-    return plan
+    return cast(list[Any], executor.migration_plan(executor.loader.graph.leaf_nodes()))
 
 
 def _installed_migrations() -> list[tuple[str, str]]:
@@ -155,11 +154,8 @@ def _migration_lock() -> Iterator[None]:
             fcntl.flock(lock_file, fcntl.LOCK_UN)
 
 
-def _reason(exc: Exception) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-
-
-def _describe_database_failure(reason: str) -> str:
+def _describe_database_failure(exc: Exception) -> str:
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     db = connection.settings_dict
     if connection.vendor == "sqlite":
         return f"ANCHOR_DB_PATH: cannot open or migrate the SQLite database {db['NAME']}: {reason}"

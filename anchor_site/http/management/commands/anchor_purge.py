@@ -23,27 +23,20 @@ class Command(BaseCommand):
         parser.add_argument(
             "--result-retention-days",
             type=int,
-            default=None,
+            default=settings.ANCHOR_ACTION_RESULT_RETENTION_DAYS,
             help="Keep committed actions' stored results this many days (default: "
             "ANCHOR_ACTION_RESULT_RETENTION_DAYS, 30). Replaying an older action is refused.",
         )
         parser.add_argument(
             "--unused-client-days",
             type=int,
-            default=None,
+            default=settings.ANCHOR_OAUTH_UNUSED_CLIENT_DAYS,
             help="Remove OAuth clients no one owns, registered more than this many days ago "
             "and never used (default: ANCHOR_OAUTH_UNUSED_CLIENT_DAYS, 7).",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        days, client_days = (
-            settings.ANCHOR_ACTION_RESULT_RETENTION_DAYS
-            if options["result_retention_days"] is None
-            else options["result_retention_days"],
-            settings.ANCHOR_OAUTH_UNUSED_CLIENT_DAYS
-            if options["unused_client_days"] is None
-            else options["unused_client_days"],
-        )
+        days, client_days = options["result_retention_days"], options["unused_client_days"]
         for option, value in (("result-retention-days", days), ("unused-client-days", client_days)):
             if value < 1:
                 raise CommandError(f"--{option} must be at least 1.")
