@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from functools import partial
 from pathlib import Path
@@ -37,7 +37,7 @@ from anchor_site.devtools.benchmarks import (
 from anchor_site.devtools.benchmarks.measure import Row, Sizes
 from anchor_site.devtools.benchmarks.names import imports, name_rule, resolution
 from anchor_site.devtools.benchmarks.process import memory, startup, tool_list
-from anchor_site.devtools.benchmarks.server import Writer, client_session
+from anchor_site.devtools.benchmarks.server import Phase, Writer, client_session
 from anchor_site.devtools.benchmarks.session import batches, guarded, stdio, writes
 from anchor_site.devtools.benchmarks.store import graph, restore, search
 from workflow.scope import Scope
@@ -150,28 +150,27 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
     area("locks", lambda: locks.run(sizes))
 
 
-def missed(result: Any) -> bool:
-    """Whether a session phase's rows will miss: from its rows, write rate or timings."""
-    if isinstance(result, list):
-        return any(row.passed is False for row in result)
-    return result < writes.TARGET_PER_S if isinstance(result, float) else bool(result.missed())
-
-
 def session_rows(
     sizes: Sizes, areas: list[str], linked: data.LinkedRecord, vendor: str
 ) -> list[Row]:
     """The round-trip areas on the long history, in a server started after it was built, with
-    a second server writing into the measured collections between calls. A phase whose row will
+    a second server writing into the measured collections between calls. A phase whose rows
     miss runs again, shorter and untimed, under py-spy unless profiling is off."""
-    built = data.history(sizes, data.context())
+    rows = [data.history(sizes, data.context())]
     events = data.events()
-    scopes = guarded.setup(sizes) if "guarded" in areas else None
-    # Counted before the servers start: the ORM cannot run inside the client's event loop.
-    context_statements = stdio.context_statements(linked) if "stdio" in areas else 0
-    reporting_statements = batches.reporting_statements(linked) if "batches" in areas else 0
+    # What the rows compare against is counted in process first: the ORM cannot run inside the
+    # client's event loop.
+    phases: dict[str, Phase] = {}
+    if "stdio" in areas:
+        phases["stdio"] = partial(stdio.run, linked, events, stdio.context_statements(linked))
+    if "batches" in areas:
+        counted = batches.reporting_statements(linked)
+        phases["batches"] = partial(batches.run, linked, events, counted)
+    if "writes" in areas:
+        phases["writes"] = partial(writes.run, linked, writes.commit_floor(sizes.writes), vendor)
+    if "guarded" in areas:
+        phases |= guarded.phases(sizes, events)
     again = replace(sizes, calls=min(sizes.calls, 100), repeat=min(sizes.repeat, 5))
-    found: dict[str, Any] = {}
-    profiles: dict[str, list[str]] = {}
 
     async def over_stdio() -> None:
         async with client_session() as session:
@@ -179,35 +178,12 @@ def session_rows(
             measured = started[0] if len(started) == 1 else None
             async with client_session() as second:
                 writer = Writer(second)
-                phases: dict[str, Callable[[Sizes], Awaitable[Any]]] = {
-                    "stdio": partial(
-                        stdio.run, session, writer, linked, events, context_statements
-                    ),
-                    "batches": partial(
-                        batches.run, session, writer, linked, events, reporting_statements
-                    ),
-                    "writes": partial(writes.run, session, linked),
-                }
-                if scopes is not None:
-                    phases["creates"] = partial(guarded.measure_creates, session, writer, scopes)
-                    phases["imports"] = partial(guarded.measure_imports, session, writer, scopes)
-                for name, run in phases.items():
-                    if name in areas or name in ("creates", "imports"):
-                        found[name] = await run(sizes)
-                        if sizes.profile and missed(found[name]):
-                            profiles[name] = await profile.profiled(measured, partial(run, again))
+                for run in phases.values():
+                    found = await run(session, writer, sizes)
+                    if sizes.profile and any(row.passed is False for row in found):
+                        rerun = partial(run, session, writer, again)
+                        profile.attach(found, await profile.profiled(measured, rerun))
+                    rows.extend(found)
 
     asyncio.run(over_stdio())
-    rows = [built]
-    for name in ("stdio", "batches"):
-        profile.attach(found.get(name, []), profiles.get(name, []))
-        rows += found.get(name, [])
-    if "writes" in found:
-        rows.append(writes.row(found["writes"], writes.commit_floor(sizes.writes), sizes, vendor))
-        profile.attach(rows[-1:], profiles.get("writes", []))
-    if scopes is not None:
-        made = guarded.rows(found["creates"], found["imports"], sizes, scopes, events)
-        profile.attach(made[:2], profiles.get("creates", []))
-        profile.attach(made[2:], profiles.get("imports", []))
-        rows += made
     return rows

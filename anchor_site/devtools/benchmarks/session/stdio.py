@@ -8,7 +8,7 @@ from typing import Any
 
 from anchor_site.devtools.benchmarks.data import WORKSPACE, LinkedRecord
 from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes, statements, timed_row
-from anchor_site.devtools.benchmarks.server import NOTE, Writer, call, noop, timed_call
+from anchor_site.devtools.benchmarks.server import NOOP_WHAT, NOTE, Writer, call, noop, timed_call
 from records.selectors import record_context
 from workflow.mcp.client import ClientSession
 
@@ -26,11 +26,11 @@ def context_statements(linked: LinkedRecord) -> int:
 
 
 async def run(
-    session: ClientSession,
-    writer: Writer,
     linked: LinkedRecord,
     events: int,
     statements_per_call: int,
+    session: ClientSession,
+    writer: Writer,
     sizes: Sizes,
 ) -> list[Row]:
     arguments = context_arguments(linked)
@@ -54,7 +54,7 @@ async def run(
             target="<= 1.5x no-op",
             passed=context.median_ms <= 1.5 * noops.median_ms,
             reference=noops.median_ms,
-            reference_what="get_server_instructions (no-op) on the same server",
+            reference_what=NOOP_WHAT,
             note=f"reply {size / 1024:.1f} KiB, {statements_per_call} SQL statements; {NOTE}",
         )
     ]
