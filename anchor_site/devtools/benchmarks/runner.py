@@ -15,6 +15,7 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import asdict, replace
 from functools import partial
 from pathlib import Path
@@ -54,29 +55,24 @@ OPT_IN = {"peer"}  # runs only when --only names it: it fetches the memory serve
 def in_worker(vendor: str, args: list[str], *, progress: bool) -> tuple[Any, int]:
     """`manage.py benchmark --worker FILE *args` on a database of its own: (what it wrote to
     FILE as JSON, or None; its exit status)."""
-    with tempfile.TemporaryDirectory(prefix="anchor-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="anchor-bench-") as tmp, ExitStack() as scratch:
         env = dict(os.environ, DJANGO_SETTINGS_MODULE=DEV_SETTINGS_MODULE)
-        scratch = None
         if vendor == "sqlite":
             env.pop("DATABASE_URL", None)
             env["ANCHOR_DB_PATH"] = str(Path(tmp) / "benchmark.db")
         else:
-            scratch = data.ScratchDatabase(os.environ["DATABASE_URL"])
-            env["DATABASE_URL"] = scratch.create()
+            url = data.scratch_database(os.environ["DATABASE_URL"])
+            env["DATABASE_URL"] = scratch.enter_context(url)
         out = Path(tmp) / "out.json"
         manage = str(Path(settings.BASE_DIR) / "manage.py")
-        try:
-            done = subprocess.run(
-                [sys.executable, manage, "benchmark", "--worker", str(out), *args],
-                cwd=settings.BASE_DIR,
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=None if progress else subprocess.DEVNULL,
-                check=False,
-            )
-        finally:
-            if scratch is not None:
-                scratch.drop()
+        done = subprocess.run(
+            [sys.executable, manage, "benchmark", "--worker", str(out), *args],
+            cwd=settings.BASE_DIR,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=None if progress else subprocess.DEVNULL,
+            check=False,
+        )
         return (json.loads(out.read_text()) if out.exists() else None), done.returncode
 
 

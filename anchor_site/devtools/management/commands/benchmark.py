@@ -32,6 +32,9 @@ OPTIONS = (
 )  # fmt: skip
 
 
+SIZE_OPTIONS = [option.removeprefix("--") for option, _ in OPTIONS]
+
+
 class Command(BaseCommand):
     help = (
         "Generate data and time every area an agent waits on, on SQLite and (when DATABASE_URL "
@@ -154,25 +157,22 @@ class Command(BaseCommand):
 
     def _sizes(self, options: dict[str, Any]) -> Sizes:
         sizes = Sizes.quick() if options["quick"] else Sizes()
-        given = {name: options[name] for name in ("records", "events", "names", "calls", "repeat")}
-        if bad := [name for name, value in given.items() if value is not None and value < 1]:
+        given = {name: options[name] for name in SIZE_OPTIONS if options[name] is not None}
+        if bad := [name for name, value in given.items() if value < 1]:
             raise CommandError(f"--{bad[0]} must be at least 1.")
-        records, events, names, calls, repeat = given.values()
-        if records:
-            sizes = replace(sizes, records=records, meaning_records=min(100_000, records))
-        if events:
-            sizes = replace(sizes, events=events)
-        if names:
-            sizes = replace(sizes, names=names, import_names=min(10_000, names))
-        if calls:
-            sizes = replace(sizes, calls=calls, writes=max(5, calls // 5))
-        if repeat:
-            sizes = replace(
-                sizes,
-                repeat=repeat,
-                reference_repeat=min(3, repeat),
-                startups=min(sizes.startups, repeat),
-            )
+        sizes = replace(sizes, **given)
+        # What an option bounds beside its own size.
+        derived = {
+            "records": {"meaning_records": min(100_000, sizes.records)},
+            "names": {"import_names": min(10_000, sizes.names)},
+            "calls": {"writes": max(5, sizes.calls // 5)},
+            "repeat": {
+                "reference_repeat": min(3, sizes.repeat),
+                "startups": min(sizes.startups, sizes.repeat),
+            },
+        }
+        for name in given:
+            sizes = replace(sizes, **derived.get(name, {}))
         return replace(sizes, profile=0) if options["no_profile"] else sizes
 
     def _backends(self, choice: str) -> list[str]:
