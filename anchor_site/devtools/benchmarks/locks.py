@@ -25,6 +25,7 @@ from django.test import override_settings
 
 from anchor_site.devtools.benchmarks import data
 from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes
+from anchor_site.devtools.benchmarks.server import update_action
 from anchor_site.devtools.benchmarks.store.generated import Store
 from records import transfer
 from records.errors import AnchorError
@@ -188,18 +189,7 @@ def _blocked_write(scope: Scope, record_id: str, store: str) -> Row:
     connection.close()
     collection_id = Record.objects.get(pk=record_id).collection_id
     review = resolve_record(scope, query=record_id, collection_id=collection_id)
-    version = Record.objects.get(pk=record_id).version
-    prepared = prepare_write(
-        scope,
-        operation="update_record",
-        arguments={
-            "record_id": record_id,
-            "changes": {"status": "held"},
-            "expected_version": version,
-        },
-        review_ids=[review["resolution_id"]],
-        decision_reason="benchmark: lock wait",
-    )
+    prepared = prepare_write(scope, **update_action(review, {"status": "held"}, why="lock wait"))
     holder = _hold_lock(record_id)
     sqlite = connection.vendor == "sqlite"
     if sqlite:
