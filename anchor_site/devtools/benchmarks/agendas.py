@@ -35,7 +35,6 @@ from workflow.agendas.sync import sync_records
 from workflow.resolution import resolve_record
 from workflow.scope import Scope
 
-AREA = "agendas"
 BOUND = 100
 SYNC_RATIO = 10  # a sync of BOUND records may cost this many guarded writes
 STEP_RATIO = 3  # an agenda step may cost this many guarded writes
@@ -157,7 +156,6 @@ def run(sizes: Sizes) -> list[Row]:
     guarded_what = "one guarded write (resolve_record, prepare_write update_record, commit_write)"
     rows = [
         timed_row(
-            AREA,
             f"agenda step (complete / next), {BOUND} bound items, log of 2-{events} events",
             steps,
             target=f"<= {STEP_RATIO}x a guarded write",
@@ -167,7 +165,6 @@ def run(sizes: Sizes) -> list[Row]:
             note=built,
         ),
         timed_row(
-            AREA,
             f"agenda_sync_records of {BOUND} bound records, all completed",
             syncs,
             target=f"<= {SYNC_RATIO}x a guarded write",

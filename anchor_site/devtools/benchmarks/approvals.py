@@ -21,7 +21,6 @@ from workflow.models import ActionState, PreparedAction
 from workflow.resolution import resolve_record
 from workflow.scope import Scope
 
-AREA = "approvals"
 SMALL, LARGE, BULK = 5, 200, 50
 ROUNDS = 7
 REVIEWER = "user:bench-reviewer"
@@ -114,7 +113,6 @@ def run() -> list[Row]:
     ratio = large.median_ms / small.median_ms
     return [
         timed_row(
-            AREA,
             f"approve a creation with {LARGE} writes waiting in its collection",
             large,
             target=f"<= 1.5x the same approval at {SMALL} waiting",
@@ -124,7 +122,6 @@ def run() -> list[Row]:
             note=f"median of {ROUNDS}",
         ),
         Row(
-            AREA,
             f"bulk approval of the {BULK} oldest with {waiting} waiting",
             seconds,
             "s",

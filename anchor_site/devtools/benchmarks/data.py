@@ -300,7 +300,6 @@ def history(sizes: Sizes, ctx: WriteContext) -> Row:
     missing = max(0, sizes.events - events())
     elapsed, _ = timed(lambda: add_tasks(ctx, sizes, missing))
     return Row(
-        "history",
         f"long history: {events():,} audit events in the workspace, {missing:,} added as bulk "
         "records (record + version + record.created event each)",
         elapsed,

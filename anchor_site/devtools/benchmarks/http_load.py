@@ -40,7 +40,6 @@ from anchor_site.devtools.benchmarks.measure import Row, median_ms, p95_ms
 from anchor_site.devtools.benchmarks.server import INITIALIZE, NOOP, create_action, envelope_of
 from records.models import Record
 
-AREA = "http"
 CLIENTS = (1, 5, 10, 25)
 TARGET_MS = 100.0
 WRITES_TARGET = 30.0  # guarded writes/s into one collection (25 clients, PostgreSQL)
@@ -123,7 +122,7 @@ def work(
             check_log(log, lines)
     except Exception as exc:
         traceback.print_exc(file=sys.stderr)
-        rows.append(Row(AREA, "HTTP load", None, "", note=f"error: {type(exc).__name__}: {exc}"))
+        rows.append(Row("HTTP load", None, "", note=f"error: {type(exc).__name__}: {exc}"))
     save(rows, lines)
 
 
@@ -420,7 +419,6 @@ def load_row(load: Load) -> Row:
     timed, p95 = load.timed(), p95_ms(load.timed())
     rate, writes = len(timed) / load.seconds, len(load.samples["commit_write"]) / load.seconds
     return Row(
-        AREA,
         f"HTTP load, {load.clients} client{'s' if load.clients > 1 else ''}: tools/call "
         "(resolve, prepare, commit, search, context)",
         median_ms(timed),
@@ -437,7 +435,7 @@ def load_row(load: Load) -> Row:
 
 def tool_row(what: str, load: Load, tool: str) -> Row:
     found = load.samples[tool]
-    return Row(AREA, what, median_ms(found), "ms", p95=p95_ms(found), note=f"{len(found):,} calls")
+    return Row(what, median_ms(found), "ms", p95=p95_ms(found), note=f"{len(found):,} calls")
 
 
 def writes_rows(url: str, seeded: Seeded, clients: int, run: Callable[..., Load]) -> list[Row]:
@@ -458,7 +456,6 @@ def writes_rows(url: str, seeded: Seeded, clients: int, run: Callable[..., Load]
     clean = lost == 0 and not load.errors and refused == len(pairs) == DUPLICATE_PAIRS
     return [
         Row(
-            AREA,
             f"guarded writes into one collection, {clients} clients (resolve, prepare, commit)",
             writes,
             "/s",

@@ -38,7 +38,6 @@ from workflow.models import PreparedAction
 from workflow.resolution import batch_resolve, resolve_record
 from workflow.scope import Scope
 
-AREA = "locks"
 STORE = 50_000  # records in the store, at most: the issue asks for 5,000 and 50,000
 RECORDS = 10  # records both batches name
 ROUNDS = 20
@@ -147,7 +146,6 @@ def _opposite_orders(scope: Scope, pks: list[str], rounds: int, store: str) -> R
     )
     failed = len(errors) - deadlocks
     return Row(
-        AREA,
         f"opposite-order batches of {RECORDS} link_records, {rounds} rounds: deadlocks",
         deadlocks,
         "",
@@ -211,7 +209,6 @@ def _blocked_write(scope: Scope, record_id: str, store: str) -> Row:
     error: dict[str, Any] = dict(envelope.get("error") or {})
     got = f"{error.get('code', 'ok')} {(error.get('details') or {}).get('cause', '')}".strip()
     return Row(
-        AREA,
         "write blocked past its lock limit: time to its error",
         waited * 1000,
         "ms",

@@ -18,7 +18,6 @@ T = TypeVar("T")
 class Row:
     """One line of the table. `value` and `reference` are in `unit`; None means not measured."""
 
-    area: str
     what: str
     value: float | None
     unit: str
@@ -199,10 +198,8 @@ def table(title: str, rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def timed_row(
-    area: str, what: str, samples: Samples, *, under_ms: float | None = None, **fields: Any
-) -> Row:
+def timed_row(what: str, samples: Samples, *, under_ms: float | None = None, **fields: Any) -> Row:
     """A row of milliseconds: the samples' median, with their p95; `under_ms`, its target."""
     if under_ms is not None:
         fields.update(target=f"< {under_ms:g} ms", passed=samples.median_ms < under_ms)
-    return Row(area, what, samples.median_ms, "ms", p95=samples.p95_ms, **fields)
+    return Row(what, samples.median_ms, "ms", p95=samples.p95_ms, **fields)

@@ -25,7 +25,6 @@ from anchor_site.devtools.benchmarks.process.tool_list import listed, tokens
 from anchor_site.devtools.benchmarks.server import client_session
 from workflow.mcp.client import ClientSession, TextContent, open_stdio_session
 
-AREA = "peer"
 PLAN = json.loads((Path(__file__).with_suffix(".json")).read_text())
 MEMORY_SERVER = ["npx", "-y", "@modelcontextprotocol/server-memory"]
 RATIO_TARGET = 1.5
@@ -240,9 +239,7 @@ def memory_server_missing() -> str:
 def run() -> list[Row]:
     missing = memory_server_missing()
     if missing:
-        return [
-            Row(AREA, "agent tasks beside the memory server", None, "", note=f"skipped: {missing}")
-        ]
+        return [Row("agent tasks beside the memory server", None, "", note=f"skipped: {missing}")]
     with tempfile.TemporaryDirectory(prefix="anchor-peer-") as tmp:
         folder = Path(tmp)
         opener, ours = asyncio.run(run_anchor(folder, PLAN["tasks"]))
@@ -269,7 +266,6 @@ def rows(
             both.append((mine.tokens, peer.tokens, mine.tokens - mine.id_tokens))
         found.append(
             Row(
-                AREA,
                 f"{name}: Anchor {len(mine.spent)} calls, memory server "
                 + (f"{len(peer.spent)} calls" if done else "cannot"),
                 mine.tokens,
@@ -288,7 +284,6 @@ def rows(
     return [
         *found,
         Row(
-            AREA,
             f"median tokens per task, the {len(both)} tasks both servers do",
             median,
             "tokens",
@@ -299,7 +294,6 @@ def rows(
             note=f"Anchor's median without the UUIDs it reads and writes: {idless:,.0f}",
         ),
         Row(
-            AREA,
             f"tasks ending right in Anchor's store, of {len(ours)}",
             right,
             "tasks",
@@ -308,7 +302,6 @@ def rows(
             note=f"the memory server: {peer_right} right of the {len(both)} it can do",
         ),
         Row(
-            AREA,
             "tools/list + instructions, a plain mcp_serve",
             fixed,
             "tokens",

@@ -185,7 +185,6 @@ def explained(row: Row, sizes: Sizes, call: Callable[[], Any]) -> Row:
 
 
 def compared(
-    area: str,
     what: str,
     sizes: Sizes,
     call: Callable[[], Any],
@@ -198,7 +197,7 @@ def compared(
     times = max(3, sizes.reference_repeat * 2)
     ours, floor = repeat(call, times), repeat(reference, times)
     judged = passed(ours.median_ms, floor.median_ms)
-    row = timed_row(area, what, ours, passed=judged, reference=floor.median_ms, **fields)
+    row = timed_row(what, ours, passed=judged, reference=floor.median_ms, **fields)
     return explained(row, sizes, call)
 
 

@@ -85,9 +85,7 @@ def run_backend(
     args = ["--plan", json.dumps(asdict(sizes)), "--only", ",".join(areas)]
     rows, status = in_worker(vendor, args, progress=progress)
     if status != 0:
-        rows = (rows or []) + [
-            Row("worker", "benchmark worker", None, "", note=f"exit {status}").as_dict()
-        ]
+        rows = (rows or []) + [Row("benchmark worker", None, "", note=f"exit {status}").as_dict()]
     return rows or []
 
 
@@ -104,7 +102,7 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
             found = fn()
         except Exception as exc:  # one broken area must not hide the others' figures
             traceback.print_exc(file=sys.stderr)
-            found = [Row(name, name, None, "", note=f"error: {type(exc).__name__}: {exc}")]
+            found = [Row(name, None, "", note=f"error: {type(exc).__name__}: {exc}")]
         for row in found:
             say(f"[{vendor}]   {row.what}: {row.value}")
         rows.extend(found)

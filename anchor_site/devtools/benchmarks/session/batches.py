@@ -23,7 +23,6 @@ from workflow.batch_read import batch_read
 from workflow.mcp.client import ClientSession
 from workflow.scope import Scope
 
-AREA = "batches"
 BATCH_SLACK = 1.1  # the batch's work against the single calls' work, as measured
 
 
@@ -115,7 +114,6 @@ async def run(
             samples.seconds += [seconds] if round_ else []
     return [
         timed_row(
-            AREA,
             "batch_read, reporting shape (3 searches of 20 with contexts, a list, a traverse), "
             f"{events:,} audit events, fresh server",
             reporting,
@@ -125,7 +123,6 @@ async def run(
             note=f"{statements_per_call} SQL statements; {NOTE}",
         ),
         timed_row(
-            AREA,
             f"batch_resolve_records, 10 record IDs, {events:,} audit events, fresh server",
             resolving,
             under_ms=15,
@@ -144,7 +141,6 @@ def saved_row(what: str, batched: Samples, single: Samples, trip: Samples, what_
     round trips it saves (measured in the same rounds)."""
     work = single.median_ms - 6 * trip.median_ms
     return timed_row(
-        AREA,
         f"{what}, against the single calls less 6 round trips",
         batched,
         target=f"<= {BATCH_SLACK}x the single calls' work",

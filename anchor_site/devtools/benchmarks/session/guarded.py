@@ -30,7 +30,6 @@ from workflow.names.view import MAX_SCOPE_RECORDS
 from workflow.resolution import resolve_record
 from workflow.scope import Scope
 
-AREA = "guarded"
 SMALL_NAMES = 100
 NOOP_RATIO = 2.5  # a guarded create (3 calls) may cost this many times 3 no-op calls
 IMPORT_ROWS = 100
@@ -130,7 +129,6 @@ async def creates(
         del samples.seconds[0]  # round 0 warms up
     return [
         timed_row(
-            AREA,
             what,
             samples,
             target=f"<= {NOOP_RATIO}x 3 no-op calls",
@@ -160,7 +158,6 @@ async def imports(
         del samples.seconds[0]  # round 0 warms up
     return [
         timed_row(
-            AREA,
             what,
             imported,
             under_ms=IMPORT_TARGET_MS,

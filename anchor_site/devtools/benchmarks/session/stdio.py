@@ -12,7 +12,6 @@ from anchor_site.devtools.benchmarks.server import NOOP_WHAT, NOTE, Writer, call
 from records.selectors import record_context
 from workflow.mcp.client import ClientSession
 
-AREA = "stdio"
 WARMUP = 20
 
 
@@ -47,7 +46,6 @@ async def run(
     links = sum(len(first["links"][k]) for k in ("outgoing", "incoming"))
     return [
         timed_row(
-            AREA,
             f"stdio round trip, get_record_context ({links} links, {len(first['events'] or [])} "
             f"events), {sizes.calls:,} calls, {events:,} audit events, fresh server",
             context,

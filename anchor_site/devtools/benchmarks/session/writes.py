@@ -13,7 +13,6 @@ from anchor_site.devtools.benchmarks.measure import Row, Sizes
 from anchor_site.devtools.benchmarks.server import Writer, call, update_action
 from workflow.mcp.client import ClientSession
 
-AREA = "writes"
 TARGET_PER_S = 100
 
 
@@ -57,7 +56,6 @@ async def run(
     durable = "synchronous=FULL" if vendor == "sqlite" else "synchronous_commit=on"
     return [
         Row(
-            AREA,
             f"prepare + commit update_record, one client, {sizes.writes} writes ({durable})",
             rate,
             "/s",

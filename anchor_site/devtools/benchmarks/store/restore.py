@@ -20,7 +20,6 @@ from records.models import Record
 from records.query_bounds import QueryBound, bounded_queries
 from records.selectors import aggregate, collection_history, record_history
 
-AREA = "restore"
 TARGET_RATIO = 12
 LINKED_TARGET = 3  # times grouping by a field
 HISTORY_TARGET = 2  # times a record's history
@@ -82,7 +81,6 @@ def _ratio_row(
     what: str, sizes: Sizes, calls: Any, reference_what: str, target: int, note: str
 ) -> Row:
     return compared(
-        AREA,
         what,
         sizes,
         *calls,
@@ -109,7 +107,7 @@ def measure(sizes: Sizes, count: int, links: int, restored: str) -> list[Row]:
         first = (time.perf_counter() - started) * 1000
     except DatabaseError as exc:  # past the query bound: what a client would get
         note = f"{restored}; {known}; first call: {exc}"
-        return [Row(AREA, f"{what}aggregate grouped by linked record", None, "ms", note=note)]
+        return [Row(f"{what}aggregate grouped by linked record", None, "ms", note=note)]
     edited_id = Record.objects.get(workspace_id=data.WORKSPACE, title="Ledger entry 1").pk
     return [
         _ratio_row(
@@ -151,7 +149,6 @@ def optimize_row(records: int) -> Row:
     cost = (time.perf_counter() - started) * 1000
     with_stats = min(_linked_grouping_ms(data.WORKSPACE) for _ in range(3))
     return Row(
-        AREA,
         f"PRAGMA optimize after a {records:,}-record restore",
         cost,
         "ms",
@@ -184,9 +181,7 @@ def run(sizes: Sizes) -> list[Row]:
                 phases["statistics"] = time.perf_counter() - started
         note = ", ".join(f"{phase} {seconds:.2f} s" for phase, seconds in phases.items())
         total = sum(phases.values())
-        restores.append(
-            Row(AREA, f"restore, {count:,} records ({loaded:,} rows)", total, "s", note=note)
-        )
+        restores.append(Row(f"restore, {count:,} records ({loaded:,} rows)", total, "s", note=note))
         rows += [restores[-1], *reads]
     small, large = restores
     large.target = f"<= {TARGET_RATIO} x the {counts[0]:,}-record restore"

@@ -137,7 +137,7 @@ class Command(BaseCommand):
         report = report or {"rows": [], "lines": []}
         if status != 0:
             report["rows"].append(
-                Row("http", "HTTP load worker", None, "", note=f"exit {status}").as_dict()
+                Row("HTTP load worker", None, "", note=f"exit {status}").as_dict()
             )
         self.stdout.write("\n".join(table("postgresql, team mode over HTTP", report["rows"])))
         self.stdout.write(
