@@ -8,9 +8,6 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
 
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
-
 T = TypeVar("T")
 
 
@@ -123,13 +120,6 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     started = time.perf_counter()
     result = fn()
     return time.perf_counter() - started, result
-
-
-def statements(fn: Callable[[], Any]) -> int:
-    """SQL statements `fn` runs in this process: its round trips to the database."""
-    with CaptureQueriesContext(connection) as captured:
-        fn()
-    return len(captured.captured_queries)
 
 
 # --- the table ---------------------------------------------------------------------------------

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import itertools
 import time
+from functools import partial
 from typing import Any
 
 from anchor_site.devtools.benchmarks.data import ACTOR, WORKSPACE, LinkedRecord
-from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes, statements, timed_row
+from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes, timed_row
+from anchor_site.devtools.benchmarks.profile import captured
 from anchor_site.devtools.benchmarks.server import (
     NOOP_WHAT,
     NOTE,
@@ -55,7 +57,7 @@ def reporting_shape(linked: LinkedRecord) -> dict[str, Any]:
 
 def reporting_statements(linked: LinkedRecord) -> int:
     """SQL statements of the reporting batch_read, run in this process."""
-    return statements(lambda: batch_read(Scope(WORKSPACE, ACTOR), **reporting_shape(linked)))
+    return len(captured(partial(batch_read, Scope(WORKSPACE, ACTOR), **reporting_shape(linked)))[0])
 
 
 async def run(

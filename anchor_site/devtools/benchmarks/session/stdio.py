@@ -7,7 +7,8 @@ import json
 from typing import Any
 
 from anchor_site.devtools.benchmarks.data import WORKSPACE, LinkedRecord
-from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes, statements, timed_row
+from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes, timed_row
+from anchor_site.devtools.benchmarks.profile import captured
 from anchor_site.devtools.benchmarks.server import NOOP_WHAT, NOTE, Writer, call, noop, timed_call
 from records.selectors import record_context
 from workflow.mcp.client import ClientSession
@@ -21,7 +22,10 @@ def context_arguments(linked: LinkedRecord) -> dict[str, Any]:
 
 def context_statements(linked: LinkedRecord) -> int:
     """SQL statements of the measured call, run in this process."""
-    return statements(lambda: record_context(workspace_id=WORKSPACE, **context_arguments(linked)))
+    statements, _ = captured(
+        lambda: record_context(workspace_id=WORKSPACE, **context_arguments(linked))
+    )
+    return len(statements)
 
 
 async def run(
