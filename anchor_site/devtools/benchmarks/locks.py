@@ -16,6 +16,7 @@ import sqlite3
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -104,23 +105,18 @@ def _is_deadlock(exc: BaseException) -> bool:
 def _together(action_ids: list[str]) -> list[Any]:
     """Each batch applied on a thread of its own, released together; its time or its error."""
     gate = threading.Barrier(len(action_ids))
-    outcomes: list[Any] = [None] * len(action_ids)
 
-    def run(index: int) -> None:
+    def run(action_id: str) -> Any:
         try:
             gate.wait()
-            outcomes[index] = _apply(action_ids[index])
+            return _apply(action_id)
         except (AnchorError, DatabaseError) as exc:
-            outcomes[index] = exc
+            return exc
         finally:
             connection.close()
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(action_ids))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    return outcomes
+    with ThreadPoolExecutor(len(action_ids)) as pool:
+        return list(pool.map(run, action_ids))
 
 
 def _opposite_orders(scope: Scope, pks: list[str], rounds: int, store: str) -> Row:

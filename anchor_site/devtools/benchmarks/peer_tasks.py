@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import shutil
 import sqlite3
@@ -16,14 +15,13 @@ import subprocess
 import tempfile
 from contextlib import closing
 from dataclasses import dataclass, field
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from anchor_site.devtools.benchmarks.measure import Row
 from anchor_site.devtools.benchmarks.process.tool_list import listed, tokens
 from anchor_site.devtools.benchmarks.server import client_session
-from workflow.mcp.client import ClientSession, TextContent, open_stdio_session
+from workflow.mcp.client import ClientSession, TextContent
 
 PLAN = json.loads((Path(__file__).with_suffix(".json")).read_text())
 MEMORY_SERVER = ["npx", "-y", "@modelcontextprotocol/server-memory"]
@@ -209,17 +207,9 @@ async def run_anchor(folder: Path, tasks: list[dict[str, Any]]) -> tuple[int, di
 
 async def run_memory(folder: Path, tasks: list[dict[str, Any]]) -> dict[str, Any]:
     path = folder / "memory.jsonl"
-    env = {name: os.environ[name] for name in ("PATH", "HOME") if name in os.environ}
-    with open(os.devnull, "w") as quiet:
-        async with open_stdio_session(
-            MEMORY_SERVER,
-            env=env | {"MEMORY_FILE_PATH": str(path)},
-            cwd=folder,
-            errlog=quiet,
-            timeout=timedelta(seconds=60),
-        ) as session:
-            await Agent(session).run(PLAN["setup"]["memory"])
-            return await run_tasks(Agent(session), tasks, "memory", lambda: memory_store(path))
+    async with client_session(MEMORY_SERVER, MEMORY_FILE_PATH=str(path)) as session:
+        await Agent(session).run(PLAN["setup"]["memory"])
+        return await run_tasks(Agent(session), tasks, "memory", lambda: memory_store(path))
 
 
 def memory_server_missing() -> str:

@@ -44,10 +44,13 @@ def server_env(**overrides: str) -> dict[str, str]:
 
 
 @asynccontextmanager
-async def client_session(**env: str) -> AsyncIterator[ClientSession]:
+async def client_session(
+    argv: list[str] | None = None, /, **env: str
+) -> AsyncIterator[ClientSession]:
+    """The official client's session with mcp_serve (or `argv`, another stdio MCP server)."""
     with open(os.devnull, "w") as quiet:
         async with open_stdio_session(
-            command(),
+            argv or command(),
             env=server_env(**env),
             cwd=settings.BASE_DIR,
             errlog=quiet,
