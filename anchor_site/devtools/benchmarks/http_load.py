@@ -13,7 +13,6 @@ import asyncio
 import os
 import re
 import secrets
-import shutil
 import signal
 import socket
 import subprocess
@@ -26,18 +25,19 @@ from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
-from io import StringIO
 from pathlib import Path
 from typing import Any
 
 import httpx
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import connection
 
 from anchor_site.devtools.benchmarks import data, profile
 from anchor_site.devtools.benchmarks.measure import Row, median_ms, p95_ms
 from anchor_site.devtools.benchmarks.server import INITIALIZE, NOOP, create_action, envelope_of
+from records import services
 from records.models import Record
 
 CLIENTS = (1, 5, 10, 25)
@@ -136,13 +136,9 @@ def seed(plan: Plan, say: Callable[[str], None]) -> Seeded:
     hub = data.linked_record(ctx)
     tokens = []
     for index in range(max(plan.clients)):
-        user = f"bench-http-{index:02d}"
-        call_command(
-            "anchor_member", "add", user, data.WORKSPACE, "--create-user", stdout=StringIO()
-        )
-        out = StringIO()  # "Created token ..." goes to stderr
-        call_command("anchor_token", "create", user, "--name", "x", stdout=out, stderr=StringIO())
-        tokens.append(out.getvalue().strip())
+        user = get_user_model().objects.create_user(f"bench-http-{index:02d}")
+        services.workspace_membership_add(user=user, workspace_id=data.WORKSPACE)
+        tokens.append(services.access_token_create(user=user, name="x")[1])
     connection.close()
     # Search words: the seeded last names' first syllables, so every search finds something.
     words = sorted({name.split()[-1][:3].lower() for name in names[:200]})
@@ -489,26 +485,19 @@ def profiled(pid: int, plan: Plan, run: Callable[[], Load]) -> list[str]:
     """The highest N again under py-spy, PostgreSQL's own counters read around it."""
     if profile.py_spy() is None:
         return ["profile: py-spy is not available (not on PATH, and `uv tool run` failed)"]
-    with tempfile.TemporaryDirectory(prefix="anchor-bench-spy-") as tmp:
-        out = Path(tmp) / "profile.txt"
-        before = _pg_counters()
-        with profile.recording(pid, out, subprocesses=True) as failure:
-            load = run()
-        sessions, active, commits = (a - b for a, b in zip(_pg_counters(), before, strict=True))
-        calls = len(load.timed()) + len(load.samples[NOOP])
-        lines = [
-            f"profile: {load.clients} clients, {plan.seconds:g} s under py-spy: "
-            f"{calls / load.seconds:,.0f} calls/s (all tools, no-op included), {load.errors_text()}"
-        ]
-        if calls:
-            lines.append(
-                f"  PostgreSQL: {sessions:,} connections opened for {calls:,} calls "
-                f"({sessions / calls:.2f} per call), {active / calls:.2f} ms active time per call, "
-                f"{commits / calls:.1f} transactions per call"
-            )
-        if failure:
-            return lines + failure
-        if plan.profile_out:
-            shutil.copyfile(out, plan.profile_out)
-            lines.append(f"  raw collapsed stacks: {plan.profile_out}")
-        return lines + profile.summarize(out.read_text())
+    before = _pg_counters()
+    with profile.spied(pid, subprocesses=True, keep=plan.profile_out) as spied:
+        load = run()
+    sessions, active, commits = (a - b for a, b in zip(_pg_counters(), before, strict=True))
+    calls = len(load.timed()) + len(load.samples[NOOP])
+    lines = [
+        f"profile: {load.clients} clients, {plan.seconds:g} s under py-spy: "
+        f"{calls / load.seconds:,.0f} calls/s (all tools, no-op included), {load.errors_text()}"
+    ]
+    if calls:
+        lines.append(
+            f"  PostgreSQL: {sessions:,} connections opened for {calls:,} calls "
+            f"({sessions / calls:.2f} per call), {active / calls:.2f} ms active time per call, "
+            f"{commits / calls:.1f} transactions per call"
+        )
+    return lines + spied

@@ -17,7 +17,6 @@ import traceback
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import asdict, replace
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -152,18 +151,17 @@ def session_rows(
     miss runs again, shorter and untimed, under py-spy unless profiling is off."""
     rows = [data.history(sizes, data.context())]
     events = data.events()
-    # What the rows compare against is counted in process first: the ORM cannot run inside the
+    # Each phase counts what its rows compare against first: the ORM cannot run inside the
     # client's event loop.
-    phases: dict[str, Phase] = {}
+    phases: list[Phase] = []
     if "stdio" in areas:
-        phases["stdio"] = partial(stdio.run, linked, events, stdio.context_statements(linked))
+        phases.append(stdio.phase(linked, events))
     if "batches" in areas:
-        counted = batches.reporting_statements(linked)
-        phases["batches"] = partial(batches.run, linked, events, counted)
+        phases.append(batches.phase(linked, events))
     if "writes" in areas:
-        phases["writes"] = partial(writes.run, linked, writes.commit_floor(sizes.writes), vendor)
+        phases.append(writes.phase(linked, sizes, vendor))
     if "guarded" in areas:
-        phases |= guarded.phases(sizes, events)
+        phases += guarded.phases(sizes, events)
     again = replace(sizes, calls=min(sizes.calls, 100), repeat=min(sizes.repeat, 5))
 
     async def over_stdio() -> None:
@@ -172,11 +170,13 @@ def session_rows(
             measured = started[0] if len(started) == 1 else None
             async with client_session() as second:
                 writer = Writer(second)
-                for run in phases.values():
+                for run in phases:
                     found = await run(session, writer, sizes)
                     if sizes.profile and any(row.passed is False for row in found):
-                        rerun = partial(run, session, writer, again)
-                        profile.attach(found, await profile.profiled(measured, rerun))
+                        whose = "the measured server's"
+                        with profile.spied(measured, top=15, whose=whose) as lines:
+                            await run(session, writer, again)
+                        profile.attach(found, lines)
                     rows.extend(found)
 
     asyncio.run(over_stdio())

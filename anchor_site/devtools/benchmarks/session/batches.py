@@ -15,6 +15,7 @@ from anchor_site.devtools.benchmarks.profile import captured
 from anchor_site.devtools.benchmarks.server import (
     NOOP_WHAT,
     NOTE,
+    Phase,
     Writer,
     call,
     noop,
@@ -55,9 +56,10 @@ def reporting_shape(linked: LinkedRecord) -> dict[str, Any]:
     }
 
 
-def reporting_statements(linked: LinkedRecord) -> int:
-    """SQL statements of the reporting batch_read, run in this process."""
-    return len(captured(partial(batch_read, Scope(WORKSPACE, ACTOR), **reporting_shape(linked)))[0])
+def phase(linked: LinkedRecord, events: int) -> Phase:
+    """The phase, with the reporting batch_read's SQL statements counted in this process."""
+    report = partial(batch_read, Scope(WORKSPACE, ACTOR), **reporting_shape(linked))
+    return partial(run, linked, events, len(captured(report)[0]))
 
 
 async def run(

@@ -72,7 +72,7 @@ def creates_per_collection(sizes: Sizes) -> int:
     return 2 * (max(5, sizes.repeat) + 1) + 2 * (5 + 1)
 
 
-def phases(sizes: Sizes, events: int) -> dict[str, Phase]:
+def phases(sizes: Sizes, events: int) -> list[Phase]:
     """The creates and the imports, each a phase of the session, over collections made here:
     one of 100 names and a large one. The large one holds `--names` names, fewer if its creates
     would take it past the most names one resolution scans (a resolution of a larger scope is
@@ -103,10 +103,7 @@ def phases(sizes: Sizes, events: int) -> dict[str, Phase]:
         f"{sizes.import_names:,} names, {where}",
         f"{statements_:,} SQL statements per import, {savepoints} of them SAVEPOINT; {NOTE}",
     )
-    return {
-        "creates": partial(creates, (small, big), whats, floor),
-        "imports": partial(imports, applicants, *imported),
-    }
+    return [partial(creates, (small, big), whats, floor), partial(imports, applicants, *imported)]
 
 
 async def creates(

@@ -5,12 +5,13 @@ guarded write needs at least two: prepare stores the action, commit applies it).
 from __future__ import annotations
 
 import time
+from functools import partial
 
 from django.db import connection, transaction
 
 from anchor_site.devtools.benchmarks.data import LinkedRecord
 from anchor_site.devtools.benchmarks.measure import Row, Sizes
-from anchor_site.devtools.benchmarks.server import Writer, call, update_action
+from anchor_site.devtools.benchmarks.server import Phase, Writer, call, update_action
 from workflow.mcp.client import ClientSession
 
 TARGET_PER_S = 100
@@ -27,6 +28,11 @@ def commit_floor(count: int) -> float:
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute("UPDATE bench_floor SET n = n + 1 WHERE id = 1")
     return count / (time.perf_counter() - started)
+
+
+def phase(linked: LinkedRecord, sizes: Sizes, vendor: str) -> Phase:
+    """The phase, with the storage floor measured first."""
+    return partial(run, linked, commit_floor(sizes.writes), vendor)
 
 
 async def run(
