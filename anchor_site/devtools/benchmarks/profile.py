@@ -45,7 +45,8 @@ def spied(
     found: list[str] = []
     if spy is None or pid is None:
         yield found
-        found.append(f"  profile: {'py-spy is not available' if pid else 'no pid to attach to'}")
+        why = "py-spy is not available" if pid else "the server's pid is unknown"
+        found.append(f"  profile: {why}")
         return
     with tempfile.TemporaryDirectory(prefix="anchor-profile-") as tmp:
         out = Path(tmp) / "profile.txt"

@@ -51,9 +51,9 @@ PROCESS_ONLY = {"tool_list", "name_rule", "memory", "peer"}  # measured once, on
 OPT_IN = {"peer"}  # runs only when --only names it: it fetches the memory server with npx
 
 
-def in_worker(vendor: str, args: list[str], *, progress: bool) -> tuple[Any, int]:
-    """`manage.py benchmark --worker FILE *args` on a database of its own: (what it wrote to
-    FILE as JSON, or None; its exit status)."""
+def in_worker(vendor: str, args: list[str], *, progress: bool) -> dict[str, Any]:
+    """`manage.py benchmark --worker FILE *args` on a database of its own: the rows and lines it
+    saved to FILE, and a row saying so if it failed."""
     with tempfile.TemporaryDirectory(prefix="anchor-bench-") as tmp, ExitStack() as scratch:
         env = dict(os.environ, DJANGO_SETTINGS_MODULE=DEV_SETTINGS_MODULE)
         if vendor == "sqlite":
@@ -72,7 +72,11 @@ def in_worker(vendor: str, args: list[str], *, progress: bool) -> tuple[Any, int
             stderr=None if progress else subprocess.DEVNULL,
             check=False,
         )
-        return (json.loads(out.read_text()) if out.exists() else None), done.returncode
+        report = json.loads(out.read_text()) if out.exists() else {"rows": [], "lines": []}
+    if done.returncode:
+        failed = Row("benchmark worker", None, "", note=f"exit {done.returncode}")
+        report["rows"].append(failed.as_dict())
+    return dict(report)
 
 
 def run_backend(
@@ -82,13 +86,12 @@ def run_backend(
     if not areas:
         return []
     args = ["--plan", json.dumps(asdict(sizes)), "--only", ",".join(areas)]
-    rows, status = in_worker(vendor, args, progress=progress)
-    if status != 0:
-        rows = (rows or []) + [Row("benchmark worker", None, "", note=f"exit {status}").as_dict()]
-    return rows or []
+    return list(in_worker(vendor, args, progress=progress)["rows"])
 
 
-def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], None]) -> None:
+def work(
+    sizes: Sizes, areas: list[str], save: Callable[[list[Row]], None], say: Callable[[str], None]
+) -> None:
     """In the worker: Django is configured against the run's own database."""
     vendor = connection.vendor
     rows: list[Row] = []
@@ -105,7 +108,7 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
         for row in found:
             say(f"[{vendor}]   {row.what}: {row.value}")
         rows.extend(found)
-        results.write_text(json.dumps([r.as_dict() for r in rows]))
+        save(rows)
 
     if "peer" in areas:  # it brings its own stores: first, and alone without waiting for data
         area("peer", peer_tasks.run)
@@ -113,7 +116,7 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
             return
     say(f"[{vendor}] migrating and generating names ...")
     call_command("migrate", interactive=False, verbosity=0, stdout=sys.stderr)
-    results.write_text("[]")
+    save(rows)
     ctx = data.context()
     scope = Scope(data.WORKSPACE, data.ACTOR)
     names = data.person_names(sizes.names)

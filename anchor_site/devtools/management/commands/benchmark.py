@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -92,14 +93,16 @@ class Command(BaseCommand):
             if options["verbosity"] >= 1:
                 print(message, file=sys.stderr, flush=True)
 
-        if not options["http"]:
-            runner.work(Sizes(**plan), self._areas(options["only"]), out, say)
-            return
+        def save(rows: list[Row], lines: Sequence[str] = ()) -> None:
+            report = {"rows": [r.as_dict() for r in rows], "lines": list(lines)}
+            out.write_text(json.dumps(report))
 
-        def save(rows: list[Row], lines: list[str]) -> None:
-            out.write_text(json.dumps({"rows": [r.as_dict() for r in rows], "lines": lines}))
-
-        http_load.work(replace(http_load.Plan(**plan), clients=tuple(plan["clients"])), say, save)
+        if options["http"]:
+            http_load.work(
+                replace(http_load.Plan(**plan), clients=tuple(plan["clients"])), say, save
+            )
+        else:
+            runner.work(Sizes(**plan), self._areas(options["only"]), save, say)
 
     def _http(self, options: dict[str, Any]) -> None:
         url = os.environ.get("DATABASE_URL", "").strip()
@@ -133,12 +136,7 @@ class Command(BaseCommand):
             f"{plan.seconds:g} s each; load average before: {http_load.load_average()}"
         )
         args = ["--http", "--plan", json.dumps(plan.__dict__)]
-        report, status = runner.in_worker("postgresql", args, progress=options["verbosity"] >= 1)
-        report = report or {"rows": [], "lines": []}
-        if status != 0:
-            report["rows"].append(
-                Row("HTTP load worker", None, "", note=f"exit {status}").as_dict()
-            )
+        report = runner.in_worker("postgresql", args, progress=options["verbosity"] >= 1)
         self.stdout.write("\n".join(table("postgresql, team mode over HTTP", report["rows"])))
         self.stdout.write(
             "\n".join([*report["lines"], f"load average after: {http_load.load_average()}"])
