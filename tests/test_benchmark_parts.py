@@ -98,9 +98,9 @@ def test_the_long_history_is_filled_up_to_the_events_asked_for_and_no_further():
 
 def test_a_profile_is_printed_under_the_first_missed_row_naming_the_others():
     rows = [
-        Row("a", "passed, 1", 1.0, "ms", passed=True),
-        Row("a", "missed first, 2", 2.0, "ms", passed=False),
-        Row("a", "missed second, 3", 3.0, "ms", passed=False),
+        Row("passed, 1", 1.0, "ms", passed=True),
+        Row("missed first, 2", 2.0, "ms", passed=False),
+        Row("missed second, 3", 3.0, "ms", passed=False),
     ]
 
     profile.attach(rows, ["  py-spy: 10 samples"])

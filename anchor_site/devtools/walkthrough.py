@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -32,18 +32,11 @@ NEW_TITLE = "Follow-up assessment of Kirat's backend coding interview"
 NEW_DATA = {"recommendation": "hire", "summary": "Extended the solution with tests."}
 LINK_TYPE = "for_interview"
 WORKSPACE_ID = "local"  # the hiring demo fixture's workspace
-STEP_COUNT = 6
 TIMEOUT_SECONDS = 120  # a normal run takes 10-20 s; this only stops a hung server
 
 # Kinds of output line; the command decides how each looks and at which verbosity it shows.
-HEADING, CALL, ANSWER, NOTE, PASSED, DETAIL = (
-    "heading",
-    "call",
-    "answer",
-    "note",
-    "passed",
-    "detail",
-)
+HEADING, CALL, ANSWER, NOTE = "heading", "call", "answer", "note"
+PASSED, DETAIL = "passed", "detail"
 Say = Callable[[str, str], None]
 
 
@@ -171,29 +164,25 @@ class Walkthrough:
         )
         return prepared["action_id"], committed["result"]
 
-    def begin(self, number: int, title: str) -> None:
-        self.step = f"step {number} ({title})"
-        self.say(HEADING, f"Step {number}/{STEP_COUNT}: {title}")
-
-    def passed(self, number: int, summary: str) -> None:
-        self.say(PASSED, f"ok step {number} passed: {summary}")
-
     async def run(self) -> None:
         begun = time.monotonic()
         self.manage("migrate")
         self.manage("loaddata", "hiring_demo")
         self.say(DETAIL, f"Temporary database: {self.db_path} ({time.monotonic() - begun:.1f}s)")
         async with self.server():
-            await self.clarify_and_follow_links()
-            await self.reuse_feedback()
-            await self.record_assessment()
-            await self.retry_commit()
-            await self.remove_wrong_link()
-        async with self.server():
-            await self.read_after_restart()
+            for number in range(1, len(STEPS)):
+                await self.run_step(number)
+        async with self.server():  # the last step reads what the others wrote, after a restart
+            await self.run_step(len(STEPS))
 
-    async def clarify_and_follow_links(self) -> None:
-        self.begin(1, f'"{REQUEST}": clarify the name, then follow the links')
+    async def run_step(self, number: int) -> None:
+        title, step = STEPS[number - 1]
+        self.step = f"step {number} ({title})"
+        self.say(HEADING, f"Step {number}/{len(STEPS)}: {title}")
+        summary = await step(self)
+        self.say(PASSED, f"ok step {number} passed: {summary}")
+
+    async def clarify_and_follow_links(self) -> str:
         catalog = await self.call("workspace_digest")
         self.ids.update({c["name"]: c["collection_id"] for c in catalog["collections"]})
         for name in ("people", "applications", "interviews", "feedback"):
@@ -242,10 +231,9 @@ class Walkthrough:
             interview_review=interview["resolution_id"],
             wrong=others[0],
         )
-        self.passed(1, f"{TYPO!r} was clarified to {INTENDED_NAME}, then followed by links")
+        return f"{TYPO!r} was clarified to {INTENDED_NAME}, then followed by links"
 
-    async def reuse_feedback(self) -> None:
-        self.begin(2, "reuse the existing Feedback collection")
+    async def reuse_feedback(self) -> str:
         found = await self.call("discover_collections", name="feedback", purpose=FEEDBACK_PURPOSE)
         exact = [s for s in found["suggestions"] if s["exact"]]
         self.expect(
@@ -254,7 +242,7 @@ class Walkthrough:
         )
         self.answer(f"'feedback' exists ({exact[0]['reasons'][0]}); no collection is created")
         self.ids["discovery"] = found["discovery_id"]
-        self.passed(2, "the existing Feedback collection is reused, not duplicated")
+        return "the existing Feedback collection is reused, not duplicated"
 
     async def link(self, target: str, described: str, *reviews: str) -> Any:
         """Resolve the assessment afresh (earlier writes moved its counter), then link."""
@@ -274,8 +262,7 @@ class Walkthrough:
         self.answer(f"committed: assessment --{LINK_TYPE}--> {described}")
         return result
 
-    async def record_assessment(self) -> None:
-        self.begin(3, "record an additional assessment and link it to the interview")
+    async def record_assessment(self) -> str:
         check = await self.resolve(NEW_TITLE, "feedback")
         self.expect(
             check["status"] == "no_match", f"{NEW_TITLE!r} should be new: {check['status']}"
@@ -294,10 +281,9 @@ class Walkthrough:
             self.ids["interview"], "coding interview", self.ids["interview_review"]
         )
         self.expect(linked["created"], "linking the assessment should create a new link")
-        self.passed(3, f"recorded the assessment and linked it ({LINK_TYPE}) to the interview")
+        return f"recorded the assessment and linked it ({LINK_TYPE}) to the interview"
 
-    async def retry_commit(self) -> None:
-        self.begin(4, "retry the same commit (an interrupted response)")
+    async def retry_commit(self) -> str:
         again = await self.call("commit_write", action_id=self.ids["create_action"])
         self.expect(
             again["replayed"] and again["result"]["record"]["record_id"] == self.ids["assessment"],
@@ -309,15 +295,14 @@ class Walkthrough:
         )
         self.expect(found["count"] == 1, f"one {NEW_TITLE!r} should exist, found {found['count']}")
         self.answer("1 record with this title: no second record was written")
-        self.passed(4, "the retried commit replayed its result without writing again")
+        return "the retried commit replayed its result without writing again"
 
     async def outgoing(self) -> list[dict[str, Any]]:
         context = await self.call("get_record_context", record_id=self.ids["assessment"])
         found: list[dict[str, Any]] = context["links"]["outgoing"]
         return found
 
-    async def remove_wrong_link(self) -> None:
-        self.begin(5, "remove a deliberately wrong link")
+    async def remove_wrong_link(self) -> str:
         wrong = self.ids["wrong"]
         self.say(
             NOTE, f"scripted mistake: the agent also links the assessment to {wrong['title']!r}"
@@ -356,10 +341,9 @@ class Walkthrough:
             targets == [self.ids["interview"]], f"only the coding interview stays: {targets}"
         )
         self.answer(f"context now shows one link: assessment --{LINK_TYPE}--> coding interview")
-        self.passed(5, "the wrong link was found in context, both ends resolved, and unlinked")
+        return "the wrong link was found in context, both ends resolved, and unlinked"
 
-    async def read_after_restart(self) -> None:
-        self.begin(6, "retrieve the assessment after a server restart")
+    async def read_after_restart(self) -> str:
         context = await self.call("get_record_context", record_id=self.ids["assessment"])
         links = [
             (link["relationship_type"], link["record_id"]) for link in context["links"]["outgoing"]
@@ -376,7 +360,17 @@ class Walkthrough:
         again = await self.call("commit_write", action_id=self.ids["create_action"])
         self.expect(again["replayed"], "replaying the creation after the restart should replay")
         self.answer("replayed=true after the restart too; still one record")
-        self.passed(6, "a new server process reads the assessment with its link and history")
+        return "a new server process reads the assessment with its link and history"
+
+
+STEPS: list[tuple[str, Callable[[Walkthrough], Awaitable[str]]]] = [
+    (f'"{REQUEST}": clarify the name, then follow the links', Walkthrough.clarify_and_follow_links),
+    ("reuse the existing Feedback collection", Walkthrough.reuse_feedback),
+    ("record an additional assessment and link it to the interview", Walkthrough.record_assessment),
+    ("retry the same commit (an interrupted response)", Walkthrough.retry_commit),
+    ("remove a deliberately wrong link", Walkthrough.remove_wrong_link),
+    ("retrieve the assessment after a server restart", Walkthrough.read_after_restart),
+]
 
 
 def _leaf(exc: BaseException) -> BaseException:

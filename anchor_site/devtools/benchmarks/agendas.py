@@ -15,15 +15,16 @@ cProfile.
 
 from __future__ import annotations
 
-import cProfile
-import pstats
 import re
 import time
 from collections import defaultdict
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from anchor_site.devtools.benchmarks import data, locks, profile
-from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes
+from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes, timed_row
+from anchor_site.devtools.benchmarks.server import update_action
 from records import services
 from records.services import NewRecord, WriteContext
 from workflow.actions import commit_write, prepare_write
@@ -34,7 +35,6 @@ from workflow.agendas.sync import sync_records
 from workflow.resolution import resolve_record
 from workflow.scope import Scope
 
-AREA = "agendas"
 BOUND = 100
 SYNC_RATIO = 10  # a sync of BOUND records may cost this many guarded writes
 STEP_RATIO = 3  # an agenda step may cost this many guarded writes
@@ -58,17 +58,8 @@ class Guarded:
     def write(self) -> float:
         started = time.perf_counter()
         review = resolve_record(self.scope, query=self.record_id, collection_id=self.collection_id)
-        prepared = prepare_write(
-            self.scope,
-            operation="update_record",
-            arguments={
-                "record_id": self.record_id,
-                "changes": {"n": self.version},
-                "expected_version": self.version,
-            },
-            review_ids=[review["resolution_id"]],
-            decision_reason="benchmark: guarded write",
-        )
+        action = update_action(review, {"n": self.version}, self.version, "guarded write")
+        prepared = prepare_write(self.scope, **action)
         outcome = commit_write(self.scope, action_id=prepared["action_id"])
         assert outcome["status"] == "committed", outcome
         self.version += 1
@@ -100,15 +91,8 @@ def _worked_agenda(
         if number < BOUND - 1:
             actions.append(("next", None))
         for action, text in actions:
-            began = time.perf_counter()
-            state = step(
-                scope,
-                agenda_id=state["agenda_id"],
-                cursor_token=state["cursor_token"],
-                action=action,
-                text=text,
-            )
-            steps.seconds.append(time.perf_counter() - began)
+            ids = {"agenda_id": state["agenda_id"], "cursor_token": state["cursor_token"]}
+            state = steps.timed(partial(step, scope, **ids, action=action, text=text))
             writes.seconds.append(guarded.write())
     state = control(
         scope,
@@ -120,54 +104,31 @@ def _worked_agenda(
     return state, steps, writes
 
 
-# The sync's phases, as (file, function) under cProfile: read, prepare, check, write.
-PHASES = (
-    ("workflow/agendas/sync.py", "sync_records"),
-    ("workflow/resolution.py", "resolve_by_ids"),
-    ("workflow/actions.py", "prepare_tool_batch"),
-    ("workflow/actions.py", "commit_batch_write"),
-    ("workflow/actions.py", "_batch_check"),
-    ("workflow/operations/checks.py", "record_named"),
-    ("workflow/actions.py", "_apply"),
-    ("records/services/many.py", "record_update_many"),
-)
-
-
 def _sync_profile(
     scope: Scope, ctx: WriteContext, collection_id: str, round_: int, guarded: Guarded
 ) -> list[str]:
     """Why a sync missed: two more agendas worked through untimed; the first synced with its
     statements captured, grouped by shape (IN lists folded) with their count and time at the
-    driver; the second synced under cProfile: its phases' cumulative times."""
+    driver; the second synced under cProfile."""
 
-    def sync(number: int) -> Any:
+    def sync(number: int) -> Callable[[], Any]:
         state, _, _ = _worked_agenda(scope, ctx, collection_id, number, guarded)
-        return lambda: sync_records(
-            scope, agenda_id=state["agenda_id"], cursor_token=state["cursor_token"]
-        )
+        ids = {"agenda_id": state["agenda_id"], "cursor_token": state["cursor_token"]}
+        return partial(sync_records, scope, **ids)
 
     statements, wall = profile.captured(sync(round_))
-    shapes: dict[str, list[float]] = defaultdict(list)
+    shapes: defaultdict[str, list[float]] = defaultdict(list)
     for sql, _params, seconds in statements:
-        shape = re.sub(r"\((?:%s, )+%s\)", "(...)", " ".join(sql.split()))
-        shapes[shape[:150]].append(seconds)
+        shapes[re.sub(r"\((?:%s, )+%s\)", "(...)", " ".join(sql.split()))[:150]].append(seconds)
     in_database = sum(seconds for _sql, _params, seconds in statements)
     lines = [
-        "  profile of two more syncs, untimed: the first's SQL by shape, the second's phases",
+        "  profile of two more syncs, untimed: the first's SQL by shape, the second's Python",
         f"  {wall * 1000:.1f} ms wall: {in_database * 1000:.1f} ms in {len(statements)} SQL "
         f"statement(s) at the driver, {(wall - in_database) * 1000:.1f} ms in Python",
     ]
     for shape, times in sorted(shapes.items(), key=lambda item: -sum(item[1]))[:8]:
         lines.append(f"    {sum(times) * 1000:7.1f} ms {len(times):4}x  {shape}")
-    profiler = cProfile.Profile()
-    profiler.runcall(sync(round_ + 1))
-    stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
-    lines.append("  phases of the second, cumulative under cProfile (its overhead included):")
-    for path, function in PHASES:
-        for (filename, _, name), (_, calls, _, cumulative, _) in stats.items():
-            if name == function and filename.endswith(path):
-                lines.append(f"    {cumulative * 1000:7.1f} ms {calls:4}x  {path}:{name}")
-    return lines
+    return lines + profile.python(sync(round_ + 1))
 
 
 def run(sizes: Sizes) -> list[Row]:
@@ -188,40 +149,28 @@ def run(sizes: Sizes) -> list[Row]:
         steps.seconds += worked.seconds
         step_writes.seconds += writes.seconds
         events = state["revision"]
-        began = time.perf_counter()
-        synced = sync_records(
-            scope, agenda_id=state["agenda_id"], cursor_token=state["cursor_token"]
-        )
-        syncs.seconds.append(time.perf_counter() - began)
+        ids = {"agenda_id": state["agenda_id"], "cursor_token": state["cursor_token"]}
+        synced = syncs.timed(partial(sync_records, scope, **ids))
         assert synced["sync"]["counts"] == {"synced": BOUND}, synced["sync"]["counts"]
         sync_writes.seconds += [guarded.write() for _ in range(5)]
-    step_ratio = steps.median_ms / step_writes.median_ms
-    sync_ratio = syncs.median_ms / sync_writes.median_ms
     guarded_what = "one guarded write (resolve_record, prepare_write update_record, commit_write)"
     rows = [
-        Row(
-            AREA,
+        timed_row(
             f"agenda step (complete / next), {BOUND} bound items, log of 2-{events} events",
-            steps.median_ms,
-            "ms",
-            p95=steps.p95_ms,
+            steps,
             target=f"<= {STEP_RATIO}x a guarded write",
-            passed=step_ratio <= STEP_RATIO,
+            passed=steps.median_ms <= STEP_RATIO * step_writes.median_ms,
             reference=step_writes.median_ms,
             reference_what=f"{guarded_what}, timed in alternation",
-            ratio=step_ratio,
             note=built,
         ),
-        Row(
-            AREA,
+        timed_row(
             f"agenda_sync_records of {BOUND} bound records, all completed",
-            syncs.median_ms,
-            "ms",
+            syncs,
             target=f"<= {SYNC_RATIO}x a guarded write",
-            passed=sync_ratio <= SYNC_RATIO,
+            passed=syncs.median_ms <= SYNC_RATIO * sync_writes.median_ms,
             reference=sync_writes.median_ms,
             reference_what=f"{guarded_what}, timed after each sync",
-            ratio=sync_ratio,
             note=f"{len(syncs.seconds)} sync(s); {built}",
         ),
     ]

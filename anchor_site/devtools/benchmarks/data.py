@@ -300,7 +300,6 @@ def history(sizes: Sizes, ctx: WriteContext) -> Row:
     missing = max(0, sizes.events - events())
     elapsed, _ = timed(lambda: add_tasks(ctx, sizes, missing))
     return Row(
-        "history",
         f"long history: {events():,} audit events in the workspace, {missing:,} added as bulk "
         "records (record + version + record.created event each)",
         elapsed,
@@ -312,33 +311,28 @@ def history(sizes: Sizes, ctx: WriteContext) -> Row:
 # --- scratch databases ---------------------------------------------------------------------------
 
 
-class ScratchDatabase:
-    """A PostgreSQL database created beside DATABASE_URL's for one run, and dropped after it."""
+@contextlib.contextmanager
+def scratch_database(url: str, name: str = "") -> Iterator[str]:
+    """A PostgreSQL database created beside `url`'s for the block, and dropped after it: its URL."""
+    parts = urlsplit(url)
+    name = name or f"{parts.path.lstrip('/')}_scratch_{os.getpid()}"
 
-    def __init__(self, url: str, name: str = "") -> None:
-        self.url = url
-        parts = urlsplit(url)
-        self.name = name or f"{parts.path.lstrip('/')}_scratch_{os.getpid()}"
-        self.scratch_url = urlunsplit(parts._replace(path=f"/{self.name}"))
-
-    def _execute(self, sql: str) -> None:
+    def execute(sql: str) -> None:
         try:
-            conn = psycopg.connect(self.url, autocommit=True)
+            conn = psycopg.connect(url, autocommit=True)
         except psycopg.OperationalError:
             # The named database need not exist (pytest-django only makes test_<name>):
             # CREATE and DROP DATABASE work from the maintenance database too.
-            parts = urlsplit(self.url)
             conn = psycopg.connect(urlunsplit(parts._replace(path="/postgres")), autocommit=True)
         with conn:
             conn.execute(sql)
 
-    def create(self) -> str:
-        self._execute(f'DROP DATABASE IF EXISTS "{self.name}"')
-        self._execute(f'CREATE DATABASE "{self.name}"')
-        return self.scratch_url
-
-    def drop(self) -> None:
-        self._execute(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
+    execute(f'DROP DATABASE IF EXISTS "{name}"')
+    execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield urlunsplit(parts._replace(path=f"/{name}"))
+    finally:
+        execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @contextlib.contextmanager
@@ -346,22 +340,19 @@ def new_database(tmp: Path, name: str) -> Iterator[None]:
     """The default connection pointed at a new, migrated database for the block's length."""
     database = connection.settings_dict
     saved = database["NAME"]
-    scratch = None
     connection.close()
-    if connection.vendor == "sqlite":
-        database["NAME"] = str(tmp / f"{name}.db")
-    else:
-        scratch = ScratchDatabase(os.environ["DATABASE_URL"], f"{saved}_{name}"[:63])
-        scratch.create()
-        database["NAME"] = scratch.name
-    try:
-        call_command("migrate", interactive=False, verbosity=0)
-        yield
-    finally:
-        connection.close()
-        database["NAME"] = saved
-        if scratch is not None:
-            scratch.drop()
+    with contextlib.ExitStack() as scratch:
+        if connection.vendor == "sqlite":
+            database["NAME"] = str(tmp / f"{name}.db")
+        else:
+            database["NAME"] = f"{saved}_{name}"[:63]
+            scratch.enter_context(scratch_database(os.environ["DATABASE_URL"], database["NAME"]))
+        try:
+            call_command("migrate", interactive=False, verbosity=0)
+            yield
+        finally:
+            connection.close()
+            database["NAME"] = saved
 
 
 def bulk_links(links: list[tuple[str, str, str]]) -> None:

@@ -10,11 +10,9 @@ measure the limiter). With profiling on, the highest N runs again under py-spy.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import re
 import secrets
-import shutil
 import signal
 import socket
 import subprocess
@@ -23,25 +21,25 @@ import tempfile
 import time
 import traceback
 import uuid
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
-from io import StringIO
 from pathlib import Path
 from typing import Any
 
 import httpx
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import connection
 
 from anchor_site.devtools.benchmarks import data, profile
 from anchor_site.devtools.benchmarks.measure import Row, median_ms, p95_ms
 from anchor_site.devtools.benchmarks.server import INITIALIZE, NOOP, create_action, envelope_of
+from records import services
 from records.models import Record
 
-AREA = "http"
 CLIENTS = (1, 5, 10, 25)
 TARGET_MS = 100.0
 WRITES_TARGET = 30.0  # guarded writes/s into one collection (25 clients, PostgreSQL)
@@ -124,7 +122,7 @@ def work(
             check_log(log, lines)
     except Exception as exc:
         traceback.print_exc(file=sys.stderr)
-        rows.append(Row(AREA, "HTTP load", None, "", note=f"error: {type(exc).__name__}: {exc}"))
+        rows.append(Row("HTTP load", None, "", note=f"error: {type(exc).__name__}: {exc}"))
     save(rows, lines)
 
 
@@ -138,13 +136,9 @@ def seed(plan: Plan, say: Callable[[str], None]) -> Seeded:
     hub = data.linked_record(ctx)
     tokens = []
     for index in range(max(plan.clients)):
-        user = f"bench-http-{index:02d}"
-        call_command(
-            "anchor_member", "add", user, data.WORKSPACE, "--create-user", stdout=StringIO()
-        )
-        out = StringIO()  # "Created token ..." goes to stderr
-        call_command("anchor_token", "create", user, "--name", "x", stdout=out, stderr=StringIO())
-        tokens.append(out.getvalue().strip())
+        user = get_user_model().objects.create_user(f"bench-http-{index:02d}")
+        services.workspace_membership_add(user=user, workspace_id=data.WORKSPACE)
+        tokens.append(services.access_token_create(user=user, name="x")[1])
     connection.close()
     # Search words: the seeded last names' first syllables, so every search finds something.
     words = sorted({name.split()[-1][:3].lower() for name in names[:200]})
@@ -221,7 +215,7 @@ def check_log(log: Path, lines: list[str]) -> None:
 class Load:
     clients: int
     seconds: float = 0.0  # wall time from the first call to the last reply
-    samples: dict[str, list[float]] = field(default_factory=dict)  # tool -> seconds
+    samples: defaultdict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     errors: Counter[str] = field(default_factory=Counter)
     load_average: str = ""
     committed_titles: list[str] = field(default_factory=list)
@@ -235,18 +229,21 @@ class Load:
 
 
 class CallFailed(Exception):
-    pass
+    """A call that failed or was refused, counted in its Load."""
 
 
 class Client:
-    """One agent: its own token, HTTP connection and MCP session."""
+    """One agent: its own token, HTTP connection and MCP session. JSON-RPC by hand, not the
+    SDK's client: an HTTP failure ends the SDK's session, and here it is counted and the loop
+    goes on."""
 
-    def __init__(self, http: httpx.AsyncClient, url: str, token: str) -> None:
-        self.http, self.url, self.next_id = http, f"{url}/mcp", 1
+    def __init__(self, url: str, token: str) -> None:
+        limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+        self.http = httpx.AsyncClient(timeout=httpx.Timeout(60.0), limits=limits)
+        self.url, self.next_id = f"{url}/mcp", 1
         self.headers = {
             "Authorization": f"Bearer {token}",
             "Accept": "application/json, text/event-stream",
-            "Content-Type": "application/json",
         }
 
     async def post(self, method: str, params: dict[str, Any] | None = None) -> Any:
@@ -255,7 +252,7 @@ class Client:
         if params is not None:
             self.next_id += 1
             message |= {"id": self.next_id, "params": params}
-        response = await self.http.post(self.url, content=json.dumps(message), headers=self.headers)
+        response = await self.http.post(self.url, json=message, headers=self.headers)
         if response.status_code == 202 and params is None:
             return None
         if response.status_code != 200:
@@ -272,24 +269,25 @@ class Client:
         await self.post("notifications/initialized")
 
     async def close(self) -> None:
-        if "Mcp-Session-Id" in self.headers:
-            await self.http.delete(self.url, headers=self.headers)
-
-    async def envelope(self, name: str, arguments: dict[str, Any]) -> Any:
-        return envelope_of(await self.post("tools/call", {"name": name, "arguments": arguments}))
+        try:
+            if "Mcp-Session-Id" in self.headers:
+                await self.http.delete(self.url, headers=self.headers)
+        finally:
+            await self.http.aclose()
 
     async def call(self, load: Load, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """The tool's result, timed into load; a failure or refusal is counted and raises."""
         started = time.perf_counter()
         try:
-            envelope = await self.envelope(name, arguments)
+            reply = await self.post("tools/call", {"name": name, "arguments": arguments})
         except CallFailed as exc:
             load.errors[f"{name}: {exc}"] += 1
             raise
         except Exception as exc:  # transport failures: timeouts, resets
             load.errors[f"{name}: {type(exc).__name__}"] += 1
             raise CallFailed(str(exc)) from exc
-        load.samples.setdefault(name, []).append(time.perf_counter() - started)
+        load.samples[name].append(time.perf_counter() - started)
+        envelope = envelope_of(reply)
         if not envelope.get("ok"):
             load.errors[f"{name}: {(code := (envelope.get('error') or {}).get('code', '?'))}"] += 1
             raise CallFailed(code)
@@ -301,29 +299,40 @@ def new_title() -> str:
     return f"{uuid.uuid4().hex[:10]} {uuid.uuid4().hex[:10]}"  # unlike every stored name
 
 
-async def guarded_create(client: Client, load: Load, seeded: Seeded, tag: str) -> bool:
-    """The guarded write of a new record; False when the review did not find the name new.
-    Commits are kept in load.committed_titles, to check afterwards that each was stored."""
-    title = new_title()
+async def prepare_create(client: Client, load: Load, seeded: Seeded, title: str, tag: str) -> str:
+    """prepare_write of a new record, citing a review that found its title new: the action's ID.
+    A review that did not is counted and raises."""
     review = await client.call(
         load, "resolve_record", {"query": title, "collection_id": seeded.collection_id}
     )
     if review.get("status") != "no_match":
         load.errors[f"resolve_record: status {review.get('status')}"] += 1
-        return False
+        raise CallFailed(review.get("status"))
     action = create_action(seeded.collection_id, title, review["resolution_id"], source=tag)
-    prepared = await client.call(load, "prepare_write", action)
-    committed = await client.call(load, "commit_write", {"action_id": prepared["action_id"]})
-    if committed.get("status") != "committed":
-        load.errors[f"commit_write: status {committed.get('status')}"] += 1
-    else:
+    return str((await client.call(load, "prepare_write", action))["action_id"])
+
+
+async def commit_status(client: Client, load: Load, action_id: str) -> str:
+    """commit_write's status, or the code it was refused with."""
+    try:
+        return str((await client.call(load, "commit_write", {"action_id": action_id}))["status"])
+    except CallFailed as exc:
+        return str(exc)
+
+
+async def write_step(client: Client, load: Load, seeded: Seeded, tag: str, index: int) -> None:
+    """A guarded create; a commit is kept in load.committed_titles, to check it was stored."""
+    title = new_title()
+    action_id = await prepare_create(client, load, seeded, title, tag)
+    committed = await client.call(load, "commit_write", {"action_id": action_id})
+    if committed.get("status") == "committed":
         load.committed_titles.append(title)
-    return True
+    else:
+        load.errors[f"commit_write: status {committed.get('status')}"] += 1
 
 
 async def iteration(client: Client, load: Load, seeded: Seeded, tag: str, index: int) -> None:
-    if not await guarded_create(client, load, seeded, tag):
-        return
+    await write_step(client, load, seeded, tag, index)
     word = seeded.words[index % len(seeded.words)]
     await client.call(
         load, "search_records", {"collection_id": seeded.collection_id, "query": word, "limit": 10}
@@ -334,10 +343,6 @@ async def iteration(client: Client, load: Load, seeded: Seeded, tag: str, index:
         {"record_id": seeded.hub_id, "relationship_limit": 20, "event_limit": 10},
     )
     await client.call(load, NOOP, {})
-
-
-async def write_step(client: Client, load: Load, seeded: Seeded, tag: str, index: int) -> None:
-    await guarded_create(client, load, seeded, tag)
 
 
 async def noop_step(client: Client, load: Load, seeded: Seeded, tag: str, index: int) -> None:
@@ -359,9 +364,7 @@ async def drive(
     """`count` clients looping `step` for `seconds` of wall time, each on its own token and
     session; `beside`, when given, runs alongside them (started once they all are)."""
     load = Load(count)
-    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
-    https = [httpx.AsyncClient(timeout=httpx.Timeout(60.0), limits=limits) for _ in range(count)]
-    clients = [Client(http, url, seeded.tokens[i]) for i, http in enumerate(https)]
+    clients = [Client(url, seeded.tokens[i]) for i in range(count)]
     try:
         await asyncio.gather(*(client.open() for client in clients))
         started = time.perf_counter()
@@ -378,49 +381,30 @@ async def drive(
         )
         load.seconds = time.perf_counter() - started
         load.load_average = load_average()
-        await asyncio.gather(*(client.close() for client in clients), return_exceptions=True)
     finally:
-        await asyncio.gather(*(http.aclose() for http in https), return_exceptions=True)
+        await asyncio.gather(*(client.close() for client in clients), return_exceptions=True)
     return load
-
-
-def status(envelope: dict[str, Any]) -> str:
-    """A commit's status, or the code it was refused with."""
-    if envelope.get("ok"):
-        return str(envelope["result"].get("status"))
-    return str((envelope.get("error") or {}).get("code"))
 
 
 async def duplicate_pairs(url: str, seeded: Seeded, outcomes: list[tuple[str, list[str]]]) -> None:
     """Pairs of clients that both find one new title new, then commit it at the same moment."""
-    async with httpx.AsyncClient(timeout=httpx.Timeout(60.0)) as http:
-        pair = [Client(http, url, seeded.tokens[i % len(seeded.tokens)]) for i in range(2)]
+    pair = [Client(url, seeded.tokens[i % len(seeded.tokens)]) for i in range(2)]
+    own = Load(2)  # the pairs' calls are not the load's
+    try:
         await asyncio.gather(*(client.open() for client in pair))
-
-        async def prepared(client: Client, title: str) -> str | None:
-            review = await client.envelope(
-                "resolve_record", {"query": title, "collection_id": seeded.collection_id}
-            )
-            if not review.get("ok") or review["result"]["status"] != "no_match":
-                return None
-            action = create_action(seeded.collection_id, title, review["result"]["resolution_id"])
-            found = await client.envelope("prepare_write", action)
-            return found["result"]["action_id"] if found.get("ok") else None
-
         for _ in range(DUPLICATE_PAIRS):
             await asyncio.sleep(0.5)  # into the load, not before it
             title = new_title()
-            actions = await asyncio.gather(*(prepared(c, title) for c in pair))
-            if None in actions:
+            try:
+                actions = await asyncio.gather(
+                    *(prepare_create(c, own, seeded, title, "pair") for c in pair)
+                )
+            except CallFailed:
                 outcomes.append((title, ["not prepared"]))
                 continue
-            commits = await asyncio.gather(
-                *(
-                    c.envelope("commit_write", {"action_id": a})
-                    for c, a in zip(pair, actions, strict=True)
-                )
-            )
-            outcomes.append((title, sorted(map(status, commits))))
+            commits = [commit_status(c, own, a) for c, a in zip(pair, actions, strict=True)]
+            outcomes.append((title, sorted(await asyncio.gather(*commits))))
+    finally:
         await asyncio.gather(*(client.close() for client in pair), return_exceptions=True)
 
 
@@ -429,10 +413,8 @@ async def duplicate_pairs(url: str, seeded: Seeded, outcomes: list[tuple[str, li
 
 def load_row(load: Load) -> Row:
     timed, p95 = load.timed(), p95_ms(load.timed())
-    rate = len(timed) / load.seconds if load.seconds else 0.0
-    writes = len(load.samples.get("commit_write", [])) / load.seconds if load.seconds else 0.0
+    rate, writes = len(timed) / load.seconds, len(load.samples["commit_write"]) / load.seconds
     return Row(
-        AREA,
         f"HTTP load, {load.clients} client{'s' if load.clients > 1 else ''}: tools/call "
         "(resolve, prepare, commit, search, context)",
         median_ms(timed),
@@ -440,7 +422,7 @@ def load_row(load: Load) -> Row:
         p95=p95,
         target=f"p95 < {TARGET_MS:g} ms",
         passed=None if p95 is None else p95 < TARGET_MS and not load.errors,
-        reference=median_ms(load.samples.get(NOOP, [])),
+        reference=median_ms(load.samples[NOOP]),
         reference_what=f"{NOOP} (no-op) in the same loop",
         note=f"{rate:,.0f} calls/s ({writes:,.1f} guarded writes/s), {len(timed):,} calls in "
         f"{load.seconds:.1f} s, {load.errors_text()}; load average {load.load_average}",
@@ -448,8 +430,8 @@ def load_row(load: Load) -> Row:
 
 
 def tool_row(what: str, load: Load, tool: str) -> Row:
-    found = load.samples.get(tool, [])
-    return Row(AREA, what, median_ms(found), "ms", p95=p95_ms(found), note=f"{len(found):,} calls")
+    found = load.samples[tool]
+    return Row(what, median_ms(found), "ms", p95=p95_ms(found), note=f"{len(found):,} calls")
 
 
 def writes_rows(url: str, seeded: Seeded, clients: int, run: Callable[..., Load]) -> list[Row]:
@@ -465,18 +447,17 @@ def writes_rows(url: str, seeded: Seeded, clients: int, run: Callable[..., Load]
     lost = sum(stored[title] != 1 for title in load.committed_titles)
     refused = sum(s == ["STALE_REVIEW", "committed"] and stored[t] == 1 for t, s in pairs)
     false_stale = sum(n for what, n in load.errors.items() if what.endswith("STALE_REVIEW"))
-    writes = len(load.committed_titles) / load.seconds if load.seconds else 0.0
+    writes = len(load.committed_titles) / load.seconds
     shown = "; ".join(f"{title[:6]}…: {', '.join(s)}" for title, s in pairs)
     clean = lost == 0 and not load.errors and refused == len(pairs) == DUPLICATE_PAIRS
     return [
         Row(
-            AREA,
             f"guarded writes into one collection, {clients} clients (resolve, prepare, commit)",
             writes,
             "/s",
             target=f">= {WRITES_TARGET:g} /s, 0 lost, 0 false stale, duplicates refused",
             passed=writes >= WRITES_TARGET and clean,
-            reference=len(noop.samples.get(NOOP, [])) / 3 / noop.seconds if noop.seconds else None,
+            reference=len(noop.samples[NOOP]) / 3 / noop.seconds,
             reference_what="three no-op calls an iteration, same clients, same run",
             note=f"{len(load.committed_titles):,} commits in {load.seconds:.1f} s; lost writes "
             f"{lost}; false stale refusals {false_stale}; true duplicates refused {refused} of "
@@ -504,26 +485,19 @@ def profiled(pid: int, plan: Plan, run: Callable[[], Load]) -> list[str]:
     """The highest N again under py-spy, PostgreSQL's own counters read around it."""
     if profile.py_spy() is None:
         return ["profile: py-spy is not available (not on PATH, and `uv tool run` failed)"]
-    with tempfile.TemporaryDirectory(prefix="anchor-bench-spy-") as tmp:
-        out = Path(tmp) / "profile.txt"
-        before = _pg_counters()
-        with profile.recording(pid, out, subprocesses=True) as failure:
-            load = run()
-        sessions, active, commits = (a - b for a, b in zip(_pg_counters(), before, strict=True))
-        calls = len(load.timed()) + len(load.samples.get(NOOP, []))
-        lines = [
-            f"profile: {load.clients} clients, {plan.seconds:g} s under py-spy: "
-            f"{calls / load.seconds:,.0f} calls/s (all tools, no-op included), {load.errors_text()}"
-        ]
-        if calls:
-            lines.append(
-                f"  PostgreSQL: {sessions:,} connections opened for {calls:,} calls "
-                f"({sessions / calls:.2f} per call), {active / calls:.2f} ms active time per call, "
-                f"{commits / calls:.1f} transactions per call"
-            )
-        if failure:
-            return lines + failure
-        if plan.profile_out:
-            shutil.copyfile(out, plan.profile_out)
-            lines.append(f"  raw collapsed stacks: {plan.profile_out}")
-        return lines + profile.summarize(out.read_text())
+    before = _pg_counters()
+    with profile.spied(pid, subprocesses=True, keep=plan.profile_out) as spied:
+        load = run()
+    sessions, active, commits = (a - b for a, b in zip(_pg_counters(), before, strict=True))
+    calls = len(load.timed()) + len(load.samples[NOOP])
+    lines = [
+        f"profile: {load.clients} clients, {plan.seconds:g} s under py-spy: "
+        f"{calls / load.seconds:,.0f} calls/s (all tools, no-op included), {load.errors_text()}"
+    ]
+    if calls:
+        lines.append(
+            f"  PostgreSQL: {sessions:,} connections opened for {calls:,} calls "
+            f"({sessions / calls:.2f} per call), {active / calls:.2f} ms active time per call, "
+            f"{commits / calls:.1f} transactions per call"
+        )
+    return lines + spied

@@ -16,6 +16,7 @@ import sqlite3
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from django.test import override_settings
 
 from anchor_site.devtools.benchmarks import data
 from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes
+from anchor_site.devtools.benchmarks.server import update_action
 from anchor_site.devtools.benchmarks.store.generated import Store
 from records import transfer
 from records.errors import AnchorError
@@ -37,7 +39,6 @@ from workflow.models import PreparedAction
 from workflow.resolution import batch_resolve, resolve_record
 from workflow.scope import Scope
 
-AREA = "locks"
 STORE = 50_000  # records in the store, at most: the issue asks for 5,000 and 50,000
 RECORDS = 10  # records both batches name
 ROUNDS = 20
@@ -104,23 +105,18 @@ def _is_deadlock(exc: BaseException) -> bool:
 def _together(action_ids: list[str]) -> list[Any]:
     """Each batch applied on a thread of its own, released together; its time or its error."""
     gate = threading.Barrier(len(action_ids))
-    outcomes: list[Any] = [None] * len(action_ids)
 
-    def run(index: int) -> None:
+    def run(action_id: str) -> Any:
         try:
             gate.wait()
-            outcomes[index] = _apply(action_ids[index])
+            return _apply(action_id)
         except (AnchorError, DatabaseError) as exc:
-            outcomes[index] = exc
+            return exc
         finally:
             connection.close()
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(action_ids))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    return outcomes
+    with ThreadPoolExecutor(len(action_ids)) as pool:
+        return list(pool.map(run, action_ids))
 
 
 def _opposite_orders(scope: Scope, pks: list[str], rounds: int, store: str) -> Row:
@@ -146,7 +142,6 @@ def _opposite_orders(scope: Scope, pks: list[str], rounds: int, store: str) -> R
     )
     failed = len(errors) - deadlocks
     return Row(
-        AREA,
         f"opposite-order batches of {RECORDS} link_records, {rounds} rounds: deadlocks",
         deadlocks,
         "",
@@ -188,18 +183,7 @@ def _blocked_write(scope: Scope, record_id: str, store: str) -> Row:
     connection.close()
     collection_id = Record.objects.get(pk=record_id).collection_id
     review = resolve_record(scope, query=record_id, collection_id=collection_id)
-    version = Record.objects.get(pk=record_id).version
-    prepared = prepare_write(
-        scope,
-        operation="update_record",
-        arguments={
-            "record_id": record_id,
-            "changes": {"status": "held"},
-            "expected_version": version,
-        },
-        review_ids=[review["resolution_id"]],
-        decision_reason="benchmark: lock wait",
-    )
+    prepared = prepare_write(scope, **update_action(review, {"status": "held"}, why="lock wait"))
     holder = _hold_lock(record_id)
     sqlite = connection.vendor == "sqlite"
     if sqlite:
@@ -221,7 +205,6 @@ def _blocked_write(scope: Scope, record_id: str, store: str) -> Row:
     error: dict[str, Any] = dict(envelope.get("error") or {})
     got = f"{error.get('code', 'ok')} {(error.get('details') or {}).get('cause', '')}".strip()
     return Row(
-        AREA,
         "write blocked past its lock limit: time to its error",
         waited * 1000,
         "ms",

@@ -41,7 +41,6 @@ from records.models import Record, RecordEmbedding
 from records.selectors import search_records
 from records.services import NewRecord, WriteContext
 
-AREA = "meaning"
 SET_WORKSPACE = "bench-meaning-set"
 COPY_BATCH = 5000
 LATENCY_TARGET_MS = 50.0
@@ -114,7 +113,6 @@ def latency_rows(sizes: Sizes, ctx: WriteContext) -> list[Row]:
     shortlist = "sign-bit shortlist, then int8 rerank" if total >= index.SHORTLIST_FROM else "int8"
     return [
         Row(
-            AREA,
             f"embed {len(sample):,} records written in bulk (catch-up)",
             embedding_s,
             "s",
@@ -126,14 +124,12 @@ def latency_rows(sizes: Sizes, ctx: WriteContext) -> list[Row]:
             ),
         ),
         Row(
-            AREA,
             f"load a workspace's vectors after a change, {total:,} records",
             load_s * 1000,
             "ms",
             note=f"peak {peak / 1e6:.0f} MB while loading",
         ),
         Row(
-            AREA,
             f"search by meaning (mode meaning), first page of 20, {total:,} records",
             hybrid.median_ms,
             "ms",
@@ -145,7 +141,6 @@ def latency_rows(sizes: Sizes, ctx: WriteContext) -> list[Row]:
             note=shortlist,
         ),
         Row(
-            AREA,
             f"record_create, then search by meaning, {total:,} records",
             after_write.median_ms,
             "ms",
@@ -155,7 +150,6 @@ def latency_rows(sizes: Sizes, ctx: WriteContext) -> list[Row]:
             note="the write patches the cached vectors; no reload",
         ),
         Row(
-            AREA,
             f"memory of the cached vectors, {len(vectors):,} records",
             held_mb,
             "MB",
@@ -283,7 +277,6 @@ def recall_table(found: Found, size: int) -> list[Row]:
                 target, passed = f">= words ({words:.0f} %)", value >= words
             rows.append(
                 Row(
-                    AREA,
                     f"recall@{TOP}, {size:,} records, {kind.replace('_', ' ')} "
                     f"({len(ranks)} questions), {mode}",
                     round(value, 1),
@@ -304,7 +297,6 @@ def recall_table(found: Found, size: int) -> list[Row]:
         strong = 100.0 * marked.count("strong") / max(1, len(marked))
         rows.append(
             Row(
-                AREA,
                 f"confidence none, {size:,} records, {what} ({len(marked)})",
                 round(value, 1),
                 "%",
@@ -343,14 +335,12 @@ def ready_rows(sizes: Sizes, ctx: WriteContext) -> list[Row]:
     slowest = max(during, default=0.0) * 1000
     return [
         Row(
-            AREA,
             f"import of {count:,} records: commit to all searchable by meaning",
             ready_s,
             "s",
             note=f"{count / ready_s:,.0f} records/s in the background",
         ),
         Row(
-            AREA,
             "search by meaning while an import is embedded, slowest",
             slowest,
             "ms",
@@ -374,7 +364,6 @@ def memory_rows(sizes: Sizes) -> list[Row]:
     grown = None if words is None or meaning is None else meaning - words
     return [
         Row(
-            AREA,
             f"memory a server gains searching {size:,} records by meaning",
             grown,
             "MB",

@@ -8,9 +8,6 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
 
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
-
 T = TypeVar("T")
 
 
@@ -18,7 +15,6 @@ T = TypeVar("T")
 class Row:
     """One line of the table. `value` and `reference` are in `unit`; None means not measured."""
 
-    area: str
     what: str
     value: float | None
     unit: str
@@ -126,13 +122,6 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - started, result
 
 
-def statements(fn: Callable[[], Any]) -> int:
-    """SQL statements `fn` runs in this process: its round trips to the database."""
-    with CaptureQueriesContext(connection) as captured:
-        fn()
-    return len(captured.captured_queries)
-
-
 # --- the table ---------------------------------------------------------------------------------
 
 UNITS = {"s": "{:.2f} s", "/s": "{:,.0f} /s", "tokens": "{:,.0f} tok", "MB": "{:.0f} MB"}
@@ -199,10 +188,8 @@ def table(title: str, rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def timed_row(
-    area: str, what: str, samples: Samples, *, under_ms: float | None = None, **fields: Any
-) -> Row:
+def timed_row(what: str, samples: Samples, *, under_ms: float | None = None, **fields: Any) -> Row:
     """A row of milliseconds: the samples' median, with their p95; `under_ms`, its target."""
     if under_ms is not None:
         fields.update(target=f"< {under_ms:g} ms", passed=samples.median_ms < under_ms)
-    return Row(area, what, samples.median_ms, "ms", p95=samples.p95_ms, **fields)
+    return Row(what, samples.median_ms, "ms", p95=samples.p95_ms, **fields)

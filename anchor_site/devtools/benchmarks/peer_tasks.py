@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import shutil
 import sqlite3
@@ -16,16 +15,14 @@ import subprocess
 import tempfile
 from contextlib import closing
 from dataclasses import dataclass, field
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from anchor_site.devtools.benchmarks.measure import Row
 from anchor_site.devtools.benchmarks.process.tool_list import listed, tokens
 from anchor_site.devtools.benchmarks.server import client_session
-from workflow.mcp.client import ClientSession, TextContent, open_stdio_session
+from workflow.mcp.client import ClientSession, TextContent
 
-AREA = "peer"
 PLAN = json.loads((Path(__file__).with_suffix(".json")).read_text())
 MEMORY_SERVER = ["npx", "-y", "@modelcontextprotocol/server-memory"]
 RATIO_TARGET = 1.5
@@ -210,17 +207,9 @@ async def run_anchor(folder: Path, tasks: list[dict[str, Any]]) -> tuple[int, di
 
 async def run_memory(folder: Path, tasks: list[dict[str, Any]]) -> dict[str, Any]:
     path = folder / "memory.jsonl"
-    env = {name: os.environ[name] for name in ("PATH", "HOME") if name in os.environ}
-    with open(os.devnull, "w") as quiet:
-        async with open_stdio_session(
-            MEMORY_SERVER,
-            env=env | {"MEMORY_FILE_PATH": str(path)},
-            cwd=folder,
-            errlog=quiet,
-            timeout=timedelta(seconds=60),
-        ) as session:
-            await Agent(session).run(PLAN["setup"]["memory"])
-            return await run_tasks(Agent(session), tasks, "memory", lambda: memory_store(path))
+    async with client_session(MEMORY_SERVER, MEMORY_FILE_PATH=str(path)) as session:
+        await Agent(session).run(PLAN["setup"]["memory"])
+        return await run_tasks(Agent(session), tasks, "memory", lambda: memory_store(path))
 
 
 def memory_server_missing() -> str:
@@ -240,9 +229,7 @@ def memory_server_missing() -> str:
 def run() -> list[Row]:
     missing = memory_server_missing()
     if missing:
-        return [
-            Row(AREA, "agent tasks beside the memory server", None, "", note=f"skipped: {missing}")
-        ]
+        return [Row("agent tasks beside the memory server", None, "", note=f"skipped: {missing}")]
     with tempfile.TemporaryDirectory(prefix="anchor-peer-") as tmp:
         folder = Path(tmp)
         opener, ours = asyncio.run(run_anchor(folder, PLAN["tasks"]))
@@ -269,7 +256,6 @@ def rows(
             both.append((mine.tokens, peer.tokens, mine.tokens - mine.id_tokens))
         found.append(
             Row(
-                AREA,
                 f"{name}: Anchor {len(mine.spent)} calls, memory server "
                 + (f"{len(peer.spent)} calls" if done else "cannot"),
                 mine.tokens,
@@ -288,7 +274,6 @@ def rows(
     return [
         *found,
         Row(
-            AREA,
             f"median tokens per task, the {len(both)} tasks both servers do",
             median,
             "tokens",
@@ -299,7 +284,6 @@ def rows(
             note=f"Anchor's median without the UUIDs it reads and writes: {idless:,.0f}",
         ),
         Row(
-            AREA,
             f"tasks ending right in Anchor's store, of {len(ours)}",
             right,
             "tasks",
@@ -308,7 +292,6 @@ def rows(
             note=f"the memory server: {peer_right} right of the {len(both)} it can do",
         ),
         Row(
-            AREA,
             "tools/list + instructions, a plain mcp_serve",
             fixed,
             "tokens",

@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -36,33 +36,45 @@ def py_spy() -> list[str] | None:
 
 
 @contextmanager
-def recording(pid: int, out: Path, *, subprocesses: bool = False) -> Iterator[list[str]]:
-    """py-spy records `pid` (and its children) into `out` for the block; the yielded list gets
-    py-spy's complaint if it wrote nothing."""
+def spied(
+    pid: int | None, *, subprocesses: bool = False, keep: str = "", **summary: Any
+) -> Iterator[list[str]]:
+    """py-spy records `pid` (and its children) for the block; the yielded list then gets the
+    summary of what it saw, or why there is none. `keep`: where to copy the raw stacks."""
     spy = py_spy()
-    if spy is None:
-        raise RuntimeError("py-spy is not available (not on PATH, and `uv tool run` failed)")
-    recorder = subprocess.Popen(
-        [*spy, "record", "--pid", str(pid), "--nonblocking", "--rate", "200", "--format", "raw"]
-        + ["--output", str(out), "--duration", "600"]
-        + (["--subprocesses"] if subprocesses else []),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,  # SIGINT to the group stops py-spy under `uv tool run` too
-    )
-    failure: list[str] = []
-    time.sleep(ATTACH_SECONDS)
-    try:
-        yield failure
-    finally:
-        os.killpg(recorder.pid, signal.SIGINT)  # py-spy writes its file on SIGINT
+    found: list[str] = []
+    if spy is None or pid is None:
+        yield found
+        why = "py-spy is not available" if pid else "the server's pid is unknown"
+        found.append(f"  profile: {why}")
+        return
+    with tempfile.TemporaryDirectory(prefix="anchor-profile-") as tmp:
+        out = Path(tmp) / "profile.txt"
+        recorder = subprocess.Popen(
+            [*spy, "record", "--pid", str(pid), "--nonblocking", "--rate", "200"]
+            + ["--format", "raw", "--output", str(out), "--duration", "600"]
+            + (["--subprocesses"] if subprocesses else []),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # SIGINT to the group stops py-spy under `uv tool run` too
+        )
+        time.sleep(ATTACH_SECONDS)
         try:
-            _, err = recorder.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(recorder.pid, signal.SIGKILL)
-            _, err = recorder.communicate()
+            yield found
+        finally:
+            os.killpg(recorder.pid, signal.SIGINT)  # py-spy writes its file on SIGINT
+            try:
+                _, err = recorder.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(recorder.pid, signal.SIGKILL)
+                _, err = recorder.communicate()
         if not out.exists():
-            failure.append(f"  py-spy wrote no profile: {err.decode(errors='replace')[-300:]}")
+            found.append(f"  py-spy wrote no profile: {err.decode(errors='replace')[-300:]}")
+            return
+        if keep:
+            shutil.copyfile(out, keep)
+            found.append(f"  raw collapsed stacks: {keep}")
+        found += summarize(out.read_text(), **summary)
 
 
 def mcp_serve_children() -> list[int]:
@@ -80,19 +92,6 @@ def mcp_serve_children() -> list[int]:
             except OSError:
                 continue
     return sorted(found)
-
-
-async def profiled(pid: int | None, rerun: Callable[[], Awaitable[Any]]) -> list[str]:
-    """Run `rerun` with py-spy recording the server `pid`; the summary's lines."""
-    if py_spy() is None or pid is None:
-        await rerun()
-        why = "py-spy is not available" if pid else "the server's pid is unknown"
-        return [f"  profile: {why}"]
-    with tempfile.TemporaryDirectory(prefix="anchor-profile-") as tmp:
-        out = Path(tmp) / "profile.txt"
-        with recording(pid, out) as failure:
-            await rerun()
-        return failure or summarize(out.read_text(), top=15, whose="the measured server's")
 
 
 def attach(rows: list[Row], lines: list[str]) -> None:
@@ -185,7 +184,6 @@ def explained(row: Row, sizes: Sizes, call: Callable[[], Any]) -> Row:
 
 
 def compared(
-    area: str,
     what: str,
     sizes: Sizes,
     call: Callable[[], Any],
@@ -198,7 +196,7 @@ def compared(
     times = max(3, sizes.reference_repeat * 2)
     ours, floor = repeat(call, times), repeat(reference, times)
     judged = passed(ours.median_ms, floor.median_ms)
-    row = timed_row(area, what, ours, passed=judged, reference=floor.median_ms, **fields)
+    row = timed_row(what, ours, passed=judged, reference=floor.median_ms, **fields)
     return explained(row, sizes, call)
 
 

@@ -14,9 +14,9 @@ import subprocess
 import sys
 import tempfile
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import asdict, replace
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,7 @@ from anchor_site.devtools.benchmarks import (
 from anchor_site.devtools.benchmarks.measure import Row, Sizes
 from anchor_site.devtools.benchmarks.names import imports, name_rule, resolution
 from anchor_site.devtools.benchmarks.process import memory, startup, tool_list
-from anchor_site.devtools.benchmarks.server import Writer, client_session
+from anchor_site.devtools.benchmarks.server import Phase, Writer, client_session
 from anchor_site.devtools.benchmarks.session import batches, guarded, stdio, writes
 from anchor_site.devtools.benchmarks.store import graph, restore, search
 from workflow.scope import Scope
@@ -51,33 +51,32 @@ PROCESS_ONLY = {"tool_list", "name_rule", "memory", "peer"}  # measured once, on
 OPT_IN = {"peer"}  # runs only when --only names it: it fetches the memory server with npx
 
 
-def in_worker(vendor: str, args: list[str], *, progress: bool) -> tuple[Any, int]:
-    """`manage.py benchmark --worker FILE *args` on a database of its own: (what it wrote to
-    FILE as JSON, or None; its exit status)."""
-    with tempfile.TemporaryDirectory(prefix="anchor-bench-") as tmp:
+def in_worker(vendor: str, args: list[str], *, progress: bool) -> dict[str, Any]:
+    """`manage.py benchmark --worker FILE *args` on a database of its own: the rows and lines it
+    saved to FILE, and a row saying so if it failed."""
+    with tempfile.TemporaryDirectory(prefix="anchor-bench-") as tmp, ExitStack() as scratch:
         env = dict(os.environ, DJANGO_SETTINGS_MODULE=DEV_SETTINGS_MODULE)
-        scratch = None
         if vendor == "sqlite":
             env.pop("DATABASE_URL", None)
             env["ANCHOR_DB_PATH"] = str(Path(tmp) / "benchmark.db")
         else:
-            scratch = data.ScratchDatabase(os.environ["DATABASE_URL"])
-            env["DATABASE_URL"] = scratch.create()
+            url = data.scratch_database(os.environ["DATABASE_URL"])
+            env["DATABASE_URL"] = scratch.enter_context(url)
         out = Path(tmp) / "out.json"
         manage = str(Path(settings.BASE_DIR) / "manage.py")
-        try:
-            done = subprocess.run(
-                [sys.executable, manage, "benchmark", "--worker", str(out), *args],
-                cwd=settings.BASE_DIR,
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=None if progress else subprocess.DEVNULL,
-                check=False,
-            )
-        finally:
-            if scratch is not None:
-                scratch.drop()
-        return (json.loads(out.read_text()) if out.exists() else None), done.returncode
+        done = subprocess.run(
+            [sys.executable, manage, "benchmark", "--worker", str(out), *args],
+            cwd=settings.BASE_DIR,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=None if progress else subprocess.DEVNULL,
+            check=False,
+        )
+        report = json.loads(out.read_text()) if out.exists() else {"rows": [], "lines": []}
+    if done.returncode:
+        failed = Row("benchmark worker", None, "", note=f"exit {done.returncode}")
+        report["rows"].append(failed.as_dict())
+    return dict(report)
 
 
 def run_backend(
@@ -87,15 +86,12 @@ def run_backend(
     if not areas:
         return []
     args = ["--plan", json.dumps(asdict(sizes)), "--only", ",".join(areas)]
-    rows, status = in_worker(vendor, args, progress=progress)
-    if status != 0:
-        rows = (rows or []) + [
-            Row("worker", "benchmark worker", None, "", note=f"exit {status}").as_dict()
-        ]
-    return rows or []
+    return list(in_worker(vendor, args, progress=progress)["rows"])
 
 
-def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], None]) -> None:
+def work(
+    sizes: Sizes, areas: list[str], save: Callable[[list[Row]], None], say: Callable[[str], None]
+) -> None:
     """In the worker: Django is configured against the run's own database."""
     vendor = connection.vendor
     rows: list[Row] = []
@@ -108,11 +104,11 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
             found = fn()
         except Exception as exc:  # one broken area must not hide the others' figures
             traceback.print_exc(file=sys.stderr)
-            found = [Row(name, name, None, "", note=f"error: {type(exc).__name__}: {exc}")]
+            found = [Row(name, None, "", note=f"error: {type(exc).__name__}: {exc}")]
         for row in found:
             say(f"[{vendor}]   {row.what}: {row.value}")
         rows.extend(found)
-        results.write_text(json.dumps([r.as_dict() for r in rows]))
+        save(rows)
 
     if "peer" in areas:  # it brings its own stores: first, and alone without waiting for data
         area("peer", peer_tasks.run)
@@ -120,7 +116,7 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
             return
     say(f"[{vendor}] migrating and generating names ...")
     call_command("migrate", interactive=False, verbosity=0, stdout=sys.stderr)
-    results.write_text("[]")
+    save(rows)
     ctx = data.context()
     scope = Scope(data.WORKSPACE, data.ACTOR)
     names = data.person_names(sizes.names)
@@ -150,28 +146,26 @@ def work(sizes: Sizes, areas: list[str], results: Path, say: Callable[[str], Non
     area("locks", lambda: locks.run(sizes))
 
 
-def missed(result: Any) -> bool:
-    """Whether a session phase's rows will miss: from its rows, write rate or timings."""
-    if isinstance(result, list):
-        return any(row.passed is False for row in result)
-    return result < writes.TARGET_PER_S if isinstance(result, float) else bool(result.missed())
-
-
 def session_rows(
     sizes: Sizes, areas: list[str], linked: data.LinkedRecord, vendor: str
 ) -> list[Row]:
     """The round-trip areas on the long history, in a server started after it was built, with
-    a second server writing into the measured collections between calls. A phase whose row will
+    a second server writing into the measured collections between calls. A phase whose rows
     miss runs again, shorter and untimed, under py-spy unless profiling is off."""
-    built = data.history(sizes, data.context())
+    rows = [data.history(sizes, data.context())]
     events = data.events()
-    scopes = guarded.setup(sizes) if "guarded" in areas else None
-    # Counted before the servers start: the ORM cannot run inside the client's event loop.
-    context_statements = stdio.context_statements(linked) if "stdio" in areas else 0
-    reporting_statements = batches.reporting_statements(linked) if "batches" in areas else 0
+    # Each phase counts what its rows compare against first: the ORM cannot run inside the
+    # client's event loop.
+    phases: list[Phase] = []
+    if "stdio" in areas:
+        phases.append(stdio.phase(linked, events))
+    if "batches" in areas:
+        phases.append(batches.phase(linked, events))
+    if "writes" in areas:
+        phases.append(writes.phase(linked, sizes, vendor))
+    if "guarded" in areas:
+        phases += guarded.phases(sizes, events)
     again = replace(sizes, calls=min(sizes.calls, 100), repeat=min(sizes.repeat, 5))
-    found: dict[str, Any] = {}
-    profiles: dict[str, list[str]] = {}
 
     async def over_stdio() -> None:
         async with client_session() as session:
@@ -179,35 +173,14 @@ def session_rows(
             measured = started[0] if len(started) == 1 else None
             async with client_session() as second:
                 writer = Writer(second)
-                phases: dict[str, Callable[[Sizes], Awaitable[Any]]] = {
-                    "stdio": partial(
-                        stdio.run, session, writer, linked, events, context_statements
-                    ),
-                    "batches": partial(
-                        batches.run, session, writer, linked, events, reporting_statements
-                    ),
-                    "writes": partial(writes.run, session, linked),
-                }
-                if scopes is not None:
-                    phases["creates"] = partial(guarded.measure_creates, session, writer, scopes)
-                    phases["imports"] = partial(guarded.measure_imports, session, writer, scopes)
-                for name, run in phases.items():
-                    if name in areas or name in ("creates", "imports"):
-                        found[name] = await run(sizes)
-                        if sizes.profile and missed(found[name]):
-                            profiles[name] = await profile.profiled(measured, partial(run, again))
+                for run in phases:
+                    found = await run(session, writer, sizes)
+                    if sizes.profile and any(row.passed is False for row in found):
+                        whose = "the measured server's"
+                        with profile.spied(measured, top=15, whose=whose) as lines:
+                            await run(session, writer, again)
+                        profile.attach(found, lines)
+                    rows.extend(found)
 
     asyncio.run(over_stdio())
-    rows = [built]
-    for name in ("stdio", "batches"):
-        profile.attach(found.get(name, []), profiles.get(name, []))
-        rows += found.get(name, [])
-    if "writes" in found:
-        rows.append(writes.row(found["writes"], writes.commit_floor(sizes.writes), sizes, vendor))
-        profile.attach(rows[-1:], profiles.get("writes", []))
-    if scopes is not None:
-        made = guarded.rows(found["creates"], found["imports"], sizes, scopes, events)
-        profile.attach(made[:2], profiles.get("creates", []))
-        profile.attach(made[2:], profiles.get("imports", []))
-        rows += made
     return rows

@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -18,6 +18,7 @@ from typing import Any
 from django.conf import settings
 
 from anchor_site.devtools.benchmarks import data
+from anchor_site.devtools.benchmarks.measure import Row, Sizes
 from workflow.mcp.client import ClientSession, open_stdio_session, tool_envelope
 
 # Not DJANGO_SETTINGS_MODULE: manage.py picks the stdio server's own, as for a client.
@@ -28,6 +29,7 @@ INITIALIZE = {
     "clientInfo": {"name": "anchor-benchmark", "version": "1"},
 }
 NOOP = "get_server_instructions"  # the closest the server has to a no-op: a fixed text
+NOOP_WHAT = f"{NOOP} (no-op) on the same server"
 
 
 def command() -> list[str]:
@@ -42,10 +44,13 @@ def server_env(**overrides: str) -> dict[str, str]:
 
 
 @asynccontextmanager
-async def client_session(**env: str) -> AsyncIterator[ClientSession]:
+async def client_session(
+    argv: list[str] | None = None, /, **env: str
+) -> AsyncIterator[ClientSession]:
+    """The official client's session with mcp_serve (or `argv`, another stdio MCP server)."""
     with open(os.devnull, "w") as quiet:
         async with open_stdio_session(
-            command(),
+            argv or command(),
             env=server_env(**env),
             cwd=settings.BASE_DIR,
             errlog=quiet,
@@ -174,6 +179,24 @@ def create_action(collection_id: str, title: str, review_id: str, **data: Any) -
     }
 
 
+def update_action(
+    review: dict[str, Any], changes: dict[str, Any], version: int | None = None, why: str = "round"
+) -> dict[str, Any]:
+    """prepare_write's arguments for an update of the record `review` selected, citing it."""
+    arguments = {
+        "record_id": review["selected_record_id"],
+        "changes": changes,
+        # A resolved reply shows the chosen record first.
+        "expected_version": version or review["candidates"][0]["version"],
+    }
+    return {
+        "operation": "update_record",
+        "arguments": arguments,
+        "review_ids": [review["resolution_id"]],
+        "decision_reason": f"benchmark: {why}",
+    }
+
+
 async def guarded_create(session: ClientSession, collection_id: str, title: str) -> float:
     """resolve_record -> prepare_write create_record citing it -> commit_write; seconds."""
     started = time.perf_counter()
@@ -197,3 +220,7 @@ class Writer:
         title = f"{self.names[self.writes % len(self.names)]} Wx {self.writes}"
         self.writes += 1
         await guarded_create(self.session, collection_id, title)
+
+
+# A session phase: its rows, measured on the session with the second server writing beside it.
+Phase = Callable[[ClientSession, Writer, Sizes], Awaitable[list[Row]]]

@@ -16,8 +16,6 @@ from workflow import imports
 from workflow.names.cache import scope_names
 from workflow.names.view import ScopeNames
 
-AREA = "imports"
-
 
 def rows_for(names: list[str], count: int) -> list[dict[str, Any]]:
     """A fifth typos of stored names, a few repeats of each other, the rest new names."""
@@ -48,7 +46,6 @@ def run(sizes: Sizes, workspace_id: str, collection_id: str, names: list[str]) -
     scaled *= len(rows) / len(sample_rows)
     return [
         timed_row(
-            AREA,
             f"import review, {len(rows)} rows against {len(stored):,} names",
             samples,
             under_ms=300,
@@ -85,7 +82,6 @@ def _at_cap(sizes: Sizes, workspace_id: str, collection_id: str, length: int) ->
             max(3, sizes.reference_repeat),
         )
     return timed_row(
-        AREA,
         f"import review at the cap, {len(rows)} rows x {count:,} names of {length} chars",
         samples,
         under_ms=1000,

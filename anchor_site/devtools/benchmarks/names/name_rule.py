@@ -7,8 +7,6 @@ from anchor_site.devtools.benchmarks.measure import Row
 from workflow.names.calibration import labelled_pairs, score
 from workflow.names.rule import is_similar, ratio_alone
 
-AREA = "name_rule"
-
 
 def run() -> list[Row]:
     distinct = sum(label == "distinct" for label, _, _ in labelled_pairs())
@@ -22,7 +20,6 @@ def run() -> list[Row]:
     same = "the character ratio alone, same pairs"
     return [
         Row(
-            AREA,
             f"ratio + differing words judged: typo recall, {typos} typo pairs",
             100 * new_found / typos,
             "%",
@@ -33,7 +30,6 @@ def run() -> list[Row]:
             note=f"{new_found} of {typos} found",
         ),
         Row(
-            AREA,
             f"ratio + differing words judged: precision, {distinct} look-alike distinct pairs",
             precision(new_found, new_wrong),
             "%",

@@ -24,7 +24,6 @@ from workflow.names.view import ScopeNames
 from workflow.resolution import resolve_record
 from workflow.scope import Scope
 
-AREA = "resolution"
 RENAME_RATIO = 1.5  # the first resolve after a rename, against a warm one
 RESTART_RATIO = 3  # the first resolve in a freshly started server, against a warm one (issue 29)
 PATCH_TARGET_MS = 1.0  # one written record's names replaced in the cached list
@@ -71,7 +70,6 @@ def run(sizes: Sizes, scope: Scope, names_collection: str, names: list[str]) -> 
         renamed.timed(resolve)
     return [
         timed_row(
-            AREA,
             f"resolve_record, {in_scope:,} names in scope, repeated call",
             samples,
             target="< 20 ms and >= 20x difflib",
@@ -81,7 +79,6 @@ def run(sizes: Sizes, scope: Scope, names_collection: str, names: list[str]) -> 
             note=f"status {found['status']}, {len(found['candidates'])} candidates",
         ),
         timed_row(
-            AREA,
             f"first resolve_record after a rename, {in_scope:,} names "
             "(the list updated from the change)",
             renamed,
@@ -118,7 +115,6 @@ def restart_row(sizes: Sizes, scope: Scope, collection_id: str, query: str, in_s
         return resolve_record(scope, query=query, collection_id=collection_id)
 
     row = Row(
-        AREA,
         f"first resolve_record in a fresh mcp_serve, {in_scope:,} names "
         "(stored list + names log, after another process's rename)",
         firsts.median_ms,
@@ -151,7 +147,6 @@ def patch_row(sizes: Sizes, workspace_id: str, collection_id: str, in_scope: int
         assert patched is not None
         view = patched
     row = timed_row(
-        AREA,
         f"name list patched for one written record, {in_scope:,} names",
         patches,
         note=f"{len(patches.seconds)} patches in a row, each a search of the packed record IDs "
@@ -180,14 +175,12 @@ def reevaluation_rows(
     note = "answer unchanged: the review stays valid" if not changed else f"{changed} changed"
     return [
         timed_row(
-            AREA,
             f"re-evaluate a moved review, {in_scope:,} names, updating them (before the lock)",
             after_change,
             under_ms=500,
             note=note,
         ),
         timed_row(
-            AREA,
             f"re-evaluate a moved review under the commit's lock, {in_scope:,} names loaded",
             cached,
             under_ms=20,

@@ -5,8 +5,6 @@ from __future__ import annotations
 from anchor_site.devtools.benchmarks.measure import Row
 from anchor_site.devtools.benchmarks.server import NOOP, RawServer
 
-AREA = "memory"
-
 
 def run(names_collection: str, name_count: int, query: str) -> list[Row]:
     with RawServer() as server:
@@ -16,7 +14,6 @@ def run(names_collection: str, name_count: int, query: str) -> list[Row]:
         cached = server.resident_mb()
     return [
         Row(
-            AREA,
             "resident memory of an idle mcp_serve",
             idle,
             "MB",
@@ -25,7 +22,6 @@ def run(names_collection: str, name_count: int, query: str) -> list[Row]:
             note="" if idle is not None else "no /proc on this system",
         ),
         Row(
-            AREA,
             f"resident memory after caching {name_count:,} names",
             cached,
             "MB",

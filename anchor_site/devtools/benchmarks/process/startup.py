@@ -16,7 +16,6 @@ from pathlib import Path
 from anchor_site.devtools.benchmarks.measure import Row, Sizes
 from anchor_site.devtools.benchmarks.server import RawServer, command, server_env
 
-AREA = "startup"
 NOOP_FASTMCP = [
     sys.executable,
     "-c",
@@ -89,7 +88,6 @@ def run(sizes: Sizes) -> list[Row]:
     first, later = statistics.median(firsts), statistics.median(laters)
     return [
         Row(
-            AREA,
             f"mcp_serve start to initialize result, existing database ({sizes.startups} starts)",
             median,
             "s",
@@ -101,7 +99,6 @@ def run(sizes: Sizes) -> list[Row]:
             note="" if passed else imports_beyond_noop(),
         ),
         Row(
-            AREA,
             f"mcp_serve end of input to clean exit, after a tool call ({sizes.startups} stops)",
             statistics.median(exits),
             "s",
@@ -110,7 +107,6 @@ def run(sizes: Sizes) -> list[Row]:
             passed=statistics.median(exits) < 2,
         ),
         Row(
-            AREA,
             f"mcp_serve start to initialize result, new SQLite file ({sizes.startups} starts)",
             first,
             "s",

@@ -12,7 +12,6 @@ import tiktoken
 from anchor_site.devtools.benchmarks.measure import Row
 from anchor_site.devtools.benchmarks.server import RawServer
 
-AREA = "tool_list"
 FULL_BUDGET = 10_000
 CORE_BUDGET = 4_000  # the default profile; the official memory server costs 2,287
 MODEL_KEYS = ("name", "description", "inputSchema")
@@ -41,7 +40,6 @@ def run() -> list[Row]:
     (full, full_count), (core, core_count) = (listed(ANCHOR_TOOLS=p) for p in ("full", "core"))
     return [
         Row(
-            AREA,
             f"tools/list + instructions, full profile ({full_count} tools)",
             full,
             "tokens",
@@ -49,7 +47,6 @@ def run() -> list[Row]:
             passed=full < FULL_BUDGET,
         ),
         Row(
-            AREA,
             f"tools/list + instructions, default core profile ({core_count} tools)",
             core,
             "tokens",

@@ -6,18 +6,27 @@ from __future__ import annotations
 
 import itertools
 import time
+from functools import partial
 from typing import Any
 
 from anchor_site.devtools.benchmarks.data import ACTOR, WORKSPACE, LinkedRecord
-from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes, statements, timed_row
-from anchor_site.devtools.benchmarks.server import NOTE, Writer, call, noop, timed_call
+from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes, timed_row
+from anchor_site.devtools.benchmarks.profile import captured
+from anchor_site.devtools.benchmarks.server import (
+    NOOP_WHAT,
+    NOTE,
+    Phase,
+    Writer,
+    call,
+    noop,
+    timed_call,
+    update_action,
+)
 from workflow.batch_read import batch_read
 from workflow.mcp.client import ClientSession
 from workflow.scope import Scope
 
-AREA = "batches"
 BATCH_SLACK = 1.1  # the batch's work against the single calls' work, as measured
-NOOP_WHAT = "get_server_instructions (no-op) on the same server"
 
 
 def seven_reads(linked: LinkedRecord) -> list[tuple[str, dict[str, Any]]]:
@@ -47,33 +56,18 @@ def reporting_shape(linked: LinkedRecord) -> dict[str, Any]:
     }
 
 
-def reporting_statements(linked: LinkedRecord) -> int:
-    """SQL statements of the reporting batch_read, run in this process."""
-    return statements(lambda: batch_read(Scope(WORKSPACE, ACTOR), **reporting_shape(linked)))
-
-
-def _update(resolution: dict[str, Any], round_: int) -> dict[str, Any]:
-    """An update of the record `resolution` selected, citing it."""
-    chosen = resolution["selected_record_id"]
-    version = resolution["candidates"][0]["version"]  # a resolved reply shows the chosen one
-    return {
-        "operation": "update_record",
-        "arguments": {
-            "record_id": chosen,
-            "changes": {"round": round_},
-            "expected_version": version,
-        },
-        "review_ids": [resolution["resolution_id"]],
-        "decision_reason": "benchmark: record the round",
-    }
+def phase(linked: LinkedRecord, events: int) -> Phase:
+    """The phase, with the reporting batch_read's SQL statements counted in this process."""
+    report = partial(batch_read, Scope(WORKSPACE, ACTOR), **reporting_shape(linked))
+    return partial(run, linked, events, len(captured(report)[0]))
 
 
 async def run(
-    session: ClientSession,
-    writer: Writer,
     linked: LinkedRecord,
     events: int,
     statements_per_call: int,
+    session: ClientSession,
+    writer: Writer,
     sizes: Sizes,
 ) -> list[Row]:
     reads = seven_reads(linked)
@@ -94,12 +88,16 @@ async def run(
         marks.append(time.perf_counter())
         for title in titles:
             review = await call(session, "resolve_record", {"query": title, "collection_id": team})
-            prepared = await call(session, "prepare_write", _update(review, round_))
+            prepared = await call(
+                session, "prepare_write", update_action(review, {"round": round_})
+            )
             await call(session, "commit_write", {"action_id": prepared["action_id"]})
         marks.append(time.perf_counter())
         requests = [{"query": title, "collection_id": team} for title in titles]
         resolved = await call(session, "batch_resolve_records", {"requests": requests})
-        actions = [_update(item["result"], round_ + 1000) for item in resolved["items"]]
+        actions = [
+            update_action(item["result"], {"round": round_ + 1000}) for item in resolved["items"]
+        ]
         prepared = await call(session, "prepare_batch_write", {"actions": actions})
         await call(session, "commit_batch_write", {"action_id": prepared["action_id"]})
         marks.append(time.perf_counter())
@@ -120,7 +118,6 @@ async def run(
             samples.seconds += [seconds] if round_ else []
     return [
         timed_row(
-            AREA,
             "batch_read, reporting shape (3 searches of 20 with contexts, a list, a traverse), "
             f"{events:,} audit events, fresh server",
             reporting,
@@ -130,7 +127,6 @@ async def run(
             note=f"{statements_per_call} SQL statements; {NOTE}",
         ),
         timed_row(
-            AREA,
             f"batch_resolve_records, 10 record IDs, {events:,} audit events, fresh server",
             resolving,
             under_ms=15,
@@ -149,7 +145,6 @@ def saved_row(what: str, batched: Samples, single: Samples, trip: Samples, what_
     round trips it saves (measured in the same rounds)."""
     work = single.median_ms - 6 * trip.median_ms
     return timed_row(
-        AREA,
         f"{what}, against the single calls less 6 round trips",
         batched,
         target=f"<= {BATCH_SLACK}x the single calls' work",

@@ -5,15 +5,15 @@ guarded write needs at least two: prepare stores the action, commit applies it).
 from __future__ import annotations
 
 import time
+from functools import partial
 
 from django.db import connection, transaction
 
 from anchor_site.devtools.benchmarks.data import LinkedRecord
 from anchor_site.devtools.benchmarks.measure import Row, Sizes
-from anchor_site.devtools.benchmarks.server import call
+from anchor_site.devtools.benchmarks.server import Phase, Writer, call, update_action
 from workflow.mcp.client import ClientSession
 
-AREA = "writes"
 TARGET_PER_S = 100
 
 
@@ -30,45 +30,44 @@ def commit_floor(count: int) -> float:
     return count / (time.perf_counter() - started)
 
 
-async def run(session: ClientSession, linked: LinkedRecord, sizes: Sizes) -> float:
-    """Guarded writes per second (the caller adds the floor)."""
+def phase(linked: LinkedRecord, sizes: Sizes, vendor: str) -> Phase:
+    """The phase, with the storage floor measured first."""
+    return partial(run, linked, commit_floor(sizes.writes), vendor)
+
+
+async def run(
+    linked: LinkedRecord,
+    floor: float,
+    vendor: str,
+    session: ClientSession,
+    writer: Writer,
+    sizes: Sizes,
+) -> list[Row]:
+    """Guarded writes per second of one record, each citing one review, against `floor`."""
     review = await call(
         session, "resolve_record", {"query": "Teammate 5", "collection_id": linked.collection_id}
     )
-    record_id = review["selected_record_id"]
-    version = review["candidates"][0]["version"]  # a resolved reply shows the chosen one
+    version = review["candidates"][0]["version"]
 
-    async def one(index: int) -> None:
-        arguments = {"record_id": record_id, "changes": {"counter": index}}
-        prepared = await call(
-            session,
-            "prepare_write",
-            {
-                "operation": "update_record",
-                "arguments": {**arguments, "expected_version": version + index},
-                "review_ids": [review["resolution_id"]],
-                "decision_reason": "benchmark: count",
-            },
-        )
+    async def write(index: int) -> None:
+        action = update_action(review, {"counter": index}, version + index, "count")
+        prepared = await call(session, "prepare_write", action)
         await call(session, "commit_write", {"action_id": prepared["action_id"]})
 
-    await one(0)
-    version += 1
+    await write(0)  # warms up
     started = time.perf_counter()
-    for index in range(sizes.writes):
-        await one(index)
-    return sizes.writes / (time.perf_counter() - started)
-
-
-def row(rate: float, floor: float, sizes: Sizes, vendor: str) -> Row:
+    for index in range(1, sizes.writes + 1):
+        await write(index)
+    rate = sizes.writes / (time.perf_counter() - started)
     durable = "synchronous=FULL" if vendor == "sqlite" else "synchronous_commit=on"
-    return Row(
-        AREA,
-        f"prepare + commit update_record, one client, {sizes.writes} writes ({durable})",
-        rate,
-        "/s",
-        target=f">= {TARGET_PER_S} /s",
-        passed=rate >= TARGET_PER_S,
-        reference=floor,
-        reference_what="durable one-row commits per second (storage floor)",
-    )
+    return [
+        Row(
+            f"prepare + commit update_record, one client, {sizes.writes} writes ({durable})",
+            rate,
+            "/s",
+            target=f">= {TARGET_PER_S} /s",
+            passed=rate >= TARGET_PER_S,
+            reference=floor,
+            reference_what="durable one-row commits per second (storage floor)",
+        )
+    ]

@@ -23,7 +23,6 @@ from records.models import Record, Relationship
 from records.selectors import aggregate, traverse
 from records.services import WriteContext
 
-AREA = "graph"
 MAX_RECORDS = 100_000  # --records lowers it, never raises it
 HUB_LINKS = 1_000
 DEPTH = 3
@@ -188,7 +187,6 @@ def _same_totals(result: dict[str, Any], expected: dict[Any, tuple[Any, Any]]) -
 
 def _row(what: str, sizes: Sizes, measured: Any, reference: Any, same: bool, note: str = "") -> Row:
     return compared(
-        AREA,
         what,
         sizes,
         measured,
@@ -306,7 +304,6 @@ def run(sizes: Sizes, ctx: WriteContext) -> list[Row]:
     # Profiled before the team's links are added, on the data it was timed on.
     traversal = explained(
         timed_row(
-            AREA,
             f"{DEPTH}-hop traversal from a hub of {min(HUB_LINKS, count - 1):,} links, max_nodes "
             f"{MAX_NODES}, {total:,} records",
             walks,
@@ -321,7 +318,6 @@ def run(sizes: Sizes, ctx: WriteContext) -> list[Row]:
         walk,
     )
     generated = Row(
-        AREA,
         f"generate {count:,} ledger records + {made:,} links (bulk SQL)",
         elapsed,
         "s",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection
 
 from anchor_site.devtools.benchmarks import data
-from anchor_site.devtools.benchmarks.measure import Row, Sizes
+from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat
 from anchor_site.devtools.benchmarks.profile import compared
 from anchor_site.devtools.benchmarks.store import graph
 from records import services, transfer
@@ -20,7 +21,6 @@ from records.models import Record
 from records.query_bounds import QueryBound, bounded_queries
 from records.selectors import aggregate, collection_history, record_history
 
-AREA = "restore"
 TARGET_RATIO = 12
 LINKED_TARGET = 3  # times grouping by a field
 HISTORY_TARGET = 2  # times a record's history
@@ -78,21 +78,6 @@ def statistics() -> str:
         return f"{cursor.fetchone()[0]} pg_stats rows on the records tables"
 
 
-def _ratio_row(
-    what: str, sizes: Sizes, calls: Any, reference_what: str, target: int, note: str
-) -> Row:
-    return compared(
-        AREA,
-        what,
-        sizes,
-        *calls,
-        passed=lambda ours, floor: bool(floor) and ours < target * floor,
-        target=f"< {target}x reference",
-        reference_what=reference_what,
-        note=note,
-    )
-
-
 def measure(sizes: Sizes, count: int, links: int, restored: str) -> list[Row]:
     ledger_id = data.collection_named("bench ledger")
     known = statistics()  # before the first timed call: what the plans had to go on
@@ -109,49 +94,47 @@ def measure(sizes: Sizes, count: int, links: int, restored: str) -> list[Row]:
         first = (time.perf_counter() - started) * 1000
     except DatabaseError as exc:  # past the query bound: what a client would get
         note = f"{restored}; {known}; first call: {exc}"
-        return [Row(AREA, f"{what}aggregate grouped by linked record", None, "ms", note=note)]
+        return [Row(f"{what}aggregate grouped by linked record", None, "ms", note=note)]
     edited_id = Record.objects.get(workspace_id=data.WORKSPACE, title="Ledger entry 1").pk
     return [
-        _ratio_row(
+        compared(
             f"{what}aggregate grouped by linked record, {links:,} links",
             sizes,
-            (by_linked, lambda: aggregate(**scope, group_by={"field": ["status"]})),
-            "aggregate grouped by a field, same records",
-            LINKED_TARGET,
-            f"{restored}; {known}; first call {first:,.0f} ms; {groups:,} groups",
+            by_linked,
+            lambda: aggregate(**scope, group_by={"field": ["status"]}),
+            passed=lambda ours, floor: ours < LINKED_TARGET * floor,
+            target=f"< {LINKED_TARGET}x reference",
+            reference_what="aggregate grouped by a field, same records",
+            note=f"{restored}; {known}; first call {first:,.0f} ms; {groups:,} groups",
         ),
-        _ratio_row(
+        compared(
             f"{what}get_collection_history of the ledger ({EVENTS + 1} own events among "
             f"{count:,} record events)",
             sizes,
-            (
-                lambda: collection_history(**scope),
-                lambda: record_history(workspace_id=data.WORKSPACE, record_id=edited_id),
-            ),
-            f"get_record_history of a record with {EVENTS + 1} events",
-            HISTORY_TARGET,
-            "",
+            lambda: collection_history(**scope),
+            lambda: record_history(workspace_id=data.WORKSPACE, record_id=edited_id),
+            passed=lambda ours, floor: ours < HISTORY_TARGET * floor,
+            target=f"< {HISTORY_TARGET}x reference",
+            reference_what=f"get_record_history of a record with {EVENTS + 1} events",
         ),
     ]
-
-
-def _linked_grouping_ms(workspace_id: str) -> float:
-    started = time.perf_counter()
-    aggregate(workspace_id=workspace_id, group_by={"linked": {}}, limit=50)
-    return (time.perf_counter() - started) * 1000
 
 
 def optimize_row(records: int) -> Row:
     """PRAGMA optimize right after a restore (which does not run it): its cost, and grouping by
     linked record without statistics and with what it gathered."""
-    without = min(_linked_grouping_ms(data.WORKSPACE) for _ in range(3))
+
+    def grouping_ms() -> float:
+        grouping = partial(aggregate, workspace_id=data.WORKSPACE, group_by={"linked": {}})
+        return min(repeat(partial(grouping, limit=50), 3, warmup=0).seconds) * 1000
+
+    without = grouping_ms()
     started = time.perf_counter()
     with connection.cursor() as cursor:
         cursor.execute("PRAGMA optimize")
     cost = (time.perf_counter() - started) * 1000
-    with_stats = min(_linked_grouping_ms(data.WORKSPACE) for _ in range(3))
+    with_stats = grouping_ms()
     return Row(
-        AREA,
         f"PRAGMA optimize after a {records:,}-record restore",
         cost,
         "ms",
@@ -184,9 +167,7 @@ def run(sizes: Sizes) -> list[Row]:
                 phases["statistics"] = time.perf_counter() - started
         note = ", ".join(f"{phase} {seconds:.2f} s" for phase, seconds in phases.items())
         total = sum(phases.values())
-        restores.append(
-            Row(AREA, f"restore, {count:,} records ({loaded:,} rows)", total, "s", note=note)
-        )
+        restores.append(Row(f"restore, {count:,} records ({loaded:,} rows)", total, "s", note=note))
         rows += [restores[-1], *reads]
     small, large = restores
     large.target = f"<= {TARGET_RATIO} x the {counts[0]:,}-record restore"

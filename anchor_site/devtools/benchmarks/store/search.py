@@ -13,7 +13,6 @@ from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat, timed, t
 from records.models import Record
 from records.selectors import search_records
 
-AREA = "search"
 LIMIT = 20
 TARGET_MS = 100
 
@@ -26,7 +25,7 @@ def generate(sizes: Sizes, ctx: Any) -> tuple[list[str], Row]:
     rate = f"; {missing / elapsed:,.0f} records/s" if missing and elapsed else ""
     what = f"generate {missing:,} records (bulk SQL, as record_create leaves them)"
     note = f"{existing:,} stored before (the long history's among them){rate}"
-    return data.task_collections(ctx, sizes.collections), Row(AREA, what, elapsed, "s", note=note)
+    return data.task_collections(ctx, sizes.collections), Row(what, elapsed, "s", note=note)
 
 
 def scan_sql(word: str) -> tuple[str, list[str | int]]:
@@ -99,7 +98,6 @@ def run(sizes: Sizes, ctx: Any) -> list[Row]:
     return [
         generated,
         timed_row(
-            AREA,
             f"full-text search, one word, first page of {LIMIT}, {total:,} records",
             searched,
             under_ms=TARGET_MS,
@@ -111,7 +109,6 @@ def run(sizes: Sizes, ctx: Any) -> list[Row]:
             "index's",
         ),
         timed_row(
-            AREA,
             f"filtered page sorted by a number field, collection of {per_collection:,} in "
             f"{total:,} records",
             paged,

@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,9 @@ OPTIONS = (
     ("--repeat", "Timed repetitions of in-process calls (default 20), and at most as many "
      "server starts (default 5)."),
 )  # fmt: skip
+
+
+SIZE_OPTIONS = [option.removeprefix("--") for option, _ in OPTIONS]
 
 
 class Command(BaseCommand):
@@ -89,14 +93,16 @@ class Command(BaseCommand):
             if options["verbosity"] >= 1:
                 print(message, file=sys.stderr, flush=True)
 
-        if not options["http"]:
-            runner.work(Sizes(**plan), self._areas(options["only"]), out, say)
-            return
+        def save(rows: list[Row], lines: Sequence[str] = ()) -> None:
+            report = {"rows": [r.as_dict() for r in rows], "lines": list(lines)}
+            out.write_text(json.dumps(report))
 
-        def save(rows: list[Row], lines: list[str]) -> None:
-            out.write_text(json.dumps({"rows": [r.as_dict() for r in rows], "lines": lines}))
-
-        http_load.work(replace(http_load.Plan(**plan), clients=tuple(plan["clients"])), say, save)
+        if options["http"]:
+            http_load.work(
+                replace(http_load.Plan(**plan), clients=tuple(plan["clients"])), say, save
+            )
+        else:
+            runner.work(Sizes(**plan), self._areas(options["only"]), save, say)
 
     def _http(self, options: dict[str, Any]) -> None:
         url = os.environ.get("DATABASE_URL", "").strip()
@@ -130,12 +136,7 @@ class Command(BaseCommand):
             f"{plan.seconds:g} s each; load average before: {http_load.load_average()}"
         )
         args = ["--http", "--plan", json.dumps(plan.__dict__)]
-        report, status = runner.in_worker("postgresql", args, progress=options["verbosity"] >= 1)
-        report = report or {"rows": [], "lines": []}
-        if status != 0:
-            report["rows"].append(
-                Row("http", "HTTP load worker", None, "", note=f"exit {status}").as_dict()
-            )
+        report = runner.in_worker("postgresql", args, progress=options["verbosity"] >= 1)
         self.stdout.write("\n".join(table("postgresql, team mode over HTTP", report["rows"])))
         self.stdout.write(
             "\n".join([*report["lines"], f"load average after: {http_load.load_average()}"])
@@ -154,25 +155,22 @@ class Command(BaseCommand):
 
     def _sizes(self, options: dict[str, Any]) -> Sizes:
         sizes = Sizes.quick() if options["quick"] else Sizes()
-        given = {name: options[name] for name in ("records", "events", "names", "calls", "repeat")}
-        if bad := [name for name, value in given.items() if value is not None and value < 1]:
+        given = {name: options[name] for name in SIZE_OPTIONS if options[name] is not None}
+        if bad := [name for name, value in given.items() if value < 1]:
             raise CommandError(f"--{bad[0]} must be at least 1.")
-        records, events, names, calls, repeat = given.values()
-        if records:
-            sizes = replace(sizes, records=records, meaning_records=min(100_000, records))
-        if events:
-            sizes = replace(sizes, events=events)
-        if names:
-            sizes = replace(sizes, names=names, import_names=min(10_000, names))
-        if calls:
-            sizes = replace(sizes, calls=calls, writes=max(5, calls // 5))
-        if repeat:
-            sizes = replace(
-                sizes,
-                repeat=repeat,
-                reference_repeat=min(3, repeat),
-                startups=min(sizes.startups, repeat),
-            )
+        sizes = replace(sizes, **given)
+        # What an option bounds beside its own size.
+        derived = {
+            "records": {"meaning_records": min(100_000, sizes.records)},
+            "names": {"import_names": min(10_000, sizes.names)},
+            "calls": {"writes": max(5, sizes.calls // 5)},
+            "repeat": {
+                "reference_repeat": min(3, sizes.repeat),
+                "startups": min(sizes.startups, sizes.repeat),
+            },
+        }
+        for name in given:
+            sizes = replace(sizes, **derived.get(name, {}))
         return replace(sizes, profile=0) if options["no_profile"] else sizes
 
     def _backends(self, choice: str) -> list[str]:

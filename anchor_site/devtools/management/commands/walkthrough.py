@@ -62,7 +62,7 @@ class Command(BaseCommand):
         if self.verbosity >= 1:
             self.stdout.write(
                 self.style.SUCCESS(
-                    f"\nWalkthrough passed: all {script.STEP_COUNT} steps behaved as scripted "
+                    f"\nWalkthrough passed: all {len(script.STEPS)} steps behaved as scripted "
                     f"in {run.elapsed:.1f}s ({run.calls} tool calls, {run.servers} server "
                     "processes)."
                 )
