@@ -1,4 +1,4 @@
-"""batch_read: several reads in one call and one consistent snapshot, labelled by item_index.
+"""batch_read: several reads in one call and one consistent snapshot, answered in order.
 
 Items share a budget (search limits, traverse max_nodes, one unit per context, catalog or
 aggregate) and the response has a size cap: a batch over either is refused whole with the
@@ -122,13 +122,11 @@ def batch_read(scope: Scope, *, requests: Any) -> dict[str, Any]:
     items = _parse(requests)
     answers = []
     with read_snapshot():
-        for index, (operation, args) in enumerate(items):
-            answer: dict[str, Any] = {"item_index": index, "operation": operation}
+        for operation, args in items:
             try:
-                answer |= {"ok": True, "result": _run(scope, operation, dict(args))}
+                answers.append({"result": _run(scope, operation, dict(args))})
             except AnchorError as exc:
-                answer |= {"ok": False, "error": exc.as_dict()}
-            answers.append(answer)
+                answers.append({"error": exc.as_dict()})
     # UTF-8 bytes of the compact JSON the client gets: ASCII escapes (six bytes a letter) would
     # refuse text in other scripts at a third of the cap.
     sizes = [

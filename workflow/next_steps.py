@@ -52,7 +52,7 @@ def after_resolution(result: dict[str, Any], *, detail: bool = False) -> dict[st
 
 def after_batch_resolution(result: dict[str, Any]) -> dict[str, Any]:
     items = [
-        {**item, "result": after_resolution(item["result"])} if item.get("ok") else item
+        {**item, "result": after_resolution(item["result"])} if "result" in item else item
         for item in result["items"]
     ]
     return {**result, "items": items}

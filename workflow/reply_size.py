@@ -189,7 +189,7 @@ def _made(outcome: Any) -> Any:
         return outcome
     out: dict[str, Any] = {}
     for key, value in outcome.items():
-        if key == "operation":
+        if key in ("operation", "item_index"):  # a batch's items come in order
             continue
         if key in KEPT_AFTER_COMMIT and isinstance(value, dict):
             value = {k: v for k, v in value.items() if k in KEPT_AFTER_COMMIT[key]}

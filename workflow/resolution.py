@@ -355,10 +355,10 @@ def batch_resolve(scope: Scope, *, requests: Any) -> dict[str, Any]:
                 )
             parsed[index] = _parse(scope, **request)
         except AnchorError as exc:
-            answered[index] = {"ok": False, "error": exc.as_dict()}
+            answered[index] = {"error": exc.as_dict()}
     replies = _resolve_many(scope, list(parsed.values()))
-    answered |= {i: {"ok": True, "result": r} for i, r in zip(parsed, replies, strict=True)}
-    return {"items": [{"item_index": i, **answered[i]} for i in range(len(requests))]}
+    answered |= {i: {"result": r} for i, r in zip(parsed, replies, strict=True)}
+    return {"items": [answered[i] for i in range(len(requests))]}
 
 
 def _resolve_many(scope: Scope, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -117,9 +117,9 @@ async def ask_about_batch(envelope: dict[str, Any], asked: set[int]) -> dict[str
         return envelope
     items = [
         {**item, "result": await _asked(item["result"])}
-        if item.get("ok") and item["item_index"] in asked
+        if "result" in item and index in asked
         else item
-        for item in envelope["result"]["items"]
+        for index, item in enumerate(envelope["result"]["items"])
     ]
     return {**envelope, "result": {**envelope["result"], "items": items}}
 

@@ -7,13 +7,13 @@ from pydantic import Field
 from workflow.batch_read import batch_read
 from workflow.discovery import discover_collections as discover
 from workflow.mcp.calls import check_as_tool
-from workflow.mcp.envelope import ToolResult, run_tool
+from workflow.mcp.envelope import ToolResult
 from workflow.mcp.shapes import ReadRequest, ResolveRequest
 from workflow.mcp.tools.base import Toolset
 from workflow.next_steps import after_batch_resolution, after_discovery, after_resolution
 from workflow.resolution import batch_resolve
 from workflow.resolution import resolve_record as resolve
-from workflow.scope import scope_for_request
+from workflow.scope import Scope
 
 
 class ReviewTools(Toolset):
@@ -119,19 +119,18 @@ class BatchReadTools(Toolset):
         """Run several reads in one call against one consistent snapshot of the store.
 
         Prefer it to several separate read calls, e.g. three searches with include_context
-        for a report. Items come back in order with `item_index`, each with its own ok/error
-        and, for searches, its own next_cursor (follow it; a page is not a total). Contexts
+        for a report. Items come back in order, each its `result` or `error` and, for
+        searches, its own next_cursor (follow it; a page is not a total). Contexts
         here default to event_limit 0 (history marked omitted, not empty). A batch over the
         budget or over 2 MB of answer is refused whole with sizes to split by. Changes nothing
         and issues no review IDs: resolve_record before writing.
         """
-        scope = scope_for_request(self.request)
-        return run_tool(lambda: batch_read(scope, requests=_checked(requests)))
+        return self._run(read_checked, locals())
 
 
-def _checked(requests: list[ReadRequest]) -> list[ReadRequest]:
+def read_checked(scope: Scope, requests: list[ReadRequest]) -> dict[str, Any]:
     """Each item's arguments checked by its own tool's published schema, before any read."""
     for index, item in enumerate(requests):
         arguments = {k: v for k, v in item.items() if k not in ("operation", "include_context")}
         check_as_tool(item["operation"], arguments, f"requests[{index}]")
-    return requests
+    return batch_read(scope, requests=requests)
