@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from records import validation as v
 from records.errors import invalid
-from records.selectors.arguments import bounded_int, timestamp
+from records.selectors.arguments import timestamp
 from records.selectors.changes import (
     ChangeWindow,
     change_events,
@@ -33,11 +33,6 @@ from records.selectors.feed_positions import open_sealed, seal
 from workflow.models import ReadMark
 from workflow.scope import Scope
 
-DEFAULT_LIMIT = 50
-MAX_LIMIT = 200
-OLDEST_FIRST = "oldest_first"
-NEWEST_FIRST = "newest_first"
-ORDERS = (OLDEST_FIRST, NEWEST_FIRST)
 UNREAD_CAP = 1000
 SCAN = UNREAD_CAP  # events one page reads at most, so a page covers what the digest counts
 RECENT_DAYS = 7
@@ -87,19 +82,16 @@ def _recent(window: ChangeWindow) -> ChangeWindow:
 def list_changes(
     scope: Scope,
     *,
-    cursor: Any = None,
-    since: Any = None,
-    since_last_read: Any = False,
-    order: Any = OLDEST_FIRST,
-    collection_id: Any = None,
-    by: Any = None,
-    limit: Any = DEFAULT_LIMIT,
-    mark_read: Any = False,
+    cursor: str | None = None,
+    since: str | None = None,
+    since_last_read: bool = False,
+    order: str = "oldest_first",
+    collection_id: str | None = None,
+    by: str | None = None,
+    limit: int = 50,
+    mark_read: bool = False,
 ) -> dict[str, Any]:
-    limit = bounded_int(limit, "limit", low=1, high=MAX_LIMIT)
-    if order not in ORDERS:
-        raise invalid("order", f"must be {' or '.join(ORDERS)}.")
-    since_last_read, mark_read = _flag(since_last_read, "since_last_read"), _flag(mark_read)
+    """The tool's arguments, their types and bounds already checked against its schema."""
     given = {"cursor": cursor is not None, "since": since is not None}
     starts = [n for n, on in (given | {"since_last_read": since_last_read}).items() if on]
     if len(starts) > 1:
@@ -108,15 +100,16 @@ def list_changes(
             f"give one starting point, not {' and '.join(starts)}: a cursor already says "
             "where to resume, since_last_read starts at your mark, since at a time.",
         )
+    newest_first = order == "newest_first"
     if mark_read:
-        _check_markable(since_last_read, order == NEWEST_FIRST, collection_id, by)
+        _check_markable(since_last_read, newest_first, collection_id, by)
     window = ChangeWindow(
         since=None if since is None else timestamp(since, "since"),
         collection_id=None
         if collection_id is None
         else v.entity_id(collection_id, "collection_id"),
         actor_id=None if by is None else _actor(by),
-        newest_first=order == NEWEST_FIRST,
+        newest_first=newest_first,
         settled_before=_settled_before(),
     )
     window, run_end = _positioned(scope, window, cursor, since_last_read)
@@ -137,7 +130,8 @@ def list_changes(
     if has_more:
         reply["more"] = MORE
     if mark_read:
-        reply["read_mark"] = _move_mark(scope, window, shown)
+        # next_cursor already says where the next read starts; the mark's news is the count.
+        reply["read_mark"] = {"unread_after": _move_mark(scope, window, shown)}
     return reply
 
 
@@ -154,14 +148,8 @@ def _check_markable(since_last_read: bool, newest_first: bool, collection_id: An
         raise invalid("mark_read", problem + "be marked read. Read unfiltered to mark.")
 
 
-def _flag(value: Any, field: str = "mark_read") -> bool:
-    if not isinstance(value, bool):
-        raise invalid(field, "must be true or false.")
-    return value
-
-
-def _actor(value: Any) -> str:
-    if not isinstance(value, str) or not value.strip() or len(value) > 300:
+def _actor(value: str) -> str:
+    if not value.strip() or len(value) > 300:
         raise invalid("by", "must be an actor as the changes name it, e.g. user:alice.")
     return value.strip()
 
@@ -213,8 +201,9 @@ def latest_settled_id(workspace_id: str, window: ChangeWindow) -> int:
     return newest[0].pk if newest else 0
 
 
-def _move_mark(scope: Scope, window: ChangeWindow, events: list[Any]) -> dict[str, Any]:
-    """Move the actor's mark to the last change shown (never backwards)."""
+def _move_mark(scope: Scope, window: ChangeWindow, events: list[Any]) -> int:
+    """Move the actor's mark to the last change shown (never backwards); the changes still
+    unread after it."""
     if events:
         target = events[-1].pk
     else:
@@ -230,8 +219,4 @@ def _move_mark(scope: Scope, window: ChangeWindow, events: list[Any]) -> dict[st
             mark.updated_at = timezone.now()
             mark.save(update_fields=["last_event_id", "updated_at"])
     after = _from_mark(scope, ChangeWindow(settled_before=window.settled_before))
-    remaining = count_events(scope.workspace_id, after, UNREAD_CAP)
-    return {
-        "cursor": seal(scope.workspace_id, "after", mark.last_event_id),
-        "unread_after": remaining,
-    }
+    return count_events(scope.workspace_id, after, UNREAD_CAP)

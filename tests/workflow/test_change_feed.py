@@ -137,9 +137,11 @@ def test_the_read_mark_is_the_actors_own_and_never_moves_back(ctx):
     marked = ok({"since_last_read": True, "mark_read": True})
     mark = ReadMark.objects.get(workspace_id=WORKSPACE, actor_id=ACTOR)
     assert mark.last_event_id == AuditEvent.objects.order_by("-id").values_list("id", flat=True)[0]
-    assert marked["read_mark"]["cursor"] == marked["next_cursor"]
+    assert marked["read_mark"] == {"unread_after": 0}, "next_cursor says where to resume"
     again = ok({"since_last_read": True, "mark_read": True})
-    assert again["changes"] == [] and again["read_mark"]["cursor"] == marked["read_mark"]["cursor"]
+    assert again["changes"] == [] and again["next_cursor"] == marked["next_cursor"]
+    mark.refresh_from_db()
+    assert mark.last_event_id == AuditEvent.objects.order_by("-id").values_list("id", flat=True)[0]
     digest = call_tool("workspace_digest", {})["result"]
     assert digest["unread_changes"] == 0 and digest["unread_changes_capped"] is False
 
