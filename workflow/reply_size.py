@@ -23,6 +23,20 @@ NEW_OBJECT_ID = {
 }
 
 
+def history(page: dict[str, Any], asked_id: str) -> dict[str, Any]:
+    """A history page without the ID it was asked for, wherever it repeats: on the page, and in
+    each event (with the entity type of an event about that entity itself, the tool's own)."""
+    events = [
+        {
+            k: v
+            for k, v in event.items()
+            if v != asked_id and not (k == "entity_type" and event["entity_id"] == asked_id)
+        }
+        for event in page["events"]
+    ]
+    return {k: v for k, v in page.items() if v != asked_id} | {"events": events}
+
+
 def resolution(result: dict[str, Any]) -> dict[str, Any]:
     lean = {k: v for k, v in result.items() if k not in RESOLUTION_ECHOES}
     candidates = result.get("candidates", [])

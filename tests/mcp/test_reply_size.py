@@ -210,3 +210,23 @@ def test_an_everyday_update_costs_few_tokens_per_call(hiring):
     spent, committed = reply_tokens("commit_write", {"action_id": prepared["action_id"]})
     assert committed["status"] == "committed"
     assert spent <= COMMIT_BOUND, f"a committed update costs {spent} tokens"
+
+
+def test_a_history_does_not_repeat_the_id_it_was_asked_for(hiring):
+    page = ok("get_record_history", {"record_id": hiring.kirat.pk})
+    assert "record_id" not in page
+    [created] = page["events"]
+    assert created["kind"] == "record.created" and created["collection_id"] == hiring.people.pk
+    for echo in ("record_id", "entity_id", "entity_type"):
+        assert echo not in created, echo
+    # A link in the record's history is another entity: its type and ID stay.
+    link = ok("get_record_history", {"record_id": hiring.kirat_backend.pk})["events"][0]
+    assert link["entity_type"] == "relationship" and link["entity_id"]
+    assert "record_id" not in link
+
+    page = ok("get_collection_history", {"collection_id": hiring.people.pk})
+    assert "collection_id" not in page
+    [created] = page["events"]
+    assert created["kind"] == "collection.created" and created["after"]["name"] == "people"
+    for echo in ("collection_id", "entity_id", "entity_type"):
+        assert echo not in created, echo

@@ -30,8 +30,13 @@ class Toolset:
         kwargs = {key: value for key, value in arguments.items() if key != "self"}
         return run_tool(lambda: then(call(scope, **kwargs)))
 
-    def _read(self, selector: Callable[..., Any], arguments: dict[str, Any]) -> ToolResult:
+    def _read(
+        self,
+        selector: Callable[..., Any],
+        arguments: dict[str, Any],
+        then: Callable[[Any], Any] = lambda result: result,
+    ) -> ToolResult:
         """A selector's read, in the caller's workspace."""
         return self._run(
-            lambda scope, **kw: selector(workspace_id=scope.workspace_id, **kw), arguments
+            lambda scope, **kw: selector(workspace_id=scope.workspace_id, **kw), arguments, then
         )

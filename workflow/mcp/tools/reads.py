@@ -6,10 +6,10 @@ from pydantic import Field
 
 from records import selectors
 from workflow import change_feed
-from workflow.mcp.envelope import ToolResult, run_tool
+from workflow.mcp.envelope import ToolResult
 from workflow.mcp.shapes import Conditions, GroupBy, LinkedTo, Metrics, OrderBy
 from workflow.mcp.tools.base import Toolset
-from workflow.scope import scope_for_request
+from workflow.reply_size import history
 
 RecordId = Annotated[str, Field(description="Record ID (UUID).")]
 Limit = Annotated[int, Field(description="Page size.", ge=1, le=100)]
@@ -67,7 +67,7 @@ class ReadTools(Toolset):
         clarification (agent-reported, not consent). Links appear in their source record's
         history. Times are entry times, not when things happened.
         """
-        return self._read(selectors.record_history, locals())
+        return self._read(selectors.record_history, locals(), lambda r: history(r, record_id))
 
     def get_collection_history(
         self,
@@ -81,7 +81,9 @@ class ReadTools(Toolset):
         Record events are not included (get_record_history). Clarifications are
         agent-reported and unverified.
         """
-        return self._read(selectors.collection_history, locals())
+        return self._read(
+            selectors.collection_history, locals(), lambda r: history(r, collection_id)
+        )
 
     def list_changes(
         self,
@@ -172,22 +174,7 @@ class ReadTools(Toolset):
         All given arguments must hold; returns a page of previews (follow next_cursor).
         Archived records are left out: zero results do not prove absence. Changes nothing.
         """
-        scope = scope_for_request(self.request)
-        return run_tool(
-            lambda: selectors.search_records(
-                workspace_id=scope.workspace_id,
-                collection_id=collection_id,
-                query=query,
-                filters=filters,
-                limit=limit,
-                cursor=cursor,
-                text=text,
-                where=where,
-                linked_to=linked_to,
-                order_by=order_by,
-                mode=mode,
-            )
-        )
+        return self._read(selectors.search_records, locals())
 
     def traverse(
         self,

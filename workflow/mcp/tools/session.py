@@ -7,7 +7,6 @@ from workflow.mcp import sdk
 from workflow.mcp.envelope import ToolResult, run_tool
 from workflow.mcp.instructions import current_instructions
 from workflow.mcp.tools.base import Toolset
-from workflow.scope import scope_for_request
 
 
 class SessionTools(Toolset):
@@ -17,8 +16,7 @@ class SessionTools(Toolset):
         Collections (ID, purpose, count, fields, link types), who 'me' is, open agendas, writes
         waiting on you or a person, the latest changes and how many are unread. Changes nothing.
         """
-        scope = scope_for_request(self.request)
-        return run_tool(lambda: digest(scope))
+        return self._run(digest, {})
 
     def get_server_instructions(self) -> ToolResult:
         """Return the server's working rules, the same text clients receive at initialization.
