@@ -21,7 +21,7 @@ from mcp.shared.session import RequestResponder
 from mcp_server import djangomcp
 from rest_framework.views import APIView
 
-from workflow.mcp import jsonrpc, sdk, server
+from workflow.mcp import jsonrpc, sdk
 from workflow.mcp.tools.base import Toolset
 from workflow.mcp.tools.reviews import ReviewTools
 
@@ -134,8 +134,8 @@ def test_toolset_method_binds_a_new_instance_and_forwards_the_context():
 
 
 def test_the_cancel_hook_is_ours_and_the_responder_keeps_its_scope_and_flag():
-    assert RequestResponder.cancel is server._cancel_without_reply
-    # stop_without_reply sets these two; the SDK's responder must still define them.
+    assert RequestResponder.cancel is sdk._cancel_without_reply
+    # _cancel_without_reply sets these two; the SDK's responder must still define them.
     source = inspect.getsource(RequestResponder.__init__)
     assert "self._cancel_scope" in source
     assert "self._completed" in source

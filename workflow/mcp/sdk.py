@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import inspect
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -197,18 +197,18 @@ def set_version(version: str) -> None:
     lowlevel_server().version = version
 
 
-def answer_cancellations_with(
-    handler: Callable[[RequestResponder[Any, Any]], Awaitable[None]],
-) -> None:
-    """Replace what the SDK does when a client cancels a request it is serving."""
-    RequestResponder.cancel = handler  # type: ignore[method-assign,assignment]
+def answer_cancellations_without_reply() -> None:
+    """notifications/cancelled: stop the request and send nothing (the spec's SHOULD NOT).
+    The SDK's error reply reads as "nothing happened" though a commit may have landed; the
+    call's own bound (`records.query_bounds`) rolls back whatever had not committed."""
+    RequestResponder.cancel = _cancel_without_reply  # type: ignore[method-assign]
 
 
-def stop_without_reply(responder: RequestResponder[Any, Any]) -> None:
+async def _cancel_without_reply(self: RequestResponder[Any, Any]) -> None:
     """Stop the responder's request and mark it answered, so the SDK sends nothing for it."""
-    assert responder._cancel_scope is not None
-    responder._cancel_scope.cancel()
-    responder._completed = True
+    assert self._cancel_scope is not None
+    self._cancel_scope.cancel()
+    self._completed = True
 
 
 def invalid_params(message: str) -> McpError:

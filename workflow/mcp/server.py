@@ -5,14 +5,10 @@ version, and silence for cancelled requests.
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
-from mcp.shared.session import RequestResponder
 
 from workflow.mcp import calls, completions, prompts, resources, sdk, tool_list
 from workflow.mcp.instructions import install_server_instructions
-from workflow.mcp.stdio import ProtocolPipe, serve_stdio
 
 
 def install() -> None:
@@ -28,7 +24,7 @@ def install() -> None:
     lowlevel.completion()(completions.complete)
     lowlevel.list_prompts()(prompts.list_prompts)
     lowlevel.get_prompt()(prompts.get_prompt)
-    sdk.answer_cancellations_with(_cancel_without_reply)
+    sdk.answer_cancellations_without_reply()
 
 
 _registered: set[type] = set()
@@ -52,18 +48,3 @@ def select_tools(selection: str) -> None:
     them; ImproperlyConfigured if bad."""
     tool_list.install(sdk.global_server(), selection)
     install_server_instructions(sdk.served_tool_names())
-
-
-async def serve_stdio_pipe(pipe: ProtocolPipe) -> None:
-    """Serve the global server's tools over the claimed stdio pipe until end of input."""
-    await serve_stdio(sdk.lowlevel_server(), pipe)
-
-
-# --- adaptations ---------------------------------------------------------------------------
-
-
-async def _cancel_without_reply(self: RequestResponder[Any, Any]) -> None:
-    """notifications/cancelled: stop the request and send nothing (the spec's SHOULD NOT).
-    The SDK's error reply reads as "nothing happened" though a commit may have landed; the
-    call's own bound (`records.query_bounds`) rolls back whatever had not committed."""
-    sdk.stop_without_reply(self)

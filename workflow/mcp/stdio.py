@@ -18,16 +18,14 @@ import signal
 import sys
 import threading
 import weakref
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
-from types import FrameType
 from typing import Any
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from asgiref.sync import sync_to_async
 from mcp import types
-from mcp.server.lowlevel import Server
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
@@ -91,11 +89,7 @@ def claim_stdio_for_protocol() -> ProtocolPipe:
 
 def exit_quietly_on_sigterm() -> None:
     """Until the event loop installs its own handler, SIGTERM still means a clean exit (0)."""
-    signal.signal(signal.SIGTERM, _exit_quietly)
-
-
-def _exit_quietly(signum: int, frame: FrameType | None) -> None:
-    raise SystemExit(0)
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
 
 
 def route_logging_to_stderr() -> None:
@@ -172,7 +166,15 @@ def _error_reply(request_id: int | str | None, code: int, message: str) -> bytes
 
 
 def _refusal(line: bytes, exc: Exception) -> bytes:
-    """One error reply for a line that is not a JSON-RPC message; never echoes the input."""
+    """One error reply for a line that is not a JSON-RPC message; never echoes the input. A
+    tools/call the SDK's strict parser refused only for a lone surrogate, which Python's parser
+    reads, gets the INVALID_INPUT envelope naming the field."""
+    with contextlib.suppress(ValueError, RecursionError):
+        parsed = json.loads(line)
+        if isinstance(parsed, dict) and isinstance(parsed.get("id"), int | str):
+            reply = plain_json_refusal(parsed["id"], parsed.get("method"), parsed.get("params"))
+            if reply is not None:
+                return json.dumps(reply).encode()
     errors = exc.errors() if isinstance(exc, ValidationError) else []
     unparsable = next((e for e in errors if e["type"] == "json_invalid"), None)
     if unparsable is not None or not errors:
@@ -185,20 +187,7 @@ def _refusal(line: bytes, exc: Exception) -> bytes:
     )
 
 
-def _unparsed_call_refusal(line: bytes) -> bytes | None:
-    """A tools/call the SDK's strict parser refused only for a lone surrogate: Python's
-    parser reads it, so the reply can be the INVALID_INPUT envelope naming the field."""
-    try:
-        parsed = json.loads(line)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(parsed, dict) or not isinstance(parsed.get("id"), int | str):
-        return None
-    reply = plain_json_refusal(parsed["id"], parsed.get("method"), parsed.get("params"))
-    return None if reply is None else json.dumps(reply).encode()
-
-
-def _refuse_before_session(root: Any, initialized: bool) -> bytes | None:
+def _refused(root: Any, initialized: bool) -> bytes | None:
     """The JSON-RPC rules the SDK's session does not enforce, answered by the transport."""
     if isinstance(root, types.JSONRPCNotification) and "id" in (root.model_extra or {}):
         # {"id": null, "method": ...} is neither a request (ids are strings or numbers) nor a
@@ -206,13 +195,20 @@ def _refuse_before_session(root: Any, initialized: bool) -> bytes | None:
         return _error_reply(
             None, INVALID_REQUEST, "Invalid Request: id must be a string or a number."
         )
-    if isinstance(root, types.JSONRPCRequest) and root.method == "initialize" and initialized:
+    if not isinstance(root, types.JSONRPCRequest):
+        return None
+    unplain = plain_json_refusal(root.id, root.method, root.params)
+    if unplain is not None:
+        return json.dumps(unplain).encode()
+    if root.method == "initialize" and initialized:
         return _error_reply(
             root.id,
             INVALID_REQUEST,
             "Invalid Request: this session is already initialized; start a new server process "
             "to renegotiate.",
         )
+    if root.method not in CLIENT_METHODS:
+        return _error_reply(root.id, METHOD_NOT_FOUND, f"Method not found: {root.method[:100]}")
     return None
 
 
@@ -241,27 +237,14 @@ async def _read_messages(
                 logger.warning(
                     "refused a line that is not a JSON-RPC message (%d bytes)", len(line)
                 )
-                await refusals.send(_unparsed_call_refusal(line) or _refusal(line, exc))
+                await refusals.send(_refusal(line, exc))
                 continue
-            root = message.root
-            if isinstance(root, types.JSONRPCRequest):
-                unplain = plain_json_refusal(root.id, root.method, root.params)
-                if unplain is not None:
-                    await refusals.send(json.dumps(unplain).encode())
-                    continue
-            refused = _refuse_before_session(root, initialized)
+            refused = _refused(message.root, initialized)
             if refused is not None:
                 await refusals.send(refused)
                 continue
-            if isinstance(root, types.JSONRPCRequest) and root.method == "initialize":
-                initialized = True
-            if isinstance(root, types.JSONRPCRequest) and root.method not in CLIENT_METHODS:
-                await refusals.send(
-                    _error_reply(
-                        root.id, METHOD_NOT_FOUND, f"Method not found: {root.method[:100]}"
-                    )
-                )
-                continue
+            if isinstance(message.root, types.JSONRPCRequest):
+                initialized = initialized or message.root.method == "initialize"
             await sink.send(SessionMessage(message))
     on_end_of_input()
 
@@ -328,23 +311,6 @@ async def _write_messages(
         output.close()
 
 
-@contextlib.asynccontextmanager
-async def stdio_streams(
-    pipe: ProtocolPipe, on_end_of_input: Callable[[], None]
-) -> AsyncIterator[
-    tuple[
-        MemoryObjectReceiveStream[SessionMessage | Exception],
-        MemoryObjectSendStream[SessionMessage],
-    ]
-]:
-    incoming_sink, incoming = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    outgoing, outgoing_source = anyio.create_memory_object_stream[SessionMessage | bytes](0)
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(_read_messages, pipe, incoming_sink, outgoing.clone(), on_end_of_input)
-        tasks.start_soon(_write_messages, pipe, outgoing_source)
-        yield incoming, outgoing
-
-
 async def _stop_on_signal(scope: anyio.CancelScope) -> None:
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as received:
         async for signum in received:
@@ -382,34 +348,39 @@ async def _release_database() -> None:
     os._exit(0)
 
 
-async def serve_stdio(server: Server, pipe: ProtocolPipe) -> None:
-    """Serve one client until end of input, SIGTERM/SIGINT, or the client stops reading."""
-    from django.db.backends.signals import connection_created
-
-    connection_created.connect(_remember_connection, dispatch_uid="anchor.stdio")
-    try:
-        await _serve(server, pipe)
-    finally:
-        await _release_database()
-
-
 async def _stop_unless_done(scope: anyio.CancelScope) -> None:
     await anyio.sleep(OUTPUT_GRACE_S)
     logger.info("replies were still unsent %ss after end of input; shutting down", OUTPUT_GRACE_S)
     scope.cancel()
 
 
-async def _serve(server: Server, pipe: ProtocolPipe) -> None:
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(_stop_on_signal, tasks.cancel_scope)
+async def serve_stdio(pipe: ProtocolPipe) -> None:
+    """Serve one client until end of input, SIGTERM/SIGINT, or the client stops reading."""
+    from django.db.backends.signals import connection_created
 
-        def end_of_input() -> None:
-            # Replies still owed are written if the client reads them, within a grace.
-            tasks.start_soon(_stop_unless_done, tasks.cancel_scope)
+    from workflow.mcp import sdk
 
-        try:
-            async with stdio_streams(pipe, end_of_input) as (incoming, outgoing):
-                await server.run(incoming, outgoing, server.create_initialization_options())
-        except* BrokenPipeError:
-            logger.info("the client closed the protocol output; shutting down")
-        tasks.cancel_scope.cancel()
+    server = sdk.lowlevel_server()
+    connection_created.connect(_remember_connection, dispatch_uid="anchor.stdio")
+    incoming_sink, incoming = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    outgoing, outgoing_source = anyio.create_memory_object_stream[SessionMessage | bytes](0)
+    try:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(_stop_on_signal, tasks.cancel_scope)
+
+            def end_of_input() -> None:
+                # Replies still owed are written if the client reads them, within a grace.
+                tasks.start_soon(_stop_unless_done, tasks.cancel_scope)
+
+            try:
+                async with anyio.create_task_group() as streams:
+                    streams.start_soon(
+                        _read_messages, pipe, incoming_sink, outgoing.clone(), end_of_input
+                    )
+                    streams.start_soon(_write_messages, pipe, outgoing_source)
+                    await server.run(incoming, outgoing, server.create_initialization_options())
+            except* BrokenPipeError:
+                logger.info("the client closed the protocol output; shutting down")
+            tasks.cancel_scope.cancel()
+    finally:
+        await _release_database()

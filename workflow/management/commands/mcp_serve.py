@@ -33,8 +33,8 @@ from django.db.migrations.executor import MigrationExecutor
 from django.db.migrations.loader import MigrationLoader
 from django.db.migrations.recorder import MigrationRecorder
 
-from workflow.mcp.server import select_tools, serve_stdio_pipe
-from workflow.mcp.stdio import claim_stdio_for_protocol, exit_quietly_on_sigterm
+from workflow.mcp.server import select_tools
+from workflow.mcp.stdio import claim_stdio_for_protocol, exit_quietly_on_sigterm, serve_stdio
 
 # Any constant works as long as every Anchor process uses the same one; "anchor" in ASCII.
 POSTGRES_MIGRATION_LOCK = 0x616E63686F72
@@ -76,7 +76,7 @@ class Command(BaseCommand):
 
         if options["verbosity"] >= 2:
             sys.stderr.write(f"anchor: ready in {time.monotonic() - started:.2f}s\n")
-        anyio.run(serve_stdio_pipe, pipe)
+        anyio.run(serve_stdio, pipe)
 
 
 SCHEMA = Path(__file__).resolve().parents[1] / "schema.sql"
