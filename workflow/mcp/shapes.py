@@ -1,5 +1,6 @@
 """The shapes of the tools' nested arguments, as types: pydantic publishes them as JSON Schema,
-and `workflow.mcp.arguments` checks every call against that same schema. Bounds come from the
+and `workflow.mcp.arguments` checks every call against that same schema, where each object
+refuses unknown keys unless it allows them (`workflow.mcp.tool_list`). Bounds come from the
 modules that enforce them again below the boundary.
 """
 
@@ -18,8 +19,6 @@ from workflow.imports import MAX_KEY
 from workflow.operations import batch_operation_names
 from workflow.resolution import MAX_CONTEXT_RECORDS
 from workflow.tickets import MAX_REVIEW_IDS
-
-STRICT = ConfigDict(extra="forbid")
 
 
 def one_of(values: tuple[str, ...], description: str = "") -> Any:
@@ -43,7 +42,6 @@ RelationshipTypes = Annotated[list[str], Field(min_length=1, max_length=MAX_RELA
 Direction = one_of(DIRECTIONS)
 
 
-@with_config(STRICT)
 class Condition(TypedDict):
     field: FieldPath
     op: one_of(OPERATORS)  # type: ignore[valid-type]
@@ -53,21 +51,18 @@ class Condition(TypedDict):
 Conditions = Annotated[list[Condition], Field(min_length=1, max_length=MAX_CONDITIONS)]
 
 
-@with_config(STRICT)
 class LinkedTo(TypedDict):
     record_id: str
     relationship_types: NotRequired[RelationshipTypes]
     direction: NotRequired[Direction]  # type: ignore[valid-type]
 
 
-@with_config(STRICT)
 class OrderBy(TypedDict):
     field: FieldKeys
     type: Literal["number", "string"]
     direction: NotRequired[Literal["asc", "desc"]]
 
 
-@with_config(STRICT)
 class Metric(TypedDict):
     op: one_of(METRIC_OPS)  # type: ignore[valid-type]
     field: NotRequired[FieldKeys]
@@ -76,24 +71,20 @@ class Metric(TypedDict):
 Metrics = Annotated[list[Metric], Field(min_length=1, max_length=MAX_METRICS)]
 
 
-@with_config(STRICT)
 class GroupByField(TypedDict):
     field: FieldKeys
     bucket: NotRequired[Literal["month", "year"]]
 
 
-@with_config(STRICT)
 class GroupByCollection(TypedDict):
     collection: Literal[True]
 
 
-@with_config(STRICT)
 class LinkedGroup(TypedDict):
     relationship_types: NotRequired[RelationshipTypes]
     direction: NotRequired[Direction]  # type: ignore[valid-type]
 
 
-@with_config(STRICT)
 class GroupByLinked(TypedDict):
     linked: LinkedGroup
 
@@ -106,7 +97,6 @@ GroupBy = GroupByField | GroupByCollection | GroupByLinked
 Ids = Annotated[list[str], Field(max_length=MAX_CONTEXT_RECORDS)]
 
 
-@with_config(STRICT)
 class ResolveRequest(TypedDict):
     query: str
     collection_id: NotRequired[str | None]
@@ -122,7 +112,6 @@ class ReadRequest(TypedDict):
     include_context: NotRequired[bool]
 
 
-@with_config(STRICT)
 class BatchAction(TypedDict):
     operation: one_of(batch_operation_names())  # type: ignore[valid-type]
     arguments: dict[str, Any]
@@ -134,42 +123,35 @@ class BatchAction(TypedDict):
 # --- imports ----------------------------------------------------------------------------------
 
 
-@with_config(STRICT)
 class ImportRow(TypedDict):
     key: NotRequired[Annotated[str, Field(max_length=MAX_KEY)]]
     title: str
     data: NotRequired[dict[str, Any]]
 
 
-@with_config(STRICT)
 class RowEnd(TypedDict):
     row: str
 
 
-@with_config(STRICT)
 class RecordEnd(TypedDict):
     record_id: str
 
 
-@with_config(STRICT)
 class ImportLink(TypedDict):
     source: RowEnd | RecordEnd
     relationship_type: str
     target: RowEnd | RecordEnd
 
 
-@with_config(STRICT)
 class Skip(TypedDict):
     decision: Literal["skip"]
 
 
-@with_config(STRICT)
 class UseExisting(TypedDict):
     decision: Literal["use_existing"]
     record_id: str
 
 
-@with_config(STRICT)
 class CreateAnyway(TypedDict):
     decision: Literal["create_anyway"]
     clarification: NotRequired[str]

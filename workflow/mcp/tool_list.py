@@ -108,11 +108,14 @@ CAUTIOUS = ToolMeta("", destructive=True)
 _all_tools: dict[str, Any] = {}
 
 
-def _compact(schema: Any) -> Any:
-    """Drop generated titles and spell an optional parameter as ["<type>", "null"] (the
-    schema is what `workflow.mcp.arguments` enforces, so it says where null is accepted)."""
+def _compact(schema: Any, strict: bool) -> Any:
+    """Drop generated titles, spell an optional parameter as ["<type>", "null"], and make
+    every object refuse unknown keys unless it allows them (pydantic drops them instead). The
+    schema is what `workflow.mcp.arguments` enforces, so it says where null is accepted and
+    which keys are known; a forbidding model per shape would build every model and schema twice,
+    most of the tool list's start-up."""
     if isinstance(schema, list):
-        return [_compact(item) for item in schema]
+        return [_compact(item, strict) for item in schema]
     if not isinstance(schema, dict):
         return schema
     out: dict[str, Any] = {}
@@ -120,25 +123,20 @@ def _compact(schema: Any) -> Any:
         if key == "title" and isinstance(value, str):
             continue
         if key == "properties":
-            out[key] = {name: _compact(prop) for name, prop in value.items()}
+            out[key] = {name: _compact(prop, strict) for name, prop in value.items()}
         elif key == "anyOf" and isinstance(value, list) and {"type": "null"} in value:
             rest = [branch for branch in value if branch != {"type": "null"}]
             if len(rest) == 1 and isinstance(rest[0].get("type"), str):
-                out.update(_compact(rest[0]))
+                out.update(_compact(rest[0], strict))
                 out["type"] = [rest[0]["type"], "null"]
             else:
-                out[key] = [*_compact(rest), {"type": "null"}]
+                out[key] = [*_compact(rest, strict), {"type": "null"}]
         else:
-            out[key] = _compact(value)
+            out[key] = _compact(value, strict)
+    if strict and "properties" in out and "additionalProperties" not in out:
+        # In pydantic's key order (sorted), so the schema is byte for byte what it would make.
+        out = dict(sorted({**out, "additionalProperties": False}.items()))
     return out
-
-
-def _strict(tool: Any) -> None:
-    """Refuse unknown arguments (pydantic drops them): the schema says so as pydantic spells
-    extra="forbid", and `workflow.mcp.arguments` refuses by it. A forbidding model subclass
-    would build every model and schema twice, most of the tool list's start-up."""
-    # In pydantic's key order (sorted), so the published schema is byte for byte the same.
-    tool.parameters = dict(sorted({**tool.parameters, "additionalProperties": False}.items()))
 
 
 def describe(tool: Any) -> None:
@@ -155,9 +153,8 @@ def describe(tool: Any) -> None:
         idempotentHint=meta.idempotent,
         openWorldHint=False,
     )
-    if not meta.open_arguments:
-        _strict(tool)
-    tool.parameters = _compact(tool.parameters)
+    # Retired tools accept anything and refuse it themselves.
+    tool.parameters = _compact(tool.parameters, strict=not meta.open_arguments)
     # No outputSchema: every tool returns the same envelope (README, instructions), and a
     # schema saying so cost ~1,450 tokens of the tool list for nothing a client can use.
     # structuredContent is still sent (workflow.mcp.calls).
