@@ -22,7 +22,7 @@ AWAITING_APPROVAL = "AWAITING_APPROVAL"
 
 
 class ErrorBody(TypedDict):
-    """An error as the doors return it; the MCP envelope's ToolError has the same shape."""
+    """An error as the doors return it, and as the MCP envelope carries it."""
 
     code: str
     message: str

@@ -16,12 +16,13 @@ from django.db import DatabaseError
 from mcp import types
 from rapidfuzz import fuzz, process
 
-from records.errors import INVALID_INPUT, NOT_FOUND, AnchorError
+from records.errors import NOT_FOUND, AnchorError
 from records.query_bounds import QueryBound
 from workflow.id_kinds import explain_not_found
 from workflow.mcp import elicitation, sdk, tool_list
 from workflow.mcp.arguments import ArgumentChecker, quoted
 from workflow.mcp.bounded_calls import http_call_tag, in_flight, run_bounded
+from workflow.mcp.envelope import refused
 from workflow.scope import Scope, scope_for_request
 
 _checkers: dict[str, ArgumentChecker] = {}
@@ -65,7 +66,7 @@ def reply_text(structured: dict[str, Any]) -> str:
 
 
 def refusal(error: AnchorError) -> types.CallToolResult:
-    return envelope_result({"ok": False, "error": error.as_dict()})
+    return envelope_result(dict(refused(error)))
 
 
 def unknown_tool_message(name: str) -> str:
@@ -80,9 +81,7 @@ def unknown_tool_message(name: str) -> str:
 
 
 async def call_tool(name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
-    tool = tool_list.callable_tool(name)
-    if tool is None:  # refused before this as -32602 (sdk.refuse_unknown_tools); kept safe
-        return refusal(AnchorError(INVALID_INPUT, unknown_tool_message(name), field="name"))
+    tool = tool_list.callable_tool(name)  # known: sdk.refuse_unknown_tools answers the rest
     try:
         kwargs = checker_for(tool).check(arguments)
     except AnchorError as exc:
@@ -117,9 +116,10 @@ def _kind_explained(scope: Scope, envelope: dict[str, Any]) -> dict[str, Any]:
     details = error.get("details") or {}
     if envelope.get("ok") or error.get("code") != NOT_FOUND or "expected" not in details:
         return envelope
-    refused = AnchorError(error["code"], error["message"], **details)
     try:
-        explained = explain_not_found(scope, refused)
+        explained = explain_not_found(
+            scope, AnchorError(error["code"], error["message"], **details)
+        )
     except DatabaseError:  # the refusal as it was is still true, and better than none
         return envelope
-    return {"ok": False, "error": explained.as_dict()}
+    return dict(refused(explained))

@@ -18,14 +18,14 @@ from typing import Any
 
 from mcp.shared.exceptions import McpError
 
-from records.errors import NEEDS_CLARIFICATION
+from records.errors import NEEDS_CLARIFICATION, AnchorError
 from workflow import actions as write_actions
 from workflow import client_confirmation
 from workflow.client_confirmation import CANCEL
 from workflow.import_confirmation import import_decisions, import_question
 from workflow.mcp import sdk
 from workflow.mcp.bounded_calls import run_bounded
-from workflow.mcp.envelope import run_tool
+from workflow.mcp.envelope import refused, run_tool
 from workflow.next_steps import after_commit
 from workflow.scope import scope_for_request
 
@@ -240,17 +240,13 @@ async def commit_import_asking(kwargs: dict[str, Any]) -> dict[str, Any]:
         else None
     )
     if confirmed is None:
+        message = (
+            "The user cancelled the question in the client (or answered outside its choices); "
+            "nothing was committed and the import is still prepared. Ask in the conversation, "
+            "then commit_import with decisions."
+        )
         asked = {"asked": True, "answer": "cancelled", "stored": False}
-        return {
-            "ok": False,
-            "error": {
-                "code": NEEDS_CLARIFICATION,
-                "message": "The user cancelled the question in the client (or answered outside "
-                "its choices); nothing was committed and the import is still prepared. Ask in "
-                "the conversation, then commit_import with decisions.",
-                "details": {"client_question": asked},
-            },
-        }
+        return dict(refused(AnchorError(NEEDS_CLARIFICATION, message, client_question=asked)))
     committed = await commit(confirmed)
     # The answers are stored with the commit's decisions, so only if the commit went through.
     asked = {"asked": True, "stored": bool(committed.get("ok")), "rows": confirmed}

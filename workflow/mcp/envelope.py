@@ -4,34 +4,29 @@
 unexpected exception is logged to stderr and reported as STORAGE_ERROR; never a traceback.
 """
 
-# No `from __future__ import annotations` here: TypedDict must see NotRequired at class
-# creation, or the SDK's output schema marks every key required.
+from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, NotRequired
+from typing import Any, NotRequired, TypedDict
 
 from django.db import DatabaseError, close_old_connections, connection
-from typing_extensions import TypedDict
 
-from records.errors import CANCELLED, QUERY_TIMEOUT, STORAGE_ERROR, AnchorError
+from records.errors import CANCELLED, QUERY_TIMEOUT, STORAGE_ERROR, AnchorError, ErrorBody
 from records.query_bounds import CallCancelled, current_bound
 from records.storage_faults import UNKNOWN, left_read_only, storage_fault
 
 logger = logging.getLogger("anchor.tools")
 
 
-class ToolError(TypedDict):
-    code: str
-    message: str
-    details: NotRequired[dict[str, Any]]
-
-
 class ToolResult(TypedDict):
     ok: bool
     result: NotRequired[Any]
-    # The SDK fills absent keys with null in structuredContent, so the schema must allow it.
-    error: NotRequired[ToolError | None]
+    error: NotRequired[ErrorBody]
+
+
+def refused(error: AnchorError) -> ToolResult:
+    return {"ok": False, "error": error.as_dict()}
 
 
 def _drop_dead_connections() -> None:
@@ -46,13 +41,23 @@ def _drop_dead_connections() -> None:
 
 
 # Nobody hears this reply (a cancelled request gets none); the rollback is the point.
-CANCELLED_REPLY: ToolResult = {
-    "ok": False,
-    "error": {"code": CANCELLED, "message": "The call was cancelled; nothing written."},
-}
+CANCELLED_CALL = AnchorError(CANCELLED, "The call was cancelled; nothing written.")
 
 
-def _storage_error(exc: DatabaseError) -> ToolResult:
+def _database_refusal(exc: DatabaseError) -> AnchorError:
+    """What a failed statement tells the agent: its call was cancelled, it ran too long, or
+    the storage refused it (in words)."""
+    bound = current_bound()
+    if bound is not None and bound.cancelled.is_set():
+        return CANCELLED_CALL  # interrupted while its rows were fetched
+    if bound is not None and bound.timed_out:
+        logger.warning("a tool call's statement ran past %ss; stopped", bound.timeout_s)
+        return AnchorError(
+            QUERY_TIMEOUT,
+            f"The query ran longer than {bound.timeout_s:g} s and was stopped; nothing was "
+            "changed. Narrow it (fewer where conditions or in values, a collection_id, a "
+            "smaller limit) and try again.",
+        )
     fault = storage_fault(exc)
     if fault.cause == UNKNOWN:
         logger.exception("database error in tool call")
@@ -64,50 +69,27 @@ def _storage_error(exc: DatabaseError) -> ToolResult:
     # The next call opens a new one, so fixing the cause is enough; no restart.
     if not connection.in_atomic_block:
         connection.close()
-    return {
-        "ok": False,
-        "error": {
-            "code": STORAGE_ERROR,
-            "message": fault.message,
-            "details": {"cause": fault.cause},
-        },
-    }
+    return AnchorError(STORAGE_ERROR, fault.message, cause=fault.cause)
 
 
 def run_tool(call: Callable[[], Any]) -> ToolResult:
     _drop_dead_connections()
     try:
-        result = call()
+        return {"ok": True, "result": call()}
     except AnchorError as exc:
-        return {"ok": False, "error": exc.as_dict()}
+        return refused(exc)
     except CallCancelled:
-        return CANCELLED_REPLY
+        return refused(CANCELLED_CALL)
     except DatabaseError as exc:
-        bound = current_bound()
-        if bound is not None and bound.cancelled.is_set():
-            return CANCELLED_REPLY  # interrupted while its rows were fetched
-        if bound is not None and bound.timed_out:
-            logger.warning("a tool call's statement ran past %ss; stopped", bound.timeout_s)
-            return {
-                "ok": False,
-                "error": {
-                    "code": QUERY_TIMEOUT,
-                    "message": f"The query ran longer than {bound.timeout_s:g} s and was "
-                    "stopped; nothing was changed. Narrow it (fewer where conditions or in "
-                    "values, a collection_id, a smaller limit) and try again.",
-                },
-            }
-        return _storage_error(exc)
+        return refused(_database_refusal(exc))
     except Exception:
         logger.exception("unexpected error in tool call")
-        return {
-            "ok": False,
-            "error": {
-                "code": STORAGE_ERROR,
-                "message": "The server failed unexpectedly; nothing was changed. The error is "
-                "in the server's log.",
-            },
-        }
+        return refused(
+            AnchorError(
+                STORAGE_ERROR,
+                "The server failed unexpectedly; nothing was changed. The error is in the "
+                "server's log.",
+            )
+        )
     finally:
         _drop_dead_connections()
-    return {"ok": True, "result": result}

@@ -6,8 +6,8 @@ in its description (one STEPS entry, naming the operation's own argument keys).
 
 from collections.abc import Callable
 
-from records.errors import REVIEW_REQUIRED
-from workflow.mcp.envelope import ToolResult
+from records.errors import REVIEW_REQUIRED, AnchorError
+from workflow.mcp.envelope import ToolResult, refused
 from workflow.mcp.tools.base import Toolset
 from workflow.operations import operation_named
 
@@ -43,21 +43,10 @@ def description(tool: str) -> str:
     return f"{NEVER_WRITES} Use {STEPS[tool]}."
 
 
-def _refuse(tool: str) -> ToolResult:
-    return {
-        "ok": False,
-        "error": {
-            "code": REVIEW_REQUIRED,
-            "message": f"{tool} is retired and never writes; nothing was changed. Use "
-            f"{STEPS[tool]}.",
-            "details": {"replacement": STEPS[tool]},
-        },
-    }
-
-
 def _retired(tool: str) -> Callable[[Toolset], ToolResult]:
     def refuse(self: Toolset) -> ToolResult:
-        return _refuse(tool)
+        message = f"{tool} is retired and never writes; nothing was changed. Use {STEPS[tool]}."
+        return refused(AnchorError(REVIEW_REQUIRED, message, replacement=STEPS[tool]))
 
     refuse.__name__ = refuse.__qualname__ = tool
     refuse.__doc__ = description(tool)  # from the same steps its refusal gives
