@@ -1,12 +1,15 @@
 """Collections and records as MCP resources, so a person can attach one to a conversation:
 read-only and scoped like the tools (never by the URI); a record as `get_record_context` returns
-it, a collection as its catalog entry with its first active records.
+it, a collection as its catalog entry with its first active records. completion/complete offers
+the IDs these URIs take, best first, for what the user typed (titles, or collection names and
+aliases, in the caller's workspace); prompts take free text, so none for them.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from functools import partial
 from types import SimpleNamespace
 from typing import Any
 
@@ -25,22 +28,25 @@ COLLECTION_TEMPLATE = "anchor://collections/{collection_id}"
 _RECORD_URI = re.compile(r"^anchor://records/([^/?#]+)$")
 _COLLECTION_URI = re.compile(r"^anchor://collections/([^/?#]+)$")
 COLLECTION_RECORDS_SHOWN = 20
+# Values offered per completion (the protocol allows up to 100; a picker shows a few).
+MAX_VALUES = 20
 
 TEMPLATES = [
     types.ResourceTemplate(
-        uriTemplate=RECORD_TEMPLATE,
-        name="record",
-        title="Anchor record",
-        description="One record in full: data, version, aliases, one-hop links, recent history.",
-        mimeType=JSON,
-    ),
-    types.ResourceTemplate(
-        uriTemplate=COLLECTION_TEMPLATE,
-        name="collection",
-        title="Anchor collection",
-        description="A collection's description and its first 20 active records.",
-        mimeType=JSON,
-    ),
+        uriTemplate=uri, name=name, title=f"Anchor {name}", description=about, mimeType=JSON
+    )
+    for uri, name, about in (
+        (
+            RECORD_TEMPLATE,
+            "record",
+            "One record in full: data, version, aliases, one-hop links, recent history.",
+        ),
+        (
+            COLLECTION_TEMPLATE,
+            "collection",
+            "A collection's description and its first 20 active records.",
+        ),
+    )
 ]
 
 
@@ -70,35 +76,29 @@ async def list_resource_templates() -> list[types.ResourceTemplate]:
 
 async def read_resource(uri: Any) -> list[ReadResourceContents]:
     text = str(uri)
-    scope = request_scope()
+    ws = request_scope().workspace_id
     if match := _RECORD_URI.match(text):
-        record_id = match.group(1)
-        body = await _answer(
-            lambda: selectors.record_context(workspace_id=scope.workspace_id, record_id=record_id)
-        )
+        read = partial(selectors.record_context, workspace_id=ws, record_id=match.group(1))
     elif match := _COLLECTION_URI.match(text):
-        body = await _answer(lambda: _collection(scope, match.group(1)))
+        read = partial(_collection, ws, match.group(1))
     else:
         raise sdk.invalid_params(
             f"Unknown resource {text[:200]!r}: use {RECORD_TEMPLATE} or "
             f"{COLLECTION_TEMPLATE} (resources/templates/list)."
         )
+    try:
+        body = await run_bounded(read)
+    except AnchorError as exc:
+        raise sdk.invalid_params(exc.message[:500]) from None
     return [ReadResourceContents(content=json.dumps(body, ensure_ascii=False), mime_type=JSON)]
 
 
-async def _answer(call: Any) -> Any:
-    try:
-        return await run_bounded(call)
-    except AnchorError as exc:
-        raise sdk.invalid_params(exc.message[:500]) from None
-
-
-def _collection(scope: Scope, collection_id: str) -> dict[str, Any]:
+def _collection(workspace_id: str, collection_id: str) -> dict[str, Any]:
     entry = selectors.collection_entry(
-        workspace_id=scope.workspace_id, collection_id=collection_id, field="uri"
+        workspace_id=workspace_id, collection_id=collection_id, field="uri"
     )
     page = selectors.search_records(
-        workspace_id=scope.workspace_id, collection_id=collection_id, limit=COLLECTION_RECORDS_SHOWN
+        workspace_id=workspace_id, collection_id=collection_id, limit=COLLECTION_RECORDS_SHOWN
     )
     return {
         "collection": entry,
@@ -107,3 +107,21 @@ def _collection(scope: Scope, collection_id: str) -> dict[str, Any]:
         if page.get("next_cursor")
         else None,
     }
+
+
+async def complete(
+    ref: types.PromptReference | types.ResourceTemplateReference,
+    argument: types.CompletionArgument,
+    context: types.CompletionContext | None,
+) -> types.Completion | None:
+    if not isinstance(ref, types.ResourceTemplateReference):
+        return None
+    if ref.uri == RECORD_TEMPLATE and argument.name == "record_id":
+        choose = selectors.record_choices
+    elif ref.uri == COLLECTION_TEMPLATE and argument.name == "collection_id":
+        choose = selectors.collection_choices
+    else:
+        return None
+    ws, typed = request_scope().workspace_id, argument.value
+    values, more = await run_bounded(lambda: choose(workspace_id=ws, typed=typed, limit=MAX_VALUES))
+    return types.Completion(values=values, hasMore=more)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from workflow.mcp import calls, completions, prompts, resources, sdk, tool_list
+from workflow.mcp import calls, prompts, resources, sdk, tool_list
 from workflow.mcp.instructions import install_server_instructions
 
 
@@ -21,7 +21,7 @@ def install() -> None:
     lowlevel.list_resources()(resources.list_resources)
     lowlevel.list_resource_templates()(resources.list_resource_templates)
     lowlevel.read_resource()(resources.read_resource)
-    lowlevel.completion()(completions.complete)
+    lowlevel.completion()(resources.complete)
     lowlevel.list_prompts()(prompts.list_prompts)
     lowlevel.get_prompt()(prompts.get_prompt)
     sdk.answer_cancellations_without_reply()
