@@ -8,7 +8,6 @@ writes awaiting a person, the latest runs of changes a line each. A fixed number
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
 from typing import Any
 
 from django.db.models import Count
@@ -44,6 +43,7 @@ def workspace_digest(scope: Scope) -> dict[str, Any]:
         ]
     )
     counts = active_counts(ws, (c["id"] for c in collections[:MAX_COLLECTIONS]))
+    link_types = _link_types_by_collection(ws)
     mapping = (
         SelfMapping.objects.filter(workspace_id=ws, actor_id=scope.actor_id)
         .select_related("record")
@@ -55,21 +55,23 @@ def workspace_digest(scope: Scope) -> dict[str, Any]:
     ).order_by("-created_at")[:OPEN_ACTIONS]
     agendas = open_agendas(scope)
     unsynced = unsynced_agendas(scope)
-    link_types = _link_types_by_collection(ws)
-    sync_part: dict[str, Any] = {}
-    if unsynced["agendas"]:  # said only when there is something to do, to keep it small
-        sync_part = {
-            "unsynced_agendas": unsynced["agendas"],
-            "unsynced_agendas_truncated": unsynced["truncated"],
-            "unsynced_agendas_next_step": SYNC_STEP,
-        }
     digest = {
         # Lists being worked through item by item: resume one with agenda_view agenda_id=...
         "open_agendas": agendas["agendas"],
         "open_agendas_truncated": agendas["truncated"],
-        **sync_part,
+        "unsynced_agendas": unsynced["agendas"],
+        "unsynced_agendas_truncated": unsynced["truncated"],
+        "unsynced_agendas_next_step": SYNC_STEP if unsynced["agendas"] else None,
         "collections": [
-            _collection_entry(c, counts[c["id"]], link_types.get(c["id"], []))
+            {
+                "collection_id": c["id"],
+                "name": c["name"],
+                "purpose": c["purpose"],
+                "active_record_count": counts[c["id"]],
+                "typical_fields": c["typical_fields"],
+                "link_types": link_types.get(c["id"], []),
+                **({"requires_human_approval": True} if c["requires_approval"] else {}),
+            }
             for c in collections[:MAX_COLLECTIONS]
         ],
         "collections_truncated": len(collections) > MAX_COLLECTIONS,
@@ -82,7 +84,7 @@ def workspace_digest(scope: Scope) -> dict[str, Any]:
                 state=ActionState.AWAITING_APPROVAL, actor_id=scope.actor_id
             ).values_list("id", flat=True)[:20]
         ),
-        **_not_applied(scope),
+        "your_writes_not_applied": _not_applied(scope),
         "your_open_prepared_actions": [
             {"action_id": a.pk, "operation": a.operation, "expires_at": a.expires_at.isoformat()}
             for a in open_actions
@@ -92,54 +94,38 @@ def workspace_digest(scope: Scope) -> dict[str, Any]:
         # Catching up: list_changes since_last_read=true, or later with this cursor.
         **change_feed.catching_up(scope),
     }
-    # Said only when they say something: an empty list, a zero or a false flag is left out.
+    # Said only when they say something (to keep it small): an empty list, a zero or a false
+    # flag is left out.
     return {k: v for k, v in digest.items() if k in ALWAYS_SAID or v not in (None, 0, False, [])}
 
 
-def _not_applied(scope: Scope) -> dict[str, Any]:
+def _not_applied(scope: Scope) -> list[dict[str, Any]]:
     """This agent's writes a person rejected or that went stale, each told once (here, or in
-    the reply to its own commit); said only when there are some, to keep the digest small."""
-    untold = PreparedAction.objects.filter(
-        workspace_id=scope.workspace_id,
-        actor_id=scope.actor_id,
-        state__in=[ActionState.REJECTED, ActionState.STALE],
-        agent_told_at__isnull=True,
+    the reply to its own commit)."""
+    shown = (
+        PreparedAction.objects.filter(
+            workspace_id=scope.workspace_id,
+            actor_id=scope.actor_id,
+            state__in=[ActionState.REJECTED, ActionState.STALE],
+            agent_told_at__isnull=True,
+        )
+        .order_by("decided_at")
+        .only("operation", "state", "decision_note", "stale_reason")[:NOT_APPLIED]
     )
-    shown = list(
-        untold.order_by("decided_at").values(
-            "id", "operation", "state", "decision_note", "stale_reason"
-        )[:NOT_APPLIED]
-    )
-    if not shown:
-        return {}
-    PreparedAction.objects.filter(pk__in=[row["id"] for row in shown]).update(
-        agent_told_at=timezone.now()
-    )
-    return {
-        "your_writes_not_applied": [
-            {
-                "action_id": row["id"],
-                "operation": row["operation"],
-                "state": row["state"],
-                "why": row["decision_note"] or row["stale_reason"],
-            }
-            for row in shown
-        ]
-    }
-
-
-def _collection_entry(row: Mapping[str, Any], active: int, link_types: list[str]) -> dict[str, Any]:
-    entry: dict[str, Any] = {
-        "collection_id": row["id"],
-        "name": row["name"],
-        "purpose": row["purpose"],
-        "active_record_count": active,
-        "typical_fields": row["typical_fields"],
-        "link_types": link_types,
-    }
-    if row["requires_approval"]:
-        entry["requires_human_approval"] = True
-    return entry
+    told = [
+        {
+            "action_id": action.pk,
+            "operation": action.operation,
+            "state": action.state,
+            "why": action.decision_note or action.stale_reason,
+        }
+        for action in shown
+    ]
+    if told:
+        PreparedAction.objects.filter(pk__in=[t["action_id"] for t in told]).update(
+            agent_told_at=timezone.now()
+        )
+    return told
 
 
 def _link_types_by_collection(workspace_id: str) -> dict[str, list[str]]:
