@@ -60,18 +60,13 @@ def catching_up(scope: Scope) -> dict[str, Any]:
     }
 
 
-def read_mark(scope: Scope) -> int:
+def _from_mark(scope: Scope, window: ChangeWindow) -> ChangeWindow:
+    """After the actor's mark; with none yet, the recent window."""
     mark = (
         ReadMark.objects.filter(workspace_id=scope.workspace_id, actor_id=scope.actor_id)
         .values_list("last_event_id", flat=True)
         .first()
     )
-    return mark or 0
-
-
-def _from_mark(scope: Scope, window: ChangeWindow) -> ChangeWindow:
-    """After the actor's mark; with none yet, the recent window."""
-    mark = read_mark(scope)
     return replace(window, after_id=mark) if mark else _recent(window)
 
 
@@ -204,10 +199,7 @@ def latest_settled_id(workspace_id: str, window: ChangeWindow) -> int:
 def _move_mark(scope: Scope, window: ChangeWindow, events: list[Any]) -> int:
     """Move the actor's mark to the last change shown (never backwards); the changes still
     unread after it."""
-    if events:
-        target = events[-1].pk
-    else:
-        target = window.after_id if window.after_id is not None else read_mark(scope)
+    target = events[-1].pk if events else window.after_id or 0
     with transaction.atomic():
         mark, _ = ReadMark.objects.select_for_update().get_or_create(
             workspace_id=scope.workspace_id,
