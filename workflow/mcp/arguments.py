@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -39,9 +39,13 @@ JSON_TYPE_NAMES = {
     "array": "a list",
     "null": "null",
 }
-
-
 VALUE_NAMES = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}
+BOUNDS = {
+    "maximum": "at most",
+    "minimum": "at least",
+    "exclusiveMaximum": "below",
+    "exclusiveMinimum": "above",
+}
 
 
 def _type_name(value: Any) -> str:
@@ -65,14 +69,9 @@ def quoted(value: Any) -> str:
     return text
 
 
-def field_path(parts: Iterator[Any] | list[Any]) -> str:
-    path = ""
-    for part in parts:
-        if isinstance(part, int):
-            path += f"[{part}]"
-        else:
-            path += f".{part}" if path else str(part)
-    return path
+def field_path(parts: Iterable[Any]) -> str:
+    """`requests[2].where[0].op`"""
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).removeprefix(".")
 
 
 def refuse(tool: str, field: str, problem: str, fix: str = "") -> AnchorError:
@@ -213,10 +212,8 @@ class ArgumentChecker:
             elif isinstance(got, str) and "string" not in wanted:
                 extra = " Send the value itself, not a string holding it."
             return refuse(self.tool, field, f"must be {names}, not {quoted(got)}.{extra}", about)
-        if kind in ("maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum"):
-            bound = {"maximum": "at most", "minimum": "at least"}.get(
-                str(kind), "below" if kind == "exclusiveMaximum" else "above"
-            )
+        if kind in BOUNDS:
+            bound = BOUNDS[str(kind)]
             return refuse(self.tool, field, f"must be {bound} {expected} (got {quoted(got)}).")
         if kind in ("maxItems", "minItems", "maxLength", "minLength"):
             bound = "at most" if str(kind).startswith("max") else "at least"

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -26,6 +25,7 @@ _calls_lock = threading.Lock()
 
 
 def http_call_tag(request: Any, request_id: Any) -> str:
+    """The tag of a call over HTTP ("" for one that is not)."""
     headers = getattr(request, "headers", None)
     session_key = headers.get(sdk.SESSION_ID_HEADER) if headers is not None else None
     return call_tag(session_key, request_id) if session_key else ""
@@ -35,23 +35,6 @@ def call_tag(session_key: str, request_id: Any) -> str:
     """The name of one call in one HTTP session: no session key in it, only a digest."""
     digest = hashlib.sha256(session_key.encode()).hexdigest()[:20]
     return f"anchor:{digest}:{str(request_id)[:30]}"
-
-
-@contextmanager
-def in_flight(tag: str, bound: QueryBound) -> Iterator[None]:
-    if not tag:
-        yield
-        return
-    with _calls_lock:
-        _calls_in_flight[tag] = bound
-    try:
-        yield
-    finally:
-        with _calls_lock:
-            if _calls_in_flight.get(tag) is bound:
-                del _calls_in_flight[tag]
-            if bound.cancelled.is_set():
-                _cancelled_calls.add(tag)
 
 
 def was_cancelled(session_key: str, request_id: Any) -> bool:
@@ -77,16 +60,19 @@ def cancel_http_call(session_key: str, request_id: Any) -> None:
     cancel_tagged_statements(tag)
 
 
-async def run_bounded(call: Callable[[], Any], bound: QueryBound | None = None) -> Any:
+async def run_bounded(call: Callable[[], Any], tag: str = "") -> Any:
     """Run `call` on Django's worker thread with every query bounded in time and stopped if
-    the request is cancelled (tools, and resources alike)."""
-    if bound is None:
-        bound = QueryBound(timeout_s=settings.ANCHOR_QUERY_TIMEOUT_S)
+    the request is cancelled (tools, and resources alike); a tagged call can be cancelled by
+    its tag from another request while it runs."""
+    bound = QueryBound(timeout_s=settings.ANCHOR_QUERY_TIMEOUT_S, tag=tag)
 
     def bounded() -> Any:
         with bounded_queries(bound):
             return call()
 
+    if tag:
+        with _calls_lock:
+            _calls_in_flight[tag] = bound
     try:
         # thread_sensitive: Django's connections belong to one thread (the request's, over
         # HTTP), and a cancelled await does not stop that thread: the bound does.
@@ -94,3 +80,10 @@ async def run_bounded(call: Callable[[], Any], bound: QueryBound | None = None) 
     except anyio.get_cancelled_exc_class():
         bound.cancel()
         raise
+    finally:
+        if tag:
+            with _calls_lock:
+                if _calls_in_flight.get(tag) is bound:
+                    del _calls_in_flight[tag]
+                if bound.cancelled.is_set():
+                    _cancelled_calls.add(tag)

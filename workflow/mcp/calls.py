@@ -11,17 +11,15 @@ from types import SimpleNamespace
 from typing import Any
 
 import pydantic_core
-from django.conf import settings
 from django.db import DatabaseError
 from mcp import types
 from rapidfuzz import fuzz, process
 
 from records.errors import NOT_FOUND, AnchorError
-from records.query_bounds import QueryBound
 from workflow.id_kinds import explain_not_found
 from workflow.mcp import elicitation, sdk, tool_list
 from workflow.mcp.arguments import ArgumentChecker, quoted
-from workflow.mcp.bounded_calls import http_call_tag, in_flight, run_bounded
+from workflow.mcp.bounded_calls import http_call_tag, run_bounded
 from workflow.mcp.envelope import refused
 from workflow.scope import Scope, scope_for_request
 
@@ -65,10 +63,6 @@ def reply_text(structured: dict[str, Any]) -> str:
     return json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
 
 
-def refusal(error: AnchorError) -> types.CallToolResult:
-    return envelope_result(dict(refused(error)))
-
-
 def unknown_tool_message(name: str) -> str:
     """What a call to a tool this server does not serve is told (JSON-RPC -32602)."""
     served = sdk.served_tool_names()
@@ -85,29 +79,21 @@ async def call_tool(name: str, arguments: dict[str, Any] | None) -> types.CallTo
     try:
         kwargs = checker_for(tool).check(arguments)
     except AnchorError as exc:
-        return refusal(exc)
+        return envelope_result(dict(refused(exc)))
     if kwargs.get("ask_user") is True and name == "commit_import":
         return envelope_result(await elicitation.commit_import_asking(kwargs))
-    envelope = await _run(tool, kwargs)
+    context, request = sdk.request_context(), sdk.current_request(SimpleNamespace())
+    method = sdk.toolset_method(tool, context, request, kwargs)
+    envelope = await run_bounded(
+        lambda: _kind_explained(scope_for_request(request), method(**kwargs)),
+        http_call_tag(request, context.request_id),
+    )
     if kwargs.get("ask_user") is True and name == "resolve_record":
         envelope = await elicitation.ask_about_resolution(envelope)
     if name == "batch_resolve_records":
         asked = {i for i, item in enumerate(kwargs["requests"]) if item.get("ask_user") is True}
         envelope = await elicitation.ask_about_batch(envelope, asked)
     return envelope_result(envelope)
-
-
-async def _run(tool: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
-    context = sdk.request_context()
-    request = sdk.current_request(SimpleNamespace())
-    method = sdk.toolset_method(tool, context, request, kwargs)
-    tag = http_call_tag(request, context.request_id)
-    bound = QueryBound(timeout_s=settings.ANCHOR_QUERY_TIMEOUT_S, tag=tag)
-    with in_flight(tag, bound):
-        result: dict[str, Any] = await run_bounded(
-            lambda: _kind_explained(scope_for_request(request), method(**kwargs)), bound
-        )
-    return result
 
 
 def _kind_explained(scope: Scope, envelope: dict[str, Any]) -> dict[str, Any]:
