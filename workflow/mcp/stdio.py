@@ -19,6 +19,7 @@ import sys
 import threading
 import weakref
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -219,13 +220,12 @@ async def _read_messages(
     on_end_of_input: Callable[[], None],
 ) -> None:
     lines: asyncio.Queue[bytes | None] = asyncio.Queue()
-    reader = threading.Thread(
+    threading.Thread(
         target=_pump_input,
         args=(pipe.input_fd, asyncio.get_running_loop(), lines),
         name="anchor-stdin",
         daemon=True,
-    )
-    reader.start()
+    ).start()
     initialized = False
     async with sink, refusals:
         while (line := await lines.get()) is not None:
@@ -249,53 +249,31 @@ async def _read_messages(
     on_end_of_input()
 
 
-class _OutputThread:
+def _write_out(fd: int, jobs: queue.SimpleQueue[tuple[bytes, Future[None]] | None]) -> None:
     """Blocking writes on a daemon thread, one message at a time, in order: a client that
     stops reading blocks this thread only, never the event loop (end of input and SIGTERM still
     work), and a daemon thread does not hold the interpreter at exit. os.write, as for input."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.jobs: queue.SimpleQueue[tuple[bytes, asyncio.Future[None]] | None] = (
-            queue.SimpleQueue()
-        )
-        threading.Thread(target=self._run, name="anchor-stdout", daemon=True).start()
-
-    def _run(self) -> None:
-        while (job := self.jobs.get()) is not None:
-            data, done = job
-            error: OSError | None = None
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(self.fd, view) :]
-            except OSError as exc:
-                error = exc
-            with contextlib.suppress(RuntimeError):  # the loop may be closed on shutdown
-                done.get_loop().call_soon_threadsafe(_settle, done, error)
-
-    async def write(self, data: bytes) -> None:
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.jobs.put((data, done))
-        await done
-
-    def close(self) -> None:
-        self.jobs.put(None)
-
-
-def _settle(done: asyncio.Future[None], error: OSError | None) -> None:
-    if done.done():  # the writer stopped waiting (shutdown)
-        return
-    if error is None:
-        done.set_result(None)
-    else:
-        done.set_exception(error)
+    while (job := jobs.get()) is not None:
+        data, done = job
+        if not done.set_running_or_notify_cancel():
+            continue  # the writer stopped waiting (shutdown)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        except OSError as exc:
+            done.set_exception(exc)
+        else:
+            done.set_result(None)
 
 
 async def _write_messages(
     pipe: ProtocolPipe, source: MemoryObjectReceiveStream[SessionMessage | bytes]
 ) -> None:
-    output = _OutputThread(pipe.output_fd)
+    jobs: queue.SimpleQueue[tuple[bytes, Future[None]] | None] = queue.SimpleQueue()
+    threading.Thread(
+        target=_write_out, args=(pipe.output_fd, jobs), name="anchor-stdout", daemon=True
+    ).start()
     try:
         async with source:
             async for outgoing in source:
@@ -306,9 +284,11 @@ async def _write_messages(
                         by_alias=True, exclude_none=True
                     ).encode()
                 # One message per write, never interleaved: only this task writes here.
-                await output.write(data + b"\n")
+                done: Future[None] = Future()
+                jobs.put((data + b"\n", done))
+                await asyncio.wrap_future(done)
     finally:
-        output.close()
+        jobs.put(None)
 
 
 async def _stop_on_signal(scope: anyio.CancelScope) -> None:
