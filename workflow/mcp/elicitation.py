@@ -75,8 +75,7 @@ def _form(fields: dict[str, tuple[str, list[tuple[str, str]]]]) -> dict[str, Any
 
 async def _on_worker(call: Callable[[], Any]) -> dict[str, Any]:
     """A database step on the worker thread, in the envelope (the dialog waits between)."""
-    envelope: dict[str, Any] = await run_bounded(lambda: run_tool(call))
-    return envelope
+    return dict(await run_bounded(lambda: run_tool(call)))
 
 
 async def _elicit(
@@ -98,9 +97,7 @@ def _why_not(context: Any) -> str:
     """Why this call cannot put a question to the user through its client ("" if it can)."""
     if sdk.call_came_over_http():
         return OVER_HTTP
-    if not sdk.client_declares_form_elicitation(context):
-        return NO_CAPABILITY
-    return ""
+    return "" if sdk.client_declares_form_elicitation(context) else NO_CAPABILITY
 
 
 async def ask_about_resolution(envelope: dict[str, Any]) -> dict[str, Any]:
@@ -183,9 +180,8 @@ async def _ask(result: dict[str, Any]) -> dict[str, Any]:
     if not stored["ok"]:
         return {"asked": True, "stored": False, "reason": stored["error"]["message"]}
     confirmation = stored["result"]
-    return {"asked": True, "answer": confirmation["answer"], "stored": True} | {
-        "confirmation": confirmation
-    }
+    answer = confirmation["answer"]
+    return {"asked": True, "answer": answer, "stored": True, "confirmation": confirmation}
 
 
 # --- commit_import -------------------------------------------------------------------------------

@@ -19,10 +19,6 @@ from workflow.mcp import sdk
 
 logger = logging.getLogger("anchor.tool_list")
 
-CORE = "core"
-FULL = "full"
-PROFILES = (CORE, FULL)
-
 
 @dataclass(frozen=True)
 class ToolMeta:
@@ -149,7 +145,7 @@ def describe(tool: Any) -> None:
     tool.description = inspect.cleandoc(tool.description or "")
     tool.annotations = ToolAnnotations(
         readOnlyHint=meta.read_only,
-        destructiveHint=meta.destructive if not meta.read_only else False,
+        destructiveHint=meta.destructive,
         idempotentHint=meta.idempotent,
         openWorldHint=False,
     )
@@ -165,15 +161,15 @@ def describe(tool: Any) -> None:
 def parse_selection(value: str) -> set[str]:
     """A profile name, or a comma-separated list of tool names."""
     names = [part.strip() for part in value.split(",") if part.strip()]
-    if names == [FULL]:
+    if names == ["full"]:
         return set(_all_tools)
-    if names == [CORE]:
+    if names == ["core"]:
         return {name for name in _all_tools if TOOL_LIST.get(name, CAUTIOUS).core}
     unknown = sorted(set(names) - set(_all_tools))
     if not names or unknown:
         raise ImproperlyConfigured(
             f"ANCHOR_TOOLS / --tools: {', '.join(unknown) or repr(value)} is not a profile or "
-            f"tool. Use {' or '.join(PROFILES)}, or a comma-separated list of: "
+            "tool. Use core or full, or a comma-separated list of: "
             f"{', '.join(sorted(_all_tools))}."
         )
     return set(names)
