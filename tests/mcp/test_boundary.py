@@ -136,7 +136,7 @@ def slow_sql() -> str:
 
 
 def test_a_query_past_the_time_limit_is_stopped_with_query_timeout(hiring, settings, monkeypatch):
-    import workflow.mcp.tools.session as session_tools
+    import workflow.mcp.tools.reads as read_tools
 
     def slow_digest(scope):
         # A savepoint, as a write's atomic block gives: the test's own transaction survives.
@@ -145,7 +145,7 @@ def test_a_query_past_the_time_limit_is_stopped_with_query_timeout(hiring, setti
         raise AssertionError("the slow query should have been stopped")
 
     settings.ANCHOR_QUERY_TIMEOUT_S = 0.2
-    monkeypatch.setattr(session_tools, "digest", slow_digest)
+    monkeypatch.setattr(read_tools, "digest", slow_digest)
     result = call_tool_raw("workspace_digest", {})
     assert result.isError is True
     error = result.structuredContent["error"]

@@ -94,6 +94,12 @@ GroupBy = GroupByField | GroupByCollection | GroupByLinked
 
 # --- batch items ------------------------------------------------------------------------------
 
+
+def batch_of(item: Any, description: str) -> Any:
+    """A batch tool's list of 1-10 items."""
+    return Annotated[list[item], Field(description=description, min_length=1, max_length=10)]
+
+
 Ids = Annotated[list[str], Field(max_length=MAX_CONTEXT_RECORDS)]
 
 

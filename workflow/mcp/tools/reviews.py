@@ -8,7 +8,7 @@ from workflow.batch_read import batch_read
 from workflow.discovery import discover_collections as discover
 from workflow.mcp.calls import check_as_tool
 from workflow.mcp.envelope import ToolResult
-from workflow.mcp.shapes import ReadRequest, ResolveRequest
+from workflow.mcp.shapes import ReadRequest, ResolveRequest, batch_of
 from workflow.mcp.tools.base import Toolset
 from workflow.next_steps import after_batch_resolution, after_discovery, after_resolution
 from workflow.resolution import batch_resolve
@@ -83,14 +83,7 @@ class ReviewTools(Toolset):
 class BatchReviewTools(Toolset):
     def batch_resolve_records(
         self,
-        requests: Annotated[
-            list[ResolveRequest],
-            Field(
-                description="1-10 items, each as for resolve_record.",
-                min_length=1,
-                max_length=10,
-            ),
-        ],
+        requests: batch_of(ResolveRequest, "1-10 items, each as for resolve_record."),  # type: ignore[valid-type]
     ) -> ToolResult:
         """Resolve several names in one call, each as resolve_record with its own resolution_id.
 
@@ -104,17 +97,12 @@ class BatchReviewTools(Toolset):
 class BatchReadTools(Toolset):
     def batch_read(
         self,
-        requests: Annotated[
-            list[ReadRequest],
-            Field(
-                description="1-10 items: `operation` plus that tool's own arguments. A search "
-                'may add "include_context": true: each result whole, its links in contexts. Limits '
-                "(search limit, traverse max_nodes ≤100, 1 per other item) share a budget of "
-                "100.",
-                min_length=1,
-                max_length=10,
-            ),
-        ],
+        requests: batch_of(  # type: ignore[valid-type]
+            ReadRequest,
+            "1-10 items: `operation` plus that tool's own arguments. A search may add "
+            '"include_context": true: each result whole, its links in contexts. Limits (search '
+            "limit, traverse max_nodes ≤100, 1 per other item) share a budget of 100.",
+        ),
     ) -> ToolResult:
         """Run several reads in one call against one consistent snapshot of the store.
 

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from workflow import actions as write_actions
 from workflow.mcp.envelope import ToolResult
-from workflow.mcp.shapes import BatchAction, Decision, ImportLink, ImportRow
+from workflow.mcp.shapes import BatchAction, Decision, ImportLink, ImportRow, batch_of
 from workflow.mcp.tools.base import Toolset
 from workflow.next_steps import after_commit, after_prepare
 from workflow.operations import Operation, all_operations, operation_names
@@ -120,14 +120,7 @@ class BatchWriteTools(Toolset):
     @_from_the_registry
     def prepare_batch_write(
         self,
-        actions: Annotated[
-            list[BatchAction],
-            Field(
-                description="1-10 items, each as for prepare_write.",
-                min_length=1,
-                max_length=10,
-            ),
-        ],
+        actions: batch_of(BatchAction, "1-10 items, each as for prepare_write."),  # type: ignore[valid-type]
     ) -> ToolResult:
         """Prepare several record writes to commit together, all or nothing; then
         commit_batch_write.
