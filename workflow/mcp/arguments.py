@@ -39,7 +39,6 @@ JSON_TYPE_NAMES = {
     "array": "a list",
     "null": "null",
 }
-VALUE_NAMES = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}
 BOUNDS = {
     "maximum": "at most",
     "minimum": "at least",
@@ -48,18 +47,12 @@ BOUNDS = {
 }
 
 
-def _type_name(value: Any) -> str:
+def quoted(value: Any) -> str:
+    """A short, safe rendering of a client's value for an error message."""
     if isinstance(value, list):
         return f"a list of {len(value):,} items"
     if isinstance(value, dict):
         return "a JSON object"
-    return "null" if value is None else VALUE_NAMES.get(type(value), type(value).__name__)
-
-
-def quoted(value: Any) -> str:
-    """A short, safe rendering of a client's value for an error message."""
-    if isinstance(value, list | dict):
-        return _type_name(value)
     try:
         text = json.dumps(value, ensure_ascii=True)
     except (TypeError, ValueError):
@@ -75,9 +68,7 @@ def field_path(parts: Iterable[Any]) -> str:
 
 
 def refuse(tool: str, field: str, problem: str, fix: str = "") -> AnchorError:
-    message = f"{tool}: `{field}` {problem}"
-    if fix:
-        message += f" {fix}"
+    message = f"{tool}: `{field}` {problem}" + (f" {fix}" if fix else "")
     if len(message) > MAX_MESSAGE_CHARS:
         message = message[: MAX_MESSAGE_CHARS - 1] + "…"
     return AnchorError(INVALID_INPUT, message, field=field[:200])

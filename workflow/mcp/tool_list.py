@@ -1,15 +1,30 @@
 """The tool list in one place: titles, behaviour annotations, profiles, strict arguments.
 
 Each registered tool gets a title and the hints clients use to decide what needs a person's
-approval, and a strict argument list; only the chosen profile's tools are served. A tool missing
-here is served with cautious hints and named in the log (and fails the tool-list test).
+approval (`tool_hints.json`), and a strict argument list; only the chosen profile's tools are
+served. A tool missing there is served with cautious hints and named in the log (and fails the
+tool-list test). Why some hints are as they are:
+
+- Reviews store a ticket but change no data, so they are read-only: clients may run them
+  unprompted. list_changes moves only the caller's own read mark, never a record: not
+  read-only, and nothing is lost.
+- A prepare stores a proposal only; its commit applies it, and a replay of a committed action
+  changes nothing (idempotent). Archive and unlink hide or remove data, so commits are
+  destructive.
+- agenda_sync_records overwrites data.status and data.agenda_outcome of bound records (not
+  additive); a repeat writes no synced item again, and the same token twice is refused.
+- The retired one-step writes are in the full list so old clients learn the new path (each
+  with the review to run and the ID to cite, `workflow.mcp.tools.legacy`); they never write,
+  and a call by name answers with that path whatever the profile (`callable_tool`).
 """
 
 from __future__ import annotations
 
 import inspect
+import json
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
@@ -30,74 +45,16 @@ class ToolMeta:
     open_arguments: bool = False  # retired tools accept anything and refuse it themselves
 
 
-def _read(title: str, core: bool = False) -> ToolMeta:
-    return ToolMeta(title, read_only=True, idempotent=True, core=core)
-
-
+_HINTS = json.loads(Path(__file__).with_name("tool_hints.json").read_text())
+# Each retired tool's replacement: (how to review, which reviews to cite).
+RETIRED: dict[str, tuple[str, str]] = {name: tuple(how) for name, how in _HINTS["retired"].items()}
 TOOL_LIST: dict[str, ToolMeta] = {
-    # Orientation
-    "workspace_digest": _read("Workspace digest", core=True),
-    "get_server_instructions": _read("Server instructions"),
-    # Reads
-    "list_collections": _read("List collections"),
-    "search_records": _read("Search records", core=True),
-    "get_record_context": _read("Record with links and history", core=True),
-    # Moves only the caller's own read mark, never a record: not read-only, nothing lost.
-    "list_changes": ToolMeta("What changed since you last looked", idempotent=True, core=True),
-    "get_record_history": _read("Record history"),
-    "get_collection_history": _read("Collection history"),
-    "traverse": _read("Walk linked records"),
-    "aggregate": _read("Totals and groups"),
-    "batch_read": _read("Several reads at once"),
-    # Reviews: they store a ticket but change no data, so clients may run them unprompted.
-    "discover_collections": _read("Review collections before creating one", core=True),
-    "resolve_record": _read("Resolve a name to a record", core=True),
-    "batch_resolve_records": _read("Resolve several names", core=True),
-    # Guarded writes. Prepare stores a proposal only; commit applies it, and replays of a
-    # committed action change nothing. Archive and unlink hide or remove data, so commit is
-    # marked destructive.
-    "prepare_write": ToolMeta("Prepare a write", core=True),
-    "commit_write": ToolMeta(
-        "Commit a prepared write", destructive=True, idempotent=True, core=True
-    ),
-    "prepare_batch_write": ToolMeta("Prepare several record changes", core=True),
-    "commit_batch_write": ToolMeta(
-        "Commit a prepared batch", destructive=True, idempotent=True, core=True
-    ),
-    "prepare_import": ToolMeta("Review an import of new records", core=True),
-    "commit_import": ToolMeta("Commit a reviewed import", idempotent=True, core=True),
-    # Agendas
-    "agenda_start": ToolMeta("Start an agenda"),
-    "agenda_view": _read("View an agenda"),
-    "agenda_acknowledge": ToolMeta("Acknowledge the agenda picture", idempotent=True),
-    "agenda_step": ToolMeta("Work an agenda item"),
-    "agenda_open_layer": ToolMeta("Open a child list or interruption"),
-    "agenda_return": ToolMeta("Return from a finished child list"),
-    "agenda_control": ToolMeta("Pause, resume, abandon or finish an agenda", destructive=True),
-    # Sync overwrites data.status and data.agenda_outcome of bound records (not additive); a
-    # repeat writes no synced item again, and the same token a second time is refused.
-    "agenda_sync_records": ToolMeta(
-        "Write agenda outcomes back to records", destructive=True, idempotent=True
-    ),
-    "agenda_repair": ToolMeta("Repair a broken agenda event chain"),
-    # Retired one-step writes: in the full list so old clients learn the new path; they never
-    # write, and a call by name answers with that path whatever the profile (`callable_tool`).
-    **{
-        name: ToolMeta(
-            f"Retired: {name.replace('_', ' ')}",
-            read_only=True,
-            idempotent=True,
-            open_arguments=True,
-        )
-        for name in (
-            "create_collection",
-            "create_record",
-            "update_record",
-            "archive_record",
-            "link_records",
-            "unlink_records",
-        )
-    },
+    name: ToolMeta(**hints) for name, hints in _HINTS["tools"].items()
+} | {
+    name: ToolMeta(
+        f"Retired: {name.replace('_', ' ')}", read_only=True, idempotent=True, open_arguments=True
+    )
+    for name in RETIRED
 }
 CAUTIOUS = ToolMeta("", destructive=True)
 

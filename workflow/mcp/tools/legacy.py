@@ -1,34 +1,23 @@
 """The original one-step write tools, kept listed so old clients learn the new workflow.
 
 They never write: each answers REVIEW_REQUIRED with the calls that replace it, and says the same
-in its description (one STEPS entry, naming the operation's own argument keys).
+in its description (one STEPS entry, from the review and the ID to cite in `tool_list.RETIRED`
+and the operation's own argument keys).
 """
 
 from collections.abc import Callable
 
 from records.errors import REVIEW_REQUIRED, AnchorError
 from workflow.mcp.envelope import ToolResult, refused
+from workflow.mcp.tool_list import RETIRED
 from workflow.mcp.tools.base import Toolset
 from workflow.operations import operation_named
 
 NEVER_WRITES = "Retired; never writes: every call answers REVIEW_REQUIRED and changes nothing."
-# Each retired tool's replacement: how to review, and which reviews to cite; the operation
-# of the same name gives its argument keys.
-REVIEWS = {
-    "create_collection": ("discover_collections(name, purpose)", "discovery_id"),
-    "create_record": ("resolve_record(query=title, collection_id)", "resolution_id"),
-    "update_record": ("resolve_record(query=name)", "resolution_id"),
-    "archive_record": ("resolve_record(query=name)", "resolution_id"),
-    "link_records": ("resolve_record for each record", "both resolution_ids"),
-    "unlink_records": (
-        "get_record_context(record_id) for the relationship_id, resolve_record for both ends",
-        "both resolution_ids",
-    ),
-}
 
 
 def _steps(tool: str) -> str:
-    review, cite = REVIEWS[tool]
+    review, cite = RETIRED[tool]
     keys = ", ".join(operation_named(tool).keys)
     return (
         f'{review} → prepare_write(operation="{tool}", arguments={{{keys}}}, '
@@ -36,7 +25,7 @@ def _steps(tool: str) -> str:
     )
 
 
-STEPS = {tool: _steps(tool) for tool in REVIEWS}
+STEPS = {tool: _steps(tool) for tool in RETIRED}
 
 
 def description(tool: str) -> str:
@@ -53,4 +42,4 @@ def _retired(tool: str) -> Callable[[Toolset], ToolResult]:
     return refuse
 
 
-LegacyWriteTools = type("LegacyWriteTools", (Toolset,), {t: _retired(t) for t in REVIEWS})
+LegacyWriteTools = type("LegacyWriteTools", (Toolset,), {t: _retired(t) for t in RETIRED})

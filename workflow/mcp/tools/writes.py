@@ -46,15 +46,11 @@ def _extends(operation: Operation, previous: Operation) -> bool:
 def _from_the_registry(method: Callable[..., ToolResult]) -> Callable[..., ToolResult]:
     """The description's parts that name operations, filled in from their definitions."""
     operations = all_operations()
-    parts = {
-        "{operations}": argument_keys_per_operation(),
-        "{naming_created}": " / ".join(op.name for op in operations if op.may_name_created_records),
-        "{creating}": " / ".join(op.name for op in operations if op.creates_a_record),
-    }
-    doc = inspect.cleandoc(method.__doc__ or "")
-    for placeholder, text in parts.items():
-        doc = doc.replace(placeholder, text)
-    method.__doc__ = doc
+    method.__doc__ = inspect.cleandoc(method.__doc__ or "").format(
+        operations=argument_keys_per_operation(),
+        naming_created=" / ".join(op.name for op in operations if op.may_name_created_records),
+        creating=" / ".join(op.name for op in operations if op.creates_a_record),
+    )
     return method
 
 
