@@ -181,12 +181,10 @@ def _next_cursor(
         return seal(workspace_id, "before", events[-1].pk) if has_more else None
     # Oldest first always gives one: the page's end, or where it started for an empty page,
     # so the next call (in this conversation or another) asks for what came since.
-    if events:
-        return seal(workspace_id, "after", events[-1].pk)
-    start = window.after_id
-    if start is None:
-        start = latest_settled_id(workspace_id, window)
-    return seal(workspace_id, "after", start)
+    end = events[-1].pk if events else window.after_id
+    if end is None:
+        end = latest_settled_id(workspace_id, window)
+    return seal(workspace_id, "after", end)
 
 
 def latest_settled_id(workspace_id: str, window: ChangeWindow) -> int:

@@ -41,7 +41,6 @@ async def open_stdio_session(
 
 def tool_envelope(reply: Any) -> Any:
     """The envelope a tool call returned: its structured content, or its text parsed."""
-    envelope = reply.structuredContent
-    if envelope is None:
-        envelope = json.loads(reply.content[0].text)
-    return envelope
+    if reply.structuredContent is not None:
+        return reply.structuredContent
+    return json.loads(reply.content[0].text)

@@ -12,6 +12,8 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
+from workflow.mcp import sdk
+
 _TEXT = json.loads(Path(__file__).with_suffix(".json").read_text())
 INTRODUCTION = "\n".join(_TEXT["introduction"])
 # (tools the rule names, the rule). A rule is given only when every tool it names is served.
@@ -30,13 +32,9 @@ SERVER_INSTRUCTIONS = instructions_for(frozenset().union(*(needs for needs, _ in
 
 def install_server_instructions(served: Iterable[str]) -> None:
     # django-mcp-server builds its server object at import; set the instructions on it.
-    from workflow.mcp import sdk
-
     sdk.set_instructions(instructions_for(served))
 
 
 def current_instructions() -> str:
     """What this server sent in its initialize result (its profile's rules)."""
-    from workflow.mcp import sdk
-
     return sdk.instructions() or SERVER_INSTRUCTIONS

@@ -114,8 +114,7 @@ def lowlevel_server() -> Server[Any, Any]:
 
 def tool_table(server: Any | None = None) -> dict[str, Any]:
     """The registered tools by name (FastMCP's `Tool` objects), as the server serves them."""
-    manager = (server or global_server())._tool_manager
-    tools: dict[str, Any] = manager._tools
+    tools: dict[str, Any] = (server or global_server())._tool_manager._tools
     return tools
 
 
@@ -159,9 +158,7 @@ def client_declares_form_elicitation(context: Any) -> bool:
     `elicitation: {}` means form mode, as the spec reads it; `{"url": {}}` alone does not)."""
     params = getattr(context.session, "client_params", None)
     declared = params.capabilities.elicitation if params is not None else None
-    if declared is None:
-        return False
-    return declared.form is not None or declared.url is None
+    return declared is not None and (declared.form is not None or declared.url is None)
 
 
 def client_identity(context: Any) -> dict[str, str]:
