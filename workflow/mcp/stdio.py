@@ -72,7 +72,6 @@ def claim_stdio_for_protocol() -> ProtocolPipe:
     Idempotent: manage.py claims before Django loads anything, and the command again."""
     global _claimed
     if _claimed is not None:
-        route_logging_to_stderr()  # Django configured logging since the first claim
         return _claimed
     sys.stdout.flush()
     pipe = ProtocolPipe(input_fd=os.dup(0), output_fd=os.dup(1))
@@ -80,10 +79,10 @@ def claim_stdio_for_protocol() -> ProtocolPipe:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
-    # The Python objects sit on the redirected descriptors; swap them so they see it at once.
+    # The Python objects sit on the redirected descriptors (so a logging handler holding the
+    # old stdout writes to stderr too); swap them so they see it at once.
     sys.stdout = sys.stderr
     sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - lives as long as the process
-    route_logging_to_stderr()
     _claimed = pipe
     return pipe
 
@@ -91,19 +90,6 @@ def claim_stdio_for_protocol() -> ProtocolPipe:
 def exit_quietly_on_sigterm() -> None:
     """Until the event loop installs its own handler, SIGTERM still means a clean exit (0)."""
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
-
-
-def route_logging_to_stderr() -> None:
-    """Point every stream handler, whoever configured it, at stderr."""
-    loggers = [logging.getLogger()] + [
-        item
-        for item in logging.Logger.manager.loggerDict.values()
-        if isinstance(item, logging.Logger)
-    ]
-    for each in loggers:
-        for handler in each.handlers:
-            if type(handler) is logging.StreamHandler and handler.stream is not sys.stderr:
-                handler.setStream(sys.stderr)
 
 
 def _pump_input(
