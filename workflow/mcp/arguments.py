@@ -130,17 +130,14 @@ class ArgumentChecker:
         self.validator = Draft202012Validator(schema)
         self.arg_model = arg_model
 
-    def check(self, arguments: Any) -> dict[str, Any]:
-        """The keyword arguments to call the tool with; AnchorError(INVALID_INPUT) if refused."""
-        arguments = {} if arguments is None else arguments
-        if not isinstance(arguments, dict):
-            raise refuse(self.tool, "arguments", "must be a JSON object of named arguments.")
+    def check(self, arguments: dict[str, Any] | None) -> dict[str, Any]:
+        """The keyword arguments to call the tool with; AnchorError(INVALID_INPUT) if refused.
+        The SDK has parsed `arguments` as an object; check_plain_json bounds their depth before
+        the schema's validator walks them."""
+        arguments = arguments or {}
         self._check_names(arguments)
         check_plain_json(self.tool, arguments)
-        try:
-            first = next(iter(self.validator.iter_errors(arguments)), None)
-        except RecursionError:
-            raise refuse(self.tool, "arguments", "nest too deeply.", "Flatten them.") from None
+        first = next(iter(self.validator.iter_errors(arguments)), None)
         if first is not None:
             raise self._explain(first)
         try:

@@ -25,7 +25,6 @@ _calls_lock = threading.Lock()
 
 
 def http_call_tag(request: Any, request_id: Any) -> str:
-    """The tag of a call over HTTP ("" for one that is not)."""
     headers = getattr(request, "headers", None)
     session_key = headers.get(sdk.SESSION_ID_HEADER) if headers is not None else None
     return call_tag(session_key, request_id) if session_key else ""

@@ -124,7 +124,6 @@ def serve_only_tools(tools: dict[str, Any], server: Any | None = None) -> None:
 
 
 def served_tool(name: str) -> Any | None:
-    """The served tool of that name, or None."""
     return tool_table().get(name)
 
 

@@ -96,7 +96,6 @@ GroupBy = GroupByField | GroupByCollection | GroupByLinked
 
 
 def batch_of(item: Any, description: str) -> Any:
-    """A batch tool's list of 1-10 items."""
     return Annotated[list[item], Field(description=description, min_length=1, max_length=10)]
 
 

@@ -146,7 +146,6 @@ def registered(name: str) -> Any:
 
 
 def install(server: Any, selection: str) -> None:
-    """Describe every registered tool and serve only the selected ones."""
     if not _all_tools:
         _all_tools.update(sdk.tool_table(server))
         for tool in _all_tools.values():
