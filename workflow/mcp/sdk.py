@@ -135,7 +135,7 @@ def toolset_method(tool: Any, context: Any, request: Any, kwargs: dict[str, Any]
     """The toolset method a registered tool runs, on a new instance for this request (the MCP
     context added to `kwargs` when the method takes it)."""
     caller: ToolsetCaller = tool.fn
-    instance = caller.class_(context=context, request=request)
+    instance = caller.class_(request=request)
     if caller.context_kwarg is not None:
         kwargs[caller.context_kwarg] = context
     return getattr(instance, caller.method_name)

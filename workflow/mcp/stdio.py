@@ -112,39 +112,23 @@ def _pump_input(
 
 
 def _recover_id(line: bytes) -> int | str | None:
-    """The top-level "id" of a JSON object that failed to parse, when it can be found."""
-    depth, expect_key, key, after_colon = 0, False, None, False
+    """The top-level "id" of a JSON object that failed to parse, when it can be found: the
+    value after `"id" :` among the object's own tokens (a nested value is its bracket alone)."""
+    depth, last = 0, [b"", b"", b","]  # the last top-level tokens; the first key follows a ","
     for count, match in enumerate(_TOKEN.finditer(line)):
         token = match.group()
         if count > MAX_ID_SCAN_TOKENS or (count == 0 and token != b"{"):
             return None
-        if token in (b"{", b"["):
-            if depth == 1 and after_colon:
-                after_colon = False
-            depth += 1
-            expect_key = token == b"{" and depth == 1
-        elif token in (b"}", b"]"):
-            depth -= 1
-        elif depth != 1:
-            continue
-        elif token == b",":
-            expect_key, after_colon = True, False
-        elif token == b":":
-            after_colon = True
-        elif expect_key:
-            key, expect_key = token, False
-        elif after_colon:
-            after_colon = False
-            if key == b'"id"':
+        if depth == 1:
+            last = [*last[-3:], token]
+            if last[:3] == [b",", b'"id"', b":"]:
                 try:
                     value = json.loads(token)
-                except ValueError:  # a number too long to convert, a broken escape
+                except ValueError:  # a nested value, a number too long to convert, a broken escape
                     return None
-                if isinstance(value, str) or (
-                    isinstance(value, int) and not isinstance(value, bool)
-                ):
-                    return value
-                return None
+                plain = isinstance(value, str) or type(value) is int
+                return value if plain else None
+        depth += (token in (b"{", b"[")) - (token in (b"}", b"]"))
     return None
 
 

@@ -1,7 +1,7 @@
 """The base of Anchor's toolsets: each public method of a subclass is one MCP tool.
 
 Registered by `workflow.mcp.sdk.register_toolset` on whichever server this process serves;
-every call runs on a new instance holding the call's MCP context and Django request.
+every call runs on a new instance holding the call's Django request.
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ from workflow.scope import scope_for_request
 
 
 class Toolset:
-    def __init__(self, context: Any = None, request: Any = None) -> None:
-        self.context = context
+    def __init__(self, request: Any = None) -> None:
         self.request = request
 
     def _run(
