@@ -113,13 +113,10 @@ def prepared(
         lean.pop("collection_id", None)
         lean["rows"] = [_import_row(row) for row in lean["rows"]]
     if "preview" in lean:
-        lean["preview"] = _written(lean["preview"], operation, provisional=True)
-        if sent is not None:
-            news = _preview_news(lean["preview"], operation, sent)
-            if news:
-                lean["preview"] = news
-            else:
-                del lean["preview"]
+        written = _written(lean["preview"], operation, provisional=True)
+        lean["preview"] = written if sent is None else _preview_news(written, operation, sent)
+        if not lean["preview"]:
+            del lean["preview"]
     return lean
 
 

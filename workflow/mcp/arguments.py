@@ -78,12 +78,10 @@ def check_plain_json(tool: str, arguments: dict[str, Any]) -> None:
     """Refuse what JSON text can carry but a stored value cannot: NaN, ±Infinity (1e999 reads
     as infinity), lone UTF-16 surrogates in strings or keys, and nesting past the limit
     (iteratively: a pathologically deep value never costs a RecursionError)."""
-    stack: list[tuple[list[Any], Any, int]] = [
-        ([name], value, 1) for name, value in arguments.items()
-    ]
+    stack: list[tuple[list[Any], Any]] = [([name], value) for name, value in arguments.items()]
     while stack:
-        path, value, depth = stack.pop()
-        if depth > MAX_ARGUMENT_DEPTH:
+        path, value = stack.pop()  # a value's depth is its path's length
+        if len(path) > MAX_ARGUMENT_DEPTH:
             raise refuse(
                 tool,
                 field_path(path),
@@ -102,9 +100,9 @@ def check_plain_json(tool: str, arguments: dict[str, Any]) -> None:
         elif isinstance(value, dict):
             for key, item in value.items():
                 _check_text(tool, [*path, "<key>"], key)
-                stack.append(([*path, key], item, depth + 1))
+                stack.append(([*path, key], item))
         elif isinstance(value, list):
-            stack.extend(([*path, index], item, depth + 1) for index, item in enumerate(value))
+            stack.extend(([*path, index], item) for index, item in enumerate(value))
 
 
 def _check_text(tool: str, path: list[Any], text: str) -> None:

@@ -56,7 +56,6 @@ TOOL_LIST: dict[str, ToolMeta] = {
     )
     for name in RETIRED
 }
-CAUTIOUS = ToolMeta("", destructive=True)
 
 _all_tools: dict[str, Any] = {}
 
@@ -121,7 +120,7 @@ def parse_selection(value: str) -> set[str]:
     if names == ["full"]:
         return set(_all_tools)
     if names == ["core"]:
-        return {name for name in _all_tools if TOOL_LIST.get(name, CAUTIOUS).core}
+        return {name for name in _all_tools if name in TOOL_LIST and TOOL_LIST[name].core}
     unknown = sorted(set(names) - set(_all_tools))
     if not names or unknown:
         raise ImproperlyConfigured(
@@ -134,10 +133,7 @@ def parse_selection(value: str) -> set[str]:
 
 def callable_tool(name: str) -> Any:
     """The tool a call by this name runs: a served one, or a retired one, served or not."""
-    tool = sdk.served_tool(name)
-    if tool is None and TOOL_LIST.get(name, CAUTIOUS).open_arguments:
-        return _all_tools.get(name)
-    return tool
+    return sdk.served_tool(name) or (_all_tools.get(name) if name in RETIRED else None)
 
 
 def registered(name: str) -> Any:
