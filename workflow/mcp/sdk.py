@@ -16,7 +16,7 @@ import inspect
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from asgiref.sync import sync_to_async
 from django.apps import apps
@@ -108,14 +108,12 @@ def register_toolset(toolset: type, server: Any | None = None) -> list[str]:
 
 def lowlevel_server() -> Server[Any, Any]:
     """The SDK's low-level server under FastMCP: the one the transports run."""
-    server: Server[Any, Any] = global_server()._mcp_server
-    return server
+    return cast("Server[Any, Any]", global_server()._mcp_server)
 
 
 def tool_table(server: Any | None = None) -> dict[str, Any]:
     """The registered tools by name (FastMCP's `Tool` objects), as the server serves them."""
-    tools: dict[str, Any] = (server or global_server())._tool_manager._tools
-    return tools
+    return cast("dict[str, Any]", (server or global_server())._tool_manager._tools)
 
 
 def serve_only_tools(tools: dict[str, Any], server: Any | None = None) -> None:

@@ -9,6 +9,7 @@ from django.conf import settings
 
 from workflow.mcp import calls, prompts, resources, sdk, tool_list
 from workflow.mcp.instructions import install_server_instructions
+from workflow.mcp.tools import TOOLSETS
 
 
 def install() -> None:
@@ -30,13 +31,9 @@ def install() -> None:
 _registered: set[type] = set()
 
 
-def register_toolsets(toolsets: tuple[type, ...] | None = None) -> None:
+def register_toolsets(toolsets: tuple[type, ...] = TOOLSETS) -> None:
     """Register Anchor's toolsets (or these) with the served server, each once; explicit, as
     `workflow.mcp` must import before Django is set up (manage.py claims stdio from it)."""
-    if toolsets is None:
-        from workflow.mcp.tools import TOOLSETS
-
-        toolsets = TOOLSETS
     for toolset in toolsets:
         if toolset not in _registered:
             _registered.add(toolset)
