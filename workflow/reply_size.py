@@ -14,6 +14,7 @@ RESOLUTION_ECHOES = ("query", "collection_id", "context_record_ids", "expires_at
 # What a settled candidate says that its status already says, and the collection_id its
 # collection's name stands for.
 SETTLED_NOISE = ("match", "score", "created_at", "collection_id")
+QUIET = {"archived_at": None, "archived": False, "links_truncated": False}
 # A write's timestamps: provisional in a preview, and not what the agent reports after a commit.
 TIMESTAMPS = ("created_at", "updated_at", "committed_at", "expires_at")
 NEW_OBJECT_ID = {
@@ -69,31 +70,24 @@ def _said_by_status(candidate: dict[str, Any]) -> tuple[str, ...]:
 
 
 def _uncertain(candidate: dict[str, Any]) -> dict[str, Any]:
-    lean = _without_empties(candidate)
+    lean = _quiet(candidate)
     if candidate.get("match") == "exact":
         lean.pop("score", None)
-    lean["links"] = [_link(link) for link in candidate.get("links") or []]
+    lean["links"] = [_quiet(link) for link in candidate.get("links") or []]
     return lean
 
 
-def _without_empties(candidate: dict[str, Any]) -> dict[str, Any]:
-    return {
-        k: v
-        for k, v in candidate.items()
-        if not (k == "archived_at" and v is None) and not (k == "links_truncated" and not v)
-    }
-
-
-def _link(link: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in link.items() if not (k == "archived" and v is False)}
+def _quiet(item: dict[str, Any]) -> dict[str, Any]:
+    """Without the flags and nulls that say nothing: not archived, links not cut."""
+    return {k: v for k, v in item.items() if k not in QUIET or v is not QUIET[k]}
 
 
 def _settled(candidate: dict[str, Any]) -> dict[str, Any]:
-    lean = {k: v for k, v in _without_empties(candidate).items() if k not in SETTLED_NOISE}
+    lean = {k: v for k, v in _quiet(candidate).items() if k not in SETTLED_NOISE}
     links = candidate.get("links") or []
     # The linked record's title and collection say what it is; its ID is get_record_context's.
     lean["links"] = [
-        {k: v for k, v in _link(link).items() if k != "record_id"} for link in links[:LINKS_SHOWN]
+        {k: v for k, v in _quiet(link).items() if k != "record_id"} for link in links[:LINKS_SHOWN]
     ]
     if len(links) > LINKS_SHOWN:  # and links_truncated, kept when true: more still exist
         lean["links_more"] = len(links) - LINKS_SHOWN
