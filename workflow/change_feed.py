@@ -108,8 +108,8 @@ def list_changes(
         settled_before=_settled_before(),
     )
     window, run_end = _positioned(scope, window, cursor, since_last_read)
-    events = change_events(scope.workspace_id, window, SCAN)
     ws = scope.workspace_id
+    events = change_events(ws, window, SCAN)
     changes, used = change_page(
         ws, events[:SCAN], limit, window.fold, lambda a, b: seal(ws, "run", a - 1, b)
     )
@@ -118,10 +118,7 @@ def list_changes(
     reply: dict[str, Any] = {"changes": changes, "events": used, "has_more": has_more}
     if window.since is not None and since is None and cursor is None:
         reply["window"] = f"the last {RECENT_DAYS} days, from {minute(window.since)}: {NO_START}"
-    if run_end is not None:
-        reply["next_cursor"] = seal(ws, "run", shown[-1].pk, run_end) if has_more else None
-    else:
-        reply["next_cursor"] = _next_cursor(ws, window, shown, has_more)
+    reply["next_cursor"] = _next_cursor(ws, window, shown, has_more, run_end)
     if has_more:
         reply["more"] = MORE
     if mark_read:
@@ -174,8 +171,10 @@ def _positioned(
 
 
 def _next_cursor(
-    workspace_id: str, window: ChangeWindow, events: list[Any], has_more: bool
+    workspace_id: str, window: ChangeWindow, events: list[Any], has_more: bool, run_end: Any
 ) -> str | None:
+    if run_end is not None:  # the rest of the run being read whole
+        return seal(workspace_id, "run", events[-1].pk, run_end) if has_more else None
     if window.newest_first:
         # Older pages: resume before the oldest shown; none when the log is exhausted.
         return seal(workspace_id, "before", events[-1].pk) if has_more else None

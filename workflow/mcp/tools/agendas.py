@@ -16,9 +16,8 @@ CursorToken = Annotated[
         description="The cursor_token of this agenda's latest reply; every change issues a new one."
     ),
 ]
-Snapshot = Annotated[
-    list[str], Field(description="The exact list in source order, without numbers (max 100).")
-]
+SNAPSHOT = "The exact list in source order, without numbers (max 100)."
+Snapshot = Annotated[list[str], Field(description=SNAPSHOT)]
 SourceReference = Annotated[
     str | None,
     Field(
@@ -35,10 +34,7 @@ class AgendaTools(Toolset):
     def agenda_start(
         self,
         title: Annotated[str, Field(description="What the agenda is about.")],
-        items: Annotated[
-            list[str] | None,
-            Field(description="The exact list in source order, without numbers (max 100)."),
-        ] = None,
+        items: Annotated[list[str] | None, Field(description=SNAPSHOT)] = None,
         record_ids: Annotated[
             list[str] | None,
             Field(
