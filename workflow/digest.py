@@ -31,9 +31,14 @@ OPEN_ACTIONS = 20
 NOT_APPLIED = 20  # the oldest untold first; the rest in the next digest
 RECENCY_NOTE = "Recent is not referenced: resolve every name the user mentions."
 SYNC_STEP = "Outcomes not yet on their records: agenda_view, then agenda_sync_records."
+AGENDA_TOOLS_UNSERVED = (
+    "Agenda tools are opt-in: serve them with ANCHOR_TOOLS=full (or mcp_serve --tools full) to "
+    "continue this agenda; a person can see it in the admin meanwhile."
+)
 
 
-def workspace_digest(scope: Scope) -> dict[str, Any]:
+def workspace_digest(scope: Scope, *, agenda_tools: bool = True) -> dict[str, Any]:
+    """`agenda_tools`: whether this server offers them; if not, no step names one."""
     ws = scope.workspace_id
     collections = list(
         Collection.objects.filter(workspace_id=ws)
@@ -55,13 +60,17 @@ def workspace_digest(scope: Scope) -> dict[str, Any]:
     ).order_by("-created_at")[:OPEN_ACTIONS]
     agendas = open_agendas(scope)
     unsynced = unsynced_agendas(scope)
+    sync_step = SYNC_STEP if agenda_tools else AGENDA_TOOLS_UNSERVED
     digest = {
         # Lists being worked through item by item: resume one with agenda_view agenda_id=...
-        "open_agendas": agendas["agendas"],
+        "open_agendas": [
+            a if agenda_tools else a | {"next_step": AGENDA_TOOLS_UNSERVED}
+            for a in agendas["agendas"]
+        ],
         "open_agendas_truncated": agendas["truncated"],
         "unsynced_agendas": unsynced["agendas"],
         "unsynced_agendas_truncated": unsynced["truncated"],
-        "unsynced_agendas_next_step": SYNC_STEP if unsynced["agendas"] else None,
+        "unsynced_agendas_next_step": sync_step if unsynced["agendas"] else None,
         "collections": [
             {
                 "collection_id": c["id"],

@@ -138,14 +138,14 @@ def slow_sql() -> str:
 def test_a_query_past_the_time_limit_is_stopped_with_query_timeout(hiring, settings, monkeypatch):
     import workflow.mcp.tools.reads as read_tools
 
-    def slow_digest(scope):
+    def slow_digest(scope, agenda_tools):
         # A savepoint, as a write's atomic block gives: the test's own transaction survives.
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(slow_sql())
         raise AssertionError("the slow query should have been stopped")
 
     settings.ANCHOR_QUERY_TIMEOUT_S = 0.2
-    monkeypatch.setattr(read_tools, "digest", slow_digest)
+    monkeypatch.setattr(read_tools, "workspace_digest", slow_digest)
     result = call_tool_raw("workspace_digest", {})
     assert result.isError is True
     error = result.structuredContent["error"]

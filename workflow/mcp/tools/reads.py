@@ -244,7 +244,8 @@ class SessionTools(Toolset):
         Collections (ID, purpose, count, fields, link types), who 'me' is, open agendas, writes
         waiting on you or a person, the latest changes and how many are unread. Changes nothing.
         """
-        return self._run(digest, {})
+        agenda_tools = sdk.served_tool("agenda_view") is not None
+        return self._run(lambda scope: workspace_digest(scope, agenda_tools=agenda_tools), {})
 
     def get_server_instructions(self) -> ToolResult:
         """Return the server's working rules, the same text clients receive at initialization.
@@ -252,20 +253,3 @@ class SessionTools(Toolset):
         Call it only if your client did not show you the server instructions. Changes nothing.
         """
         return run_tool(lambda: {"instructions": current_instructions()})
-
-
-AGENDA_TOOLS_UNSERVED = (
-    "Agenda tools are opt-in: serve them with ANCHOR_TOOLS=full (or mcp_serve --tools full) to "
-    "continue this agenda; a person can see it in the admin meanwhile."
-)
-
-
-def digest(scope: Any) -> dict[str, Any]:
-    """The digest as the agent reads it: no step naming a tool this server does not offer."""
-    result = workspace_digest(scope)
-    if sdk.served_tool("agenda_view") is None:
-        for agenda in result.get("open_agendas", []):
-            agenda["next_step"] = AGENDA_TOOLS_UNSERVED
-        if "unsynced_agendas_next_step" in result:
-            result["unsynced_agendas_next_step"] = AGENDA_TOOLS_UNSERVED
-    return result
