@@ -237,10 +237,8 @@ def plain_json_refusal(request_id: Any, method: Any, params: Any) -> dict[str, A
     """The JSON-RPC reply refusing a tools/call whose arguments are not plain JSON values,
     made on the message as parsed, before the SDK turns NaN into null or refuses a lone
     surrogate as malformed: the same INVALID_INPUT envelope as for any bad argument."""
-    if method != "tools/call" or not isinstance(params, dict):
-        return None
-    arguments = params.get("arguments")
-    if not isinstance(arguments, dict):
+    arguments = params.get("arguments") if isinstance(params, dict) else None
+    if method != "tools/call" or not isinstance(arguments, dict):
         return None
     try:
         check_plain_json(str(params.get("name"))[:100], arguments)

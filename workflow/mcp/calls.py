@@ -35,17 +35,6 @@ def checker_for(tool: Any) -> ArgumentChecker:
     return checker
 
 
-def check_as_tool(tool_name: str, arguments: dict[str, Any], field: str) -> None:
-    """Check a batch item's arguments exactly as the tool itself checks them (served or not);
-    the refusal names the item (`requests[2].where[0].op`)."""
-    try:  # the schema allows only the names of registered read tools
-        checker_for(tool_list.registered(tool_name)).check(arguments)
-    except AnchorError as exc:
-        inner = exc.details.get("field", "arguments")
-        details = {**exc.details, "field": f"{field}.{inner}"}
-        raise AnchorError(exc.code, f"{field}: {exc.message}", **details) from None
-
-
 def envelope_result(envelope: dict[str, Any]) -> types.CallToolResult:
     structured = pydantic_core.to_jsonable_python(envelope, fallback=str)
     return types.CallToolResult(

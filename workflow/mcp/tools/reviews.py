@@ -4,9 +4,11 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from records.errors import AnchorError
 from workflow.batch_read import batch_read
 from workflow.discovery import discover_collections as discover
-from workflow.mcp.calls import check_as_tool
+from workflow.mcp import tool_list
+from workflow.mcp.calls import checker_for
 from workflow.mcp.envelope import ToolResult
 from workflow.mcp.shapes import ReadRequest, ResolveRequest, batch_of
 from workflow.mcp.tools.base import Toolset
@@ -117,8 +119,14 @@ class BatchReadTools(Toolset):
 
 
 def read_checked(scope: Scope, requests: list[ReadRequest]) -> dict[str, Any]:
-    """Each item's arguments checked by its own tool's published schema, before any read."""
+    """Each item's arguments checked exactly as its own tool checks them (served or not),
+    before any read; a refusal names the item (`requests[2].where[0].op`)."""
     for index, item in enumerate(requests):
         arguments = {k: v for k, v in item.items() if k not in ("operation", "include_context")}
-        check_as_tool(item["operation"], arguments, f"requests[{index}]")
+        try:  # the schema allows only the names of registered read tools
+            checker_for(tool_list.registered(item["operation"])).check(arguments)
+        except AnchorError as exc:
+            field = f"requests[{index}].{exc.details.get('field', 'arguments')}"
+            details = {**exc.details, "field": field}
+            raise AnchorError(exc.code, f"requests[{index}]: {exc.message}", **details) from None
     return batch_read(scope, requests=requests)
