@@ -204,7 +204,7 @@ class ArgumentChecker:
         if kind in ("maxItems", "minItems", "maxLength", "minLength"):
             bound = "at most" if str(kind).startswith("max") else "at least"
             items = str(kind).endswith("Items")
-            size = len(got) if isinstance(got, list if items else str) else "?"
+            size = len(got)  # the schema checks an array's items, a string's length
             said = (
                 f"have {bound} {expected} items" if items else f"be {bound} {expected} characters"
             )
