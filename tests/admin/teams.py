@@ -29,8 +29,7 @@ from records.services import (
 )
 from workflow.actions import commit_write, prepare_write
 from workflow.agendas.lifecycle import acknowledge
-from workflow.agendas.start import agenda_start
-from workflow.agendas.steps import step
+from workflow.agendas.steps import agenda_start, step
 from workflow.models import PreparedAction
 from workflow.resolution import resolve_record
 from workflow.scope import Scope

@@ -14,7 +14,7 @@ from records.models import AuditEvent, Record
 from tests.admin.review_helpers import AGENT, gate, held_update
 from tests.admin.review_imports import referral_import
 from workflow.actions import commit_write, prepare_write
-from workflow.agendas.start import agenda_start
+from workflow.agendas.steps import agenda_start
 from workflow.resolution import resolve_record
 
 

@@ -4,7 +4,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from workflow.agendas import guard, lifecycle, reads, start, steps, sync
+from workflow.agendas import guard, lifecycle, reads, steps, sync
 from workflow.mcp.envelope import ToolResult
 from workflow.mcp.tools.base import Toolset
 
@@ -52,7 +52,7 @@ class AgendaTools(Toolset):
         numbered 1..n. Loop: show whole_picture.text, agenda_acknowledge it, discuss the
         current item, agenda_step complete/defer/block, then next. Follow next_step.
         """
-        return self._run(start.agenda_start, locals())
+        return self._run(steps.agenda_start, locals())
 
     def agenda_view(
         self,
