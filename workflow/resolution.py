@@ -335,24 +335,14 @@ def resolve_record(
     return _resolve_many(scope, [_parse(scope, query, collection_id, context_record_ids)])[0]
 
 
-MAX_BATCH = 10
-
-
-def batch_resolve(scope: Scope, *, requests: Any) -> dict[str, Any]:
-    """Several resolutions; one item's bad input is reported in place, the others still run,
-    each answered exactly as resolve_record would answer it (_resolve_many)."""
-    if not isinstance(requests, list) or not 1 <= len(requests) <= MAX_BATCH:
-        raise invalid("requests", f"must be a list of 1-{MAX_BATCH} resolution requests.")
+def batch_resolve(scope: Scope, *, requests: list[dict[str, Any]]) -> dict[str, Any]:
+    """Several resolutions (1-10 objects of resolve_record's arguments, as the tool's schema
+    has them); one item's bad input is reported in place, the others still run, each answered
+    exactly as resolve_record would answer it (_resolve_many)."""
     parsed: dict[int, dict[str, Any]] = {}
     answered: dict[int, dict[str, Any]] = {}
-    allowed = {"query", "collection_id", "context_record_ids"}
     for index, request in enumerate(requests):
         try:
-            if not isinstance(request, dict) or "query" not in request or set(request) - allowed:
-                raise invalid(
-                    f"requests[{index}]",
-                    f"must be an object with keys {sorted(allowed)} (query required).",
-                )
             parsed[index] = _parse(scope, **request)
         except AnchorError as exc:
             answered[index] = {"error": exc.as_dict()}

@@ -14,7 +14,7 @@ from typing_extensions import TypedDict
 from records.selectors.aggregation import MAX_METRICS, METRIC_OPS
 from records.selectors.arguments import DIRECTIONS, MAX_FIELD_DEPTH, MAX_RELATIONSHIP_TYPES
 from records.selectors.conditions import MAX_CONDITIONS, OPERATORS
-from workflow.batch_read import OPERATIONS as READ_OPERATIONS
+from workflow.batch_read import READS
 from workflow.imports import MAX_KEY
 from workflow.operations import batch_operation_names
 from workflow.resolution import MAX_CONTEXT_RECORDS
@@ -113,7 +113,7 @@ class ResolveRequest(TypedDict):
 class ReadRequest(TypedDict):
     # The read tool's own arguments sit beside `operation`, checked as that tool checks them.
     # (A comment, not a docstring: the docstring would be published, repeating `requests`.)
-    operation: one_of(tuple(READ_OPERATIONS))  # type: ignore[valid-type]
+    operation: one_of(tuple(READS))  # type: ignore[valid-type]
     include_context: NotRequired[bool]
 
 
