@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import connection
 
 from tests.workflow.helpers import ok
-from workflow.admin.queue import BADGES
+from workflow.admin.changes import BADGES
 from workflow.models import OPEN_STATES, ActionState, PreparedAction
 
 

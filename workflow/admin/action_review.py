@@ -22,8 +22,14 @@ from django.utils.module_loading import import_string
 from records.admin.timeline import clarifications, readable_kind, state_changes
 from records.models import AuditEvent
 from workflow.action_kinds import KINDS, kind_of
-from workflow.admin.changes import Lookup, ids_named, one_line, review_operation
-from workflow.admin.queue import headline, state_badge
+from workflow.admin.changes import (
+    Lookup,
+    headline,
+    ids_named,
+    one_line,
+    review_operation,
+    state_badge,
+)
 from workflow.models import OPEN_STATES, ActionState, PreparedAction, ReviewTicket
 from workflow.operations import operation_named, operation_names
 

@@ -40,7 +40,7 @@ from workflow.actions import (
     stale_if_approved,
 )
 from workflow.admin.action_review import action_review
-from workflow.admin.queue import QueueChangeList, state_badge
+from workflow.admin.changes import QueueChangeList, state_badge
 from workflow.attention import dismiss_stale_action
 from workflow.models import ActionState, PreparedAction, ReviewTicket
 

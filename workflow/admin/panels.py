@@ -22,7 +22,7 @@ from workflow.action_kinds import kind_of
 from workflow.actions import mark_stale_pending
 from workflow.admin.action_review import names_any
 from workflow.admin.agendas import OPEN, UNSYNCED
-from workflow.admin.queue import queue_rows, state_badge, summarise
+from workflow.admin.changes import queue_rows, state_badge, summarise
 from workflow.attention import needing_attention
 from workflow.models import ActionState, PreparedAction
 from workflow.models.agendas import Agenda
