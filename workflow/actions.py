@@ -38,6 +38,7 @@ from records.ids import is_valid_id
 from records.services import WriteContext, written_records
 from workflow import knock_on
 from workflow.action_kinds import Kind, Prepared, kind_for_tool, kind_of
+from workflow.action_kinds.batch import batch_action
 from workflow.decision_audit import APPROVED, REJECTED, STALE, audit_decision
 from workflow.freshness import a_few, check_fresh, ensure_fresh, warm
 from workflow.models import OPEN_STATES, ActionState, PreparedAction, ReviewTicket
@@ -77,17 +78,30 @@ def _ctx(action: PreparedAction, evidence: list[Any] | None = None) -> WriteCont
     )
 
 
+def _cited(scope: Scope, action: PreparedAction, tickets: list[ReviewTicket]) -> None:
+    """Who prepares the action, and the reviews it cites as they were checked."""
+    for who in ("workspace_id", "actor_id", "credential", "credential_name"):
+        setattr(action, who, getattr(scope, who))
+    action.evidence = [ticket_evidence(t) for t in tickets]
+
+
+def _store(action: PreparedAction, tickets: list[ReviewTicket], counters: dict[str, int]) -> None:
+    action.counters = counters
+    action.created_at = now = timezone.now()
+    # The real deadline: a commit after a cited review expired would be refused anyway.
+    action.expires_at = min([now + ACTION_LIFETIME, *(t.expires_at for t in tickets)])
+    action.save()
+
+
 def _prepare(scope: Scope, kind: Kind, prepared: Prepared) -> dict[str, Any]:
     """Check, dry-run and store an unsaved action; returns the common part of the answer."""
     action, tickets = prepared.action, prepared.tickets
     # The values at which every cited review is known to hold: commit re-evaluates a review
     # only when one of them has moved since.
     valid_at = check_fresh(tickets)
-    for who in ("workspace_id", "actor_id", "credential", "credential_name"):
-        setattr(action, who, getattr(scope, who))
+    _cited(scope, action, tickets)
     action.collection_ids = _collections_touched(scope, action, tickets)
     v.json_object("arguments", {"a": action.arguments}, max_bytes=2_000_000)
-    action.evidence = [ticket_evidence(t) for t in tickets]
     try:
         with transaction.atomic(), counters_left_alone():
             raise _Rollback(kind.apply(_ctx(action), action, approved=False))
@@ -98,11 +112,7 @@ def _prepare(scope: Scope, kind: Kind, prepared: Prepared) -> dict[str, Any]:
     # A counter its own review shares with a cited one: the older value, so commit re-checks
     # both reviews if needed.
     own = {key: min(value, valid_at.get(key, value)) for key, value in prepared.counters.items()}
-    action.counters = {**valid_at, **own}
-    action.created_at = now = timezone.now()
-    # The real deadline: a commit after a cited review expired would be refused anyway.
-    action.expires_at = min([now + ACTION_LIFETIME, *(t.expires_at for t in tickets)])
-    action.save()
+    _store(action, tickets, {**valid_at, **own})
     return {
         "action_id": action.pk,
         "preview": action.preview,
@@ -373,6 +383,21 @@ def commit(tool: str, scope: Scope, *, action_id: Any, **arguments: Any) -> dict
     kind = kind_for_tool(tool)
     outcome = _commit(scope, action_id, kind, lambda a: kind.before_commit(a, **arguments))
     return kind.after_commit(scope, outcome)
+
+
+def prepare_tool_batch(scope: Scope, items: list[dict[str, Any]], collection_ids: list[str]) -> str:
+    """Store a batch one tool composed of its own writes (agenda sync), for commit_batch_write.
+
+    Items are shaped as prepare_batch_write's are, each citing its own review. Unlike
+    prepare_batch_write there is no item cap and no preview (nobody reads one) and the checks
+    are left to the commit, which runs every one of them under its locks anyway.
+    """
+    action = batch_action(items)
+    tickets = load_tickets(scope, action.review_ids)
+    _cited(scope, action, tickets)
+    action.collection_ids = collection_ids
+    _store(action, tickets, check_fresh(tickets))
+    return action.pk
 
 
 prepare_write = partial(prepare, "prepare_write")

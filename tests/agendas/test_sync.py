@@ -6,8 +6,7 @@ from records import services
 from records.models import AuditEvent, Record
 from tests.agendas.helpers import driver
 from tests.conftest import make_collection, make_record
-from workflow.action_kinds.batch import prepare_tool_batch
-from workflow.actions import approve_prepared_action
+from workflow.actions import approve_prepared_action, prepare_tool_batch
 from workflow.models import PreparedAction
 from workflow.resolution import resolve_by_ids
 

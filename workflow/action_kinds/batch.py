@@ -8,7 +8,6 @@ from dataclasses import replace
 from typing import Any
 
 from django.db.models.fields.json import KeyTransform
-from django.utils import timezone
 
 from records import approval
 from records import validation as v
@@ -17,7 +16,6 @@ from records.errors import AnchorError, invalid
 from records.names import normalize_name
 from records.services import WriteContext, lock_records
 from workflow.action_kinds.base import JSONArrayLength, Kind, Prepared, Write, still_defined
-from workflow.freshness import check_fresh
 from workflow.models import PreparedAction, ReviewTicket
 from workflow.operations import (
     ApplyManyFn,
@@ -29,13 +27,7 @@ from workflow.operations import (
 )
 from workflow.operations.checks import created_earlier, read_together
 from workflow.scope import Scope
-from workflow.tickets import (
-    TICKET_LIFETIME,
-    clarification_text,
-    load_tickets,
-    parse_review_ids,
-    ticket_evidence,
-)
+from workflow.tickets import clarification_text, load_tickets, parse_review_ids
 
 REFERENCE_KEYS = ("source_id", "target_id")  # the link ends that may name "actions[N]"
 ITEMS = KeyTransform("items", "arguments")
@@ -112,7 +104,8 @@ def _check_references(op: Operation, args: dict[str, Any], earlier: list[dict[st
     return bool(named) and all(k in references for k in named)
 
 
-def _action(items: list[dict[str, Any]]) -> PreparedAction:
+def batch_action(items: list[dict[str, Any]]) -> PreparedAction:
+    """An unsaved batch of these items, shaped as _items leaves them."""
     return PreparedAction(
         operation=KIND.name,
         arguments={"items": items},
@@ -120,26 +113,6 @@ def _action(items: list[dict[str, Any]]) -> PreparedAction:
         decision_reason="; ".join(f"[{i['index']}] {i['decision_reason']}" for i in items)[:2000],
         clarification="",
     )
-
-
-def prepare_tool_batch(scope: Scope, items: list[dict[str, Any]], collection_ids: list[str]) -> str:
-    """Store a batch one tool composed of its own writes (agenda sync), for commit_batch_write.
-
-    Items are shaped as _items leaves them, each citing its own review. Unlike
-    prepare_batch_write there is no item cap and no preview (nobody reads one) and the checks
-    are left to the commit, which runs every one of them under its locks anyway.
-    """
-    action = _action(items)
-    tickets = load_tickets(scope, action.review_ids)
-    for who in ("workspace_id", "actor_id", "credential", "credential_name"):
-        setattr(action, who, getattr(scope, who))  # as every prepared action: who acted
-    action.evidence = [ticket_evidence(t) for t in tickets]
-    action.counters = check_fresh(tickets)
-    action.collection_ids = collection_ids
-    action.created_at = timezone.now()
-    action.expires_at = min([action.created_at + TICKET_LIFETIME, *(t.expires_at for t in tickets)])
-    action.save()
-    return action.pk
 
 
 def _one_creation_per_name(item: dict[str, Any], created: dict[tuple[Any, str], int]) -> None:
@@ -238,7 +211,7 @@ class Batch(Kind):
     count = JSONArrayLength(ITEMS)
 
     def prepare(self, scope: Scope, *, actions: Any) -> Prepared:
-        action = _action(_items(actions))
+        action = batch_action(_items(actions))
         return Prepared(action, load_tickets(scope, action.review_ids))
 
     def check(self, scope: Scope, action: PreparedAction, tickets: list[ReviewTicket]) -> Touched:

@@ -19,8 +19,7 @@ from records import validation as v
 from records.errors import AnchorError, invalid
 from records.models import Record
 from records.names import normalize_name
-from workflow.action_kinds.batch import prepare_tool_batch
-from workflow.actions import commit_batch_write, commit_write, prepare_write
+from workflow.actions import commit_batch_write, commit_write, prepare_tool_batch, prepare_write
 from workflow.agendas.guard import Frame, mutate, order_error
 from workflow.agendas.presentation import state_view, with_optional
 from workflow.models.agendas import Agenda, AgendaItem, AgendaLayer
