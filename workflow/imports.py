@@ -45,19 +45,21 @@ CHARS_PER_COMPARISON = 24
 CLEAN = "clean"
 POSSIBLE_DUPLICATE = "possible_duplicate"
 BATCH_DUPLICATE = "batch_duplicate"
-SKIP, USE_EXISTING, CREATE_ANYWAY = DECISIONS = ("skip", "use_existing", "create_anyway")
+SKIP, USE_EXISTING, CREATE_ANYWAY = ("skip", "use_existing", "create_anyway")
 
 
-def _rows(value: Any) -> list[dict[str, Any]]:
-    if not isinstance(value, list) or not 1 <= len(value) <= MAX_ROWS:
+# The shapes of rows, links and decisions (objects of known keys, a row end or a record end) are
+# the tool schema's (workflow.mcp.shapes), checked before these run; the bounds are kept here too.
+
+
+def _rows(value: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if not 1 <= len(value) <= MAX_ROWS:
         raise invalid("rows", f"must be a list of 1-{MAX_ROWS} rows; split larger imports.")
     rows: list[dict[str, Any]] = []
     keys: set[str] = set()
     total = 0
     for index, row in enumerate(value):
         field = f"rows[{index}]"
-        if not isinstance(row, dict) or set(row) - {"key", "title", "data"} or "title" not in row:
-            raise invalid(field, 'must be {"key": ..., "title": ..., "data": {...}}.')
         key = v.text(f"{field}.key", row.get("key", str(index)), max_length=MAX_KEY)
         if key in keys:
             raise invalid(f"{field}.key", f"{key!r} is used by another row; keys are unique.")
@@ -70,26 +72,22 @@ def _rows(value: Any) -> list[dict[str, Any]]:
     return rows
 
 
-def _endpoint(value: Any, field: str, keys: set[str]) -> dict[str, str]:
-    if isinstance(value, dict) and set(value) == {"row"}:
-        if value["row"] not in keys:
-            raise invalid(field, f"row {value['row']!r} is not a key of rows.")
-        return {"row": value["row"]}
-    if isinstance(value, dict) and set(value) == {"record_id"}:
+def _endpoint(value: dict[str, str], field: str, keys: set[str]) -> dict[str, str]:
+    if "record_id" in value:
         return {"record_id": v.record_id(value["record_id"], f"{field}.record_id")}
-    raise invalid(field, 'must be {"row": "<key>"} or {"record_id": "<existing record ID>"}.')
+    if value["row"] not in keys:
+        raise invalid(field, f"row {value['row']!r} is not a key of rows.")
+    return {"row": value["row"]}
 
 
-def _links(value: Any, keys: set[str]) -> list[dict[str, Any]]:
+def _links(value: list[dict[str, Any]] | None, keys: set[str]) -> list[dict[str, Any]]:
     if value is None:
         return []
-    if not isinstance(value, list) or len(value) > MAX_LINKS:
+    if len(value) > MAX_LINKS:
         raise invalid("links", f"must be a list of at most {MAX_LINKS} links.")
     links: list[dict[str, Any]] = []
     for index, link in enumerate(value):
         field = f"links[{index}]"
-        if not isinstance(link, dict) or set(link) != {"source", "relationship_type", "target"}:
-            raise invalid(field, "must have exactly source, relationship_type and target.")
         source = _endpoint(link["source"], f"{field}.source", keys)
         target = _endpoint(link["target"], f"{field}.target", keys)
         if "row" not in source and "row" not in target:
@@ -257,8 +255,6 @@ def parse_decisions(
     no agent-reported clarification."""
     flagged = {r["key"]: r for r in reviewed if r["status"] != CLEAN}
     value = {} if value is None else value
-    if not isinstance(value, dict):
-        raise invalid("decisions", 'must map each flagged row key to {"decision": ...}.')
     confirmed = confirmed or {}
     value = {
         **value,
@@ -280,12 +276,6 @@ def parse_decisions(
     decisions: dict[str, dict[str, Any]] = {}
     for key, raw in value.items():
         field = f"decisions.{key}"
-        if not isinstance(raw, dict) or raw.get("decision") not in DECISIONS:
-            raise invalid(
-                field, 'must be {"decision": "skip" | "use_existing" | "create_anyway", ...}.'
-            )
-        if unexpected := set(raw) - {"decision", "record_id", "clarification"}:
-            raise invalid(field, f"unexpected keys {sorted(unexpected)}.")
         decision = {"decision": raw["decision"]}
         if raw["decision"] == USE_EXISTING:
             candidates = [c["record_id"] for c in flagged[key]["candidates"]]
