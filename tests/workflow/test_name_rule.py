@@ -13,9 +13,8 @@ from records.names import normalize_name
 from tests.conftest import make_collection, make_record
 from tests.workflow.helpers import ok
 from workflow.names import cache as names_cache
-from workflow.names import calibration, rule
-from workflow.names.calibration import score
-from workflow.names.rule import is_similar, ratio, ratio_alone, what_differs
+from workflow.names import rule
+from workflow.names.rule import is_similar, ratio, ratio_alone, score, what_differs
 
 TEMPLATED = "Priya feedback on Kirat's coding interview"
 
@@ -32,7 +31,7 @@ def similar(left: str, right: str) -> bool:
 
 
 def test_the_labelled_set_is_big_enough_and_holds_templated_titles():
-    pairs = calibration.labelled_pairs()
+    pairs = rule.labelled_pairs()
     typos = [p for p in pairs if p[0] == "typo"]
     distinct = [p for p in pairs if p[0] == "distinct"]
     assert len(typos) >= 200 and len(distinct) >= 200
@@ -42,7 +41,7 @@ def test_the_labelled_set_is_big_enough_and_holds_templated_titles():
 
 
 def test_every_typo_the_ratio_finds_is_still_found():
-    for label, left, right in calibration.labelled_pairs():
+    for label, left, right in rule.labelled_pairs():
         a, b = normalize_name(left), normalize_name(right)
         if label == "typo" and ratio_alone(a, b):
             assert is_similar(a, b), f"{left!r} / {right!r} is a typo the rule lost"
@@ -57,9 +56,9 @@ def test_precision_on_look_alikes_rises_far_above_the_ratio_alone():
 
 
 def test_the_threshold_is_the_calibrated_one_and_scores_what_it_claims():
-    claimed = calibration.claimed()
+    claimed = rule.claimed()
     found, typos, wrong = score(is_similar)
-    assert rule.SIMILARITY_THRESHOLD == calibration.similarity_threshold() == 0.75
+    assert rule.SIMILARITY_THRESHOLD == rule.CALIBRATION["similarity_threshold"] == 0.75
     assert (found, wrong) == (claimed["typos_found"], claimed["distinct_called_similar"])
     assert found == typos - 1  # the one typo the ratio misses too
 
@@ -68,7 +67,7 @@ def test_the_threshold_is_the_calibrated_one_and_scores_what_it_claims():
 def test_a_moved_threshold_no_longer_scores_what_the_data_claims(monkeypatch, moved):
     """Lower, look-alikes pass as typos; higher, typos are lost: the claim pins the threshold."""
     monkeypatch.setattr(rule, "SIMILARITY_THRESHOLD", moved)
-    claimed = calibration.claimed()
+    claimed = rule.claimed()
     found, _, wrong = score(is_similar)
     assert (found, wrong) != (claimed["typos_found"], claimed["distinct_called_similar"])
 

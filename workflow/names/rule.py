@@ -9,20 +9,28 @@ run a little (one edit, or a run that still scores 0.75), a different name repla
 "Sprint 15"). Added or dropped words ("Kirat Singh" / "Kirat K Singh") are not judged: they can
 be the same name written more fully, so the ratio decides.
 
-The threshold and the labelled pairs it was set on are data (calibration.json): on them this
-keeps every typo the ratio finds and refuses the templated near misses; `manage.py benchmark
---only name_rule` prints both rules' precision and recall.
+The threshold and the labelled pairs it was set on are data (calibration.json, read here with
+the figures the rule claims on them): on them this keeps every typo the ratio finds and refuses
+the templated near misses; `manage.py benchmark --only name_rule` prints both rules' precision
+and recall.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from rapidfuzz.distance import OSA, Indel, Levenshtein
 
-from workflow.names.calibration import similarity_threshold
+from records.names import normalize_name
 
-SIMILARITY_THRESHOLD = similarity_threshold()
+CALIBRATION: dict[str, Any] = json.loads(
+    Path(__file__).with_name("calibration.json").read_text(encoding="utf-8")
+)
+SIMILARITY_THRESHOLD = float(CALIBRATION["similarity_threshold"])
 DIGITS = re.compile(r"\d+")
 
 
@@ -89,3 +97,24 @@ def _spans(left: list[str], right: list[str]) -> list[tuple[int, int, int, int]]
         else:
             spans.append((op.src_start, op.src_end, op.dest_start, op.dest_end))
     return spans
+
+
+def claimed() -> dict[str, int]:
+    """What the rule scores on the pairs: typos_found, distinct_called_similar."""
+    return dict(CALIBRATION["claimed"])
+
+
+def labelled_pairs() -> list[tuple[str, str, str]]:
+    """Every pair with its label: `typo` (one name misspelt) or `distinct` (two names)."""
+    return [(label, a, b) for label in ("typo", "distinct") for a, b in CALIBRATION[label]]
+
+
+def score(rule: Callable[[str, str], bool]) -> tuple[int, int, int]:
+    """(typos found, typos, distinct pairs called similar) of `rule` on the normalized pairs."""
+    found = typos = wrong = 0
+    for label, left, right in labelled_pairs():
+        similar = rule(normalize_name(left), normalize_name(right))
+        typos += label == "typo"
+        found += similar and label == "typo"
+        wrong += similar and label == "distinct"
+    return found, typos, wrong

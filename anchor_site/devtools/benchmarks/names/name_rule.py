@@ -4,8 +4,7 @@ recall of today's rule (word runs judged) against the character ratio alone. No 
 from __future__ import annotations
 
 from anchor_site.devtools.benchmarks.measure import Row
-from workflow.names.calibration import labelled_pairs, score
-from workflow.names.rule import is_similar, ratio_alone
+from workflow.names.rule import is_similar, labelled_pairs, ratio_alone, score
 
 
 def run() -> list[Row]:
