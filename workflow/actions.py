@@ -272,7 +272,7 @@ def _apply(action: PreparedAction, *, approved_by: str = "") -> dict[str, Any]:
 
 def _mark_stale(action_id: str, exc: AnchorError, *, told: str = "", reason: str = "") -> None:
     """`told`: the agent whose own commit found it stale and read why in the reply; nobody
-    else needs telling, so it is not listed for a person's attention (workflow.attention)."""
+    else needs telling, so it is not listed for a person's attention (needing_attention)."""
     pending = PreparedAction.objects.filter(pk=action_id, state__in=OPEN_STATES)
     action = pending.first()
     if action is not None:
@@ -491,6 +491,35 @@ def _decided(
     action.save(update_fields=[*decided, "result", "collection_ids"])
     audit_decision(action, kind=kind, reviewer=reviewer, note=note)
     return _outcome(action, replayed=False)
+
+
+# Stale writes a person has not yet seen are listed until someone dismisses them. A write that can
+# no longer apply is final, but it is not nothing: a person may have expected it (the agent said
+# it would update Kirat) and should hear that it did not happen. It stays listed on the dashboard
+# and on its records' pages, with the reason, until a person dismisses it.
+
+
+def needing_attention(workspaces: frozenset[str] | None) -> QuerySet[PreparedAction]:
+    """Stale writes nobody dismissed, in these workspaces (None: every workspace)."""
+    stale = PreparedAction.objects.filter(state=ActionState.STALE, dismissed_at__isnull=True)
+    return stale if workspaces is None else stale.filter(workspace_id__in=workspaces)
+
+
+def dismiss_stale_action(*, action_id: str, reviewer: str) -> None:
+    """Set a stale write aside. Claimed only while it is still stale and not dismissed, so two
+    people dismissing at once both succeed and the first name stands."""
+    claimed = PreparedAction.objects.filter(
+        pk=action_id, state=ActionState.STALE, dismissed_at__isnull=True
+    ).update(dismissed_by=reviewer, dismissed_at=timezone.now())
+    if claimed:
+        return
+    action = PreparedAction.objects.filter(pk=action_id).only("state", "dismissed_by").first()
+    if action is None:
+        raise not_found("action", action_id)
+    if action.state != ActionState.STALE:
+        raise invalid(
+            "action_id", f"only a stale write can be dismissed; this one is {action.state}."
+        )
 
 
 def mark_stale_pending(workspace_id: str, action_ids: list[str] | None = None) -> list[str]:

@@ -35,13 +35,13 @@ from records.admin.scoping import records_titled
 from records.errors import AnchorError
 from workflow.actions import (
     approve_prepared_action,
+    dismiss_stale_action,
     mark_stale_pending,
     reject_prepared_action,
     stale_if_approved,
 )
 from workflow.admin.action_review import action_review
 from workflow.admin.changes import QueueChangeList, state_badge
-from workflow.attention import dismiss_stale_action
 from workflow.models import ActionState, PreparedAction, ReviewTicket
 
 

@@ -19,11 +19,10 @@ from django.utils.safestring import SafeString, mark_safe
 from records.admin.common import panel
 from records.admin.scoping import member_workspace_ids, reachable, sees_several_workspaces
 from workflow.action_kinds import kind_of
-from workflow.actions import mark_stale_pending
+from workflow.actions import mark_stale_pending, needing_attention
 from workflow.admin.action_review import names_any
 from workflow.admin.agendas import OPEN, UNSYNCED
 from workflow.admin.changes import queue_rows, state_badge, summarise
-from workflow.attention import needing_attention
 from workflow.models import ActionState, PreparedAction
 from workflow.models.agendas import Agenda
 from workflow.operations import operation_named, operation_names
