@@ -38,7 +38,7 @@ class Import(Kind):
     commit_tool = "commit_import"
     count = JSONArrayLength(KeyTransform("rows", "arguments"))
     shows_events = False  # its stored outcome names what each row became
-    review_view = "workflow.admin.import_view.import_view"
+    review_view = "workflow.admin.action_review.import_view"
 
     def prepare(
         self,
