@@ -41,8 +41,7 @@ def _at(index: int, exc: AnchorError) -> AnchorError:
 
 
 def _items(value: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The checked items; 1-10 objects of known keys, as the tool's schema (BatchAction) has
-    them."""
+    """The checked items (1-10 objects of known keys: the tool's schema, BatchAction)."""
     items: list[dict[str, Any]] = []
     batchable = batch_operation_names()
     for index, raw in enumerate(value):

@@ -219,12 +219,8 @@ def _sync_items(
         item.pk: {"item": item.path, "record_id": item.record_id, "state": item.state}
         for item in items
     }
-    records = {
-        record.pk: record
-        for record in Record.objects.filter(
-            workspace_id=frame.scope.workspace_id, pk__in=[_bound_id(item) for item in items]
-        )
-    }
+    in_workspace = Record.objects.filter(workspace_id=frame.scope.workspace_id)
+    records = in_workspace.in_bulk([_bound_id(item) for item in items])
     decisions: dict[str, Any] = {}
     to_write = []
     for item in items:
@@ -301,11 +297,10 @@ def sync_records(
                 item.sync_detail = report if index is None else {**report, BATCH_INDEX: index}
                 results.append({**report, "status": item.sync_status})
                 continue
-            result: dict[str, Any] = {"item": item.path, "record_id": item.record_id}
-            result["status"] = NOT_RESOLVED
-            if item.sync_status in (SYNCED, *CONFLICTS):
-                result.update(status=item.sync_status, earlier_sync=True)
-            results.append(result)
+            earlier = item.sync_status in (SYNCED, *CONFLICTS)
+            status = item.sync_status if earlier else NOT_RESOLVED
+            result = {"item": item.path, "record_id": item.record_id, "status": status}
+            results.append(result | ({"earlier_sync": True} if earlier else {}))
         _save_synced(due)
         statuses_seen = {r["status"] for r in results}
         if statuses_seen & set(CONFLICTS):
