@@ -71,12 +71,8 @@ class Lookup:
         rows the person may all see; IDs are unique across workspaces)."""
         where = {} if workspace_id is None else {"workspace_id": workspace_id}
         wanted_records = {str(i) for i in record_ids if is_valid_id(i)}
-        records = {
-            r.pk: r
-            for r in Record.objects.filter(pk__in=wanted_records, **where).only(
-                "id", "title", "data", "version", "archived_at", "collection_id"
-            )
-        }
+        shown = ("id", "title", "data", "version", "archived_at", "collection_id")
+        records = Record.objects.filter(**where).only(*shown).in_bulk(wanted_records)
         wanted_collections = {str(i) for i in collection_ids if is_valid_id(i)}
         wanted_collections |= {r.collection_id for r in records.values()}
         collections = dict(
