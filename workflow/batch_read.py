@@ -8,7 +8,7 @@ figures to split it by, never truncated silently.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from records import selectors
@@ -43,7 +43,7 @@ def _cost(operation: str, args: dict[str, Any], field: str) -> int:
     return 1
 
 
-def _parse(requests: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+def _parse(requests: Sequence[Mapping[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
     """The items and their budget. Their shape (1-10 items, a known operation, that tool's own
     arguments) is the tool's schema's and each read tool's own argument check's
     (workflow.mcp.tools.reviews.read_checked), made before this runs."""
@@ -100,7 +100,7 @@ def _add_contexts(page: dict[str, Any], workspace_id: str) -> None:
 PREVIEW_FIELDS = {"data_preview", "data_truncated"}
 
 
-def batch_read(scope: Scope, *, requests: list[dict[str, Any]]) -> dict[str, Any]:
+def batch_read(scope: Scope, *, requests: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     items = _parse(requests)
     answers = []
     with read_snapshot():
