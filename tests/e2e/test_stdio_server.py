@@ -29,7 +29,7 @@ from tests.e2e.server import (
     start_raw,
 )
 from tests.liveness import PROMPT_EXIT_S
-from tests.migrated_sqlite import migrated_copy
+from tests.migrated_schema import migrated_copy
 from workflow.mcp.instructions import SERVER_INSTRUCTIONS
 
 pytestmark = pytest.mark.slow

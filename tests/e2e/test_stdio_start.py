@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.server import REPO_ROOT, base_env, call_raw, initialize_raw, send
-from tests.migrated_sqlite import migrated_copy
+from tests.migrated_schema import migrated_copy
 from workflow.management.commands import mcp_serve
 
 # Every server here runs on a SQLite file of its own, whatever the backend of this run.

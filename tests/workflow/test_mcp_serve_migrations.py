@@ -10,7 +10,7 @@ import pytest
 from django.db import connection
 from django.db.migrations.recorder import MigrationRecorder
 
-from tests.migrated_sqlite import _template, schema_sql
+from tests.migrated_schema import _template, schema_sql
 from workflow.management.commands import mcp_serve
 
 
@@ -45,7 +45,7 @@ def test_an_unrecorded_migration_is_planned(monkeypatch):
 @pytest.mark.backend_free
 def test_the_schema_a_new_database_is_made_from_is_a_migrated_database():
     """workflow/management/schema.sql is every app's migrations applied, and loads back to the
-    same text. Rewrite it with `uv run python -m tests.migrated_sqlite` when this fails."""
+    same text. Rewrite it with `uv run python -m tests.migrated_schema` when this fails."""
     assert schema_sql(_template()) == mcp_serve.SCHEMA.read_text()
 
 
