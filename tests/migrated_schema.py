@@ -80,7 +80,9 @@ def schema_sql(path: Path) -> str:
             "WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite%' ORDER BY rowid"
         ).fetchall()
         kinds = {name: kind for _schema, name, kind, *_ in db.execute("PRAGMA table_list")}
-        lines = ["BEGIN;"]
+        # Rows come in the order they were written, some before a table they refer to was
+        # remade: the loading connection checks no foreign keys until the end.
+        lines = ["PRAGMA foreign_keys=OFF;", "BEGIN;"]
         for name, sql in master:
             if kinds.get(name) == "shadow":
                 continue
@@ -96,7 +98,7 @@ def schema_sql(path: Path) -> str:
             )
             select = f"SELECT 'INSERT INTO \"{name}\" VALUES(' || {values} || ');' FROM \"{name}\""
             lines += [row for (row,) in db.execute(f"{select} ORDER BY rowid")]
-        lines.append("COMMIT;")
+        lines += ["COMMIT;", "PRAGMA foreign_keys=ON;"]
     return "\n".join(lines) + "\n"
 
 

@@ -161,13 +161,13 @@ def test_a_new_database_gets_the_migrations_the_schema_lacks(tmp_path, monkeypat
     new file; this process's apps' missing migrations are then applied in-process."""
     schema = tmp_path / "schema.sql"
     # As if sessions were newly installed: neither its table nor its migration in the schema.
-    lines = mcp_serve.SCHEMA.read_text().splitlines()
+    lines = mcp_serve.SCHEMAS["sqlite"].read_text().splitlines()
     schema.write_text("\n".join(line for line in lines if "session" not in line.lower()))
     runner = (
         "import django, runpy, sys\n"
         "django.setup()\n"
         "from workflow.management.commands import mcp_serve\n"
-        f"mcp_serve.SCHEMA = __import__('pathlib').Path({str(schema)!r})\n"
+        f"mcp_serve.SCHEMAS['sqlite'] = __import__('pathlib').Path({str(schema)!r})\n"
         "sys.argv = ['manage.py', 'mcp_serve']\n"
         "runpy.run_path('manage.py', run_name='__main__')\n"
     )
@@ -189,7 +189,7 @@ def test_a_new_database_gets_the_migrations_the_schema_lacks(tmp_path, monkeypat
 
 
 def test_an_existing_database_is_not_replaced_by_the_schema(tmp_path):
-    """Only a new (missing or empty) file is made from the schema: an existing one keeps its
+    """Only a new database (no tables yet) is made from the schema: an existing one keeps its
     rows, and gets only the migrations it lacks, in-process."""
     database = Path(migrated_copy(tmp_path / "a.db"))
     with closing(sqlite3.connect(database)) as db, db:
