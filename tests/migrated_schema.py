@@ -133,11 +133,12 @@ def _record_postgresql_migrate() -> None:
     django.setup()
     statements = []
 
-    def record(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
+    def record(execute, sql, params, many, context):
         if not sql.lstrip().upper().startswith("SELECT"):
             if sql.startswith('INSERT INTO "django_migrations"'):
                 sql, params = sql.replace("%s)", "now())"), params[:2]
-            statements.append(f"{connection.ops.compose_sql(sql, params).strip()};")
+            sql_with_values = connection.ops.compose_sql(sql, params)  # type: ignore[attr-defined]
+            statements.append(f"{sql_with_values.strip()};")
         return execute(sql, params, many, context)
 
     with connection.execute_wrapper(record):
