@@ -159,15 +159,15 @@ def test_a_new_database_gets_every_apps_tables_from_a_stdio_server(tmp_path):
 def test_a_new_database_gets_the_migrations_the_schema_lacks(tmp_path, monkeypatch):
     """A schema behind the migrations (a migration added since it was written) still makes a
     new file; this process's apps' missing migrations are then applied in-process."""
-    schema = tmp_path / "schema.sql"
+    schema = tmp_path / "schema.sqlite.sql"
     # As if sessions were newly installed: neither its table nor its migration in the schema.
-    lines = mcp_serve.SCHEMAS["sqlite"].read_text().splitlines()
+    lines = (mcp_serve.SCHEMAS / "schema.sqlite.sql").read_text().splitlines()
     schema.write_text("\n".join(line for line in lines if "session" not in line.lower()))
     runner = (
         "import django, runpy, sys\n"
         "django.setup()\n"
         "from workflow.management.commands import mcp_serve\n"
-        f"mcp_serve.SCHEMAS['sqlite'] = __import__('pathlib').Path({str(schema)!r})\n"
+        f"mcp_serve.SCHEMAS = __import__('pathlib').Path({str(tmp_path)!r})\n"
         "sys.argv = ['manage.py', 'mcp_serve']\n"
         "runpy.run_path('manage.py', run_name='__main__')\n"
     )

@@ -17,6 +17,9 @@ from tests.e2e.server import postgres_url
 from tests.migrated_schema import _template, postgresql_schema_sql, schema_sql
 from workflow.management.commands import mcp_serve
 
+SQLITE = mcp_serve.SCHEMAS / "schema.sqlite.sql"
+POSTGRESQL = mcp_serve.SCHEMAS / "schema.postgresql.sql"
+
 
 @pytest.mark.django_db
 def test_an_up_to_date_database_is_checked_without_building_the_migration_graph(monkeypatch):
@@ -43,15 +46,15 @@ def test_an_unrecorded_migration_is_noticed():
 def test_the_schema_a_new_database_is_made_from_is_a_migrated_database():
     """workflow/management/schema.sqlite.sql is every app's migrations applied, and loads back
     to the same text. Rewrite it with `uv run python -m tests.migrated_schema` when this fails."""
-    assert schema_sql(_template()) == mcp_serve.SCHEMAS["sqlite"].read_text()
+    assert schema_sql(_template()) == SQLITE.read_text()
 
 
 @pytest.mark.backend_free
 def test_the_schema_loads_into_a_database_that_writes_the_same_schema(tmp_path):
     loaded = tmp_path / "loaded.db"
     with closing(sqlite3.connect(loaded)) as db:
-        db.executescript(mcp_serve.SCHEMAS["sqlite"].read_text())
-    assert schema_sql(loaded) == mcp_serve.SCHEMAS["sqlite"].read_text()
+        db.executescript(SQLITE.read_text())
+    assert schema_sql(loaded) == SQLITE.read_text()
 
 
 # Every table's columns, constraints, indexes and triggers, and the functions: what a database
@@ -84,9 +87,9 @@ def test_the_postgresql_schema_is_what_the_migrations_send_and_loads_to_the_same
         scratch_database(url, f"{connection.settings_dict['NAME']}_migrated") as migrated,
         scratch_database(url, f"{connection.settings_dict['NAME']}_loaded") as loaded,
     ):
-        assert postgresql_schema_sql(migrated) == mcp_serve.SCHEMAS["postgresql"].read_text()
+        assert postgresql_schema_sql(migrated) == POSTGRESQL.read_text()
         with psycopg.connect(loaded) as db:
-            db.execute(mcp_serve.SCHEMAS["postgresql"].read_text())
+            db.execute(POSTGRESQL.read_text())
         catalogs = []
         for each in (migrated, loaded):
             with psycopg.connect(each) as db:

@@ -78,10 +78,7 @@ class Command(BaseCommand):
         anyio.run(serve_stdio, pipe)
 
 
-SCHEMAS = {
-    vendor: Path(__file__).resolve().parents[1] / f"schema.{vendor}.sql"
-    for vendor in ("sqlite", "postgresql")
-}
+SCHEMAS = Path(__file__).resolve().parents[1]  # schema.sqlite.sql and schema.postgresql.sql
 
 
 def prepare_database(*, verbosity: int) -> None:
@@ -93,7 +90,7 @@ def prepare_database(*, verbosity: int) -> None:
         with _migration_lock():
             # Another process may have made or migrated it while we waited for the lock.
             if not connection.introspection.table_names():
-                script = SCHEMAS[connection.vendor].read_text()
+                script = (SCHEMAS / f"schema.{connection.vendor}.sql").read_text()
                 with connection.cursor() as cursor:
                     # One transaction, all or nothing: SQLite's executescript (the script says
                     # BEGIN and COMMIT) or, on PostgreSQL, one multi-statement query.
@@ -131,10 +128,9 @@ def _migration_lock() -> Iterator[None]:
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_lock(%s)", [POSTGRES_MIGRATION_LOCK])
-        try:
-            yield
-        finally:
-            with connection.cursor() as cursor:
+            try:
+                yield
+            finally:
                 cursor.execute("SELECT pg_advisory_unlock(%s)", [POSTGRES_MIGRATION_LOCK])
         return
     # SQLite: a lock file in the temp directory, keyed by the database path.

@@ -57,15 +57,13 @@ def imports_beyond_noop() -> str:
     return f"imported beyond the no-op (importtime self time): {listed}"
 
 
-def first_and_later_start(directory: Path) -> tuple[float, float]:
+def first_and_later_start(path: Path) -> tuple[float, float]:
     """Spawn to initialize result on a new database, then on the same database again."""
-    directory.mkdir()
     postgresql = connection.vendor == "postgresql"
     with scratch_database(os.environ["DATABASE_URL"]) if postgresql else nullcontext("") as url:
-        env = {"ANCHOR_DB_PATH": str(directory / "new.db"), "DATABASE_URL": url}
         starts = []
         for _ in range(2):
-            with RawServer(None, **env) as server:
+            with RawServer(None, ANCHOR_DB_PATH=str(path), DATABASE_URL=url) as server:
                 starts.append(server.startup_s)
     return starts[0], starts[1]
 
@@ -85,9 +83,11 @@ def run(sizes: Sizes) -> list[Row]:
         exits.append(server.stop_s)
         floors.append(noop.startup_s)
     with tempfile.TemporaryDirectory() as scratch:
-        first_and_later_start(Path(scratch) / "warm")  # builds the migrated template if needed
         firsts, laters = zip(
-            *(first_and_later_start(Path(scratch) / str(each)) for each in range(sizes.startups)),
+            *(
+                first_and_later_start(Path(scratch) / f"{each}.db")
+                for each in range(sizes.startups)
+            ),
             strict=True,
         )
     median, floor = statistics.median(starts), statistics.median(floors)
