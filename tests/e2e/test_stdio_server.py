@@ -15,6 +15,7 @@ import anyio
 import pytest
 from django.db import connection
 
+from anchor_site.devtools.benchmarks.data import scratch_database
 from tests.e2e.server import (
     REPO_ROOT,
     SERVE,
@@ -189,6 +190,22 @@ def test_a_new_postgres_database_is_made_from_the_schema_on_first_start(server_l
     finally:
         with connection.cursor() as cursor:
             cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.mark.postgres
+def test_servers_starting_together_on_a_new_postgres_database_make_it_once(server_log):
+    """The second waits for the first's lock, then finds the tables made: no second load."""
+    name = f"{connection.settings_dict['NAME']}_together"
+    with scratch_database(postgres_url(connection.settings_dict), name) as url:
+        servers = [start_raw(base_env(DATABASE_URL=url), stderr=server_log) for _ in range(2)]
+        try:
+            for server in servers:
+                initialize_raw(server)
+                assert call_raw(server, 2, "list_collections", {})["structuredContent"]["ok"]
+        finally:
+            for server in servers:
+                server.kill()
+                server.wait()
 
 
 def assert_fully_migrated(db: sqlite3.Connection) -> None:
