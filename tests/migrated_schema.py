@@ -106,7 +106,8 @@ def postgresql_schema_sql(url: str) -> str:
     """What `migrate` sends to the new PostgreSQL database at `url` (which it migrates), as one
     script: every write with its values in place, unqualified names (the loading connection's
     schema), migrations stamped with the time of the load. Its reads are left out: the writes
-    they led to are recorded. The same on any server version, unlike pg_dump's output."""
+    they led to are recorded. Plain statements any supported server loads, unlike pg_dump's
+    output (settings and meta-commands of its own version, names bound to one schema)."""
     done = subprocess.run(
         [sys.executable, "-m", "tests.migrated_schema", "--record-postgresql"],
         cwd=REPO_ROOT,
@@ -135,6 +136,7 @@ def _record_postgresql_migrate() -> None:
 
     def record(execute, sql, params, many, context):
         if not sql.lstrip().upper().startswith("SELECT"):
+            assert not many, "executemany: record each row's statement"
             if sql.startswith('INSERT INTO "django_migrations"'):
                 sql, params = sql.replace("%s)", "now())"), params[:2]
             sql_with_values = connection.ops.compose_sql(sql, params)  # type: ignore[attr-defined]

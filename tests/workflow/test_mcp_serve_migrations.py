@@ -4,6 +4,8 @@ schemas a new database is made from."""
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 from contextlib import closing
 
 import psycopg
@@ -13,7 +15,7 @@ from django.db.migrations.loader import MigrationLoader
 from django.db.migrations.recorder import MigrationRecorder
 
 from anchor_site.devtools.benchmarks.data import scratch_database
-from tests.e2e.server import postgres_url
+from tests.e2e.server import REPO_ROOT, base_env, postgres_url
 from tests.migrated_schema import _template, postgresql_schema_sql, schema_sql
 from workflow.management.commands import mcp_serve
 
@@ -95,3 +97,33 @@ def test_the_postgresql_schema_is_what_the_migrations_send_and_loads_to_the_same
             with psycopg.connect(each) as db:
                 catalogs.append(db.execute(CATALOG).fetchall())
         assert catalogs[0] == catalogs[1]
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_a_postgresql_schema_that_fails_part_way_leaves_the_database_empty(tmp_path):
+    """All or nothing: the next start finds no tables and makes the database again."""
+    (tmp_path / "schema.postgresql.sql").write_text(POSTGRESQL.read_text() + "SELECT broken();\n")
+    runner = (
+        "import django, pathlib, runpy, sys\n"
+        "django.setup()\n"
+        "from workflow.management.commands import mcp_serve\n"
+        f"mcp_serve.SCHEMAS = pathlib.Path({str(tmp_path)!r})\n"
+        "sys.argv = ['manage.py', 'mcp_serve']\n"
+        "runpy.run_path('manage.py', run_name='__main__')\n"
+    )
+    name = f"{connection.settings_dict['NAME']}_broken"
+    with scratch_database(postgres_url(connection.settings_dict), name) as url:
+        done = subprocess.run(
+            [sys.executable, "-c", runner],
+            cwd=REPO_ROOT,
+            env=base_env(DATABASE_URL=url, DJANGO_SETTINGS_MODULE="anchor_site.settings_stdio"),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode != 0 and "function broken() does not exist" in done.stderr
+        with psycopg.connect(url) as db:
+            tables = db.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+            assert tables.fetchall() == []
