@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 
 from tests.e2e.server import postgres_url
-from tests.migrated_sqlite import migrated_copy
+from tests.migrated_schema import migrated_copy
 
 ON_POSTGRES = connection.vendor == "postgresql"
 

@@ -26,7 +26,7 @@ from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, InitializeResult, TextContent
 
 from tests.envelope import expect_ok
-from tests.migrated_sqlite import copy_sqlite, migrated_copy
+from tests.migrated_schema import copy_sqlite, migrated_copy
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SERVE = [sys.executable, "manage.py", "mcp_serve"]

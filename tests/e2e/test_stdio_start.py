@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.server import REPO_ROOT, base_env, call_raw, initialize_raw, send
-from tests.migrated_sqlite import migrated_copy
+from tests.migrated_schema import migrated_copy
 from workflow.management.commands import mcp_serve
 
 # Every server here runs on a SQLite file of its own, whatever the backend of this run.
@@ -159,15 +159,15 @@ def test_a_new_database_gets_every_apps_tables_from_a_stdio_server(tmp_path):
 def test_a_new_database_gets_the_migrations_the_schema_lacks(tmp_path, monkeypatch):
     """A schema behind the migrations (a migration added since it was written) still makes a
     new file; this process's apps' missing migrations are then applied in-process."""
-    schema = tmp_path / "schema.sql"
+    schema = tmp_path / "schema.sqlite.sql"
     # As if sessions were newly installed: neither its table nor its migration in the schema.
-    lines = mcp_serve.SCHEMA.read_text().splitlines()
+    lines = (mcp_serve.SCHEMAS / "schema.sqlite.sql").read_text().splitlines()
     schema.write_text("\n".join(line for line in lines if "session" not in line.lower()))
     runner = (
         "import django, runpy, sys\n"
         "django.setup()\n"
         "from workflow.management.commands import mcp_serve\n"
-        f"mcp_serve.SCHEMA = __import__('pathlib').Path({str(schema)!r})\n"
+        f"mcp_serve.SCHEMAS = __import__('pathlib').Path({str(tmp_path)!r})\n"
         "sys.argv = ['manage.py', 'mcp_serve']\n"
         "runpy.run_path('manage.py', run_name='__main__')\n"
     )
@@ -189,7 +189,7 @@ def test_a_new_database_gets_the_migrations_the_schema_lacks(tmp_path, monkeypat
 
 
 def test_an_existing_database_is_not_replaced_by_the_schema(tmp_path):
-    """Only a new (missing or empty) file is made from the schema: an existing one keeps its
+    """Only a new database (no tables yet) is made from the schema: an existing one keeps its
     rows, and gets only the migrations it lacks, in-process."""
     database = Path(migrated_copy(tmp_path / "a.db"))
     with closing(sqlite3.connect(database)) as db, db:

@@ -18,7 +18,7 @@ from django.db import connection
 
 from tests.e2e.server import REPO_ROOT, base_env, postgres_url
 from tests.http.test_live_server import GUNICORN, ON_POSTGRES, LiveServer, free_port
-from tests.migrated_sqlite import migrated_copy
+from tests.migrated_schema import migrated_copy
 
 THROUGH_PROXY = {"X-Forwarded-Proto": "https"}
 READY = "/.well-known/oauth-protected-resource/mcp"

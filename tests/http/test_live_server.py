@@ -26,7 +26,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.e2e.server import REPO_ROOT, base_env, call_ok, postgres_url
-from tests.migrated_sqlite import migrated_copy
+from tests.migrated_schema import migrated_copy
 
 ON_POSTGRES = connection.vendor == "postgresql"
 # On PostgreSQL the server must see committed rows, and pytest-django picks rollback or flush

@@ -27,7 +27,7 @@ from records.models import (
 from records.transfer import check_file, export_workspace, import_workspace
 from tests.conftest import make_collection, make_record
 from tests.e2e.server import postgres_url
-from tests.migrated_sqlite import migrated_copy
+from tests.migrated_schema import migrated_copy
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -15,7 +15,7 @@ import pytest
 from django.db import connection
 
 from tests.e2e.server import base_env, postgres_url
-from tests.migrated_sqlite import migrated_copy
+from tests.migrated_schema import migrated_copy
 from tests.reliability.harness import Store
 
 ON_POSTGRES = connection.vendor == "postgresql"

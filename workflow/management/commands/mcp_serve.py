@@ -1,10 +1,10 @@
 """Serve Anchor's MCP tools to one agent over stdio.
 
 stdout carries JSON-RPC only; migrations, logs and warnings go to stderr. It exits with status 0
-on end of input, SIGTERM or SIGINT. A new SQLite file is made from workflow/management/schema.sql,
-every app's migrated schema (the HTTP, OAuth and admin apps this process leaves out too, so the
-file can serve team mode); a test keeps it equal to the migrations. Whatever this process's apps
-still lack is then migrated in-process; on PostgreSQL the HTTP server migrates the apps it adds.
+on end of input, SIGTERM or SIGINT. A new database (no tables yet) is made from
+workflow/management/schema.<vendor>.sql, every app's migrated schema (the HTTP, OAuth and admin
+apps this process leaves out too, so the database can serve team mode); a test keeps each equal
+to the migrations. Whatever this process's apps still lack is then migrated in-process.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator
 from importlib import import_module
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import anyio
 from django.apps import apps
@@ -29,7 +29,6 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError, connection, connections
-from django.db.migrations.executor import MigrationExecutor
 from django.db.migrations.loader import MigrationLoader
 from django.db.migrations.recorder import MigrationRecorder
 
@@ -79,40 +78,33 @@ class Command(BaseCommand):
         anyio.run(serve_stdio, pipe)
 
 
-SCHEMA = Path(__file__).resolve().parents[1] / "schema.sql"
+SCHEMAS = Path(__file__).resolve().parents[1]  # schema.sqlite.sql and schema.postgresql.sql
 
 
 def prepare_database(*, verbosity: int) -> None:
-    """Create a new SQLite file from the schema, then apply unapplied migrations; on an
-    up-to-date database this costs one query."""
+    """Make a new database from its schema, then apply unrecorded migrations; on an up-to-date
+    database this costs one query."""
     try:
-        if not _new_sqlite_file() and not _unapplied_migrations():
+        if _all_recorded():
             return
         with _migration_lock():
-            # Another process may have created or migrated it while we waited for the lock.
-            if _new_sqlite_file():
-                with contextlib.closing(sqlite3.connect(connection.settings_dict["NAME"])) as db:
-                    db.executescript(SCHEMA.read_text())  # one transaction: all or nothing
-            if _unapplied_migrations():
+            # Another process may have made or migrated it while we waited for the lock.
+            if not connection.introspection.table_names():
+                script = (SCHEMAS / f"schema.{connection.vendor}.sql").read_text()
+                with connection.cursor() as cursor:
+                    # One transaction, all or nothing: SQLite's executescript (the script says
+                    # BEGIN and COMMIT) or, on PostgreSQL, one multi-statement query.
+                    getattr(cursor.cursor, "executescript", cursor.execute)(script)
+            if not _all_recorded():
                 call_command("migrate", interactive=False, verbosity=verbosity, stdout=sys.stderr)
     except (DatabaseError, sqlite3.Error) as exc:
         raise CommandError(_describe_database_failure(exc)) from exc
 
 
-def _new_sqlite_file() -> bool:
-    if connection.vendor != "sqlite":
-        return False
-    path = Path(connection.settings_dict["NAME"])
-    return not path.exists() or path.stat().st_size == 0
-
-
-def _unapplied_migrations() -> list[Any]:
-    """One query when every migration file is recorded as applied; the graph only otherwise."""
+def _all_recorded() -> bool:
+    """Whether every migration file is recorded as applied, without building the graph."""
     applied = MigrationRecorder(connection).applied_migrations()
-    if all(key in applied for key in _installed_migrations()):
-        return []
-    executor = MigrationExecutor(connection)
-    return cast(list[Any], executor.migration_plan(executor.loader.graph.leaf_nodes()))
+    return all(key in applied for key in _installed_migrations())
 
 
 def _installed_migrations() -> list[tuple[str, str]]:
@@ -136,10 +128,9 @@ def _migration_lock() -> Iterator[None]:
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_lock(%s)", [POSTGRES_MIGRATION_LOCK])
-        try:
-            yield
-        finally:
-            with connection.cursor() as cursor:
+            try:
+                yield
+            finally:
                 cursor.execute("SELECT pg_advisory_unlock(%s)", [POSTGRES_MIGRATION_LOCK])
         return
     # SQLite: a lock file in the temp directory, keyed by the database path.

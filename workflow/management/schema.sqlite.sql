@@ -1,3 +1,4 @@
+PRAGMA foreign_keys=OFF;
 BEGIN;
 CREATE TABLE "django_migrations" ("id" integer NOT NULL PRIMARY KEY AUTOINCREMENT, "app" varchar(255) NOT NULL, "name" varchar(255) NOT NULL, "applied" datetime NOT NULL);
 INSERT INTO "django_migrations" VALUES(1,'contenttypes','0001_initial',CURRENT_TIMESTAMP);
@@ -740,3 +741,4 @@ CREATE TRIGGER workflow_agendaevent_unverify_del
 CREATE TABLE "workflow_storednamelist" ("id" integer NOT NULL PRIMARY KEY AUTOINCREMENT, "scope_key" varchar(60) NOT NULL, "revision" bigint NOT NULL, "names" text NOT NULL, "displays" text NOT NULL, "aliases" text NOT NULL, "workspace_id" varchar(64) NOT NULL REFERENCES "records_workspace" ("id") DEFERRABLE INITIALLY DEFERRED, "record_ids" BLOB NOT NULL, "layout" smallint unsigned NOT NULL CHECK ("layout" >= 0), CONSTRAINT "one_name_list" UNIQUE ("workspace_id", "scope_key"));
 CREATE INDEX "workflow_storednamelist_workspace_id_29e74e47" ON "workflow_storednamelist" ("workspace_id");
 COMMIT;
+PRAGMA foreign_keys=ON;
