@@ -82,9 +82,7 @@ def run(sizes: Sizes, scope: Scope, names_collection: str, names: list[str]) -> 
             f"first resolve_record after a rename, {in_scope:,} names "
             "(the list updated from the change)",
             renamed,
-            target=f"<= {RENAME_RATIO}x a warm resolve",
-            passed=renamed.median_ms <= RENAME_RATIO * samples.median_ms,
-            reference=samples.median_ms,
+            at_most=(RENAME_RATIO, samples, "a warm resolve"),
             reference_what="the same resolve, list warm, in the same run",
         ),
         restart_row(sizes, scope, names_collection, query, in_scope),

@@ -74,11 +74,12 @@ async def run(
     batch = {"requests": [{"operation": name, **args} for name, args in reads]}
     titles = ["Teammate 2", "Teammate 3", "Teammate 4"]
     team = linked.collection_id
-    # seven reads, one batch_read, nine write calls, three batch calls, a no-op round trip
+    # seven reads, one batch_read, nine write calls, three batch calls, a no-op round trip;
+    # round 0 warms up
     phases = single_reads, batched_reads, single_writes, batched_writes, trip = [
-        Samples() for _ in range(5)
+        Samples(warmup=1) for _ in range(5)
     ]
-    for round_ in range(max(3, sizes.repeat) + 1):  # round 0 warms up
+    for round_ in range(max(3, sizes.repeat) + 1):
         marks = [time.perf_counter()]
         for name, args in reads:
             await call(session, name, args)
@@ -103,19 +104,15 @@ async def run(
         marks.append(time.perf_counter())
         laps = [b - a for a, b in itertools.pairwise(marks)] + [await noop(session)]
         for samples, seconds in zip(phases, laps, strict=True):
-            samples.seconds += [seconds] if round_ else []
+            samples.add(seconds)
     report = reporting_shape(linked)
     ids = {"requests": [{"query": i} for i in [linked.record_id, *linked.neighbour_ids][:10]]}
-    reporting, resolving, noops = Samples(), Samples(), Samples()
-    for round_ in range(max(5, sizes.repeat * 2) + 1):  # round 0 warms up
+    reporting, resolving, noops = (Samples(warmup=1) for _ in range(3))  # round 0 warms up
+    for _ in range(max(5, sizes.repeat * 2) + 1):
         await writer.write(linked.collection_id)
-        spent = (
-            await timed_call(session, "batch_read", report),
-            await timed_call(session, "batch_resolve_records", ids),
-            await noop(session),
-        )
-        for samples, seconds in zip((reporting, resolving, noops), spent, strict=True):
-            samples.seconds += [seconds] if round_ else []
+        reporting.add(await timed_call(session, "batch_read", report))
+        resolving.add(await timed_call(session, "batch_resolve_records", ids))
+        noops.add(await noop(session))
     return [
         timed_row(
             "batch_read, reporting shape (3 searches of 20 with contexts, a list, a traverse), "

@@ -114,23 +114,20 @@ async def creates(
     writer: Writer,
     sizes: Sizes,
 ) -> list[Row]:
-    made, noops = (Samples(), Samples()), Samples()  # a round's creates; its 3 no-op calls
+    # A round's creates; its 3 no-op calls. Round 0 warms up.
+    made, noops = (Samples(warmup=1), Samples(warmup=1)), Samples(warmup=1)
     for _ in range(max(5, sizes.repeat) + 1):
         fresh = next(FRESH)  # a phase run again (to profile it) makes new names too
         for samples, collection_id, size in zip(made, collections, ("Small", "Big"), strict=True):
             await writer.write(collection_id)
             title = f"Fresh {size} {fresh} Qz"
-            samples.seconds.append(await guarded_create(session, collection_id, title))
-        noops.seconds.append(sum([await noop(session) for _ in range(3)]))
-    for samples in (*made, noops):
-        del samples.seconds[0]  # round 0 warms up
+            samples.add(await guarded_create(session, collection_id, title))
+        noops.add(sum([await noop(session) for _ in range(3)]))
     return [
         timed_row(
             what,
             samples,
-            target=f"<= {NOOP_RATIO}x 3 no-op calls",
-            passed=samples.median_ms <= NOOP_RATIO * noops.median_ms,
-            reference=noops.median_ms,
+            at_most=(NOOP_RATIO, noops, "3 no-op calls"),
             reference_what="3 no-op round trips (get_server_instructions), same rounds",
             note=note,
         )
@@ -141,7 +138,8 @@ async def creates(
 async def imports(
     collection_id: str, what: str, note: str, session: ClientSession, writer: Writer, sizes: Sizes
 ) -> list[Row]:
-    imported, noops = Samples(), Samples()  # an import; its round's 2 no-op calls
+    # An import; its round's 2 no-op calls. Round 0 warms up.
+    imported, noops = Samples(warmup=1), Samples(warmup=1)
     for _ in range(max(3, sizes.repeat // 2) + 1):
         await writer.write(collection_id)
         started = time.perf_counter()
@@ -149,10 +147,8 @@ async def imports(
             session, "prepare_import", import_arguments(collection_id, next(FRESH))
         )
         await call(session, "commit_import", commit_arguments(prepared))
-        imported.seconds.append(time.perf_counter() - started)
-        noops.seconds.append(sum([await noop(session) for _ in range(2)]))
-    for samples in (imported, noops):
-        del samples.seconds[0]  # round 0 warms up
+        imported.add(time.perf_counter() - started)
+        noops.add(sum([await noop(session) for _ in range(2)]))
     return [
         timed_row(
             what,

@@ -37,8 +37,8 @@ def phase(linked: LinkedRecord, events: int) -> Phase:
         context, noops = Samples(), Samples()
         for _ in range(sizes.calls):
             await writer.write(linked.collection_id)
-            context.seconds.append(await timed_call(session, "get_record_context", arguments))
-            noops.seconds.append(await noop(session))
+            context.add(await timed_call(session, "get_record_context", arguments))
+            noops.add(await noop(session))
         size = len(json.dumps(first, ensure_ascii=False).encode())
         links = sum(len(first["links"][k]) for k in ("outgoing", "incoming"))
         return [
@@ -47,9 +47,7 @@ def phase(linked: LinkedRecord, events: int) -> Phase:
                 f"{len(first['events'] or [])} events), {sizes.calls:,} calls, {events:,} audit "
                 "events, fresh server",
                 context,
-                target="<= 1.5x no-op",
-                passed=context.median_ms <= 1.5 * noops.median_ms,
-                reference=noops.median_ms,
+                at_most=(1.5, noops, "no-op"),
                 reference_what=NOOP_WHAT,
                 note=f"reply {size / 1024:.1f} KiB, {len(statements)} SQL statements; {NOTE}",
             )
