@@ -38,7 +38,7 @@ from anchor_site.devtools.benchmarks.measure import Row, Sizes
 from anchor_site.devtools.benchmarks.names import imports, name_rule, resolution
 from anchor_site.devtools.benchmarks.process import memory, startup, tool_list
 from anchor_site.devtools.benchmarks.server import Phase, Writer, client_session
-from anchor_site.devtools.benchmarks.session import batches, guarded, stdio, writes
+from anchor_site.devtools.benchmarks.session import batches, guarded, stdio
 from anchor_site.devtools.benchmarks.store import graph, restore, search
 from workflow.scope import Scope
 
@@ -162,7 +162,7 @@ def session_rows(
     if "batches" in areas:
         phases.append(batches.phase(linked, events))
     if "writes" in areas:
-        phases.append(writes.phase(linked, sizes, vendor))
+        phases.append(guarded.writes_phase(linked, sizes, vendor))
     if "guarded" in areas:
         phases += guarded.phases(sizes, events)
     again = replace(sizes, calls=min(sizes.calls, 100), repeat=min(sizes.repeat, 5))
