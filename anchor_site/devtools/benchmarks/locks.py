@@ -23,7 +23,7 @@ from django.db import DatabaseError, connection, transaction
 from django.test import override_settings
 
 from anchor_site.devtools.benchmarks import data
-from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes
+from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes, timed
 from anchor_site.devtools.benchmarks.server import update_action
 from anchor_site.devtools.benchmarks.store.generated import Store
 from records import transfer
@@ -56,9 +56,7 @@ def restored_store(records: int) -> tuple[Store, str]:
         path = Path(tmp) / "store.jsonl"
         with open(path, "w", encoding="utf-8") as out:
             rows = transfer.write_export(store.workspace_id, store.tables(), out)
-        started = time.perf_counter()
-        transfer.import_workspace(transfer.check_file(path))
-        seconds = time.perf_counter() - started
+        seconds, _ = timed(lambda: transfer.import_workspace(transfer.check_file(path)))
     return (
         store,
         f"store of {records:,} records restored from an export ({rows:,} rows, {seconds:.1f} s)",
