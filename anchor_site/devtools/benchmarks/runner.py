@@ -38,7 +38,7 @@ from anchor_site.devtools.benchmarks.measure import Row, Sizes
 from anchor_site.devtools.benchmarks.names import imports, name_rule, resolution
 from anchor_site.devtools.benchmarks.process import memory, startup, tool_list
 from anchor_site.devtools.benchmarks.server import Phase, Writer, client_session
-from anchor_site.devtools.benchmarks.session import batches, guarded, stdio
+from anchor_site.devtools.benchmarks.session import guarded, round_trips
 from anchor_site.devtools.benchmarks.store import graph, restore, search
 from workflow.scope import Scope
 
@@ -158,9 +158,9 @@ def session_rows(
     # client's event loop.
     phases: list[Phase] = []
     if "stdio" in areas:
-        phases.append(stdio.phase(linked, events))
+        phases.append(round_trips.stdio_phase(linked, events))
     if "batches" in areas:
-        phases.append(batches.phase(linked, events))
+        phases.append(round_trips.batches_phase(linked, events))
     if "writes" in areas:
         phases.append(guarded.writes_phase(linked, sizes, vendor))
     if "guarded" in areas:

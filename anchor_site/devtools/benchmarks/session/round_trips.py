@@ -1,10 +1,15 @@
-"""Fewer round trips: seven reads one at a time against one batch_read, three updates in nine
-calls against three; then the reporting batch_read and a batch resolution of 10 IDs, each
-against a no-op round trip. Both ways do the same work on the same server, alternately."""
+"""Round trips from the official client, each against a no-op tool called alternately on the
+same server (so load on the machine hits both alike).
+
+The `stdio` area: get_record_context against the no-op. The `batches` area, fewer round trips:
+seven reads one at a time against one batch_read, three updates in nine calls against three;
+then the reporting batch_read and a batch resolution of 10 IDs, each against a no-op round
+trip. Both ways do the same work on the same server, alternately."""
 
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from functools import partial
 from typing import Any
@@ -22,11 +27,13 @@ from anchor_site.devtools.benchmarks.server import (
     timed_call,
     update_action,
 )
+from records.selectors import record_context
 from workflow.batch_read import batch_read
 from workflow.mcp.client import ClientSession
 from workflow.scope import Scope
 
 BATCH_SLACK = 1.1  # the batch's work against the single calls' work, as measured
+WARMUP = 20  # calls of each before the stdio area's timed ones
 
 
 def seven_reads(linked: LinkedRecord) -> list[tuple[str, dict[str, Any]]]:
@@ -56,7 +63,7 @@ def reporting_shape(linked: LinkedRecord) -> dict[str, Any]:
     }
 
 
-def phase(linked: LinkedRecord, events: int) -> Phase:
+def batches_phase(linked: LinkedRecord, events: int) -> Phase:
     """The phase, with the reporting batch_read's SQL statements counted in this process."""
     report = partial(batch_read, Scope(WORKSPACE, ACTOR), **reporting_shape(linked))
     return partial(run, linked, events, len(captured(report)[0]))
@@ -150,3 +157,35 @@ def saved_row(what: str, batched: Samples, single: Samples, trip: Samples, what_
         reference_what=f"the same in {what_single} ({single.median_ms:.1f} ms) less 6 no-op "
         f"round trips ({trip.median_ms:.2f} ms each, same rounds)",
     )
+
+
+def stdio_phase(linked: LinkedRecord, events: int) -> Phase:
+    arguments = {"record_id": linked.record_id, "relationship_limit": 20, "event_limit": 10}
+    # The measured call's SQL statements, run in this process.
+    statements, _ = captured(partial(record_context, workspace_id=WORKSPACE, **arguments))
+
+    async def run(session: ClientSession, writer: Writer, sizes: Sizes) -> list[Row]:
+        first = await call(session, "get_record_context", arguments)
+        for _ in range(WARMUP):
+            await call(session, "get_record_context", arguments)
+            await noop(session)
+        context, noops = Samples(), Samples()
+        for _ in range(sizes.calls):
+            await writer.write(linked.collection_id)
+            context.add(await timed_call(session, "get_record_context", arguments))
+            noops.add(await noop(session))
+        size = len(json.dumps(first, ensure_ascii=False).encode())
+        links = sum(len(first["links"][k]) for k in ("outgoing", "incoming"))
+        return [
+            timed_row(
+                f"stdio round trip, get_record_context ({links} links, "
+                f"{len(first['events'] or [])} events), {sizes.calls:,} calls, {events:,} audit "
+                "events, fresh server",
+                context,
+                at_most=(1.5, noops, "no-op"),
+                reference_what=NOOP_WHAT,
+                note=f"reply {size / 1024:.1f} KiB, {len(statements)} SQL statements; {NOTE}",
+            )
+        ]
+
+    return run
