@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import tomllib
+import warnings
 from pathlib import Path
 
 from django.core.management.utils import get_random_secret_key
@@ -46,7 +47,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Before anything that answers on its own (429 included), so those replies carry CORS.
     "anchor_site.http.cors.ListedOriginsCorsMiddleware",
-    "anchor_site.http.static.CollectedStaticMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     # Before sessions and authentication: an over-limit request costs no database work.
     "anchor_site.http.ratelimit.RateLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -93,8 +94,10 @@ AUTH_PASSWORD_VALIDATORS = [
 TIME_ZONE = "UTC"
 
 STATIC_URL = "static/"
-# WhiteNoise serves the admin's files from the apps, even before collectstatic.
+# WhiteNoise serves the admin's files from the apps, even before collectstatic: it need not
+# warn that STATIC_ROOT is not collected yet.
 WHITENOISE_USE_FINDERS = True
+warnings.filterwarnings("ignore", message="No directory at")
 STATIC_ROOT = Path(_env.ANCHOR_STATIC_ROOT or BASE_DIR / "staticfiles")
 
 # Scope of the stdio server. Over HTTP the authenticated user decides instead.
