@@ -24,7 +24,6 @@ from django.conf import settings
 from django.core.management import call_command
 from django.db import connection
 
-from anchor_site.devtools import DEV_SETTINGS_MODULE
 from anchor_site.devtools.benchmarks import (
     agendas,
     approvals,
@@ -55,7 +54,8 @@ def in_worker(vendor: str, args: list[str], *, progress: bool) -> dict[str, Any]
     """`manage.py benchmark --worker FILE *args` on a database of its own: the rows and lines it
     saved to FILE, and a row saying so if it failed."""
     with tempfile.TemporaryDirectory(prefix="anchor-bench-") as tmp, ExitStack() as scratch:
-        env = dict(os.environ, DJANGO_SETTINGS_MODULE=DEV_SETTINGS_MODULE)
+        # The developer settings: the tools are not in the production settings.
+        env = dict(os.environ, DJANGO_SETTINGS_MODULE="anchor_site.settings_dev")
         if vendor == "sqlite":
             env.pop("DATABASE_URL", None)
             env["ANCHOR_DB_PATH"] = str(Path(tmp) / "benchmark.db")
