@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 import tomllib
-import warnings
 from pathlib import Path
 
 from django.core.management.utils import get_random_secret_key
@@ -47,7 +46,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Before anything that answers on its own (429 included), so those replies carry CORS.
     "anchor_site.http.cors.ListedOriginsCorsMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "anchor_site.http.static.CollectedStaticMiddleware",
     # Before sessions and authentication: an over-limit request costs no database work.
     "anchor_site.http.ratelimit.RateLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -94,10 +93,8 @@ AUTH_PASSWORD_VALIDATORS = [
 TIME_ZONE = "UTC"
 
 STATIC_URL = "static/"
-# WhiteNoise serves the admin's files from the apps, even before collectstatic: it need not
-# warn that STATIC_ROOT is not collected yet.
+# WhiteNoise serves the admin's files from the apps, even before collectstatic.
 WHITENOISE_USE_FINDERS = True
-warnings.filterwarnings("ignore", message="No directory at")
 STATIC_ROOT = Path(_env.ANCHOR_STATIC_ROOT or BASE_DIR / "staticfiles")
 
 # Scope of the stdio server. Over HTTP the authenticated user decides instead.
