@@ -178,7 +178,7 @@ def test_behind_a_tls_proxy_django_trusts_the_forwarded_scheme():
     assert done.stdout.split() == ["('HTTP_X_FORWARDED_PROTO',", "'https')", "True", "True"]
 
 
-def test_the_admin_files_are_served_before_collectstatic_without_a_warning(tmp_path):
+def test_the_admin_files_are_served_before_collectstatic_without_a_warning(db, tmp_path):
     # WhiteNoise warns at start-up of a STATIC_ROOT not collected yet; the middleware does not.
     with (
         override_settings(STATIC_ROOT=str(tmp_path / "uncollected")),
