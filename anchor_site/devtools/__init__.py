@@ -3,6 +3,3 @@
 Installed by the developer settings only (DJANGO_SETTINGS_MODULE=anchor_site.settings_dev);
 the production settings leave this app, its commands and tiktoken out.
 """
-
-# What a command's own worker subprocess runs with: the tools are not in the production settings.
-DEV_SETTINGS_MODULE = "anchor_site.settings_dev"

@@ -26,7 +26,7 @@ from oauth2_provider.models import Application
 from oauth2_provider.models import RefreshToken as OAuthRefreshToken
 
 from anchor_site.http.workspace import actor_for_user
-from anchor_site.oauth.tokens import revoke_all_of
+from anchor_site.oauth.resource import revoke_all_of
 from records.acting import OAUTH, TOKEN, credential_key
 from records.admin.timeline import readable_kind
 from records.models import AuditEvent

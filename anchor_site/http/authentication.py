@@ -1,7 +1,7 @@
 """Bearer-token authentication for /mcp: a personal access token or an OAuth access token.
 
 `Bearer anchor_<prefix>_<secret>` is a personal token (records.AccessToken), anything else an
-OAuth token (anchor_site.oauth.tokens). Only reads; the 401 names the protected-resource metadata
+OAuth token (anchor_site.oauth.resource). Only reads; the 401 names the protected-resource metadata
 (RFC 9728 §5.1), where an OAuth client learns where to send the person.
 """
 
@@ -12,8 +12,7 @@ from typing import Any
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.exceptions import AuthenticationFailed
 
-from anchor_site.oauth.resource import MCP_SCOPE, resource_metadata_url
-from anchor_site.oauth.tokens import oauth_token_for
+from anchor_site.oauth.resource import MCP_SCOPE, oauth_token_for, resource_metadata_url
 from records.acting import OAUTH, TOKEN, credential_key
 from records.models.membership import AccessToken
 from records.selectors import access_token_find

@@ -1,13 +1,19 @@
-"""The request-body limit, applied at the ASGI level so an oversized body is never read.
+"""The request-body limits: its size, applied at the ASGI level so an oversized body is never
+read, and its JSON members, counted before parsing.
 
 Django's ASGI handler reads the whole body before any middleware runs. Here a Content-Length over
 ANCHOR_HTTP_MAX_BODY_BYTES is answered 413 from the headers alone, and a chunked body is cut off
 as soon as it passes the limit; the reply says `Connection: close`, so the rest is not read.
+
+Parsing JSON costs per member (object key or array element: 200,000 keys took a hundred times as
+long as the same bytes in one string), so /mcp refuses a body with more members than any tool
+call needs (`too_many_members`).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -21,6 +27,28 @@ Message = Mapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+MAX_MEMBERS = 50_000
+_STRING = re.compile(rb'"[^"]*"')
+
+
+def _separators(body: bytes) -> int:
+    # Each member but a container's first follows a comma: an upper bound on the members.
+    return body.count(b",") + body.count(b"[") + body.count(b"{")
+
+
+def too_many_members(body: bytes) -> bool:
+    # Exact but for commas and brackets inside strings: most bodies are settled here.
+    if _separators(body) <= MAX_MEMBERS:
+        return False
+    # Without its escaped backslashes and quotes (read in pairs from the left, as a parser
+    # does), every string is two quotes with none between: all found in C, none in Python.
+    plain = body.replace(b"\\\\", b"").replace(b'\\"', b"")
+    # A member brings at most two strings (a key and its value): more strings than twice the
+    # limit settle it without reading them.
+    if plain.count(b'"') // 2 > 2 * MAX_MEMBERS:
+        return True
+    return _separators(_STRING.sub(b"", plain)) > MAX_MEMBERS
 
 
 def too_large_message(limit: int, length: int | None = None) -> str:

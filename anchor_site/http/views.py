@@ -27,8 +27,8 @@ from rest_framework.renderers import JSONRenderer
 
 from anchor_site.db_pool import why_no_connection
 from anchor_site.http.authentication import HOW_TO_GET_ONE, AccessTokenAuthentication, credential_of
+from anchor_site.http.body_limit import MAX_MEMBERS, too_many_members
 from anchor_site.http.errors import database_unavailable
-from anchor_site.http.json_members import MAX_MEMBERS, too_many_members
 from anchor_site.http.ratelimit import credential_accepted
 from anchor_site.http.transport import PayloadTooLarge, check_transport
 from anchor_site.http.workspace import WORKSPACE_HEADER, scope_for_user

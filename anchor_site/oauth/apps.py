@@ -8,7 +8,7 @@ class OAuthConfig(AppConfig):
     verbose_name = "Team mode's OAuth"
 
     def ready(self) -> None:
-        from anchor_site.oauth.tokens import revoke_when_deactivated
+        from anchor_site.oauth.resource import revoke_when_deactivated
 
         post_save.connect(
             revoke_when_deactivated,

@@ -32,8 +32,11 @@ from oauth2_provider.settings import oauth2_settings
 from oauthlib.oauth2.rfc6749.errors import FatalClientError
 
 from anchor_site.oauth.callbacks import CallbackRefused, check_client_metadata
-from anchor_site.oauth.registration import over_registration_budget
-from anchor_site.oauth.unclaimed import cap_refusal_text, room_for_a_new_client
+from anchor_site.oauth.registration import (
+    cap_refusal_text,
+    over_registration_budget,
+    room_for_a_new_client,
+)
 
 log = logging.getLogger(__name__)
 

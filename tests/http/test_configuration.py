@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import warnings
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
@@ -175,3 +176,16 @@ def test_behind_a_tls_proxy_django_trusts_the_forwarded_scheme():
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["('HTTP_X_FORWARDED_PROTO',", "'https')", "True", "True"]
+
+
+def test_the_admin_files_are_served_before_collectstatic_without_a_warning(db, tmp_path):
+    # WhiteNoise warns at start-up of a STATIC_ROOT not collected yet; the middleware does not.
+    with (
+        override_settings(STATIC_ROOT=str(tmp_path / "uncollected")),
+        warnings.catch_warnings(record=True) as caught,
+    ):
+        warnings.simplefilter("always")
+        response = Client().get("/static/admin/css/base.css")
+        response.close()
+    assert response.status_code == 200
+    assert not [w for w in caught if "No directory at" in str(w.message)]

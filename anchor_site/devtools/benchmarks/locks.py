@@ -12,7 +12,6 @@ store of `--records` records (at most 50,000) restored from an export (restored_
 from __future__ import annotations
 
 import functools
-import sqlite3
 import tempfile
 import threading
 import time
@@ -20,12 +19,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import psycopg
 from django.db import DatabaseError, connection, transaction
 from django.test import override_settings
 
 from anchor_site.devtools.benchmarks import data
-from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes
+from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes, timed
 from anchor_site.devtools.benchmarks.server import update_action
 from anchor_site.devtools.benchmarks.store.generated import Store
 from records import transfer
@@ -58,9 +56,7 @@ def restored_store(records: int) -> tuple[Store, str]:
         path = Path(tmp) / "store.jsonl"
         with open(path, "w", encoding="utf-8") as out:
             rows = transfer.write_export(store.workspace_id, store.tables(), out)
-        started = time.perf_counter()
-        transfer.import_workspace(transfer.check_file(path))
-        seconds = time.perf_counter() - started
+        seconds, _ = timed(lambda: transfer.import_workspace(transfer.check_file(path)))
     return (
         store,
         f"store of {records:,} records restored from an export ({rows:,} rows, {seconds:.1f} s)",
@@ -160,20 +156,12 @@ def _opposite_orders(scope: Scope, pks: list[str], rounds: int, store: str) -> R
 
 def _hold_lock(record_id: str) -> Any:
     """Another connection holding the record's row (PostgreSQL) or the write lock (SQLite)."""
-    params = connection.settings_dict
+    holder = connection.get_new_connection(connection.get_connection_params())
     if connection.vendor == "postgresql":
-        holder = psycopg.connect(
-            dbname=params["NAME"],
-            host=params["HOST"] or None,
-            port=params["PORT"] or None,
-            user=params["USER"] or None,
-            password=params["PASSWORD"] or None,
-        )
         holder.execute("SELECT 1 FROM records_record WHERE id = %s FOR UPDATE", [record_id])
-        return holder
-    writer = sqlite3.connect(params["NAME"], isolation_level=None)
-    writer.execute("BEGIN IMMEDIATE")
-    return writer
+    else:
+        holder.execute("BEGIN IMMEDIATE")
+    return holder
 
 
 def _blocked_write(scope: Scope, record_id: str, store: str) -> Row:

@@ -89,6 +89,7 @@ def p95_ms(seconds: list[float]) -> float | None:
 @dataclass
 class Samples:
     seconds: list[float] = field(default_factory=list)
+    warmup: int = 0  # the first this many added are left out: they warm up
 
     @property
     def median_ms(self) -> float:
@@ -98,11 +99,17 @@ class Samples:
     def p95_ms(self) -> float:
         return p95_ms(self.seconds) or 0.0
 
+    def add(self, seconds: float) -> None:
+        if self.warmup:
+            self.warmup -= 1
+        else:
+            self.seconds.append(seconds)
+
     def timed(self, fn: Callable[[], T]) -> T:
         """`fn`'s result, its time added to the samples."""
         started = time.perf_counter()
         result = fn()
-        self.seconds.append(time.perf_counter() - started)
+        self.add(time.perf_counter() - started)
         return result
 
 
@@ -188,8 +195,21 @@ def table(title: str, rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def timed_row(what: str, samples: Samples, *, under_ms: float | None = None, **fields: Any) -> Row:
-    """A row of milliseconds: the samples' median, with their p95; `under_ms`, its target."""
+def timed_row(
+    what: str,
+    samples: Samples,
+    *,
+    under_ms: float | None = None,
+    at_most: tuple[float, Samples, str] | None = None,
+    **fields: Any,
+) -> Row:
+    """A row of milliseconds: the samples' median, with their p95. Its target: `under_ms`, or
+    `at_most` (times, reference samples, what they are) that many times the reference's median,
+    which is the row's reference."""
     if under_ms is not None:
         fields.update(target=f"< {under_ms:g} ms", passed=samples.median_ms < under_ms)
+    if at_most is not None:
+        times, reference, of = at_most
+        passed = samples.median_ms <= times * reference.median_ms
+        fields.update(target=f"<= {times:g}x {of}", passed=passed, reference=reference.median_ms)
     return Row(what, samples.median_ms, "ms", p95=samples.p95_ms, **fields)

@@ -24,7 +24,6 @@ from django.conf import settings
 from django.core.management import call_command
 from django.db import connection
 
-from anchor_site.devtools import DEV_SETTINGS_MODULE
 from anchor_site.devtools.benchmarks import (
     agendas,
     approvals,
@@ -38,7 +37,7 @@ from anchor_site.devtools.benchmarks.measure import Row, Sizes
 from anchor_site.devtools.benchmarks.names import imports, name_rule, resolution
 from anchor_site.devtools.benchmarks.process import memory, startup, tool_list
 from anchor_site.devtools.benchmarks.server import Phase, Writer, client_session
-from anchor_site.devtools.benchmarks.session import batches, guarded, stdio, writes
+from anchor_site.devtools.benchmarks.session import guarded, round_trips
 from anchor_site.devtools.benchmarks.store import graph, restore, search
 from workflow.scope import Scope
 
@@ -55,7 +54,8 @@ def in_worker(vendor: str, args: list[str], *, progress: bool) -> dict[str, Any]
     """`manage.py benchmark --worker FILE *args` on a database of its own: the rows and lines it
     saved to FILE, and a row saying so if it failed."""
     with tempfile.TemporaryDirectory(prefix="anchor-bench-") as tmp, ExitStack() as scratch:
-        env = dict(os.environ, DJANGO_SETTINGS_MODULE=DEV_SETTINGS_MODULE)
+        # The developer settings: the tools are not in the production settings.
+        env = dict(os.environ, DJANGO_SETTINGS_MODULE="anchor_site.settings_dev")
         if vendor == "sqlite":
             env.pop("DATABASE_URL", None)
             env["ANCHOR_DB_PATH"] = str(Path(tmp) / "benchmark.db")
@@ -158,11 +158,11 @@ def session_rows(
     # client's event loop.
     phases: list[Phase] = []
     if "stdio" in areas:
-        phases.append(stdio.phase(linked, events))
+        phases.append(round_trips.stdio_phase(linked, events))
     if "batches" in areas:
-        phases.append(batches.phase(linked, events))
+        phases.append(round_trips.batches_phase(linked, events))
     if "writes" in areas:
-        phases.append(writes.phase(linked, sizes, vendor))
+        phases.append(guarded.writes_phase(linked, sizes, vendor))
     if "guarded" in areas:
         phases += guarded.phases(sizes, events)
     again = replace(sizes, calls=min(sizes.calls, 100), repeat=min(sizes.repeat, 5))

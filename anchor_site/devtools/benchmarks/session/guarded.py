@@ -1,6 +1,10 @@
 """Guarded writes on the long history: a guarded create (resolve, prepare, commit) in a collection
 of 100 names and in one of `--names` names, each against three no-op round trips (the storage
-floor beside it), and prepare_import + commit_import of 100 rows and 100 links against two."""
+floor beside it), and prepare_import + commit_import of 100 rows and 100 links against two.
+
+The `writes` area: guarded write throughput, prepare_write + commit_write of update_record from
+one client, against the storage floor on the same database: durable one-row commits, one at a
+time (a guarded write needs at least two: prepare stores the action, commit applies it)."""
 
 from __future__ import annotations
 
@@ -9,10 +13,11 @@ import time
 from functools import partial
 from typing import Any
 
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from anchor_site.devtools.benchmarks import data
+from anchor_site.devtools.benchmarks.data import LinkedRecord
 from anchor_site.devtools.benchmarks.measure import Row, Samples, Sizes, timed_row
 from anchor_site.devtools.benchmarks.server import (
     NOTE,
@@ -22,8 +27,8 @@ from anchor_site.devtools.benchmarks.server import (
     create_action,
     guarded_create,
     noop,
+    update_action,
 )
-from anchor_site.devtools.benchmarks.session import writes
 from workflow import actions
 from workflow.mcp.client import ClientSession
 from workflow.names.view import MAX_SCOPE_RECORDS
@@ -35,6 +40,7 @@ NOOP_RATIO = 2.5  # a guarded create (3 calls) may cost this many times 3 no-op 
 IMPORT_ROWS = 100
 IMPORT_TARGET_MS = 150
 FRESH = itertools.count()  # numbers the created names, across runs of a phase
+WRITES_PER_S = 100
 
 
 def import_arguments(collection_id: str, round_: int) -> dict[str, Any]:
@@ -85,7 +91,7 @@ def phases(sizes: Sizes, events: int) -> list[Phase]:
     big = data.collection(ctx, "bench big team").pk
     data.bulk_insert(big, data.people(data.person_names(big_names, seed=13)))
     applicants = data.collection_named("bench applicants")
-    commit_ms = 1000 / writes.commit_floor(max(20, sizes.writes))
+    commit_ms = 1000 / commit_floor(max(20, sizes.writes))
     per_call = _statements_per_create(small)
     statements_, savepoints = _statements_per_import(applicants)
     where = f"{events:,} audit events, fresh server"
@@ -114,23 +120,20 @@ async def creates(
     writer: Writer,
     sizes: Sizes,
 ) -> list[Row]:
-    made, noops = (Samples(), Samples()), Samples()  # a round's creates; its 3 no-op calls
+    # A round's creates; its 3 no-op calls. Round 0 warms up.
+    made, noops = (Samples(warmup=1), Samples(warmup=1)), Samples(warmup=1)
     for _ in range(max(5, sizes.repeat) + 1):
         fresh = next(FRESH)  # a phase run again (to profile it) makes new names too
         for samples, collection_id, size in zip(made, collections, ("Small", "Big"), strict=True):
             await writer.write(collection_id)
             title = f"Fresh {size} {fresh} Qz"
-            samples.seconds.append(await guarded_create(session, collection_id, title))
-        noops.seconds.append(sum([await noop(session) for _ in range(3)]))
-    for samples in (*made, noops):
-        del samples.seconds[0]  # round 0 warms up
+            samples.add(await guarded_create(session, collection_id, title))
+        noops.add(sum([await noop(session) for _ in range(3)]))
     return [
         timed_row(
             what,
             samples,
-            target=f"<= {NOOP_RATIO}x 3 no-op calls",
-            passed=samples.median_ms <= NOOP_RATIO * noops.median_ms,
-            reference=noops.median_ms,
+            at_most=(NOOP_RATIO, noops, "3 no-op calls"),
             reference_what="3 no-op round trips (get_server_instructions), same rounds",
             note=note,
         )
@@ -141,7 +144,8 @@ async def creates(
 async def imports(
     collection_id: str, what: str, note: str, session: ClientSession, writer: Writer, sizes: Sizes
 ) -> list[Row]:
-    imported, noops = Samples(), Samples()  # an import; its round's 2 no-op calls
+    # An import; its round's 2 no-op calls. Round 0 warms up.
+    imported, noops = Samples(warmup=1), Samples(warmup=1)
     for _ in range(max(3, sizes.repeat // 2) + 1):
         await writer.write(collection_id)
         started = time.perf_counter()
@@ -149,10 +153,8 @@ async def imports(
             session, "prepare_import", import_arguments(collection_id, next(FRESH))
         )
         await call(session, "commit_import", commit_arguments(prepared))
-        imported.seconds.append(time.perf_counter() - started)
-        noops.seconds.append(sum([await noop(session) for _ in range(2)]))
-    for samples in (imported, noops):
-        del samples.seconds[0]  # round 0 warms up
+        imported.add(time.perf_counter() - started)
+        noops.add(sum([await noop(session) for _ in range(2)]))
     return [
         timed_row(
             what,
@@ -187,3 +189,59 @@ def _statements_per_import(collection_id: str) -> tuple[int, int]:
         actions.commit_import(scope, **commit_arguments(prepared))
     sql = [query["sql"].lstrip().upper() for query in captured.captured_queries]
     return len(sql), sum(statement.startswith("SAVEPOINT") for statement in sql)
+
+
+def commit_floor(count: int) -> float:
+    """Durable single-row commits per second on the benchmark database."""
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TABLE IF NOT EXISTS bench_floor (id integer PRIMARY KEY, n integer)")
+        cursor.execute("DELETE FROM bench_floor")
+        cursor.execute("INSERT INTO bench_floor (id, n) VALUES (1, 0)")
+    started = time.perf_counter()
+    for _ in range(count):
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("UPDATE bench_floor SET n = n + 1 WHERE id = 1")
+    return count / (time.perf_counter() - started)
+
+
+def writes_phase(linked: LinkedRecord, sizes: Sizes, vendor: str) -> Phase:
+    """The phase, with the storage floor measured first."""
+    return partial(writes, linked, commit_floor(sizes.writes), vendor)
+
+
+async def writes(
+    linked: LinkedRecord,
+    floor: float,
+    vendor: str,
+    session: ClientSession,
+    writer: Writer,
+    sizes: Sizes,
+) -> list[Row]:
+    """Guarded writes per second of one record, each citing one review, against `floor`."""
+    review = await call(
+        session, "resolve_record", {"query": "Teammate 5", "collection_id": linked.collection_id}
+    )
+    version = review["candidates"][0]["version"]
+
+    async def write(index: int) -> None:
+        action = update_action(review, {"counter": index}, version + index, "count")
+        prepared = await call(session, "prepare_write", action)
+        await call(session, "commit_write", {"action_id": prepared["action_id"]})
+
+    await write(0)  # warms up
+    started = time.perf_counter()
+    for index in range(1, sizes.writes + 1):
+        await write(index)
+    rate = sizes.writes / (time.perf_counter() - started)
+    durable = "synchronous=FULL" if vendor == "sqlite" else "synchronous_commit=on"
+    return [
+        Row(
+            f"prepare + commit update_record, one client, {sizes.writes} writes ({durable})",
+            rate,
+            "/s",
+            target=f">= {WRITES_PER_S} /s",
+            passed=rate >= WRITES_PER_S,
+            reference=floor,
+            reference_what="durable one-row commits per second (storage floor)",
+        )
+    ]

@@ -8,7 +8,6 @@ row saying whether it got the same answer. A missed row prints its call's SQL, p
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from functools import partial
@@ -17,7 +16,7 @@ from typing import Any
 from django.db import connection
 
 from anchor_site.devtools.benchmarks import data
-from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat, timed_row
+from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat, timed, timed_row
 from anchor_site.devtools.benchmarks.profile import compared, explained
 from records.models import Record, Relationship
 from records.selectors import aggregate, traverse
@@ -281,9 +280,7 @@ def build(ctx: WriteContext, count: int) -> tuple[str, list[str], int]:
 
 def run(sizes: Sizes, ctx: WriteContext) -> list[Row]:
     count = max(2, min(sizes.records, MAX_RECORDS))
-    started = time.perf_counter()
-    ledger_id, ids, made = build(ctx, count)
-    elapsed = time.perf_counter() - started
+    elapsed, (ledger_id, ids, made) = timed(lambda: build(ctx, count))
     total = Record.objects.filter(workspace_id=data.WORKSPACE).count()
 
     def walk() -> dict[str, Any]:

@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection
 
 from anchor_site.devtools.benchmarks import data
-from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat
+from anchor_site.devtools.benchmarks.measure import Row, Sizes, repeat, timed
 from anchor_site.devtools.benchmarks.profile import compared
 from anchor_site.devtools.benchmarks.store import graph
 from records import services, transfer
@@ -55,9 +55,8 @@ def restore_unanalyzed(path: Path) -> tuple[int, dict[str, float]]:
             )
             for (table,) in cursor.fetchall():
                 cursor.execute(f'ALTER TABLE "{table}" SET (autovacuum_enabled = false)')
-    started = time.perf_counter()
-    checked = transfer.check_file(path)
-    phases = {"check": time.perf_counter() - started}
+    seconds, checked = timed(lambda: transfer.check_file(path))
+    phases = {"check": seconds}
     _, rows = transfer.import_workspace(checked, phases=phases, analyze=False)
     return rows, phases
 
@@ -162,9 +161,8 @@ def run(sizes: Sizes) -> list[Row]:
                 reads = measure(sizes, count, links, restored)
                 if connection.vendor == "sqlite" and count == counts[-1]:
                     reads.append(optimize_row(count))
-                started = time.perf_counter()
-                transfer.refresh_statistics()  # what the restore does last, counted in its time
-                phases["statistics"] = time.perf_counter() - started
+                # What the restore does last, counted in its time.
+                phases["statistics"], _ = timed(transfer.refresh_statistics)
         note = ", ".join(f"{phase} {seconds:.2f} s" for phase, seconds in phases.items())
         total = sum(phases.values())
         restores.append(Row(f"restore, {count:,} records ({loaded:,} rows)", total, "s", note=note))

@@ -1,10 +1,15 @@
-"""Fewer round trips: seven reads one at a time against one batch_read, three updates in nine
-calls against three; then the reporting batch_read and a batch resolution of 10 IDs, each
-against a no-op round trip. Both ways do the same work on the same server, alternately."""
+"""Round trips from the official client, each against a no-op tool called alternately on the
+same server (so load on the machine hits both alike).
+
+The `stdio` area: get_record_context against the no-op. The `batches` area, fewer round trips:
+seven reads one at a time against one batch_read, three updates in nine calls against three;
+then the reporting batch_read and a batch resolution of 10 IDs, each against a no-op round
+trip. Both ways do the same work on the same server, alternately."""
 
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from functools import partial
 from typing import Any
@@ -22,11 +27,13 @@ from anchor_site.devtools.benchmarks.server import (
     timed_call,
     update_action,
 )
+from records.selectors import record_context
 from workflow.batch_read import batch_read
 from workflow.mcp.client import ClientSession
 from workflow.scope import Scope
 
 BATCH_SLACK = 1.1  # the batch's work against the single calls' work, as measured
+WARMUP = 20  # calls of each before the stdio area's timed ones
 
 
 def seven_reads(linked: LinkedRecord) -> list[tuple[str, dict[str, Any]]]:
@@ -56,7 +63,7 @@ def reporting_shape(linked: LinkedRecord) -> dict[str, Any]:
     }
 
 
-def phase(linked: LinkedRecord, events: int) -> Phase:
+def batches_phase(linked: LinkedRecord, events: int) -> Phase:
     """The phase, with the reporting batch_read's SQL statements counted in this process."""
     report = partial(batch_read, Scope(WORKSPACE, ACTOR), **reporting_shape(linked))
     return partial(run, linked, events, len(captured(report)[0]))
@@ -74,11 +81,12 @@ async def run(
     batch = {"requests": [{"operation": name, **args} for name, args in reads]}
     titles = ["Teammate 2", "Teammate 3", "Teammate 4"]
     team = linked.collection_id
-    # seven reads, one batch_read, nine write calls, three batch calls, a no-op round trip
+    # seven reads, one batch_read, nine write calls, three batch calls, a no-op round trip;
+    # round 0 warms up
     phases = single_reads, batched_reads, single_writes, batched_writes, trip = [
-        Samples() for _ in range(5)
+        Samples(warmup=1) for _ in range(5)
     ]
-    for round_ in range(max(3, sizes.repeat) + 1):  # round 0 warms up
+    for round_ in range(max(3, sizes.repeat) + 1):
         marks = [time.perf_counter()]
         for name, args in reads:
             await call(session, name, args)
@@ -103,19 +111,15 @@ async def run(
         marks.append(time.perf_counter())
         laps = [b - a for a, b in itertools.pairwise(marks)] + [await noop(session)]
         for samples, seconds in zip(phases, laps, strict=True):
-            samples.seconds += [seconds] if round_ else []
+            samples.add(seconds)
     report = reporting_shape(linked)
     ids = {"requests": [{"query": i} for i in [linked.record_id, *linked.neighbour_ids][:10]]}
-    reporting, resolving, noops = Samples(), Samples(), Samples()
-    for round_ in range(max(5, sizes.repeat * 2) + 1):  # round 0 warms up
+    reporting, resolving, noops = (Samples(warmup=1) for _ in range(3))  # round 0 warms up
+    for _ in range(max(5, sizes.repeat * 2) + 1):
         await writer.write(linked.collection_id)
-        spent = (
-            await timed_call(session, "batch_read", report),
-            await timed_call(session, "batch_resolve_records", ids),
-            await noop(session),
-        )
-        for samples, seconds in zip((reporting, resolving, noops), spent, strict=True):
-            samples.seconds += [seconds] if round_ else []
+        reporting.add(await timed_call(session, "batch_read", report))
+        resolving.add(await timed_call(session, "batch_resolve_records", ids))
+        noops.add(await noop(session))
     return [
         timed_row(
             "batch_read, reporting shape (3 searches of 20 with contexts, a list, a traverse), "
@@ -153,3 +157,35 @@ def saved_row(what: str, batched: Samples, single: Samples, trip: Samples, what_
         reference_what=f"the same in {what_single} ({single.median_ms:.1f} ms) less 6 no-op "
         f"round trips ({trip.median_ms:.2f} ms each, same rounds)",
     )
+
+
+def stdio_phase(linked: LinkedRecord, events: int) -> Phase:
+    arguments = {"record_id": linked.record_id, "relationship_limit": 20, "event_limit": 10}
+    # The measured call's SQL statements, run in this process.
+    statements, _ = captured(partial(record_context, workspace_id=WORKSPACE, **arguments))
+
+    async def run(session: ClientSession, writer: Writer, sizes: Sizes) -> list[Row]:
+        first = await call(session, "get_record_context", arguments)
+        for _ in range(WARMUP):
+            await call(session, "get_record_context", arguments)
+            await noop(session)
+        context, noops = Samples(), Samples()
+        for _ in range(sizes.calls):
+            await writer.write(linked.collection_id)
+            context.add(await timed_call(session, "get_record_context", arguments))
+            noops.add(await noop(session))
+        size = len(json.dumps(first, ensure_ascii=False).encode())
+        links = sum(len(first["links"][k]) for k in ("outgoing", "incoming"))
+        return [
+            timed_row(
+                f"stdio round trip, get_record_context ({links} links, "
+                f"{len(first['events'] or [])} events), {sizes.calls:,} calls, {events:,} audit "
+                "events, fresh server",
+                context,
+                at_most=(1.5, noops, "no-op"),
+                reference_what=NOOP_WHAT,
+                note=f"reply {size / 1024:.1f} KiB, {len(statements)} SQL statements; {NOTE}",
+            )
+        ]
+
+    return run
