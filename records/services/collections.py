@@ -85,7 +85,7 @@ CollectionChangeFn = Callable[[Collection, datetime], dict[str, Any]]
 
 
 def collection_change(
-    ctx: WriteContext, *, collection_id: Any, kind: str, change: CollectionChangeFn
+    ctx: WriteContext, collection_id: Any, kind: str, change: CollectionChangeFn
 ) -> Collection:
     """The one sequence every change to a collection goes through, in one transaction: lock it,
     keep its state, let `change` decide (and write its alias rows), save the columns it names
@@ -155,20 +155,16 @@ def collection_update(
             _check_collection_name_free(ctx, normalized, field="name", exclude_id=collection.pk)
         return {**asdict(fields), "normalized_name": normalized}
 
-    return collection_change(
-        ctx, collection_id=collection_id, kind="collection.updated", change=describe
-    )
+    return collection_change(ctx, collection_id, "collection.updated", describe)
 
 
 def collection_set_requires_approval(
     *, ctx: WriteContext, collection_id: Any, requires_approval: bool
 ) -> Collection:
-    return collection_change(
-        ctx,
-        collection_id=collection_id,
-        kind="collection.policy_changed",
-        change=lambda collection, now: {"requires_approval": bool(requires_approval)},
-    )
+    def policy(collection: Collection, now: datetime) -> dict[str, Any]:
+        return {"requires_approval": bool(requires_approval)}
+
+    return collection_change(ctx, collection_id, "collection.policy_changed", policy)
 
 
 def alias_add(
@@ -216,9 +212,7 @@ def collection_alias_add(*, ctx: WriteContext, collection_id: Any, alias: Any) -
         )
         return {}
 
-    return collection_change(
-        ctx, collection_id=collection_id, kind="collection.alias_added", change=add
-    )
+    return collection_change(ctx, collection_id, "collection.alias_added", add)
 
 
 def collection_alias_remove(*, ctx: WriteContext, collection_id: Any, alias: Any) -> None:
@@ -226,6 +220,4 @@ def collection_alias_remove(*, ctx: WriteContext, collection_id: Any, alias: Any
         alias_remove(collection, v.name(alias, "alias"))
         return {}
 
-    collection_change(
-        ctx, collection_id=collection_id, kind="collection.alias_removed", change=remove
-    )
+    collection_change(ctx, collection_id, "collection.alias_removed", remove)
