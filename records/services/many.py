@@ -7,7 +7,6 @@ per row."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +25,7 @@ from records.models import (
     Relationship,
 )
 from records.selectors.scoped import in_workspace
-from records.selectors.serialize import record_dict
+from records.selectors.serialize import aliases_by_owner, record_dict
 from records.services.audit_trail import WriteContext
 from records.services.record_changes import (
     check_current,
@@ -98,13 +97,7 @@ def record_update_many(updates: list[RecordUpdate]) -> list[tuple[Record, list[s
             for record in Record.objects.select_for_update().filter(pk__in=ids).order_by("pk")
             if record.workspace_id == workspace_id
         }
-        aliases: dict[str, list[str]] = defaultdict(list)
-        for record_id, alias in (
-            RecordAlias.objects.filter(record_id__in=ids)
-            .order_by("alias")
-            .values_list("record_id", "alias")
-        ):
-            aliases[record_id].append(alias)
+        aliases = aliases_by_owner(RecordAlias.objects.filter(record_id__in=ids), "record_id")
         now = timezone.now()
         written: list[tuple[Record, list[str]]] = []
         versions, events = [], []
