@@ -63,11 +63,10 @@ class PrettyJSONField(forms.JSONField):
         return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
 
 
-def _service_check(
-    form: forms.BaseForm, field: str, check: Callable[..., T], *args: Any
-) -> T | None:
+def _service_check(form: forms.BaseForm, field: str, check: Callable[[Any, str], T]) -> T | None:
+    """The service's own check of a field's cleaned value, its refusal shown beside the field."""
     try:
-        return check(*args)
+        return check(form.cleaned_data.get(field), field)
     except AnchorError as exc:
         form.add_error(field, as_validation_error(exc))
         return None
@@ -104,12 +103,13 @@ class RecordForm(forms.ModelForm):  # type: ignore[type-arg]
             self.fields["loaded_links_revision"].initial = links_revision(self.instance)
 
     def clean_title(self) -> str | None:
-        return _service_check(self, "title", v.title, self.cleaned_data.get("title"))
+        return _service_check(self, "title", v.title)
 
     def clean_data(self) -> dict[str, Any] | None:
-        data = self.cleaned_data.get("data")
-        data = {} if data is None else data
-        return _service_check(self, "data", v.json_object, "data", data)
+        def json_object(data: Any, field: str) -> dict[str, Any]:
+            return v.json_object(field, {} if data is None else data)
+
+        return _service_check(self, "data", json_object)
 
     def clean(self) -> dict[str, Any]:
         super().clean()
@@ -147,7 +147,7 @@ class RecordForm(forms.ModelForm):  # type: ignore[type-arg]
 
 class RecordAliasForm(forms.ModelForm):  # type: ignore[type-arg]
     def clean_alias(self) -> str | None:
-        return _service_check(self, "alias", v.title, self.cleaned_data.get("alias"), "alias")
+        return _service_check(self, "alias", v.title)
 
 
 class OutgoingLinkForm(forms.ModelForm):  # type: ignore[type-arg]
@@ -156,12 +156,7 @@ class OutgoingLinkForm(forms.ModelForm):  # type: ignore[type-arg]
         fields = ["relationship_type", "target"]
 
     def clean_relationship_type(self) -> str | None:
-        return _service_check(
-            self,
-            "relationship_type",
-            v.relationship_type,
-            self.cleaned_data.get("relationship_type"),
-        )
+        return _service_check(self, "relationship_type", v.relationship_type)
 
     def clean(self) -> dict[str, Any]:
         super().clean()
