@@ -151,15 +151,12 @@ def _parse_group_by(workspace_id: str, value: Any) -> dict[str, Any]:
     if not isinstance(linked, dict):
         raise invalid("group_by.linked", shapes)
     args.only_keys(linked, "group_by.linked", {"relationship_types", "direction"}, set())
+    types, direction = args.link_filter(linked, "group_by.linked")
     return {
         "kind": "linked",
         "workspace_id": workspace_id,
-        "relationship_types": args.relationship_types(
-            linked.get("relationship_types"), "group_by.linked.relationship_types"
-        ),
-        "direction": args.direction(
-            linked.get("direction"), "group_by.linked.direction", default="both"
-        ),
+        "relationship_types": types,
+        "direction": direction,
     }
 
 

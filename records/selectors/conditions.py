@@ -270,13 +270,7 @@ def _parse_linked_to(workspace_id: str, value: Any) -> LinkedTo | None:
         kind="record",
         field="linked_to.record_id",
     )
-    return LinkedTo(
-        record_id=record_id,
-        relationship_types=args.relationship_types(
-            value.get("relationship_types"), "linked_to.relationship_types"
-        ),
-        direction=args.direction(value.get("direction"), "linked_to.direction", default="both"),
-    )
+    return LinkedTo(record_id, *args.link_filter(value, "linked_to"))
 
 
 def _linked_sql(workspace_id: str, linked: LinkedTo) -> Sql:

@@ -110,10 +110,16 @@ class Order:
         return {}
 
 
-def _record_id_key(value: Any) -> str:
-    if not isinstance(value, str) or len(value) > 36:
+def _after(
+    column: str, value: Any, record_id: Any, operator: str = ">", operand: str = "%s"
+) -> Sql:
+    """The rows past a cursor's key (value, record ID) in the page's order of `column`."""
+    if not isinstance(record_id, str) or len(record_id) > 36:
         raise invalid("cursor", "is malformed; pass next_cursor unchanged.")
-    return value
+    return Sql(
+        f"page.{column} {operator} {operand} OR (page.{column} = {operand} AND page.id > %s)",
+        (value, value, record_id),
+    )
 
 
 class CreatedOrder(Order):
@@ -124,11 +130,7 @@ class CreatedOrder(Order):
 
     def after(self, key: list[Any]) -> Sql:
         created_at = connection.ops.adapt_datetimefield_value(parse_iso_key(key[0]))
-        record_id = _record_id_key(key[1])
-        return Sql(
-            "page.created_at > %s OR (page.created_at = %s AND page.id > %s)",
-            (created_at, created_at, record_id),
-        )
+        return _after("created_at", created_at, key[1])
 
     def cursor_key(self, row: Record) -> list[Any]:
         return [iso(row.created_at), row.pk]
@@ -155,11 +157,7 @@ class RelevanceOrder(Order):
         rank = key[0]
         if isinstance(rank, bool) or not isinstance(rank, (int, float)):
             raise invalid("cursor", "is malformed; pass next_cursor unchanged.")
-        record_id = _record_id_key(key[1])
-        return Sql(
-            "page.text_rank > %s OR (page.text_rank = %s AND page.id > %s)",
-            (float(rank), float(rank), record_id),
-        )
+        return _after("text_rank", float(rank), key[1])
 
     def cursor_key(self, row: Record) -> list[Any]:
         return [float(row.text_rank), row.pk]  # type: ignore[attr-defined]
@@ -188,16 +186,11 @@ class FieldOrder(Order):
 
     def after(self, key: list[Any]) -> Sql:
         operator = ">" if self.direction == "asc" else "<"
-        record_id = _record_id_key(key[1])
         value = self._key_value(key[0])
         operand = "%s::numeric" if self.type == "number" and vendor() != "sqlite" else "%s"
         if self.type == "string" and vendor() != "sqlite":
             operand = '%s COLLATE "C"'
-        return Sql(
-            f"page.sort_value {operator} {operand} "
-            f"OR (page.sort_value = {operand} AND page.id > %s)",
-            (value, value, record_id),
-        )
+        return _after("sort_value", value, key[1], operator, operand)
 
     def _key_value(self, value: Any) -> Any:
         if self.type == "string":
