@@ -15,7 +15,7 @@ from records import validation as v
 from records.errors import INVALID_INPUT, AnchorError, invalid
 from records.models import Collection, CollectionAlias, Record
 from records.names import normalize_name
-from records.selectors.scoped import in_workspace
+from records.selectors.scoped import workspace_collection
 from records.selectors.serialize import collection_dict
 from records.services.audit_trail import WriteContext, audit, workspace_ensure
 
@@ -92,12 +92,7 @@ def collection_change(
     with updated_at, and audit one event of `kind`, all stamped with one time. A change that
     names no column (an alias) leaves the collection's row and updated_at as they were."""
     with transaction.atomic():
-        collection = in_workspace(
-            Collection.objects.select_for_update(),
-            workspace_id=ctx.workspace_id,
-            pk=v.entity_id(collection_id, "collection_id"),
-            kind="collection",
-        )
+        collection = workspace_collection(ctx.workspace_id, collection_id, lock=True)
         before = collection_dict(collection, view="state")
         now = timezone.now()
         fields = change(collection, now)

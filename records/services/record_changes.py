@@ -13,7 +13,7 @@ from records import validation as v
 from records.errors import VERSION_CONFLICT, AnchorError, invalid
 from records.meaning.embeddings import embed_written
 from records.models import AuditEvent, Collection, Record, RecordVersion
-from records.selectors.scoped import check_active, in_workspace
+from records.selectors.scoped import check_active, in_workspace, workspace_collection
 from records.selectors.serialize import record_dict
 from records.services.audit_trail import WriteContext, audit_event
 from records.services.collections import alias_add, alias_remove
@@ -145,12 +145,7 @@ def record_create(*, ctx: WriteContext, collection_id: Any, title: Any, data: An
     title_text = v.title(title)
     data_obj = v.json_object("data", data)
     with transaction.atomic():
-        collection = in_workspace(
-            Collection.objects,
-            workspace_id=ctx.workspace_id,
-            pk=v.entity_id(collection_id, "collection_id"),
-            kind="collection",
-        )
+        collection = workspace_collection(ctx.workspace_id, collection_id)
         record, version, event = new_record_rows(ctx, collection, title_text, data_obj)
         record.save(force_insert=True)
         version.save(force_insert=True)
