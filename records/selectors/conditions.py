@@ -120,15 +120,9 @@ def _filter_sql(key: str, value: Any) -> Sql:
         return data.kind().wrap("{} = %s", json.dumps(value))
     sqlite_type = {int: "integer", float: "real", str: "text"}.get(type(value))
     if sqlite_type is not None:
-        return Sql(
-            f"json_type(r.data, %s) = '{sqlite_type}' AND json_extract(r.data, %s) = %s",
-            (data.sqlite_path(), data.sqlite_path(), value),
-        )
-    return Sql(
-        "json_type(r.data, %s) IN ('object', 'array') "
-        "AND anchor_canonical_json(json_extract(r.data, %s)) = %s",
-        (data.sqlite_path(), data.sqlite_path(), v.canonical_json(value)),
-    )
+        return data.kind().wrap("{} = %s", sqlite_type) & data.value().wrap("{} = %s", value)
+    whole = data.value().wrap("anchor_canonical_json({}) = %s", v.canonical_json(value))
+    return data.type_is("object", "array") & whole
 
 
 # --- where: typed conditions -----------------------------------------------------------------
