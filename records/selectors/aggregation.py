@@ -179,8 +179,7 @@ def _matched(workspace_id: str, criteria: Criteria, condition: Sql) -> int:
     collection_id = criteria.collection_id
     if collection_id is not None and criteria == Criteria(collection_id=collection_id):
         return active_counts(workspace_id, [collection_id])[collection_id]
-    counted: int = fetch_all(condition.wrap("SELECT COUNT(*) FROM records_record r WHERE {}"))[0][0]
-    return counted
+    return int(fetch_all(condition.wrap("SELECT COUNT(*) FROM records_record r WHERE {}"))[0][0])
 
 
 def _links_are_few(workspace_id: str, matched: int) -> bool:
@@ -451,11 +450,8 @@ def _group(
             continue
         # Per field: used, missing, then sum, avg, min and max (METRIC_OPS after count).
         at = 4 + 6 * fields.index(metric["field"])
-        used, missing, value = (
-            int(row[at] or 0),
-            int(row[at + 1] or 0),
-            row[at + 1 + METRIC_OPS.index(op)],
-        )
+        used, missing = int(row[at] or 0), int(row[at + 1] or 0)
+        value = row[at + 1 + METRIC_OPS.index(op)]
         if value is not None:
             value = float(value) if op == "avg" else plain_number(value)
         group["metrics"].append(

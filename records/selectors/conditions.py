@@ -202,8 +202,9 @@ def _condition_sql(condition: Condition) -> Sql:
         return any_of(_compare(data, "=", item) for item in value)
     if op == "contains":
         element = _array_contains(data, value)
-        if value_kind(value) == "string":
-            return _string_contains(data, value) | element
+        if value_kind(value) == "string":  # a substring of a string, or an element
+            function = "instr({}, %s) > 0" if vendor() == "sqlite" else "strpos({}, %s) > 0"
+            return (data.type_is("string") & data.string().wrap(function, value)) | element
         return element
     return _compare(data, COMPARISONS[op], value)
 
@@ -223,11 +224,6 @@ def _compare(data: DataField, operator: str, value: Any) -> Sql:
             operand = Sql("%s::numeric", (repr(value),))
         return data.type_is("number") & compose("{} " + operator + " {}", data.number(), operand)
     return data.type_is("string") & data.string().wrap("{} " + operator + " %s", value)
-
-
-def _string_contains(data: DataField, value: str) -> Sql:
-    function = "instr({}, %s) > 0" if vendor() == "sqlite" else "strpos({}, %s) > 0"
-    return data.type_is("string") & data.string().wrap(function, value)
 
 
 def _array_contains(data: DataField, value: Any) -> Sql:

@@ -206,15 +206,11 @@ class FieldOrder(Order):
 
     def cursor_key(self, row: Record) -> list[Any]:
         value = row.sort_value  # type: ignore[attr-defined]
-        return [value if self.type == "string" else _number_text(value), row.pk]
+        return [repr(value) if isinstance(value, float) else str(value), row.pk]
 
     def extra_fields(self, row: Record, found_snippets: dict[str, str]) -> dict[str, Any]:
         value = row.sort_value  # type: ignore[attr-defined]
         return {"sort_value": value if self.type == "string" else plain_number(value)}
-
-
-def _number_text(value: Any) -> str:
-    return repr(value) if isinstance(value, float) else str(value)
 
 
 def plain_number(value: Any) -> int | float:
