@@ -15,11 +15,8 @@ MAX_COLLECTIONS = 1000
 def collection_list(*, workspace_id: str) -> dict[str, Any]:
     """Every collection (at most 1000, by name) with its description and active record count;
     three queries whatever the size (the counts are kept by triggers)."""
-    collections = list(
-        Collection.objects.filter(workspace_id=workspace_id).order_by("name", "id")[
-            : MAX_COLLECTIONS + 1
-        ]
-    )
+    by_name = Collection.objects.filter(workspace_id=workspace_id).order_by("name", "id")
+    collections = list(by_name[: MAX_COLLECTIONS + 1])
     truncated = len(collections) > MAX_COLLECTIONS
     collections = collections[:MAX_COLLECTIONS]
     aliases = aliases_by_owner(
