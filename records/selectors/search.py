@@ -75,15 +75,13 @@ def search_records(
         encode_cursor(bound_to, order.cursor_key(last)) if last is not None else None
     )
     if not page["records"] and key is None and criteria.where:
-        hints = []
-        path_hint = data_prefix_hint(workspace_id, criteria)
-        if path_hint:
-            hints.append(f"Nothing matched, perhaps because of a path: {path_hint}")
-        type_hint = mismatch_hint(workspace_id, criteria)
-        if type_hint:
-            hints.append(f"Nothing matched, perhaps because of a value's type: {type_hint}")
-        if hints:
-            page["hint"] = " ".join(hints)
+        hints = {
+            "a path": data_prefix_hint(workspace_id, criteria),
+            "a value's type": mismatch_hint(workspace_id, criteria),
+        }
+        said = [f"Nothing matched, perhaps because of {why}: {h}" for why, h in hints.items() if h]
+        if said:
+            page["hint"] = " ".join(said)
     return page
 
 

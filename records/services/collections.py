@@ -52,14 +52,9 @@ class CollectionFields:
 def _check_collection_name_free(
     ctx: WriteContext, normalized: str, *, field: str, exclude_id: str | None = None
 ) -> None:
+    # Excluding None excludes nothing: every row has its key.
     clash = Collection.objects.filter(workspace_id=ctx.workspace_id, normalized_name=normalized)
-    alias_clash = CollectionAlias.objects.filter(
-        workspace_id=ctx.workspace_id, normalized_alias=normalized
-    )
-    if exclude_id:
-        clash = clash.exclude(pk=exclude_id)
-        alias_clash = alias_clash.exclude(collection_id=exclude_id)
-    existing = clash.first()
+    existing = clash.exclude(pk=exclude_id).first()
     if existing is not None:
         raise AnchorError(
             INVALID_INPUT,
@@ -68,7 +63,10 @@ def _check_collection_name_free(
             field=field,
             collection_id=existing.pk,
         )
-    alias = alias_clash.select_related("collection").first()
+    aliases = CollectionAlias.objects.filter(
+        workspace_id=ctx.workspace_id, normalized_alias=normalized
+    ).exclude(collection_id=exclude_id)
+    alias = aliases.select_related("collection").first()
     if alias is not None:
         raise AnchorError(
             INVALID_INPUT,
