@@ -253,14 +253,12 @@ class RecordAdmin(ServiceWriteAdmin):
         if obj is None:
             return [(None, {"fields": ["collection", "title", "data", "change_reason"]})]
         editable = obj.archived_at is None
-        main = (
-            ["collection", "title", "data"] if editable else ["collection", "title", "data_pretty"]
-        )
-        fieldsets: list[Any] = [(None, {"fields": main})]
-        if editable:
-            this_change = ["change_reason", "loaded_version", "loaded_links_revision"]
-            fieldsets.append(("This change", {"fields": this_change}))
-        return [*fieldsets, ("Provenance", {"fields": PROVENANCE})]
+        this_change = ["change_reason", "loaded_version", "loaded_links_revision"]
+        return [
+            (None, {"fields": ["collection", "title", "data" if editable else "data_pretty"]}),
+            *([("This change", {"fields": this_change})] if editable else []),
+            ("Provenance", {"fields": PROVENANCE}),
+        ]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Record | None = None) -> Any:
         if obj is None:
@@ -425,8 +423,8 @@ class RecordAdmin(ServiceWriteAdmin):
                 services.record_archive(ctx=ctx, record_id=record.pk, expected_version=version)
             except AnchorError as exc:
                 report_refusal(self, request, exc)
-                return HttpResponseRedirect(change_url)
-            self.message_user(request, f"Archived “{record.title}”.", messages.SUCCESS)
+            else:
+                self.message_user(request, f"Archived “{record.title}”.", messages.SUCCESS)
             return HttpResponseRedirect(change_url)
         return admin_page(
             self,
