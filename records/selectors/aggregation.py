@@ -186,14 +186,12 @@ def _links_are_few(workspace_id: str, matched: int) -> bool:
     """Whether the workspace has at most LINKS_PER_RECORD links per matched record (counted
     only up to that bound)."""
     bound = LINKS_PER_RECORD * matched
-    counted: int = fetch_all(
-        Sql(
-            "SELECT COUNT(*) FROM (SELECT 1 FROM records_relationship rel "
-            "WHERE rel.workspace_id = %s LIMIT %s) bounded",
-            (workspace_id, bound + 1),
-        )
-    )[0][0]
-    return counted <= bound
+    bounded = Sql(
+        "SELECT COUNT(*) FROM (SELECT 1 FROM records_relationship rel "
+        "WHERE rel.workspace_id = %s LIMIT %s) bounded",
+        (workspace_id, bound + 1),
+    )
+    return int(fetch_all(bounded)[0][0]) <= bound
 
 
 def _raw_key(keys: list[str]) -> Sql:
