@@ -1,10 +1,7 @@
-"""search_records: active records matching every given criterion, one keyset page at a time.
-
-Three orders, each with its own cursor key: oldest first (created_at, id), best text match
-first (rank, id), or a data field (value, id). Two queries per page at most: the page itself
-and, for text searches, the snippets of that page. Mode "meaning" ranks text by words and by
-meaning together (selectors/meaning_search.py).
-"""
+"""search_records: active records matching every given criterion, one keyset page at a time
+in one of search_pages' orders. Two queries per page at most: the page itself and, for text
+searches, the snippets of that page. Mode "meaning" ranks text by words and by meaning together
+(selectors/meaning_search.py)."""
 
 from __future__ import annotations
 
