@@ -20,6 +20,7 @@ from records.selectors.sql import Sql, all_of, prepare_connection, vendor
 
 NUMBER_TEXT = re.compile(r"-?\d+(\.\d+)?([eE][-+]?\d+)?")
 INTEGER_TEXT = re.compile(r"-?\d+")
+RECORDS = Sql("records_record r")
 COLUMNS = (
     "r.id, r.collection_id, c.name AS collection_name, r.title, r.data, r.version, "
     "r.created_at, r.updated_at"
@@ -69,8 +70,7 @@ def record_item(row: Record) -> dict[str, Any]:
 def _page_sql(
     workspace_id: str, criteria: Criteria, order: Order, key: list[Any] | None, limit: int
 ) -> Sql:
-    columns, join, extra_where = order.source()
-    records = order.records_from()
+    columns, records, join, extra_where = order.source()
     where = all_of([criteria_sql(workspace_id, criteria, rank_joined=order.ranks), extra_where])
     inner = Sql(
         f"SELECT {COLUMNS}{columns.text} FROM {records.text} "
@@ -89,13 +89,10 @@ class Order:
     description = ""
     ranks = False
 
-    def source(self) -> tuple[Sql, Sql, Sql]:
-        """(extra select columns, extra JOIN, extra WHERE) for the inner query."""
-        return Sql(""), Sql(""), Sql("1 = 1")
-
-    def records_from(self) -> Sql:
-        """The FROM item that yields the records r."""
-        return Sql("records_record r")
+    def source(self) -> tuple[Sql, Sql, Sql, Sql]:
+        """(extra select columns, the FROM item yielding the records r, extra JOIN, extra WHERE)
+        for the inner query."""
+        return Sql(""), RECORDS, Sql(""), Sql("1 = 1")
 
     def order_sql(self) -> str:
         raise NotImplementedError
@@ -143,12 +140,9 @@ class RelevanceOrder(Order):
     def __init__(self, words: list[str]) -> None:
         self.words = words
 
-    def source(self) -> tuple[Sql, Sql, Sql]:
-        _, join, rank = ranked_source(self.words)
-        return Sql(f", {rank} AS text_rank"), join, Sql("1 = 1")
-
-    def records_from(self) -> Sql:
-        return ranked_source(self.words)[0]
+    def source(self) -> tuple[Sql, Sql, Sql, Sql]:
+        records, join, rank = ranked_source(self.words)
+        return Sql(f", {rank} AS text_rank"), records, join, Sql("1 = 1")
 
     def order_sql(self) -> str:
         return "page.text_rank, page.id"
@@ -176,10 +170,10 @@ class FieldOrder(Order):
             "then record_id; records lacking the field or holding another type are excluded"
         )
 
-    def source(self) -> tuple[Sql, Sql, Sql]:
+    def source(self) -> tuple[Sql, Sql, Sql, Sql]:
         data = DataField(self.field)
         value = data.number() if self.type == "number" else data.string()
-        return value.wrap(", {} AS sort_value"), Sql(""), data.type_is(self.type)
+        return value.wrap(", {} AS sort_value"), RECORDS, Sql(""), data.type_is(self.type)
 
     def order_sql(self) -> str:
         return f"page.sort_value {'ASC' if self.direction == 'asc' else 'DESC'}, page.id"
