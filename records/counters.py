@@ -23,11 +23,8 @@ def links_key(record_id: str) -> str:
 
 def counter_values(workspace_id: str, keys: Iterable[str]) -> dict[str, int]:
     wanted = sorted(set(keys))
-    found = dict(
-        RevisionCounter.objects.filter(workspace_id=workspace_id, key__in=wanted).values_list(
-            "key", "value"
-        )
-    )
+    rows = RevisionCounter.objects.filter(workspace_id=workspace_id, key__in=wanted)
+    found = dict(rows.values_list("key", "value"))
     return {key: found.get(key, 0) for key in wanted}
 
 

@@ -229,33 +229,28 @@ class CollectionAdmin(ServiceWriteAdmin):
     ) -> None:
         cleaned = form.cleaned_data
         fields: services.CollectionFields = cleaned["fields"]
+        gated = bool(cleaned.get("requires_approval"))
+        # A new collection left without a workspace (a superuser's choice) gets the default one.
+        workspace_id = obj.workspace_id or settings.ANCHOR_WORKSPACE_ID
+        ctx = admin_context(request, workspace_id, cleaned.get("change_reason", ""))
         if not change:
-            workspace = cleaned.get("workspace")
-            workspace_id = workspace.pk if workspace else settings.ANCHOR_WORKSPACE_ID
-            ctx = admin_context(request, workspace_id, cleaned.get("change_reason", ""))
-            created = services.collection_create(ctx=ctx, fields=fields)
-            if cleaned.get("requires_approval"):
-                created = services.collection_set_requires_approval(
-                    ctx=ctx, collection_id=created.pk, requires_approval=True
+            current = services.collection_create(ctx=ctx, fields=fields)
+        else:
+            current = Collection.objects.select_for_update().get(pk=obj.pk)
+            if collection_digest(current) != cleaned.get("loaded_state"):
+                raise AnchorError(
+                    VERSION_CONFLICT,
+                    f"Collection {current.name!r} changed while you were editing it; reload the "
+                    "page and make your change again.",
                 )
-            copy_saved(obj, created)
-            return
-        ctx = admin_context(request, obj.workspace_id, cleaned.get("change_reason", ""))
-        current = Collection.objects.select_for_update().get(pk=obj.pk)
-        if collection_digest(current) != cleaned.get("loaded_state"):
-            raise AnchorError(
-                VERSION_CONFLICT,
-                f"Collection {current.name!r} changed while you were editing it; reload the "
-                "page and make your change again.",
-            )
-        before = collection_dict(current, view="state")
-        if any(before[key] != value for key, value in asdict(fields).items()):
-            services.collection_update(ctx=ctx, collection_id=obj.pk, fields=fields)
-        if before["requires_approval"] != bool(cleaned.get("requires_approval")):
+            before = collection_dict(current, view="state")
+            if any(before[key] != value for key, value in asdict(fields).items()):
+                services.collection_update(ctx=ctx, collection_id=obj.pk, fields=fields)
+        if current.requires_approval != gated:
             services.collection_set_requires_approval(
-                ctx=ctx, collection_id=obj.pk, requires_approval=bool(cleaned["requires_approval"])
+                ctx=ctx, collection_id=current.pk, requires_approval=gated
             )
-        copy_saved(obj, Collection.objects.get(pk=obj.pk))
+        copy_saved(obj, Collection.objects.get(pk=current.pk))
 
     def save_formset(
         self, request: HttpRequest, form: CollectionForm, formset: Any, change: bool

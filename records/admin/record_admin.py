@@ -63,11 +63,10 @@ class PrettyJSONField(forms.JSONField):
         return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
 
 
-def _service_check(
-    form: forms.BaseForm, field: str, check: Callable[..., T], *args: Any
-) -> T | None:
+def _service_check(form: forms.BaseForm, field: str, check: Callable[[Any, str], T]) -> T | None:
+    """The service's own check of a field's cleaned value, its refusal shown beside the field."""
     try:
-        return check(*args)
+        return check(form.cleaned_data.get(field), field)
     except AnchorError as exc:
         form.add_error(field, as_validation_error(exc))
         return None
@@ -104,12 +103,13 @@ class RecordForm(forms.ModelForm):  # type: ignore[type-arg]
             self.fields["loaded_links_revision"].initial = links_revision(self.instance)
 
     def clean_title(self) -> str | None:
-        return _service_check(self, "title", v.title, self.cleaned_data.get("title"))
+        return _service_check(self, "title", v.title)
 
     def clean_data(self) -> dict[str, Any] | None:
-        data = self.cleaned_data.get("data")
-        data = {} if data is None else data
-        return _service_check(self, "data", v.json_object, "data", data)
+        def json_object(data: Any, field: str) -> dict[str, Any]:
+            return v.json_object(field, {} if data is None else data)
+
+        return _service_check(self, "data", json_object)
 
     def clean(self) -> dict[str, Any]:
         super().clean()
@@ -147,7 +147,7 @@ class RecordForm(forms.ModelForm):  # type: ignore[type-arg]
 
 class RecordAliasForm(forms.ModelForm):  # type: ignore[type-arg]
     def clean_alias(self) -> str | None:
-        return _service_check(self, "alias", v.title, self.cleaned_data.get("alias"), "alias")
+        return _service_check(self, "alias", v.title)
 
 
 class OutgoingLinkForm(forms.ModelForm):  # type: ignore[type-arg]
@@ -156,12 +156,7 @@ class OutgoingLinkForm(forms.ModelForm):  # type: ignore[type-arg]
         fields = ["relationship_type", "target"]
 
     def clean_relationship_type(self) -> str | None:
-        return _service_check(
-            self,
-            "relationship_type",
-            v.relationship_type,
-            self.cleaned_data.get("relationship_type"),
-        )
+        return _service_check(self, "relationship_type", v.relationship_type)
 
     def clean(self) -> dict[str, Any]:
         super().clean()
@@ -258,14 +253,12 @@ class RecordAdmin(ServiceWriteAdmin):
         if obj is None:
             return [(None, {"fields": ["collection", "title", "data", "change_reason"]})]
         editable = obj.archived_at is None
-        main = (
-            ["collection", "title", "data"] if editable else ["collection", "title", "data_pretty"]
-        )
-        fieldsets: list[Any] = [(None, {"fields": main})]
-        if editable:
-            this_change = ["change_reason", "loaded_version", "loaded_links_revision"]
-            fieldsets.append(("This change", {"fields": this_change}))
-        return [*fieldsets, ("Provenance", {"fields": PROVENANCE})]
+        this_change = ["change_reason", "loaded_version", "loaded_links_revision"]
+        return [
+            (None, {"fields": ["collection", "title", "data" if editable else "data_pretty"]}),
+            *([("This change", {"fields": this_change})] if editable else []),
+            ("Provenance", {"fields": PROVENANCE}),
+        ]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Record | None = None) -> Any:
         if obj is None:
@@ -430,8 +423,8 @@ class RecordAdmin(ServiceWriteAdmin):
                 services.record_archive(ctx=ctx, record_id=record.pk, expected_version=version)
             except AnchorError as exc:
                 report_refusal(self, request, exc)
-                return HttpResponseRedirect(change_url)
-            self.message_user(request, f"Archived “{record.title}”.", messages.SUCCESS)
+            else:
+                self.message_user(request, f"Archived “{record.title}”.", messages.SUCCESS)
             return HttpResponseRedirect(change_url)
         return admin_page(
             self,

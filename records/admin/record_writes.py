@@ -14,7 +14,6 @@ from records.approval import Touched
 from records.counters import counter_values, links_key
 from records.errors import VERSION_CONFLICT, AnchorError
 from records.models import AuditEvent, Record
-from records.selectors import in_workspace
 from records.services import WriteContext
 from records.validation import canonical_json
 
@@ -72,12 +71,7 @@ def record_edit_apply(
     with transaction.atomic():
         admit_person_write(ctx, Touched.of(records=[record_id]))
         # Locked, and refused unless still exactly what the person was looking at.
-        record = in_workspace(
-            Record.objects.select_for_update(),
-            workspace_id=ctx.workspace_id,
-            pk=record_id,
-            kind="record",
-        )
+        record = services.lock_record(ctx, record_id)
         message = stale_message(record, loaded_version, loaded_links)
         if message:
             raise AnchorError(

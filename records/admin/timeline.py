@@ -185,11 +185,8 @@ def _decided_by(event: AuditEvent) -> tuple[str, str]:
 
 def record_timeline(record: Record, limit: int = 50) -> tuple[list[dict[str, Any]], bool]:
     """The newest `limit` events about the record, newest first, and whether older ones exist."""
-    events = list(
-        AuditEvent.objects.filter(workspace_id=record.workspace_id, record_id=record.pk).order_by(
-            "-created_at", "-id"
-        )[: limit + 1]
-    )
+    about = AuditEvent.objects.filter(workspace_id=record.workspace_id, record_id=record.pk)
+    events = list(about.order_by("-created_at", "-id")[: limit + 1])
     events, more = events[:limit], len(events) > limit
     reviewed = [e.pk for e in events if e.agent_reported_clarification.strip()]
     verdicts = clarification_reviews_for(reviewed, workspace_id=record.workspace_id)

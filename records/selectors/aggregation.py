@@ -151,15 +151,12 @@ def _parse_group_by(workspace_id: str, value: Any) -> dict[str, Any]:
     if not isinstance(linked, dict):
         raise invalid("group_by.linked", shapes)
     args.only_keys(linked, "group_by.linked", {"relationship_types", "direction"}, set())
+    types, direction = args.link_filter(linked, "group_by.linked")
     return {
         "kind": "linked",
         "workspace_id": workspace_id,
-        "relationship_types": args.relationship_types(
-            linked.get("relationship_types"), "group_by.linked.relationship_types"
-        ),
-        "direction": args.direction(
-            linked.get("direction"), "group_by.linked.direction", default="both"
-        ),
+        "relationship_types": types,
+        "direction": direction,
     }
 
 
@@ -182,22 +179,19 @@ def _matched(workspace_id: str, criteria: Criteria, condition: Sql) -> int:
     collection_id = criteria.collection_id
     if collection_id is not None and criteria == Criteria(collection_id=collection_id):
         return active_counts(workspace_id, [collection_id])[collection_id]
-    counted: int = fetch_all(condition.wrap("SELECT COUNT(*) FROM records_record r WHERE {}"))[0][0]
-    return counted
+    return int(fetch_all(condition.wrap("SELECT COUNT(*) FROM records_record r WHERE {}"))[0][0])
 
 
 def _links_are_few(workspace_id: str, matched: int) -> bool:
     """Whether the workspace has at most LINKS_PER_RECORD links per matched record (counted
     only up to that bound)."""
     bound = LINKS_PER_RECORD * matched
-    counted: int = fetch_all(
-        Sql(
-            "SELECT COUNT(*) FROM (SELECT 1 FROM records_relationship rel "
-            "WHERE rel.workspace_id = %s LIMIT %s) bounded",
-            (workspace_id, bound + 1),
-        )
-    )[0][0]
-    return counted <= bound
+    bounded = Sql(
+        "SELECT COUNT(*) FROM (SELECT 1 FROM records_relationship rel "
+        "WHERE rel.workspace_id = %s LIMIT %s) bounded",
+        (workspace_id, bound + 1),
+    )
+    return int(fetch_all(bounded)[0][0]) <= bound
 
 
 def _raw_key(keys: list[str]) -> Sql:
@@ -454,11 +448,8 @@ def _group(
             continue
         # Per field: used, missing, then sum, avg, min and max (METRIC_OPS after count).
         at = 4 + 6 * fields.index(metric["field"])
-        used, missing, value = (
-            int(row[at] or 0),
-            int(row[at + 1] or 0),
-            row[at + 1 + METRIC_OPS.index(op)],
-        )
+        used, missing = int(row[at] or 0), int(row[at + 1] or 0)
+        value = row[at + 1 + METRIC_OPS.index(op)]
         if value is not None:
             value = float(value) if op == "avg" else plain_number(value)
         group["metrics"].append(

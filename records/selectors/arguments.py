@@ -81,6 +81,12 @@ def direction(value: Any, field: str, *, default: str) -> str:
     return str(value)
 
 
+def link_filter(value: dict[str, Any], field: str) -> tuple[list[str] | None, str]:
+    """A link filter's relationship_types (None: every type) and direction (by default both)."""
+    types = relationship_types(value.get("relationship_types"), f"{field}.relationship_types")
+    return types, direction(value.get("direction"), f"{field}.direction", default="both")
+
+
 def timestamp(value: Any, field: str) -> datetime:
     """ISO 8601; a timestamp without an offset is taken as UTC, the server's storage zone."""
     if not isinstance(value, str):

@@ -7,7 +7,7 @@ from typing import Any
 from records.models import Collection, CollectionAlias
 from records.selectors.active_counts import active_counts
 from records.selectors.scoped import in_workspace
-from records.selectors.serialize import collection_dict
+from records.selectors.serialize import aliases_by_owner, collection_dict
 
 MAX_COLLECTIONS = 1000
 
@@ -15,24 +15,17 @@ MAX_COLLECTIONS = 1000
 def collection_list(*, workspace_id: str) -> dict[str, Any]:
     """Every collection (at most 1000, by name) with its description and active record count;
     three queries whatever the size (the counts are kept by triggers)."""
-    collections = list(
-        Collection.objects.filter(workspace_id=workspace_id).order_by("name", "id")[
-            : MAX_COLLECTIONS + 1
-        ]
-    )
+    by_name = Collection.objects.filter(workspace_id=workspace_id).order_by("name", "id")
+    collections = list(by_name[: MAX_COLLECTIONS + 1])
     truncated = len(collections) > MAX_COLLECTIONS
     collections = collections[:MAX_COLLECTIONS]
-    aliases: dict[str, list[str]] = {}
-    for collection_id, alias in (
-        CollectionAlias.objects.filter(workspace_id=workspace_id)
-        .order_by("alias")
-        .values_list("collection_id", "alias")
-    ):
-        aliases.setdefault(collection_id, []).append(alias)
+    aliases = aliases_by_owner(
+        CollectionAlias.objects.filter(workspace_id=workspace_id), "collection_id"
+    )
     counts = active_counts(workspace_id, (collection.pk for collection in collections))
     return {
         "collections": [
-            collection_dict(collection, aliases=aliases.get(collection.pk, []))
+            collection_dict(collection, aliases=aliases[collection.pk])
             | {"active_record_count": counts[collection.pk]}
             for collection in collections
         ],

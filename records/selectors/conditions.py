@@ -120,15 +120,9 @@ def _filter_sql(key: str, value: Any) -> Sql:
         return data.kind().wrap("{} = %s", json.dumps(value))
     sqlite_type = {int: "integer", float: "real", str: "text"}.get(type(value))
     if sqlite_type is not None:
-        return Sql(
-            f"json_type(r.data, %s) = '{sqlite_type}' AND json_extract(r.data, %s) = %s",
-            (data.sqlite_path(), data.sqlite_path(), value),
-        )
-    return Sql(
-        "json_type(r.data, %s) IN ('object', 'array') "
-        "AND anchor_canonical_json(json_extract(r.data, %s)) = %s",
-        (data.sqlite_path(), data.sqlite_path(), v.canonical_json(value)),
-    )
+        return data.kind().wrap("{} = %s", sqlite_type) & data.value().wrap("{} = %s", value)
+    whole = data.value().wrap("anchor_canonical_json({}) = %s", v.canonical_json(value))
+    return data.type_is("object", "array") & whole
 
 
 # --- where: typed conditions -----------------------------------------------------------------
@@ -208,8 +202,9 @@ def _condition_sql(condition: Condition) -> Sql:
         return any_of(_compare(data, "=", item) for item in value)
     if op == "contains":
         element = _array_contains(data, value)
-        if value_kind(value) == "string":
-            return _string_contains(data, value) | element
+        if value_kind(value) == "string":  # a substring of a string, or an element
+            function = "instr({}, %s) > 0" if vendor() == "sqlite" else "strpos({}, %s) > 0"
+            return (data.type_is("string") & data.string().wrap(function, value)) | element
         return element
     return _compare(data, COMPARISONS[op], value)
 
@@ -229,11 +224,6 @@ def _compare(data: DataField, operator: str, value: Any) -> Sql:
             operand = Sql("%s::numeric", (repr(value),))
         return data.type_is("number") & compose("{} " + operator + " {}", data.number(), operand)
     return data.type_is("string") & data.string().wrap("{} " + operator + " %s", value)
-
-
-def _string_contains(data: DataField, value: str) -> Sql:
-    function = "instr({}, %s) > 0" if vendor() == "sqlite" else "strpos({}, %s) > 0"
-    return data.type_is("string") & data.string().wrap(function, value)
 
 
 def _array_contains(data: DataField, value: Any) -> Sql:
@@ -270,13 +260,7 @@ def _parse_linked_to(workspace_id: str, value: Any) -> LinkedTo | None:
         kind="record",
         field="linked_to.record_id",
     )
-    return LinkedTo(
-        record_id=record_id,
-        relationship_types=args.relationship_types(
-            value.get("relationship_types"), "linked_to.relationship_types"
-        ),
-        direction=args.direction(value.get("direction"), "linked_to.direction", default="both"),
-    )
+    return LinkedTo(record_id, *args.link_filter(value, "linked_to"))
 
 
 def _linked_sql(workspace_id: str, linked: LinkedTo) -> Sql:

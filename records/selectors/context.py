@@ -15,7 +15,7 @@ from records.selectors.arguments import bounded_int, timestamp
 from records.selectors.context_budget import within_budget
 from records.selectors.history import history_fingerprint, newest, record_events, state_as_of
 from records.selectors.scoped import in_workspace
-from records.selectors.serialize import CLARIFICATION_NOTE, record_dict
+from records.selectors.serialize import CLARIFICATION_NOTE, aliases_by_owner, record_dict
 from records.selectors.sql import LINK_SIDES, Sql, fetch_all, joined, placeholders, vendor
 
 MAX_RELATIONSHIPS = 100
@@ -123,15 +123,12 @@ def record_contexts(
     }
     if not records:
         return {}
-    aliases: dict[str, list[str]] = {record_id: [] for record_id in records}
-    rows = RecordAlias.objects.filter(record_id__in=list(records)).values_list("record_id", "alias")
-    for record_id, alias in rows:
-        aliases[record_id].append(alias)
+    aliases = aliases_by_owner(RecordAlias.objects.filter(record_id__in=list(records)), "record_id")
     links = _ranked_links(workspace_id, list(records), relationship_limit)
     return {
         record_id: _lean(
             {
-                "record": record_dict(records[record_id], aliases=sorted(aliases[record_id])),
+                "record": record_dict(records[record_id], aliases=aliases[record_id]),
                 "links": links[record_id],
                 "events": None,
                 "events_omitted": True,

@@ -6,7 +6,6 @@ query filters anyway, and a signing key would differ between server processes.""
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 import json
 from typing import Any
@@ -37,7 +36,7 @@ def decode_cursor(cursor: Any, bound_to: str, *, key_length: int) -> list[Any] |
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         payload = json.loads(raw.decode("utf-8"))
-    except (binascii.Error, UnicodeDecodeError, ValueError):
+    except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors
         raise invalid("cursor", f"is malformed; {FIX}") from None
     if not isinstance(payload, dict) or not isinstance(payload.get("k"), list):
         raise invalid("cursor", f"is malformed; {FIX}")

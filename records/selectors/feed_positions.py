@@ -10,7 +10,6 @@ The start of the log is not sealed. A "run" cursor also holds the last event of 
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 import hmac
 
@@ -50,12 +49,10 @@ def open_sealed(workspace_id: str, cursor: object) -> tuple[str, int, int | None
     try:
         text = cursor[len(PREFIX) :]
         body = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-    except (binascii.Error, ValueError):
+    except ValueError:  # binascii.Error is one
         raise invalid("cursor", REFUSAL) from None
-    if len(body) not in (IV_BYTES + 9, IV_BYTES + 17):
-        raise invalid("cursor", REFUSAL)
     key = _key(workspace_id)
-    if not key:
+    if len(body) not in (IV_BYTES + 9, IV_BYTES + 17) or not key:
         raise invalid("cursor", REFUSAL)
     iv, hidden = body[:IV_BYTES], body[IV_BYTES:]
     plain = _xor(hidden, _mac(key, b"pad", iv))

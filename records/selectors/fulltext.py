@@ -48,17 +48,13 @@ def text_words(value: Any) -> list[str]:
 def require_fulltext() -> None:
     if vendor() != "sqlite":
         return
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'records_record_fts'"
+    if "records_record_fts" not in connection.introspection.table_names():
+        raise AnchorError(
+            UNSUPPORTED,
+            "text: this server's SQLite build has no FTS5, so full-text search is "
+            "unavailable. Use query (title substring), filters or where instead.",
+            field="text",
         )
-        if cursor.fetchone() is None:
-            raise AnchorError(
-                UNSUPPORTED,
-                "text: this server's SQLite build has no FTS5, so full-text search is "
-                "unavailable. Use query (title substring), filters or where instead.",
-                field="text",
-            )
 
 
 def _sqlite_match(words: list[str]) -> str:

@@ -27,14 +27,8 @@ KIND_OF = {name: kind for kind, names in SQLITE_TYPES.items() for name in names}
 def mismatch_hint(workspace_id: str, criteria: Criteria) -> str:
     """A sentence per condition whose value's type the scope does not store; "" if none."""
     said = []
-    checked = 0
-    for index, condition in enumerate(criteria.where):
-        sent = _sent_kind(condition)
-        if sent is None:
-            continue
-        if checked == MAX_CHECKED_CONDITIONS:
-            break
-        checked += 1
+    typed = [(i, c, sent) for i, c in enumerate(criteria.where) if (sent := _sent_kind(c))]
+    for index, condition, sent in typed[:MAX_CHECKED_CONDITIONS]:
         stored = _stored_kind(workspace_id, criteria.collection_id, condition.keys, sent)
         if stored is not None:
             said.append(_sentence(index, condition, sent, stored))

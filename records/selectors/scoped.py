@@ -35,6 +35,16 @@ def in_workspace(
     return row
 
 
+def workspace_collection(
+    workspace_id: str, collection_id: Any, *, lock: bool = False
+) -> Collection:
+    """The collection `collection_id` of the workspace (with lock, locked until the transaction
+    ends), or NOT_FOUND naming collection_id."""
+    rows = Collection.objects.select_for_update() if lock else Collection.objects
+    pk = entity_id(collection_id, "collection_id")
+    return in_workspace(rows, workspace_id=workspace_id, pk=pk, kind="collection")
+
+
 def collection_checked(workspace_id: str, collection_id: Any) -> str | None:
     """An optional collection_id argument, refused unless a collection of the workspace has it."""
     if collection_id is None:

@@ -1,10 +1,7 @@
-"""search_records: active records matching every given criterion, one keyset page at a time.
-
-Three orders, each with its own cursor key: oldest first (created_at, id), best text match
-first (rank, id), or a data field (value, id). Two queries per page at most: the page itself
-and, for text searches, the snippets of that page. Mode "meaning" ranks text by words and by
-meaning together (selectors/meaning_search.py).
-"""
+"""search_records: active records matching every given criterion, one keyset page at a time
+in one of search_pages' orders. Two queries per page at most: the page itself and, for text
+searches, the snippets of that page. Mode "meaning" ranks text by words and by meaning together
+(selectors/meaning_search.py)."""
 
 from __future__ import annotations
 
@@ -75,15 +72,13 @@ def search_records(
         encode_cursor(bound_to, order.cursor_key(last)) if last is not None else None
     )
     if not page["records"] and key is None and criteria.where:
-        hints = []
-        path_hint = data_prefix_hint(workspace_id, criteria)
-        if path_hint:
-            hints.append(f"Nothing matched, perhaps because of a path: {path_hint}")
-        type_hint = mismatch_hint(workspace_id, criteria)
-        if type_hint:
-            hints.append(f"Nothing matched, perhaps because of a value's type: {type_hint}")
-        if hints:
-            page["hint"] = " ".join(hints)
+        hints = {
+            "a path": data_prefix_hint(workspace_id, criteria),
+            "a value's type": mismatch_hint(workspace_id, criteria),
+        }
+        said = [f"Nothing matched, perhaps because of {why}: {h}" for why, h in hints.items() if h]
+        if said:
+            page["hint"] = " ".join(said)
     return page
 
 

@@ -20,6 +20,7 @@ from records.selectors.sql import Sql, all_of, prepare_connection, vendor
 
 NUMBER_TEXT = re.compile(r"-?\d+(\.\d+)?([eE][-+]?\d+)?")
 INTEGER_TEXT = re.compile(r"-?\d+")
+RECORDS = Sql("records_record r")
 COLUMNS = (
     "r.id, r.collection_id, c.name AS collection_name, r.title, r.data, r.version, "
     "r.created_at, r.updated_at"
@@ -69,8 +70,7 @@ def record_item(row: Record) -> dict[str, Any]:
 def _page_sql(
     workspace_id: str, criteria: Criteria, order: Order, key: list[Any] | None, limit: int
 ) -> Sql:
-    columns, join, extra_where = order.source()
-    records = order.records_from()
+    columns, records, join, extra_where = order.source()
     where = all_of([criteria_sql(workspace_id, criteria, rank_joined=order.ranks), extra_where])
     inner = Sql(
         f"SELECT {COLUMNS}{columns.text} FROM {records.text} "
@@ -89,13 +89,10 @@ class Order:
     description = ""
     ranks = False
 
-    def source(self) -> tuple[Sql, Sql, Sql]:
-        """(extra select columns, extra JOIN, extra WHERE) for the inner query."""
-        return Sql(""), Sql(""), Sql("1 = 1")
-
-    def records_from(self) -> Sql:
-        """The FROM item that yields the records r."""
-        return Sql("records_record r")
+    def source(self) -> tuple[Sql, Sql, Sql, Sql]:
+        """(extra select columns, the FROM item yielding the records r, extra JOIN, extra WHERE)
+        for the inner query."""
+        return Sql(""), RECORDS, Sql(""), Sql("1 = 1")
 
     def order_sql(self) -> str:
         raise NotImplementedError
@@ -110,10 +107,16 @@ class Order:
         return {}
 
 
-def _record_id_key(value: Any) -> str:
-    if not isinstance(value, str) or len(value) > 36:
+def _after(
+    column: str, value: Any, record_id: Any, operator: str = ">", operand: str = "%s"
+) -> Sql:
+    """The rows past a cursor's key (value, record ID) in the page's order of `column`."""
+    if not isinstance(record_id, str) or len(record_id) > 36:
         raise invalid("cursor", "is malformed; pass next_cursor unchanged.")
-    return value
+    return Sql(
+        f"page.{column} {operator} {operand} OR (page.{column} = {operand} AND page.id > %s)",
+        (value, value, record_id),
+    )
 
 
 class CreatedOrder(Order):
@@ -124,11 +127,7 @@ class CreatedOrder(Order):
 
     def after(self, key: list[Any]) -> Sql:
         created_at = connection.ops.adapt_datetimefield_value(parse_iso_key(key[0]))
-        record_id = _record_id_key(key[1])
-        return Sql(
-            "page.created_at > %s OR (page.created_at = %s AND page.id > %s)",
-            (created_at, created_at, record_id),
-        )
+        return _after("created_at", created_at, key[1])
 
     def cursor_key(self, row: Record) -> list[Any]:
         return [iso(row.created_at), row.pk]
@@ -141,12 +140,9 @@ class RelevanceOrder(Order):
     def __init__(self, words: list[str]) -> None:
         self.words = words
 
-    def source(self) -> tuple[Sql, Sql, Sql]:
-        _, join, rank = ranked_source(self.words)
-        return Sql(f", {rank} AS text_rank"), join, Sql("1 = 1")
-
-    def records_from(self) -> Sql:
-        return ranked_source(self.words)[0]
+    def source(self) -> tuple[Sql, Sql, Sql, Sql]:
+        records, join, rank = ranked_source(self.words)
+        return Sql(f", {rank} AS text_rank"), records, join, Sql("1 = 1")
 
     def order_sql(self) -> str:
         return "page.text_rank, page.id"
@@ -155,11 +151,7 @@ class RelevanceOrder(Order):
         rank = key[0]
         if isinstance(rank, bool) or not isinstance(rank, (int, float)):
             raise invalid("cursor", "is malformed; pass next_cursor unchanged.")
-        record_id = _record_id_key(key[1])
-        return Sql(
-            "page.text_rank > %s OR (page.text_rank = %s AND page.id > %s)",
-            (float(rank), float(rank), record_id),
-        )
+        return _after("text_rank", float(rank), key[1])
 
     def cursor_key(self, row: Record) -> list[Any]:
         return [float(row.text_rank), row.pk]  # type: ignore[attr-defined]
@@ -178,26 +170,21 @@ class FieldOrder(Order):
             "then record_id; records lacking the field or holding another type are excluded"
         )
 
-    def source(self) -> tuple[Sql, Sql, Sql]:
+    def source(self) -> tuple[Sql, Sql, Sql, Sql]:
         data = DataField(self.field)
         value = data.number() if self.type == "number" else data.string()
-        return value.wrap(", {} AS sort_value"), Sql(""), data.type_is(self.type)
+        return value.wrap(", {} AS sort_value"), RECORDS, Sql(""), data.type_is(self.type)
 
     def order_sql(self) -> str:
         return f"page.sort_value {'ASC' if self.direction == 'asc' else 'DESC'}, page.id"
 
     def after(self, key: list[Any]) -> Sql:
         operator = ">" if self.direction == "asc" else "<"
-        record_id = _record_id_key(key[1])
         value = self._key_value(key[0])
         operand = "%s::numeric" if self.type == "number" and vendor() != "sqlite" else "%s"
         if self.type == "string" and vendor() != "sqlite":
             operand = '%s COLLATE "C"'
-        return Sql(
-            f"page.sort_value {operator} {operand} "
-            f"OR (page.sort_value = {operand} AND page.id > %s)",
-            (value, value, record_id),
-        )
+        return _after("sort_value", value, key[1], operator, operand)
 
     def _key_value(self, value: Any) -> Any:
         if self.type == "string":
@@ -213,15 +200,11 @@ class FieldOrder(Order):
 
     def cursor_key(self, row: Record) -> list[Any]:
         value = row.sort_value  # type: ignore[attr-defined]
-        return [value if self.type == "string" else _number_text(value), row.pk]
+        return [repr(value) if isinstance(value, float) else str(value), row.pk]
 
     def extra_fields(self, row: Record, found_snippets: dict[str, str]) -> dict[str, Any]:
         value = row.sort_value  # type: ignore[attr-defined]
         return {"sort_value": value if self.type == "string" else plain_number(value)}
-
-
-def _number_text(value: Any) -> str:
-    return repr(value) if isinstance(value, float) else str(value)
 
 
 def plain_number(value: Any) -> int | float:

@@ -5,8 +5,11 @@ and after), "write" (adds IDs and timestamps), "read" (adds what a reader needs 
 
 from __future__ import annotations
 
+from collections import defaultdict
 from datetime import datetime
 from typing import Any, Literal
+
+from django.db.models import QuerySet
 
 from records.acting import acted_by
 from records.errors import invalid
@@ -42,6 +45,14 @@ def parse_iso_key(value: Any) -> datetime:
     if parsed.tzinfo is None:
         raise invalid("cursor", "is malformed; pass next_cursor unchanged.")
     return parsed
+
+
+def aliases_by_owner(aliases: QuerySet[Any], owner: str) -> dict[str, list[str]]:
+    """Each owner's aliases (by the `owner` column), sorted as record_dict sorts them."""
+    found: dict[str, list[str]] = defaultdict(list)
+    for owner_id, alias in sorted(aliases.values_list(owner, "alias")):
+        found[owner_id].append(alias)
+    return found
 
 
 def record_dict(

@@ -40,7 +40,7 @@ def traverse(
     types = args.relationship_types(relationship_types, "relationship_types")
     collection_id = collection_checked(workspace_id, collection_id)
     start = in_workspace(
-        Record.objects.values("id", "title", "collection_id", "archived_at"),
+        Record.objects.values_list("id", "title", "collection_id", "archived_at"),
         workspace_id=workspace_id,
         pk=start_id,
         kind="record",
@@ -48,8 +48,8 @@ def traverse(
     )
 
     walk = _Walk(max_nodes)
-    walk.visit((start["id"], start["title"], start["collection_id"], start["archived_at"]), 0, [])
-    frontier = [start["id"]]
+    walk.visit(start, 0, [])
+    frontier = [start_id]
     for depth in range(1, max_depth + 1):
         if not frontier:
             break

@@ -37,6 +37,7 @@ from records.services.memberships import (
     workspace_membership_remove,
 )
 from records.services.record_changes import (
+    lock_record,
     lock_records,
     record_alias_add,
     record_alias_remove,
@@ -66,6 +67,7 @@ __all__ = [
     "collection_create",
     "collection_set_requires_approval",
     "collection_update",
+    "lock_record",
     "lock_records",
     "record_alias_add",
     "record_alias_remove",

@@ -15,7 +15,7 @@ from records import validation as v
 from records.errors import INVALID_INPUT, AnchorError, invalid
 from records.models import Collection, CollectionAlias, Record
 from records.names import normalize_name
-from records.selectors.scoped import in_workspace
+from records.selectors.scoped import workspace_collection
 from records.selectors.serialize import collection_dict
 from records.services.audit_trail import WriteContext, audit, workspace_ensure
 
@@ -52,14 +52,9 @@ class CollectionFields:
 def _check_collection_name_free(
     ctx: WriteContext, normalized: str, *, field: str, exclude_id: str | None = None
 ) -> None:
+    # Excluding None excludes nothing: every row has its key.
     clash = Collection.objects.filter(workspace_id=ctx.workspace_id, normalized_name=normalized)
-    alias_clash = CollectionAlias.objects.filter(
-        workspace_id=ctx.workspace_id, normalized_alias=normalized
-    )
-    if exclude_id:
-        clash = clash.exclude(pk=exclude_id)
-        alias_clash = alias_clash.exclude(collection_id=exclude_id)
-    existing = clash.first()
+    existing = clash.exclude(pk=exclude_id).first()
     if existing is not None:
         raise AnchorError(
             INVALID_INPUT,
@@ -68,7 +63,10 @@ def _check_collection_name_free(
             field=field,
             collection_id=existing.pk,
         )
-    alias = alias_clash.select_related("collection").first()
+    aliases = CollectionAlias.objects.filter(
+        workspace_id=ctx.workspace_id, normalized_alias=normalized
+    ).exclude(collection_id=exclude_id)
+    alias = aliases.select_related("collection").first()
     if alias is not None:
         raise AnchorError(
             INVALID_INPUT,
@@ -85,19 +83,14 @@ CollectionChangeFn = Callable[[Collection, datetime], dict[str, Any]]
 
 
 def collection_change(
-    ctx: WriteContext, *, collection_id: Any, kind: str, change: CollectionChangeFn
+    ctx: WriteContext, collection_id: Any, kind: str, change: CollectionChangeFn
 ) -> Collection:
     """The one sequence every change to a collection goes through, in one transaction: lock it,
     keep its state, let `change` decide (and write its alias rows), save the columns it names
     with updated_at, and audit one event of `kind`, all stamped with one time. A change that
     names no column (an alias) leaves the collection's row and updated_at as they were."""
     with transaction.atomic():
-        collection = in_workspace(
-            Collection.objects.select_for_update(),
-            workspace_id=ctx.workspace_id,
-            pk=v.entity_id(collection_id, "collection_id"),
-            kind="collection",
-        )
+        collection = workspace_collection(ctx.workspace_id, collection_id, lock=True)
         before = collection_dict(collection, view="state")
         now = timezone.now()
         fields = change(collection, now)
@@ -155,20 +148,16 @@ def collection_update(
             _check_collection_name_free(ctx, normalized, field="name", exclude_id=collection.pk)
         return {**asdict(fields), "normalized_name": normalized}
 
-    return collection_change(
-        ctx, collection_id=collection_id, kind="collection.updated", change=describe
-    )
+    return collection_change(ctx, collection_id, "collection.updated", describe)
 
 
 def collection_set_requires_approval(
     *, ctx: WriteContext, collection_id: Any, requires_approval: bool
 ) -> Collection:
-    return collection_change(
-        ctx,
-        collection_id=collection_id,
-        kind="collection.policy_changed",
-        change=lambda collection, now: {"requires_approval": bool(requires_approval)},
-    )
+    def policy(collection: Collection, now: datetime) -> dict[str, Any]:
+        return {"requires_approval": bool(requires_approval)}
+
+    return collection_change(ctx, collection_id, "collection.policy_changed", policy)
 
 
 def alias_add(
@@ -216,9 +205,7 @@ def collection_alias_add(*, ctx: WriteContext, collection_id: Any, alias: Any) -
         )
         return {}
 
-    return collection_change(
-        ctx, collection_id=collection_id, kind="collection.alias_added", change=add
-    )
+    return collection_change(ctx, collection_id, "collection.alias_added", add)
 
 
 def collection_alias_remove(*, ctx: WriteContext, collection_id: Any, alias: Any) -> None:
@@ -226,6 +213,4 @@ def collection_alias_remove(*, ctx: WriteContext, collection_id: Any, alias: Any
         alias_remove(collection, v.name(alias, "alias"))
         return {}
 
-    collection_change(
-        ctx, collection_id=collection_id, kind="collection.alias_removed", change=remove
-    )
+    collection_change(ctx, collection_id, "collection.alias_removed", remove)

@@ -7,7 +7,6 @@ per row."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,14 +18,13 @@ from records.errors import AnchorError, not_found
 from records.meaning.embeddings import embed_after_commit
 from records.models import (
     AuditEvent,
-    Collection,
     Record,
     RecordAlias,
     RecordVersion,
     Relationship,
 )
-from records.selectors.scoped import in_workspace
-from records.selectors.serialize import record_dict
+from records.selectors.scoped import workspace_collection
+from records.selectors.serialize import aliases_by_owner, record_dict
 from records.services.audit_trail import WriteContext
 from records.services.record_changes import (
     check_current,
@@ -52,12 +50,7 @@ def record_create_many(*, collection_id: Any, rows: list[NewRecord]) -> list[Rec
     workspace_id = rows[0].ctx.workspace_id
     checked = [(row.ctx, v.title(row.title), v.json_object("data", row.data)) for row in rows]
     with transaction.atomic():
-        collection = in_workspace(
-            Collection.objects,
-            workspace_id=workspace_id,
-            pk=v.entity_id(collection_id, "collection_id"),
-            kind="collection",
-        )
+        collection = workspace_collection(workspace_id, collection_id)
         written = [new_record_rows(ctx, collection, title, data) for ctx, title, data in checked]
         records, versions, events = (list(rows) for rows in zip(*written, strict=True))
         Record.objects.bulk_create(records)
@@ -98,13 +91,7 @@ def record_update_many(updates: list[RecordUpdate]) -> list[tuple[Record, list[s
             for record in Record.objects.select_for_update().filter(pk__in=ids).order_by("pk")
             if record.workspace_id == workspace_id
         }
-        aliases: dict[str, list[str]] = defaultdict(list)
-        for record_id, alias in (
-            RecordAlias.objects.filter(record_id__in=ids)
-            .order_by("alias")
-            .values_list("record_id", "alias")
-        ):
-            aliases[record_id].append(alias)
+        aliases = aliases_by_owner(RecordAlias.objects.filter(record_id__in=ids), "record_id")
         now = timezone.now()
         written: list[tuple[Record, list[str]]] = []
         versions, events = [], []

@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 import re
 import secrets
-import string
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
@@ -14,6 +13,7 @@ from typing import Any
 
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
+from django.utils.crypto import get_random_string
 
 from records.errors import invalid
 from records.models.membership import AccessToken, WorkspaceMembership
@@ -36,7 +36,7 @@ def access_token_create(*, user: Any, name: str) -> tuple[AccessToken, str]:
         raise invalid("user", f"{user.get_username()!r} is inactive; activate the user first.")
     # 12 characters of 62 are 71 random bits: two tokens sharing a prefix is not a case to
     # handle (the unique constraint would refuse the second).
-    prefix = "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(12))
+    prefix = get_random_string(12)  # letters and digits, drawn with secrets
     raw = f"anchor_{prefix}_{secrets.token_urlsafe(32)}"
     token = AccessToken.objects.create(
         user=user, name=name, prefix=prefix, key_hash=token_digest(raw)

@@ -13,7 +13,7 @@ from records import validation as v
 from records.errors import VERSION_CONFLICT, AnchorError, invalid
 from records.meaning.embeddings import embed_written
 from records.models import AuditEvent, Collection, Record, RecordVersion
-from records.selectors.scoped import check_active, in_workspace
+from records.selectors.scoped import check_active, in_workspace, workspace_collection
 from records.selectors.serialize import record_dict
 from records.services.audit_trail import WriteContext, audit_event
 from records.services.collections import alias_add, alias_remove
@@ -72,7 +72,6 @@ ChangeFn = Callable[[Record, list[str], datetime], Changed]
 
 def record_change(
     ctx: WriteContext,
-    *,
     record_id: Any,
     expected_version: Any,
     doing: str | None,
@@ -146,12 +145,7 @@ def record_create(*, ctx: WriteContext, collection_id: Any, title: Any, data: An
     title_text = v.title(title)
     data_obj = v.json_object("data", data)
     with transaction.atomic():
-        collection = in_workspace(
-            Collection.objects,
-            workspace_id=ctx.workspace_id,
-            pk=v.entity_id(collection_id, "collection_id"),
-            kind="collection",
-        )
+        collection = workspace_collection(ctx.workspace_id, collection_id)
         record, version, event = new_record_rows(ctx, collection, title_text, data_obj)
         record.save(force_insert=True)
         version.save(force_insert=True)
@@ -218,14 +212,7 @@ def record_update(
     def merge(record: Record, aliases: list[str], now: datetime) -> Changed:
         return {"data": merged_data(record, changes_obj)}, aliases
 
-    return record_change(
-        ctx,
-        record_id=record_id,
-        expected_version=expected_version,
-        doing="changing data",
-        kind="record.updated",
-        change=merge,
-    )
+    return record_change(ctx, record_id, expected_version, "changing data", "record.updated", merge)
 
 
 def record_rename(
@@ -238,24 +225,15 @@ def record_rename(
             raise invalid("title", "is the record's current title; nothing would change.")
         return {"title": title_text}, aliases
 
-    return record_change(
-        ctx,
-        record_id=record_id,
-        expected_version=expected_version,
-        doing="renaming",
-        kind="record.renamed",
-        change=rename,
-    )
+    return record_change(ctx, record_id, expected_version, "renaming", "record.renamed", rename)
 
 
 def record_archive(*, ctx: WriteContext, record_id: Any, expected_version: Any) -> Record:
+    def archive(record: Record, aliases: list[str], now: datetime) -> Changed:
+        return {"archived_at": now}, aliases
+
     return record_change(
-        ctx,
-        record_id=record_id,
-        expected_version=expected_version,
-        doing="archiving again",
-        kind="record.archived",
-        change=lambda record, aliases, now: ({"archived_at": now}, aliases),
+        ctx, record_id, expected_version, "archiving again", "record.archived", archive
     )
 
 
@@ -269,12 +247,7 @@ def record_alias_add(
         return {}, sorted([*aliases, alias_text])
 
     return record_change(
-        ctx,
-        record_id=record_id,
-        expected_version=expected_version,
-        doing="adding an alias",
-        kind="record.alias_added",
-        change=add,
+        ctx, record_id, expected_version, "adding an alias", "record.alias_added", add
     )
 
 
@@ -288,11 +261,4 @@ def record_alias_remove(
         removed = alias_remove(record, alias_text)
         return {}, [a for a in aliases if a != removed]
 
-    return record_change(
-        ctx,
-        record_id=record_id,
-        expected_version=expected_version,
-        doing=None,
-        kind="record.alias_removed",
-        change=remove,
-    )
+    return record_change(ctx, record_id, expected_version, None, "record.alias_removed", remove)

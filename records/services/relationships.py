@@ -28,9 +28,8 @@ def relationship_create(
         target = lock_record(ctx, target_id, "target_id")
         if source.pk == target.pk:
             raise invalid("target_id", "a record cannot be linked to itself.")
-        existing = Relationship.objects.filter(
-            source=source, relationship_type=rel_type, target=target
-        ).first()
+        same = Relationship.objects.filter(source=source, relationship_type=rel_type, target=target)
+        existing = same.first()
         if existing is not None:
             return existing, False
         check_active(source, "linking")
@@ -40,9 +39,7 @@ def relationship_create(
             with transaction.atomic():
                 rel.save(force_insert=True)
         except IntegrityError:  # a concurrent writer linked the same pair first
-            return Relationship.objects.get(
-                source=source, relationship_type=rel_type, target=target
-            ), False
+            return same.get(), False
         event.save(force_insert=True)
         return rel, True
 

@@ -11,11 +11,7 @@ from records import acting
 from records.admin.dashboard import dashboard
 
 register = template.Library()
-
-
-@register.filter
-def acted_by(row: acting.Acted) -> str:
-    return acting.acted_by(row)
+register.filter("acted_by", acting.acted_by)
 
 
 @register.inclusion_tag("admin/anchor_dashboard.html", takes_context=True)
