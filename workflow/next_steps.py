@@ -27,34 +27,41 @@ def refers_back(query: str) -> bool:
     return 1 < len(words) <= 3 and words[0] in {"this", "that", "these", "those", "the same"}
 
 
+# A resolved answer needs none: the tool says to cite its resolution_id in the write.
 AFTER_RESOLUTION = {
-    "resolved": "Cite this resolution_id in the write for selected_record_id.",
     "no_match": "The expected answer before a create: cite this resolution_id in create_record "
     "with this exact title and collection_id.",
-    "needs_clarification": "Ask the user one question using the candidates' details; then "
-    "resolve again with their answer, or cite this resolution_id with what they said in "
-    "clarification.",
+    "needs_clarification": "Ask the user one question from the candidates' details that differ "
+    "(collection, data, links); cite this resolution_id with the answer in clarification, or "
+    "resolve again.",
     "incomplete": "Narrow the review (a collection_id, context_record_ids or a longer name) and "
     "resolve again; an incomplete review cannot authorize a write.",
 }
 
 
 def after_resolution(result: dict[str, Any], *, detail: bool = False) -> dict[str, Any]:
-    step = AFTER_RESOLUTION[result["status"]]
+    step = AFTER_RESOLUTION.get(result["status"])
     if result["status"] == "no_match" and refers_back(str(result.get("query", ""))):
         step = (
             f"{result['query']!r} refers to something said earlier, not a title: resolve the "
             "name it stands for, or ask the user which record they mean. Never create a "
             "record with this title."
         )
-    return {**(result if detail else reply_size.resolution(result)), "next_step": step}
+    lean = result if detail else reply_size.resolution(result)
+    return {**lean, "next_step": step} if step else lean
 
 
 def after_batch_resolution(result: dict[str, Any]) -> dict[str, Any]:
-    items = [
-        {**item, "result": after_resolution(item["result"])} if "result" in item else item
-        for item in result["items"]
-    ]
+    """Each item as resolve_record answers it, less a next_step an earlier item gave."""
+    items, said = [], {""}
+    for item in result["items"]:
+        if "result" in item:
+            answer = after_resolution(item["result"])
+            if (step := answer.pop("next_step", "")) not in said:
+                answer["next_step"] = step
+                said.add(step)
+            item = {**item, "result": answer}
+        items.append(item)
     return {**result, "items": items}
 
 
@@ -79,7 +86,9 @@ def after_discovery(result: dict[str, Any]) -> dict[str, Any]:
 def after_prepare(
     result: dict[str, Any], *, tool: str, sent: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """`sent`: the tool's arguments, which the preview need not repeat."""
+    """`sent`: the tool's arguments, which the preview need not repeat. A plain prepare needs
+    no next step: each prepare tool says which commit follows it."""
+    lean = reply_size.prepared(result, result.get("operation"), sent)
     commit = kind_for_tool(tool).commit_tool
     if result.get("needs_decision"):
         flagged = result["needs_decision"]
@@ -88,14 +97,16 @@ def after_prepare(
             f"Settle the flagged rows with the user ({keys}), then call {commit} with "
             "this action_id and one decision per flagged key."
         )
-    else:
+    elif result.get("requires_human_approval"):
         step = f"Call {commit} with this action_id."
+    else:
+        return lean
     if result.get("requires_human_approval"):
         step += (
             " This write needs a person's approval: the commit will hold it as "
             "awaiting_approval until someone approves it in the admin. Tell the user now."
         )
-    return {**reply_size.prepared(result, result.get("operation"), sent), "next_step": step}
+    return {**lean, "next_step": step}
 
 
 def after_commit(result: dict[str, Any]) -> dict[str, Any]:

@@ -11,9 +11,10 @@ from typing import Any
 LINKS_SHOWN = 3  # per candidate of a settled answer; links_more counts the rest it has
 # Echoes of the request, and deadlines the next_step already sets.
 RESOLUTION_ECHOES = ("query", "collection_id", "context_record_ids", "expires_at")
-# What a settled candidate says that its status already says, and the collection_id its
-# collection's name stands for.
-SETTLED_NOISE = ("match", "score", "created_at", "collection_id")
+# What any candidate says twice: its reasons give the match and the score, its collection's name
+# (unique in a workspace) the collection_id.
+SAID_TWICE = ("match", "score", "collection_id")
+SETTLED_NOISE = (*SAID_TWICE, "created_at")  # and when a settled one was made
 QUIET = {"archived_at": None, "archived": False, "links_truncated": False}
 # A write's timestamps: provisional in a preview, and not what the agent reports after a commit.
 TIMESTAMPS = ("created_at", "updated_at", "committed_at", "expires_at")
@@ -55,26 +56,22 @@ def resolution(result: dict[str, Any]) -> dict[str, Any]:
         if len(candidates) > len(chosen):
             lean["similar_not_shown"] = len(candidates) - len(chosen)
     elif status == "needs_clarification":
-        # Every candidate whole but for what says nothing (the score of an exact match, nulls,
-        # false flags): links, data, collection and creation time tell namesakes apart.
-        lean["candidates"] = [_uncertain(c) for c in candidates]
+        # Every candidate whole but for what says nothing (nulls, false flags) or says it twice:
+        # links, data, collection, reasons and creation time tell namesakes apart.
+        lean["candidates"] = [
+            {k: v for k, v in _quiet(c).items() if k not in SAID_TWICE}
+            | {"links": [_quiet(link) for link in c.get("links") or []]}
+            for c in candidates
+        ]
     else:
         lean["candidates"] = [_settled(c) for c in candidates]
-    return lean
+    return {k: v for k, v in lean.items() if v not in (None, [])}  # the status says there is none
 
 
 def _said_by_status(candidate: dict[str, Any]) -> tuple[str, ...]:
     reasons = candidate.get("reasons") or []
     by_title = all(reason.startswith("exact title match") for reason in reasons)
     return ("record_id", "status", "reasons") if by_title else ("record_id", "status")
-
-
-def _uncertain(candidate: dict[str, Any]) -> dict[str, Any]:
-    lean = _quiet(candidate)
-    if candidate.get("match") == "exact":
-        lean.pop("score", None)
-    lean["links"] = [_quiet(link) for link in candidate.get("links") or []]
-    return lean
 
 
 def _quiet(item: dict[str, Any]) -> dict[str, Any]:
@@ -85,13 +82,20 @@ def _quiet(item: dict[str, Any]) -> dict[str, Any]:
 def _settled(candidate: dict[str, Any]) -> dict[str, Any]:
     lean = {k: v for k, v in _quiet(candidate).items() if k not in SETTLED_NOISE}
     links = candidate.get("links") or []
-    # The linked record's title and collection say what it is; its ID is get_record_context's.
-    lean["links"] = [
-        {k: v for k, v in _quiet(link).items() if k != "record_id"} for link in links[:LINKS_SHOWN]
-    ]
+    lean["links"] = [_link_line(link) for link in links[:LINKS_SHOWN]]
     if len(links) > LINKS_SHOWN:  # and links_truncated, kept when true: more still exist
         lean["links_more"] = len(links) - LINKS_SHOWN
     return lean
+
+
+def _link_line(link: dict[str, Any]) -> str:
+    """A settled candidate's link in a line, "-works_at-> Acme (companies)" or "<-mentors- Kirat
+    (people)": the linked record's title and collection say what it is; its ID is
+    get_record_context's."""
+    kind = link["relationship_type"]
+    arrow = f"-{kind}->" if link["direction"] == "outgoing" else f"<-{kind}-"
+    archived = ", archived" if link.get("archived") else ""
+    return f"{arrow} {link['title']} ({link['collection']}{archived})"
 
 
 def prepared(
@@ -116,7 +120,7 @@ def prepared(
 
 def _preview_news(preview: dict[str, Any], operation: str | None, sent: dict[str, Any]) -> Any:
     """What a write's preview says beyond its request: an update's resulting data and version,
-    an unlink's ends, a link that already exists. {} when it only repeats the request."""
+    the link an unlink removes, a link that already exists. {} when it only repeats the request."""
     if "items" in preview and isinstance(sent.get("actions"), list):
         actions = sent["actions"]
         news = []
@@ -143,6 +147,8 @@ def _news(preview: dict[str, Any], operation: str | None, arguments: dict[str, A
         inner = {k: v for k, v in value.items() if not _was_sent(k, v, arguments)}
         if operation == "create_record":
             inner.pop("version", None)  # a new record is version 1
+        elif operation == "unlink_records":  # its ends are records the agent resolved
+            inner = {k: v for k, v in inner.items() if k not in ("source_id", "target_id")}
         elif "collection_id" not in arguments:
             inner.pop("collection_id", None)  # unchanged by a write that does not name it
         if inner:
@@ -165,13 +171,11 @@ def _import_row(row: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in row.items() if v not in (None, [])}
 
 
-# What a committed write returns of what it made: the IDs to cite and the version to expect
-# next. The rest the agent sent, and the prepare's preview showed.
-KEPT_AFTER_COMMIT = {
-    "record": ("record_id", "version", "archived_at"),
-    "relationship": ("relationship_id",),
-    "removed_relationship": ("relationship_id",),
-}
+# What a committed write returns of what it made: the ID of an object it created, else the
+# version to expect next. The rest the agent sent (the IDs of what it changed or unlinked
+# among it), and the prepare's preview showed; a link made anew is the expected outcome.
+KEPT_AFTER_COMMIT = {"record": ("version", "archived_at"), "relationship": ()}
+KEPT_AFTER_COMMIT |= {"removed_relationship": ()}
 
 
 def committed(result: dict[str, Any]) -> dict[str, Any]:
@@ -182,25 +186,28 @@ def committed(result: dict[str, Any]) -> dict[str, Any]:
     if isinstance(lean.get("result"), dict) and result.get("status") == "committed":
         made = lean["result"]
         if isinstance(made.get("items"), list):
-            made = {**made, "items": [_made(item) for item in made["items"]]}
-        lean["result"] = _made(made)
+            made = {**made, "items": [_made(item, None) for item in made["items"]]}
+        lean["result"] = _made(made, result.get("operation"))
     if isinstance(lean.get("review"), dict):
         lean["review"] = _cited(lean["review"])
-    return lean
+    return {k: v for k, v in lean.items() if v != {}}
 
 
-def _made(outcome: Any) -> Any:
+def _made(outcome: Any, operation: str | None) -> Any:
     if not isinstance(outcome, dict):
         return outcome
+    new_id = NEW_OBJECT_ID.get(outcome.get("operation", operation) or "")
     out: dict[str, Any] = {}
     for key, value in outcome.items():
-        if key in ("operation", "item_index"):  # a batch's items come in order
-            continue
+        if key in ("operation", "item_index") or (key == "created" and value is True):
+            continue  # a batch's items come in order
         if key in KEPT_AFTER_COMMIT and isinstance(value, dict):
-            value = {k: v for k, v in value.items() if k in KEPT_AFTER_COMMIT[key]}
+            kept = (new_id,) if new_id in value else KEPT_AFTER_COMMIT[key]
+            value = {k: v for k, v in value.items() if k in kept}
         elif key == "review" and isinstance(value, dict):
             value = _cited(value)
-        out[key] = value
+        if value != {}:
+            out[key] = value
     return out
 
 

@@ -256,10 +256,9 @@ def evaluate_resolution(
 MESSAGES = {
     "one_exact": "One active record matches exactly. A name match is not proof of identity: check "
     "it against what the user means. Other candidates are suggestions only.",
-    "several_exact": "Several records match exactly, or the exact match is archived. Ask "
-    "the user which one they mean, using the distinguishing details (collection, data, links).",
-    "similar": "No exact match; similar names are listed. Ask the user whether they meant one "
-    "of them. Similar spelling is not identity; never pick one on your own.",
+    "several_exact": "Several records match exactly, or the exact match is archived.",
+    "similar": "No exact match, only similar names: similar spelling is not identity; never "
+    "pick one on your own.",
     "none": "No record in this scope has this name. When the user is telling you about "
     "something new, create it. Ask first only when they refer to something they expect to "
     "exist (it may be stored under another name or in another collection).",

@@ -79,11 +79,20 @@ QUIET_WHEN_EMPTY = ("outgoing_truncated", "incoming_truncated", "events_truncate
 
 
 def _lean(context: dict[str, Any]) -> dict[str, Any]:
-    """The context without what says nothing: null or empty record fields, false flags, and in
-    events the action and item behind them (get_record_history has them) and the link end
-    that is the record itself."""
+    """The context without what says nothing or says it twice: in the record nulls, empty lists,
+    its own ID (asked for, or its key among contexts), its collection's ID beside the name
+    (unique in a workspace), an active status, an update time that is its creation time; false
+    flags; in events the action and item behind them (get_record_history has them), the link
+    end that is the record itself, and a listed link's other end by its title."""
     record = context["record"]
-    lean = {**context, "record": {k: v for k, v in record.items() if v not in (None, [])}}
+    ordinary = {"status": "active", "updated_at": record.get("created_at")}
+    shown = {
+        k: v
+        for k, v in record.items()
+        if v not in (None, []) and k not in ("record_id", "collection_id")
+        if k not in ordinary or ordinary[k] != v
+    }
+    lean = {**context, "record": shown}
     quiet = ["events_omitted", "events_truncated"]
     if not lean.get("events_truncated"):  # a cut history says where it goes on, even null
         quiet.append("history_next_cursor")
@@ -94,15 +103,18 @@ def _lean(context: dict[str, Any]) -> dict[str, Any]:
         k: v for k, v in lean["links"].items() if not (k in QUIET_WHEN_EMPTY and not v)
     }
     if lean.get("events"):
-        own = record.get("record_id")
-        lean["events"] = [_lean_event(event, own) for event in lean["events"]]
+        listed = [link for side in LINK_SIDES for link in lean["links"].get(side[0], [])]
+        ends = {record.get("record_id"): None} | {x["record_id"]: x["title"] for x in listed}
+        lean["events"] = [_lean_event(event, ends) for event in lean["events"]]
     return lean
 
 
-def _lean_event(event: dict[str, Any], own: str | None) -> dict[str, Any]:
+def _lean_event(event: dict[str, Any], ends: dict[Any, str | None]) -> dict[str, Any]:
+    """ends: the record's own ID (left out) and its listed links' other ends (by title)."""
     lean = {k: v for k, v in event.items() if k not in ("action_id", "item_index")}
     if isinstance(event.get("link"), dict):
-        lean["link"] = {k: v for k, v in event["link"].items() if v != own}
+        link = {k: v for k, v in event["link"].items() if not (v in ends and ends[v] is None)}
+        lean["link"] = {("title" if v in ends else k): ends.get(v, v) for k, v in link.items()}
     return lean
 
 
