@@ -168,8 +168,9 @@ async def guarded_write(session: ClientSession) -> dict[str, Any]:
     record_id = committed["result"]["record"]["record_id"]
     # The commit names what it wrote; read it back as stored.
     context = await call_ok(session, "get_record_context", {"record_id": record_id})
-    assert context["record"]["record_id"] == record_id, context
-    return context["record"]
+    assert context["record"]["title"] == "Priya", context
+    assert context["record"]["data"] == {"team": "infra"}, context
+    return {**context["record"], "record_id": record_id}
 
 
 async def agent(url: str, token: str, work):

@@ -4,6 +4,7 @@ capped with a count on a settled answer; whatever tells namesakes apart stays wh
 from __future__ import annotations
 
 import json
+import re
 
 from anchor_site.devtools.benchmarks.process.tool_list import tokens
 from tests.conftest import link
@@ -25,9 +26,9 @@ def test_a_resolved_answer_is_the_chosen_record_without_echoes(hiring, ctx):
     for said in ("record_id", "collection_id", "created_at", "score", "reasons", "status"):
         assert said not in chosen, said
     assert len(chosen["links"]) == 3 and chosen["links_more"] == 1
-    shown = {"relationship_type", "direction", "title", "collection"}
-    assert all(set(one) == shown for one in chosen["links"])
-    assert review["next_step"].count(".") == 1, "one line"
+    assert "-applicant-> Kirat (people)" in chosen["links"], "a line: type, title, collection"
+    assert all(re.fullmatch(r"(-\w+->|<-\w+-) .+ \(\w+\)", one) for one in chosen["links"])
+    assert "next_step" not in review, "resolve_record says to cite its resolution_id"
 
     whole = ok("resolve_record", {"query": "Kirat - Junior Backend", "detail": True})
     assert whole["query"] == "Kirat - Junior Backend" and whole["expires_at"]
@@ -52,6 +53,9 @@ def test_namesakes_keep_everything_that_tells_them_apart(hiring):
         )
     assert first["data_preview"] != second["data_preview"]
     assert first["record_id"] != second["record_id"]
+    for twice in ("match", "score", "collection_id"):  # the reasons and collection say them
+        assert twice not in first, twice
+    assert all(link["record_id"] for link in first["links"] + second["links"])
 
 
 def test_a_preview_has_no_provisional_id_or_time_and_a_commit_no_times(hiring):
@@ -67,7 +71,7 @@ def test_a_preview_has_no_provisional_id_or_time_and_a_commit_no_times(hiring):
     )
     assert "preview" not in prepared, "a create exactly as sent has nothing to preview"
     assert "preview_note" not in prepared and "expires_at" not in prepared
-    assert "before" not in prepared["next_step"]
+    assert "next_step" not in prepared, "prepare_write says commit_write comes next"
     committed = ok("commit_write", {"action_id": prepared["action_id"]})
     assert committed["result"]["record"]["record_id"], "the real ID comes with the commit"
     assert "committed_at" not in committed and "created_at" not in committed["result"]["record"]
@@ -125,8 +129,8 @@ def test_a_preview_says_only_what_the_request_does_not(hiring):
     committed = ok("commit_write", {"action_id": update["action_id"]})
     assert committed == {
         "status": "committed",
-        "result": {"record": {"record_id": hiring.kirat.pk, "version": record["version"]}},
-    }, "no echoes of the action, its operation or the record's fields; no next_step"
+        "result": {"record": {"version": record["version"]}},
+    }, "no echoes of the action, its operation, the record's ID or fields; no next_step"
     replay = ok("commit_write", {"action_id": update["action_id"]})
     assert replay["replayed"] is True and replay["result"] == committed["result"]
 
@@ -160,17 +164,28 @@ def test_a_link_previews_nothing_new_unless_it_already_exists(hiring):
 
 
 def test_record_context_leaves_out_what_is_empty_or_repeated(hiring):
-    context = ok("get_record_context", {"record_id": hiring.kirat.pk})
+    context = ok("get_record_context", {"record_id": hiring.kirat_backend.pk})
     record = context["record"]
-    assert record["record_id"] == hiring.kirat.pk and record["created_at"]
-    assert "archived_at" not in record and "aliases" not in record
+    assert record["title"] == "Kirat - Junior Backend" and record["created_at"]
+    # The ID asked for, the collection's beside its name, the ordinary status, an update time
+    # that is the creation time, and what is empty.
+    for said in ("record_id", "collection_id", "status", "updated_at", "archived_at", "aliases"):
+        assert said not in record, said
     for quiet in ("events_omitted", "events_truncated", "history_next_cursor"):
         assert quiet not in context, quiet
     assert context["links"]["incoming"] and "incoming_truncated" not in context["links"]
     [created] = [e for e in context["events"] if e["kind"] == "record.created"]
     assert "action_id" not in created and "item_index" not in created
-    whole = ok("get_record_context", {"record_id": hiring.kirat.pk, "whole": True})
+    linked = [e["link"] for e in context["events"] if "link" in e]
+    assert {"relationship_type": "applicant", "title": "Kirat"} in linked, "a listed end's title"
+    whole = ok("get_record_context", {"record_id": hiring.kirat_backend.pk, "whole": True})
     assert whole["record"]["aliases"] == [] and whole["events_truncated"] is False
+    assert whole["record"]["record_id"] == hiring.kirat_backend.pk
+    assert whole["record"]["status"] == "active" and whole["record"]["updated_at"]
+    assert [e["link"]["target_id"] for e in whole["events"] if "link" in e] == [
+        hiring.backend.pk,
+        hiring.kirat.pk,
+    ], "by ID, the record's own end too"
 
 
 def reply_tokens(name: str, arguments: dict) -> tuple[int, dict]:

@@ -92,7 +92,7 @@ def test_record_context_returns_full_record_links_and_events(hiring):
     assert record["title"] == "Kirat - Junior Backend"
     assert record["data"] == {"stage": "interview"}
     assert record["collection_name"] == "applications"
-    assert record["version"] == 1 and record["status"] == "active"
+    assert record["version"] == 1 and "status" not in record, "active: left out"
     assert record["created_by"] == "local-agent"
     assert "aliases" not in record and "archived_at" not in record, "empty: left out"
     outgoing = {link["relationship_type"]: link for link in result["links"]["outgoing"]}

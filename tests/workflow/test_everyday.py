@@ -81,9 +81,9 @@ def test_add_him_to_that_opening_without_context_invents_no_link(hiring):
     before = store_snapshot()
     him = ok("resolve_record", {"query": "him"})
     assert him["status"] in {"no_match", "needs_clarification"}
-    assert him["selected_record_id"] is None
+    assert "selected_record_id" not in him
     opening = ok("resolve_record", {"query": "that opening"})
-    assert opening["selected_record_id"] is None
+    assert "selected_record_id" not in opening
     # Without resolved endpoints there is nothing to cite, so no link can be prepared.
     refused(
         "prepare_write",

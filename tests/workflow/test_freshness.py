@@ -380,7 +380,8 @@ def test_create_then_link_in_four_calls(hiring):
         },
     )
     linked = tool("commit_write", {"action_id": link["action_id"]})
-    assert linked["status"] == "committed" and linked["result"]["created"] is True
+    assert linked["status"] == "committed" and linked["result"]["relationship"]
+    assert "created" not in linked["result"], "made anew, as expected: said only when not"
     assert calls == 4
     assert "review" not in linked, "only creations come with a review of what they made"
 

@@ -1,5 +1,5 @@
-"""Every review and prepare reply names the next step and which of its IDs to cite; a commit
-only when that changes what comes next."""
+"""A review, prepare or commit reply names the next step, and which of its IDs to cite, when that
+changes what the agent does: not after a plain resolved answer or prepare, whose tools say it."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def test_a_create_then_link_walks_on_next_step_alone(hiring):
             "decision_reason": "the user introduced Zoya",
         },
     )
-    assert prepared["next_step"] == "Call commit_write with this action_id."
+    assert "next_step" not in prepared, "prepare_write says commit_write comes next"
     committed = ok("commit_write", {"action_id": prepared["action_id"]})
     assert committed["status"] == "committed" and committed["review"]["resolution_id"]
     assert "cite review.resolution_id" in committed["next_step"]
@@ -33,7 +33,7 @@ def test_a_create_then_link_walks_on_next_step_alone(hiring):
 def test_resolved_says_only_what_to_cite_and_a_create_of_that_title_is_still_stopped(hiring):
     review = ok("resolve_record", {"query": "Kirat", "collection_id": hiring.people.pk})
     assert review["status"] == "resolved"
-    assert review["next_step"] == "Cite this resolution_id in the write for selected_record_id."
+    assert "next_step" not in review, "resolve_record says to cite its resolution_id"
     assert review["selected_record_id"] == hiring.kirat.pk
     # The warning it no longer repeats is the server's to give, when it is relevant.
     again = call_tool(
@@ -72,8 +72,7 @@ def test_needs_clarification_says_to_ask(hiring):
 def test_discovery_and_batches_carry_next_steps(hiring):
     discovery = ok("discover_collections", {"name": "expenses", "purpose": "Money we spent"})
     assert discovery["discovery_id"] in discovery["next_step"]
-    batch = ok(
-        "batch_resolve_records",
-        {"requests": [{"query": "Kirat", "collection_id": hiring.people.pk}]},
-    )
-    assert batch["items"][0]["result"]["next_step"]
+    names = [{"query": name, "collection_id": hiring.people.pk} for name in ("Zoya", "Zeno")]
+    first, second = ok("batch_resolve_records", {"requests": names})["items"]
+    assert "expected answer before a create" in first["result"]["next_step"]
+    assert "next_step" not in second["result"], "a batch gives each next step once"
