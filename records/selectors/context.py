@@ -71,7 +71,18 @@ def record_context(
         }
         if any("agent_reported_clarification" in event for event in page):
             result["events_note"] = CLARIFICATION_NOTE
-    return result if whole else _lean(within_budget(result, history))
+    if whole:
+        return result
+    lean = _lean(within_budget(result, history))
+    # Said twice, or the ordinary: the ID asked for, the collection's beside its name (unique in
+    # a workspace), an active status, an update time that is the creation time.
+    ordinary = {"status": "active", "updated_at": lean["record"].get("created_at")}
+    record = {
+        k: v
+        for k, v in lean["record"].items()
+        if k not in ("record_id", "collection_id") and (k not in ordinary or ordinary[k] != v)
+    }
+    return lean | {"record": record}
 
 
 # Said only when they say something: a false flag, a null or an empty list is left out.
@@ -79,19 +90,11 @@ QUIET_WHEN_EMPTY = ("outgoing_truncated", "incoming_truncated", "events_truncate
 
 
 def _lean(context: dict[str, Any]) -> dict[str, Any]:
-    """The context without what says nothing or says it twice: in the record nulls, empty lists,
-    its own ID (asked for, or its key among contexts), its collection's ID beside the name
-    (unique in a workspace), an active status, an update time that is its creation time; false
-    flags; in events the action and item behind them (get_record_history has them), the link
-    end that is the record itself, and a listed link's other end by its title."""
+    """The context without what says nothing: null or empty record fields, false flags, and in
+    events the action and item behind them (get_record_history has them), the link end that is
+    the record itself, and a listed link's other end by its title."""
     record = context["record"]
-    ordinary = {"status": "active", "updated_at": record.get("created_at")}
-    shown = {
-        k: v
-        for k, v in record.items()
-        if v not in (None, []) and k not in ("record_id", "collection_id")
-        if k not in ordinary or ordinary[k] != v
-    }
+    shown = {k: v for k, v in record.items() if v not in (None, [])}
     lean = {**context, "record": shown}
     quiet = ["events_omitted", "events_truncated"]
     if not lean.get("events_truncated"):  # a cut history says where it goes on, even null

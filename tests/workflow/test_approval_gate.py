@@ -236,7 +236,7 @@ def test_a_secondary_path_to_a_gated_collection_holds_the_write(door, hiring, ct
 def test_with_nothing_gated_the_same_write_commits_at_once(door):
     prepared = door.prepare()
     assert "requires_human_approval" not in prepared, "said only when a person must approve"
-    assert "approval" not in prepared["next_step"]
+    assert "approval" not in prepared.get("next_step", "")
     committed = ok(door.commit_tool, {"action_id": prepared["action_id"]})
     assert committed["status"] == "committed" and "replayed" not in committed
     assert door.applied()

@@ -76,7 +76,7 @@ def test_two_records_in_two_collections_and_their_link_in_three_calls(hiring):
         source=meera, relationship_type="applied_to", target=designer
     ).exists()
     items = committed["result"]["items"]
-    assert items[0]["record"] == {"record_id": meera.pk, "version": 1}
+    assert items[0]["record"] == {"record_id": meera.pk}, "a new record is version 1"
     link = Relationship.objects.get(pk=items[2]["relationship"]["relationship_id"])
     assert (link.source_id, link.target_id) == (meera.pk, designer.pk)
     # Each created record comes with a review the next write can cite.
