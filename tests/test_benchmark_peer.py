@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import uuid
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -32,7 +33,7 @@ def test_a_task_ends_right_in_anchors_store_and_a_wrong_store_fails_its_check(tm
         "prepare_batch_write",
         "commit_batch_write",
     ]
-    assert outcome.tokens > outcome.id_tokens > 0 and opener > 0
+    assert outcome.tokens > outcome.rest > 0 and opener > 0
 
     store = peer_tasks.anchor_store(tmp_path / "anchor.db")
     assert wrong(NEW_PERSON, store, store, "") == ""
@@ -81,6 +82,35 @@ def test_a_read_is_wrong_when_it_changes_the_store_or_never_says_the_facts():
     assert wrong(recall, store, store, said) == ""
     assert "never say acme corp" in wrong(recall, store, store, "backend engineer mentors rahul")
     assert "changed the store" in wrong(recall, store, Store((), frozenset()), said)
+
+
+def test_what_seed_000_makes_anchor_carry_is_split_from_the_rest():
+    agent = peer_tasks.Agent(None)  # type: ignore[arg-type]  # only its accounting is used
+    record, review, fresh = (str(uuid.uuid4()) for _ in range(3))
+    change = {"record_id": record, "changes": {"role": "lead"}, "expected_version": 1}
+    sent = {"operation": "update_record", "arguments": change, "review_ids": [review]}
+    asked = agent.rest(sent | {"decision_reason": "Promoted."}, said=False)
+    assert asked == {"arguments": {"record_id": "", "changes": {"role": "lead"}}}, "IDs written"
+    made = {"record": {"record_id": record, "version": 2}, "review": {"resolution_id": fresh}}
+    committed = agent.rest({"status": "committed", "result": made}, said=True)
+    assert committed == {"result": made}, "an ID repeated, and a create's own extra review: rest"
+    uncertain = {"status": "needs_clarification", "message": "Ask.", "candidates": [{"a": 1}]}
+    assert agent.rest(uncertain, said=True) == {"message": "Ask."}, "identity evidence, whole"
+    context = {"record": {"title": "Kirat", "created_at": "t"}, "events": [{"kind": "k"}]}
+    assert agent.rest(context, said=True) == {"record": {"title": "Kirat"}}, "history"
+
+
+def test_a_miss_is_explained_when_the_rest_meets_the_target():
+    ours = {"a task": peer_tasks.Outcome([("resolve_record", 100, 60)], "")}
+    theirs = {"a task": peer_tasks.Outcome([("search_nodes", 50, 0)], "")}
+    found = {row.what.strip(): row for row in peer_tasks.rows(ours, theirs, 1, 1, 1)}
+    median = found["median tokens per task, the 1 tasks both servers do"]
+    assert (median.value, median.passed) == (100, False)
+    rest = found["the same less what seed 000 makes Anchor carry"]
+    assert (rest.value, rest.reference, rest.passed) == (40, 50, True)
+    assert "the rest 40, 0.80x the memory server" in found[
+        "a task: Anchor 1 calls, memory server 1 calls"
+    ].note
 
 
 def test_without_npx_the_area_prints_a_skipped_row_and_no_error(monkeypatch):

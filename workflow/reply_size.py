@@ -190,7 +190,7 @@ def committed(result: dict[str, Any]) -> dict[str, Any]:
         lean["result"] = _made(made, result.get("operation"))
     if isinstance(lean.get("review"), dict):
         lean["review"] = _cited(lean["review"])
-    return {k: v for k, v in lean.items() if v != {}}
+    return lean
 
 
 def _made(outcome: Any, operation: str | None) -> Any:
