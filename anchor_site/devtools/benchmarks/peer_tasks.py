@@ -45,6 +45,7 @@ UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
 #   record's times and author.
 # Not counted: previews, next steps, echoes, any other key, nor the IDs of a committed create's
 # fresh review (its own extra: the next write cites it instead of resolving again).
+CARRIED_NOTE = "carried (CARRIED in peer_tasks.py): IDs, the contract, identity evidence, history"
 CARRIED = {"ok", "status", "operation", "review_ids", "decision_reason", "clarification"}
 CARRIED |= {"expected_version", "action_id", "events", "created_at", "updated_at", "created_by"}
 # A plain mcp_serve: the default profile, on a SQLite file of the run's own.
@@ -98,41 +99,36 @@ class Agent:
             arguments = fill(step["args"], self.saved)
             reply = await self.session.call_tool(step["call"], arguments)
             text = "".join(part.text for part in reply.content if isinstance(part, TextContent))
-            asked = compact(arguments)
-            spent = tokens(asked) + tokens(text)
-            said = json.loads(text) if text.startswith('{"ok":') else None  # Anchor's envelope
-            if said is not None:
-                said = said.get("result", said)
-                rest = self.rest(arguments, said=False), self.rest(said, said=True)
-                carried = spent - sum(tokens(compact(part)) for part in rest)
-            self.spent.append((step["call"], spent, 0 if said is None else carried))
+            spent = tokens(compact(arguments)) + tokens(text)
             self.said.append(text.lower())
-            if step.get("save"):
-                found = json.loads(text)
-                if found.get("ok") is False:  # Anchor's envelope
-                    raise ValueError(f"{step['call']} refused: {found['error']}")
-                found = found.get("result", found)
-                self.saved |= {name: pick(found, path) for name, path in step["save"].items()}
+            if not text.startswith('{"ok":'):  # the memory server's: nothing it must carry
+                self.spent.append((step["call"], spent, 0))
+                continue
+            found = json.loads(text)
+            answer = found.get("result", found)
+            rest = self.rest(arguments, said=False), self.rest(answer, said=True)
+            self.spent.append((step["call"], spent, spent - sum(tokens(compact(r)) for r in rest)))
+            if step.get("save") and found["ok"] is False:
+                raise ValueError(f"{step['call']} refused: {found['error']}")
+            self.saved |= {name: pick(answer, at) for name, at in step.get("save", {}).items()}
 
     def rest(self, value: Any, *, said: bool, cited: bool = True) -> Any:
         """`value` without what seed 000 makes Anchor carry (CARRIED)."""
-        if isinstance(value, str) and UUID.fullmatch(value):
-            known = value in self.seen
-            self.seen.add(value)
-            return value if not cited or (said and known) else ""
         if isinstance(value, list):
             return [self.rest(item, said=said, cited=cited) for item in value]
-        if not isinstance(value, dict):
+        if isinstance(value, dict):
+            uncertain = value.get("status") == "needs_clarification"
+            carried = {k for k in value if k in CARRIED or (uncertain and k == "candidates")}
+            self.seen.update(UUID.findall(compact([value[k] for k in carried])))
+            kept = {k: v for k, v in value.items() if k not in carried}
+            return {
+                k: self.rest(v, said=said, cited=cited and k != "review") for k, v in kept.items()
+            }
+        if not (isinstance(value, str) and UUID.fullmatch(value)):
             return value
-        carried = CARRIED | (
-            {"candidates"} if value.get("status") == "needs_clarification" else set()
-        )
-        self.seen.update(UUID.findall(compact([v for k, v in value.items() if k in carried])))
-        return {
-            k: self.rest(v, said=said, cited=cited and k != "review")
-            for k, v in value.items()
-            if k not in carried
-        }
+        known = value in self.seen
+        self.seen.add(value)
+        return value if not cited or (said and known) else ""
 
     def next_task(self) -> Agent:
         return Agent(self.session, self.saved)
@@ -324,25 +320,21 @@ def rows(
     peer_right = sum(1 for o in theirs.values() if not isinstance(o, str) and not o.problem)
     return [
         *found,
-        Row(
-            f"median tokens per task, the {len(both)} tasks both servers do",
-            median,
-            "tokens",
-            target=f"<= {RATIO_TARGET}x the memory server",
-            passed=median <= RATIO_TARGET * peer_median,
-            reference=peer_median,
-            reference_what="the memory server",
-        ),
-        Row(
-            "  the same less what seed 000 makes Anchor carry",
-            rest,
-            "tokens",
-            target=f"<= {RATIO_TARGET}x the memory server",
-            passed=rest <= RATIO_TARGET * peer_median,
-            reference=peer_median,
-            reference_what="the memory server",
-            note="carried: IDs, the review-prepare-commit contract, identity evidence where a "
-            "name is uncertain, history (CARRIED in peer_tasks.py)",
+        *(
+            Row(
+                what,
+                value,
+                "tokens",
+                target=f"<= {RATIO_TARGET}x the memory server",
+                passed=value <= RATIO_TARGET * peer_median,
+                reference=peer_median,
+                reference_what="the memory server",
+                note=note,
+            )
+            for what, value, note in (
+                (f"median tokens per task, the {len(both)} tasks both servers do", median, ""),
+                ("  the same less what seed 000 makes Anchor carry", rest, CARRIED_NOTE),
+            )
         ),
         Row(
             f"tasks ending right in Anchor's store, of {len(ours)}",
