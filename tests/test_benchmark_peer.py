@@ -108,9 +108,10 @@ def test_a_miss_is_explained_when_the_rest_meets_the_target():
     assert (median.value, median.passed) == (100, False)
     rest = found["the same less what seed 000 makes Anchor carry"]
     assert (rest.value, rest.reference, rest.passed) == (40, 50, True)
-    assert "the rest 40, 0.80x the memory server" in found[
-        "a task: Anchor 1 calls, memory server 1 calls"
-    ].note
+    assert (
+        "the rest 40, 0.80x the memory server"
+        in found["a task: Anchor 1 calls, memory server 1 calls"].note
+    )
 
 
 def test_without_npx_the_area_prints_a_skipped_row_and_no_error(monkeypatch):

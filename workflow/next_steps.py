@@ -53,16 +53,13 @@ def after_resolution(result: dict[str, Any], *, detail: bool = False) -> dict[st
 
 def after_batch_resolution(result: dict[str, Any]) -> dict[str, Any]:
     """Each item as resolve_record answers it, less a next_step an earlier item gave."""
-    items, said = [], {""}
-    for item in result["items"]:
-        if "result" in item:
-            answer = after_resolution(item["result"])
-            if (step := answer.pop("next_step", "")) not in said:
-                answer["next_step"] = step
-                said.add(step)
-            item = {**item, "result": answer}
-        items.append(item)
-    return {**result, "items": items}
+    said: set[str] = set()
+    for item in (item for item in result["items"] if "result" in item):
+        item["result"] = answer = after_resolution(item["result"])
+        if answer.get("next_step") in said:
+            del answer["next_step"]
+        said.add(answer.get("next_step", ""))
+    return result
 
 
 def after_discovery(result: dict[str, Any]) -> dict[str, Any]:
@@ -88,25 +85,21 @@ def after_prepare(
 ) -> dict[str, Any]:
     """`sent`: the tool's arguments, which the preview need not repeat. A plain prepare needs
     no next step: each prepare tool says which commit follows it."""
-    lean = reply_size.prepared(result, result.get("operation"), sent)
-    commit = kind_for_tool(tool).commit_tool
-    if result.get("needs_decision"):
-        flagged = result["needs_decision"]
+    step = ""
+    if flagged := result.get("needs_decision"):
         keys = ", ".join(flagged[:5]) + (", …" if len(flagged) > 5 else "")
         step = (
-            f"Settle the flagged rows with the user ({keys}), then call {commit} with "
-            "this action_id and one decision per flagged key."
+            f"Settle the flagged rows with the user ({keys}), then call "
+            f"{kind_for_tool(tool).commit_tool} with this action_id and one decision per "
+            "flagged key. "
         )
-    elif result.get("requires_human_approval"):
-        step = f"Call {commit} with this action_id."
-    else:
-        return lean
     if result.get("requires_human_approval"):
         step += (
-            " This write needs a person's approval: the commit will hold it as "
-            "awaiting_approval until someone approves it in the admin. Tell the user now."
+            "This write needs a person's approval: the commit will hold it as awaiting_approval "
+            "until someone approves it in the admin. Tell the user now."
         )
-    return {**lean, "next_step": step}
+    lean = reply_size.prepared(result, result.get("operation"), sent)
+    return {**lean, "next_step": step.strip()} if step else lean
 
 
 def after_commit(result: dict[str, Any]) -> dict[str, Any]:

@@ -174,8 +174,7 @@ def _import_row(row: dict[str, Any]) -> dict[str, Any]:
 # What a committed write returns of what it made: the ID of an object it created, else the
 # version to expect next. The rest the agent sent (the IDs of what it changed or unlinked
 # among it), and the prepare's preview showed; a link made anew is the expected outcome.
-KEPT_AFTER_COMMIT = {"record": ("version", "archived_at"), "relationship": ()}
-KEPT_AFTER_COMMIT |= {"removed_relationship": ()}
+KEPT_AFTER_COMMIT = ("version", "archived_at")
 
 
 def committed(result: dict[str, Any]) -> dict[str, Any]:
@@ -201,8 +200,8 @@ def _made(outcome: Any, operation: str | None) -> Any:
     for key, value in outcome.items():
         if key in ("operation", "item_index") or (key == "created" and value is True):
             continue  # a batch's items come in order
-        if key in KEPT_AFTER_COMMIT and isinstance(value, dict):
-            kept = (new_id,) if new_id in value else KEPT_AFTER_COMMIT[key]
+        if key in ("record", "relationship", "removed_relationship") and isinstance(value, dict):
+            kept = (new_id,) if new_id in value else KEPT_AFTER_COMMIT
             value = {k: v for k, v in value.items() if k in kept}
         elif key == "review" and isinstance(value, dict):
             value = _cited(value)

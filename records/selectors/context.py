@@ -74,15 +74,11 @@ def record_context(
     if whole:
         return result
     lean = _lean(within_budget(result, history))
-    # Said twice, or the ordinary: the ID asked for, the collection's beside its name (unique in
-    # a workspace), an active status, an update time that is the creation time.
-    ordinary = {"status": "active", "updated_at": lean["record"].get("created_at")}
-    record = {
-        k: v
-        for k, v in lean["record"].items()
-        if k not in ("record_id", "collection_id") and (k not in ordinary or ordinary[k] != v)
-    }
-    return lean | {"record": record}
+    # Said twice or ordinary: the ID asked for, the collection's beside its name (unique in a
+    # workspace), an active status, an update time that is the creation time.
+    said = {"record_id": record_id, "collection_id": lean["record"].get("collection_id")}
+    said |= {"status": "active", "updated_at": lean["record"].get("created_at")}
+    return lean | {"record": {k: v for k, v in lean["record"].items() if said.get(k, ...) != v}}
 
 
 # Said only when they say something: a false flag, a null or an empty list is left out.
@@ -94,17 +90,12 @@ def _lean(context: dict[str, Any]) -> dict[str, Any]:
     events the action and item behind them (get_record_history has them), the link end that is
     the record itself, and a listed link's other end by its title."""
     record = context["record"]
-    shown = {k: v for k, v in record.items() if v not in (None, [])}
-    lean = {**context, "record": shown}
-    quiet = ["events_omitted", "events_truncated"]
-    if not lean.get("events_truncated"):  # a cut history says where it goes on, even null
+    quiet = ["events_omitted", *QUIET_WHEN_EMPTY]
+    if not context.get("events_truncated"):  # a cut history says where it goes on, even null
         quiet.append("history_next_cursor")
-    for key in quiet:
-        if not lean.get(key, True):
-            del lean[key]
-    lean["links"] = {
-        k: v for k, v in lean["links"].items() if not (k in QUIET_WHEN_EMPTY and not v)
-    }
+    lean = {k: v for k, v in context.items() if v or k not in quiet}
+    lean["record"] = {k: v for k, v in record.items() if v not in (None, [])}
+    lean["links"] = {k: v for k, v in lean["links"].items() if v or k not in quiet}
     if lean.get("events"):
         listed = [link for side in LINK_SIDES for link in lean["links"].get(side[0], [])]
         ends = {record.get("record_id"): None} | {x["record_id"]: x["title"] for x in listed}

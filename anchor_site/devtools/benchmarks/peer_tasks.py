@@ -28,23 +28,17 @@ MEMORY_SERVER = ["npx", "-y", "@modelcontextprotocol/server-memory"]
 RATIO_TARGET = 1.5
 FIXED_TARGET = 4_000
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-# What seed 000 makes Anchor carry and a memory of names does not; the rest of each call is what
-# the ratio target is held to. From the seed:
-# - IDs: "UUIDs and UTC timestamps are server-generated", and its tools take records, links,
-#   reviews and actions by ID. Every ID an argument writes, and an ID the first time the task's
-#   replies show it; an ID a reply repeats is rest.
-# - The contract ("Tool workflow and contracts"): every reply's {"ok": true, "result": ...}, a
-#   resolution's status, prepare_write(operation, arguments, review_ids, decision_reason,
-#   clarification?) around the arguments, update_record's expected_version, and the second
-#   round trip of every write, commit_write(action_id), with the status it answers.
-# - Identity evidence where a name is uncertain (resolve_record: "candidates including archives,
-#   reasons, linked summaries"; "ask which Rahul, showing a project/role or other relevant
-#   context"): a needs_clarification answer's candidates, whole.
-# - History a memory of names does not keep (get_record_context: "recent audit events";
-#   "`created_by` and event `actor_id` are always the configured local actor"): events, a
-#   record's times and author.
-# Not counted: previews, next steps, echoes, any other key, nor the IDs of a committed create's
-# fresh review (its own extra: the next write cites it instead of resolving again).
+# What seed 000 makes Anchor carry and a memory of names does not; the target holds the rest:
+# - IDs ("UUIDs and UTC timestamps are server-generated"; tools take records, links, reviews and
+#   actions by ID): each an argument writes, and each the first time a task's replies show it.
+# - The contract ("Tool workflow and contracts"): {"ok": true, "result": ...}, a resolution's
+#   status, prepare_write's operation, review_ids, decision_reason and clarification around the
+#   arguments, expected_version, and the second round trip, commit_write(action_id) and status.
+# - Identity evidence where a name is uncertain ("candidates including archives, reasons, linked
+#   summaries"; "ask which Rahul, showing a project/role"): needs_clarification's candidates.
+# - History a memory of names does not keep (get_record_context's "recent audit events";
+#   "`created_by` and event `actor_id`"): events, a record's times and author.
+# Not counted: previews, next steps, an ID repeated, other keys, a committed create's review.
 CARRIED_NOTE = "carried (CARRIED in peer_tasks.py): IDs, the contract, identity evidence, history"
 CARRIED = {"ok", "status", "operation", "review_ids", "decision_reason", "clarification"}
 CARRIED |= {"expected_version", "action_id", "events", "created_at", "updated_at", "created_by"}
