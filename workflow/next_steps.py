@@ -103,29 +103,16 @@ def after_prepare(
 
 
 def after_commit(result: dict[str, Any]) -> dict[str, Any]:
-    """A plain commit needs no next step: the agent tells the user what it stored."""
-    status = result.get("status")
-    review = result.get("review") or {}
+    """A plain commit needs no next step: the agent tells the user what it stored. A held or
+    rejected one neither: its message says what to tell the user and what not to do."""
+    review = result.get("review") or {}  # only a committed write has a review, or rows
     rows = (result.get("result") or {}).get("rows")
-    if status == "committed" and review.get("resolution_id"):
+    step = ""
+    if review.get("resolution_id"):
         step = "To link or change the new record next, cite review.resolution_id (no new resolve)."
-    elif status == "committed" and review.get("discovery_id"):
+    elif review.get("discovery_id"):
         step = "To add records, resolve their titles in it; to change it, cite review.discovery_id."
-    elif (
-        status == "committed"
-        and isinstance(rows, dict)
-        and any("resolution_id" in row for row in rows.values())
-    ):
+    elif isinstance(rows, dict) and any("resolution_id" in row for row in rows.values()):
         step = "To link or change a row's record next, cite its rows[key].resolution_id."
-    elif status == "awaiting_approval":
-        step = (
-            "Tell the user a person must approve this in the admin. Later, call the same commit "
-            f"tool with action_id {result.get('action_id')} to read the decision; do not "
-            "prepare it again."
-        )
-    elif status == "rejected":
-        step = "Tell the user a person rejected it, and why; do not retry it unchanged."
-    else:
-        step = "" if status == "committed" else "Read the status and message above."
     lean = reply_size.committed(result)
     return {**lean, "next_step": step} if step else lean

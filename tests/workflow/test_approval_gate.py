@@ -204,6 +204,7 @@ def assert_held_then_applied_on_approval(door: Door, action_id: str, gated) -> N
     before = written()
     waiting = ok(door.commit_tool, {"action_id": action_id})
     assert waiting["status"] == "awaiting_approval", waiting
+    assert "tell the user" in waiting["message"] and "next_step" not in waiting, "said once"
     again = ok(door.commit_tool, {"action_id": action_id})
     assert again["status"] == "awaiting_approval"
     assert written() == before, "a held write writes nothing"

@@ -44,7 +44,7 @@ def envelope_result(envelope: dict[str, Any]) -> types.CallToolResult:
     )
 
 
-def reply_text(structured: dict[str, Any]) -> str:
+def reply_text(structured: Any) -> str:
     """The JSON text a model reads: no padding after separators, which is a tenth of a reply."""
     return json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
 

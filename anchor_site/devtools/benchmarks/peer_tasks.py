@@ -21,6 +21,7 @@ from typing import Any
 from anchor_site.devtools.benchmarks.measure import Row
 from anchor_site.devtools.benchmarks.process.tool_list import listed, tokens
 from anchor_site.devtools.benchmarks.server import client_session
+from workflow.mcp.calls import reply_text as compact
 from workflow.mcp.client import ClientSession, TextContent
 
 PLAN = json.loads((Path(__file__).with_suffix(".json")).read_text())
@@ -47,10 +48,6 @@ ANCHOR_ENV = {"ANCHOR_TOOLS": "", "DATABASE_URL": "", "ANCHOR_ACTOR_ID": "user:a
 
 
 # --- a side's conversation: steps run, calls counted ---------------------------------------------
-
-
-def compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def pick(value: Any, path: str) -> Any:

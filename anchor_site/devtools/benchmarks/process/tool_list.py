@@ -4,13 +4,13 @@ tests/mcp/test_tool_list.py holds each profile to the same budgets with the same
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import tiktoken
 
 from anchor_site.devtools.benchmarks.measure import Row
 from anchor_site.devtools.benchmarks.server import RawServer
+from workflow.mcp.calls import reply_text
 
 FULL_BUDGET = 10_000
 CORE_BUDGET = 4_000  # the default profile; the official memory server costs 2,287
@@ -25,8 +25,7 @@ def tokens(text: str) -> int:
 def token_count(tools: list[dict[str, Any]], instructions: str = "") -> int:
     """Tokens of the tools as a model receives them, plus the instructions."""
     seen = [{key: tool[key] for key in MODEL_KEYS if key in tool} for tool in tools]
-    text = json.dumps(seen, separators=(",", ":"), ensure_ascii=False)
-    return tokens(text) + tokens(instructions)
+    return tokens(reply_text(seen)) + tokens(instructions)
 
 
 def listed(argv: list[str] | None = None, **env: str) -> tuple[int, int]:
