@@ -84,7 +84,7 @@ def test_a_read_is_wrong_when_it_changes_the_store_or_never_says_the_facts():
     assert "changed the store" in wrong(recall, store, Store((), frozenset()), said)
 
 
-def test_what_seed_000_makes_anchor_carry_is_split_from_the_rest():
+def test_what_the_contract_makes_anchor_carry_is_split_from_the_rest():
     agent = peer_tasks.Agent(None)  # type: ignore[arg-type]  # only its accounting is used
     record, review, fresh = (str(uuid.uuid4()) for _ in range(3))
     change = {"record_id": record, "changes": {"role": "lead"}, "expected_version": 1}
@@ -106,7 +106,7 @@ def test_a_miss_is_explained_when_the_rest_meets_the_target():
     found = {row.what.strip(): row for row in peer_tasks.rows(ours, theirs, 1, 1, 1)}
     median = found["median tokens per task, the 1 tasks both servers do"]
     assert (median.value, median.passed) == (100, False)
-    rest = found["the same less what seed 000 makes Anchor carry"]
+    rest = found["the same less what its contract makes Anchor carry"]
     assert (rest.value, rest.reference, rest.passed) == (40, 50, True)
     assert (
         "the rest 40, 0.80x the memory server"

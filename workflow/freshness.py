@@ -8,7 +8,7 @@ Otherwise the review is evaluated again with the same request and the same rules
 resolution stays valid when no candidate appeared, vanished, or changed its standing (title,
 active or archived, exact or similar); a discovery stays valid when no collection would now be
 suggested that was not, and no listed collection changed its name or purpose. Only then is the
-review stale (seed 000: stale "when something it depends on changes, and only then").
+review stale (the contract: stale "when something it depends on changes, and only then").
 
 Callers that commit run this inside the write transaction after locking the counters, so the
 data re-read is exactly the data the locked values describe.

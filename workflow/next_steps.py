@@ -3,7 +3,7 @@ next: which ID of the reply to cite, and where. Written from the reply itself, s
 point at an ID the reply lacks; it names the ID's key rather than repeating its value.
 
 no_match is the expected answer before a create, not a reason to ask the user; a question is
-asked only when identity or organisation is uncertain (seed 000).
+asked only when identity or organisation is uncertain (the contract).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ fields go stale with the fields named.
 The agent's update replaces only its own top-level keys, so an edit of other keys cannot be
 overwritten by it. Approval therefore re-checks the keys the update writes (which are the keys
 its preview showed the person), not the whole version. An agent's own commit keeps the exact
-`expected_version` check of seed 000.
+`expected_version` check of the contract.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ MEMORY_SERVER = ["npx", "-y", "@modelcontextprotocol/server-memory"]
 RATIO_TARGET = 1.5
 FIXED_TARGET = 4_000
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-# What seed 000 makes Anchor carry and a memory of names does not; the target holds the rest:
+# What its contract makes Anchor carry and a memory of names does not; the target holds the rest:
 # - IDs ("UUIDs and UTC timestamps are server-generated"; tools take records, links, reviews and
 #   actions by ID): each an argument writes, and each the first time a task's replies show it.
 # - The contract ("Tool workflow and contracts"): {"ok": true, "result": ...}, a resolution's
@@ -75,7 +75,7 @@ def fill(value: Any, saved: dict[str, Any]) -> Any:
 @dataclass
 class Agent:
     """One side's session. Each call costs its arguments and its reply's text; `spent` holds
-    (tool, tokens, of which seed 000 makes it carry) per call."""
+    (tool, tokens, of which its contract makes it carry) per call."""
 
     session: ClientSession
     saved: dict[str, Any] = field(default_factory=dict)  # what the conversation knows
@@ -104,7 +104,7 @@ class Agent:
             self.saved |= {name: pick(answer, at) for name, at in step.get("save", {}).items()}
 
     def rest(self, value: Any, *, said: bool, cited: bool = True) -> Any:
-        """`value` without what seed 000 makes Anchor carry (CARRIED)."""
+        """`value` without what its contract makes Anchor carry (CARRIED)."""
         if isinstance(value, list):
             return [self.rest(item, said=said, cited=cited) for item in value]
         if isinstance(value, dict):
@@ -203,7 +203,7 @@ class Outcome:
         return sum(n for _tool, n, _carried in self.spent)
 
     @property
-    def rest(self) -> int:  # beyond what seed 000 makes Anchor carry (CARRIED)
+    def rest(self) -> int:  # beyond what its contract makes Anchor carry (CARRIED)
         return sum(n - carried for _tool, n, carried in self.spent)
 
 
@@ -300,7 +300,7 @@ def rows(
                 passed=not mine.problem,
                 reference=peer.tokens if done else None,
                 reference_what=f"memory server {verdict(peer)}; Anchor {verdict(mine)}",
-                note="Anchor per call (of which seed 000 makes it carry): "
+                note="Anchor per call (of which its contract makes it carry): "
                 + ", ".join(f"{tool} {n} ({carried})" for tool, n, carried in mine.spent)
                 + f"; the rest {mine.rest}"
                 + (f", {mine.rest / peer.tokens:.2f}x the memory server" if done else ""),
@@ -324,7 +324,7 @@ def rows(
             )
             for what, value, note in (
                 (f"median tokens per task, the {len(both)} tasks both servers do", median, ""),
-                ("  the same less what seed 000 makes Anchor carry", rest, CARRIED_NOTE),
+                ("  the same less what its contract makes Anchor carry", rest, CARRIED_NOTE),
             )
         ),
         Row(
