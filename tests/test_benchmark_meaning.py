@@ -47,8 +47,8 @@ def test_recall_and_confidence_rows_per_mode_and_kind_over_a_labelled_set(db):
 
 
 def test_a_recall_miss_is_profiled_by_what_outranks_the_answers():
-    found = {("hybrid", "other_words"): [1, None], ("above", "other_words"): [True, False] * 2}
-    found[("above", "other_words")] += [True] * 6
+    found: meaning.Found = {("hybrid", "other_words"): [1, None]}
+    found[("above", "other_words")] = [True, False] * 2 + [True] * 6
     rows = {row.what: row for row in meaning.recall_table(found, 10_000)}
     profile = rows["recall@10 misses, 10,000 records, other words: written answers above"]
     assert profile.value == 80.0

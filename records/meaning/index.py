@@ -186,7 +186,8 @@ class ScopeVectors:
         alike = whole @ whole.T
         np.fill_diagonal(alike, -np.inf)
         nearest: np.ndarray = np.partition(alike, -neighbours, axis=1)[:, -neighbours:]
-        return nearest.mean(axis=1)
+        hubness: np.ndarray = nearest.mean(axis=1)
+        return hubness
 
     def _similarities(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """Centred cosine of the query with each row's nearer part.
