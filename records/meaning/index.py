@@ -164,15 +164,11 @@ class ScopeVectors:
         scores = similar - HUB_WEIGHT * self._hubness(rows)
         take = min(limit, len(rows))
         best = np.argpartition(-scores, take - 1)[:take]
-        ranked = sorted(
-            (
-                (float(scores[i]), self.record_ids[rows[i]])
-                for i in best
-                if similar[i] >= min_similarity
-            ),
-            key=lambda pair: (-pair[0], pair[1]),
+        kept = sorted(
+            (i for i in best if similar[i] >= min_similarity),
+            key=lambda i: (-scores[i], self.record_ids[rows[i]]),
         )
-        return [(record_id, score) for score, record_id in ranked]
+        return [(self.record_ids[rows[i]], float(scores[i])) for i in kept]
 
     def _hubness(self, rows: np.ndarray) -> np.ndarray:
         """Each row's mean similarity (whole texts, centred) to its nearest other rows."""

@@ -293,19 +293,14 @@ def recall_table(found: Found, size: int) -> list[Row]:
                 )
             )
     missed = found.get(("hybrid", "other_words"), []).count(None)
+    above = found.get(("above", "other_words"), [])
     if missed:  # the miss's profile: what outranks the answers
-        above = found.get(("above", "other_words"), [])
         written = 100.0 * sum(above) / max(1, len(above))
-        rows.append(
-            Row(
-                f"recall@{TOP} misses, {size:,} records, other words: written answers above",
-                round(written, 1),
-                "%",
-                note=f"{missed} questions missed; of the {len(above)} records on their pages, "
-                f"{written:.0f} % are the written answers to other questions (the packaged "
-                f"model's limit on paraphrase), {100 - written:.0f} % filler",
-            )
-        )
+        what = f"recall@{TOP} misses, {size:,} records, other words: written answers above"
+        note = f"{missed} questions missed; of the {len(above)} records on their pages, "
+        note += f"{written:.0f} % are the written answers to other questions (the packaged "
+        note += f"model's limit on paraphrase), {100 - written:.0f} % filler"
+        rows.append(Row(what, round(written, 1), "%", note=note))
     marks = found.get(("confidence", "none"), [])
     answerable = found.get(("confidence", "other_words"), [])
     answerable += found.get(("confidence", "same_words"), [])
