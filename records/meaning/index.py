@@ -181,9 +181,8 @@ class ScopeVectors:
         whole /= np.maximum(np.linalg.norm(whole, axis=1, keepdims=True), 1e-12)
         alike = whole @ whole.T
         np.fill_diagonal(alike, -np.inf)
-        nearest: np.ndarray = np.partition(alike, -neighbours, axis=1)[:, -neighbours:]
-        hubness: np.ndarray = nearest.mean(axis=1)
-        return hubness
+        nearest = np.partition(alike, -neighbours, axis=1)[:, -neighbours:]
+        return np.asarray(nearest.mean(axis=1))
 
     def _similarities(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """Centred cosine of the query with each row's nearer part.

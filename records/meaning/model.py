@@ -108,6 +108,9 @@ def _load() -> tuple[Any, Any]:
                 sess_options=options,
                 providers=["CPUExecutionProvider"],
             )
+            with suppress(OSError, AttributeError):  # M_MMAP_THRESHOLD, fixed: glibc raises
+                # it as large blocks are freed, then keeps the next ones (a search's arrays)
+                ctypes.CDLL(None).mallopt(-3, 1 << 17)
             tokenizer = Tokenizer.from_file(str(TOKENIZER))
             tokenizer.enable_truncation(max_length=MAX_TOKENS)
             tokenizer.no_padding()  # padded per batch, to the batch's longest (_run)
