@@ -269,8 +269,7 @@ def start_catch_up(workspace_id: str) -> None:
 
 
 def catch_up_now(workspace_id: str) -> None:
-    """Embed every missing record of the workspace in the background and wait for it: a
-    restore's command, so the first search by meaning after it need not (minutes at 10,000)."""
+    """Embed the workspace's missing records in the background, and wait (after a restore)."""
     start_catch_up(workspace_id)
     for thread in list(_threads):
         thread.join()

@@ -80,9 +80,8 @@ ROOM_MIN = 64
 # Measured on the labelled set (3,720 records): 500 keeps the full gain, 1,000 loses a point.
 CENTRE_PRIOR = 500
 DERIVE_BATCH = 8192
-# Rows in the sample of the store a question is compared with (confidence): with 1,024 of 10,000
-# records, the sample followed the rows' order, and one store marked 24-28 of the labelled set's
-# 45 questions with no answer "none" as its rows were shuffled; with all of them, 27 each time.
+# Rows of the store a question is compared with (confidence). 1,024 of 10,000 followed the rows'
+# order: 24-28 of 45 questions with no answer marked none as they were shuffled; all: 27 each time.
 TYPICAL_SAMPLE = 8192
 
 Key = tuple[tuple[int, int], tuple[int, int]]

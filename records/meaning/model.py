@@ -56,9 +56,8 @@ PAD_SLACK = 1.5
 
 _lock = threading.Lock()
 _model: tuple[Any, Any] | None = None
-# Runs inside onnxruntime now; at exit no new one starts and the process waits for these: one
-# that ends while a thread is inside the model aborts ("terminate called without an active
-# exception"), however long the catch-up's batch outlasts its wait (embeddings.EXIT_WAIT_S).
+# Runs inside onnxruntime; at exit none starts and the process waits for these: a process ending
+# while a thread is inside aborts ("terminate called..."), even past embeddings.EXIT_WAIT_S.
 _runs = threading.Condition()
 _inside = [0]
 _closed = threading.Event()
