@@ -43,4 +43,13 @@ def test_recall_and_confidence_rows_per_mode_and_kind_over_a_labelled_set(db):
     assert (none.value, none.passed) == (100.0, True)
     answerable = rows["confidence none, 10,000 records, answerable questions (3)"]
     assert (answerable.value, answerable.passed) == (0.0, True)
-    assert len(rows) == 8
+    assert len([what for what in rows if not what.startswith("profile")]) == 8
+
+
+def test_a_recall_miss_is_profiled_by_what_outranks_the_answers():
+    found: meaning.Found = {("hybrid", "other_words"): [1, None]}
+    found[("above", "other_words")] = [[True, False] * 2 + [True] * 6]
+    rows = {row.what: row for row in meaning.recall_table(found, 10_000)}
+    profile = rows["profile, 10,000 records, other words: written answers"]
+    assert profile.value == 80.0
+    assert profile.note.startswith("1 questions; of their 10 records on the page, 80 % are")

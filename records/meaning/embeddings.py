@@ -268,6 +268,13 @@ def start_catch_up(workspace_id: str) -> None:
     thread.start()
 
 
+def catch_up_now(workspace_id: str) -> None:
+    """Embed the workspace's missing records in the background, and wait (after a restore)."""
+    start_catch_up(workspace_id)
+    for thread in list(_threads):
+        thread.join()
+
+
 # A writer holding the database (SQLite's one write lock, a long transaction) makes the store
 # fail at once rather than wait; the batch is retried a few times, then left to the next search.
 SAVE_ATTEMPTS = 6

@@ -19,10 +19,17 @@ workspace shares (its common vocabulary) then stops counting as likeness, and th
 need not change when the mean moves. The mean is shrunk towards zero for a small workspace
 (CENTRE_PRIOR), where one record would otherwise be most of it.
 
-Nearest: over SHORTLIST_FROM vectors or more, the rows nearest by sign bits (Hamming) are
-shortlisted first and only those are scored with the int8 vectors. The sign bits are taken
-relative to the centre at load; rows patched in later keep that centre for their bits, a drift
-of one record in thousands that the next load removes.
+Nearest: over SHORTLIST vectors, the rows nearest by sign bits (Hamming) are shortlisted
+first and only those are scored with the int8 vectors, half a row (one part) at a time. The
+CANDIDATES best are then ranked by their similarity less HUB_WEIGHT times their hubness: a
+record's mean similarity to its HUB_NEIGHBOURS nearest among those candidates (as CSLS does for
+word translation). A hub, a record near everything (a filler of a common shape), stops crowding
+out the answer. Recall@10 of the labelled set's questions in other words, by meaning alone:
+57 to 74 % at 10,000 records, 73 to 78 % at 1,000 (weight 0.5: 73 and 78 %; 0.3 at 1,000: 76 %;
+hubness by both parts: 75 and 76 %).
+
+The sign bits are taken relative to the centre at load; rows patched in later keep that centre
+for their bits, a drift of one record in thousands that the next load removes.
 """
 
 from __future__ import annotations
@@ -58,8 +65,10 @@ VECTORS_KEY = "meaning:vectors"
 # While a catch-up stores its batches, a search reloads the vectors at most this often (a
 # reload of 100,000 records takes about 2 s).
 PENDING_RELOAD_S = 10.0
-SHORTLIST_FROM = 4000
-SHORTLIST_MIN = 2000
+SHORTLIST = 4000
+CANDIDATES = 1000
+HUB_NEIGHBOURS = 10
+HUB_WEIGHT = 0.4
 CACHED_WORKSPACES = 8
 # A write the cached vectors follow by copying them leaves room for this share more rows (and
 # at least ROOM_MIN), so the creates after it append in place instead of copying every vector
@@ -71,7 +80,9 @@ ROOM_MIN = 64
 # Measured on the labelled set (3,720 records): 500 keeps the full gain, 1,000 loses a point.
 CENTRE_PRIOR = 500
 DERIVE_BATCH = 8192
-TYPICAL_SAMPLE = 1024
+# Rows of the store a question is compared with (confidence). 1,024 of 10,000 followed the rows'
+# order: 24-28 of 45 questions with no answer marked none as they were shuffled; all: 27 each time.
+TYPICAL_SAMPLE = 8192
 
 Key = tuple[tuple[int, int], tuple[int, int]]
 
@@ -133,32 +144,47 @@ class ScopeVectors:
     def nearest(
         self, query: np.ndarray, *, collection_id: str | None, limit: int, min_similarity: float
     ) -> list[tuple[str, float]]:
-        """Up to `limit` (record_id, similarity) pairs, best first, at or above the floor.
-
-        The similarity is the cosine of query and record, both centred, for the nearer part.
-        """
+        """Up to `limit` (record_id, score) pairs, best first, of similarity at or above the
+        floor. The similarity is the cosine of query and record, both centred, for the nearer
+        part; the score, that less the record's hubness (the module's docstring)."""
         rows = self.in_scope(collection_id)
         count = len(self) if rows is None else len(rows)
         if count == 0:
             return []
-        if count >= SHORTLIST_FROM:
+        if count > SHORTLIST:
             bits = self.bits[: len(self)] if rows is None else self.bits[rows]
             distances = hamming(
                 bits, sign_bits(np.tile(query, len(model.PARTS)) - self.bits_centre)
             )
-            size = min(count, max(SHORTLIST_MIN, 5 * limit))
-            short = np.argpartition(distances, size - 1)[:size]
+            short = np.argpartition(distances, SHORTLIST - 1)[:SHORTLIST]
             rows = short if rows is None else rows[short]
         if rows is None:
             rows = np.arange(count)
-        scores = self._similarities(query, rows)
+        similar = self._similarities(query, rows)
+        near = np.argpartition(-similar, min(CANDIDATES, len(rows)) - 1)[:CANDIDATES]
+        rows, similar = rows[near], similar[near]
+        scores = similar - HUB_WEIGHT * self._hubness(rows)
         take = min(limit, len(rows))
         best = np.argpartition(-scores, take - 1)[:take]
-        ranked = sorted(
-            ((float(scores[i]), self.record_ids[rows[i]]) for i in best),
-            key=lambda pair: (-pair[0], pair[1]),
+        kept = sorted(
+            (i for i in best if similar[i] >= min_similarity),
+            key=lambda i: (-scores[i], self.record_ids[rows[i]]),
         )
-        return [(record_id, score) for score, record_id in ranked if score >= min_similarity]
+        return [(self.record_ids[rows[i]], float(scores[i])) for i in kept]
+
+    def _hubness(self, rows: np.ndarray) -> np.ndarray:
+        """Each row's mean similarity (whole texts, centred) to its nearest other rows."""
+        neighbours = min(HUB_NEIGHBOURS, len(rows) - 1)
+        if neighbours < 1:
+            return np.zeros(len(rows), np.float32)
+        span = slice(model.DIMENSIONS, 2 * model.DIMENSIONS)
+        whole = self.matrix[rows, span].astype(np.float32) * self.scales[rows, None]
+        whole -= self.centre()[span]
+        whole /= np.maximum(np.linalg.norm(whole, axis=1, keepdims=True), 1e-12)
+        alike = whole @ whole.T
+        np.fill_diagonal(alike, -np.inf)
+        nearest = np.partition(alike, -neighbours, axis=1)[:, -neighbours:]
+        return np.asarray(nearest.mean(axis=1))
 
     def _similarities(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """Centred cosine of the query with each row's nearer part.
@@ -168,7 +194,6 @@ class ScopeVectors:
         (centred query, centre) per part scores them without a float copy of the centred rows.
         """
         centre = self.centre()
-        matrix = self.matrix[rows].astype(np.float32)
         scales = self.scales[rows]
         best: np.ndarray | None = None
         for part in range(len(model.PARTS)):
@@ -176,7 +201,8 @@ class ScopeVectors:
             mean = centre[span]
             asked = query - mean
             asked /= max(float(np.linalg.norm(asked)), 1e-12)
-            products = matrix[:, span] @ np.stack([asked, mean], axis=1)
+            half = self.matrix[rows, span].astype(np.float32)  # a part at a time: less memory
+            products = half @ np.stack([asked, mean], axis=1)
             along, with_mean = products[:, 0] * scales, products[:, 1] * scales
             lengths = self.squares[rows, part] - 2 * with_mean + float(mean @ mean)
             scores = (along - float(asked @ mean)) / np.sqrt(np.maximum(lengths, 1e-12))

@@ -17,6 +17,7 @@ already computed (RECENT_BATCHES) and does not embed while it holds the write's 
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import importlib.util
 import threading
@@ -55,6 +56,18 @@ PAD_SLACK = 1.5
 
 _lock = threading.Lock()
 _model: tuple[Any, Any] | None = None
+# Runs inside onnxruntime; at exit none starts and the process waits for these: a process ending
+# while a thread is inside aborts ("terminate called..."), even past embeddings.EXIT_WAIT_S.
+_runs = threading.Condition()
+_inside = [0]
+_closed = threading.Event()
+
+
+@atexit.register  # registered before embeddings' hook, so it runs after it
+def close() -> None:
+    with _runs:
+        _closed.set()
+        _runs.wait_for(lambda: _inside[0] == 0)
 
 
 def enabled() -> bool:
@@ -94,6 +107,9 @@ def _load() -> tuple[Any, Any]:
                 sess_options=options,
                 providers=["CPUExecutionProvider"],
             )
+            with suppress(OSError, AttributeError):  # M_MMAP_THRESHOLD, fixed: glibc raises
+                # it as large blocks are freed, then keeps the next ones (a search's arrays)
+                ctypes.CDLL(None).mallopt(-3, 1 << 17)
             tokenizer = Tokenizer.from_file(str(TOKENIZER))
             tokenizer.enable_truncation(max_length=MAX_TOKENS)
             tokenizer.no_padding()  # padded per batch, to the batch's longest (_run)
@@ -163,9 +179,17 @@ def _run(session: Any, token_ids: list[list[int]]) -> np.ndarray:
     for row, tokens in enumerate(token_ids):
         ids[row, : len(tokens)] = tokens
         mask[row, : len(tokens)] = 1
-    hidden: np.ndarray = session.run(
-        None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-    )[0]
+    with _runs:
+        if _closed.is_set():
+            raise RuntimeError("the process is exiting: the model takes no new runs")
+        _inside[0] += 1
+    try:
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden: np.ndarray = session.run(None, feed)[0]
+    finally:
+        with _runs:
+            _inside[0] -= 1
+            _runs.notify_all()
     weights = mask[..., None].astype(np.float32)
     pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
     norms = np.linalg.norm(pooled, axis=1, keepdims=True)

@@ -54,18 +54,19 @@ PENDING_NOTE = (
 
 
 def meaning_search(
-    workspace_id: str, criteria: Criteria, cursor: Any, limit: int
+    workspace_id: str, criteria: Criteria, text: str, cursor: Any, limit: int
 ) -> dict[str, Any]:
+    """`text` is embedded as it was typed: joining its words alone, or any prefix, cost recall."""
     assert criteria.words is not None
     bound_to = fingerprint(
-        "search", workspace_id, {**criteria.fingerprint_params(), "mode": "meaning"}
+        "search", workspace_id, {**criteria.fingerprint_params(), "mode": "meaning", "asked": text}
     )
     key = decode_cursor(cursor, bound_to, key_length=3)
     if key is not None and key[0] != "meaning":
         raise invalid("cursor", "is malformed; pass next_cursor unchanged.")
     vectors = scope_vectors(workspace_id)
     by_words = _words_ranking(workspace_id, criteria)
-    asked = query_vector(" ".join(criteria.words))
+    asked = query_vector(text)
     nearest = vectors.nearest(
         asked, collection_id=criteria.collection_id, limit=SCANNED, min_similarity=MIN_SIMILARITY
     )

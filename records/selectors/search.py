@@ -55,7 +55,7 @@ def search_records(
             "cannot be combined with text, whose results are ordered by relevance; drop one.",
         )
     if by_meaning:
-        return _meaning_search(workspace_id, criteria, cursor, limit)
+        return _meaning_search(workspace_id, criteria, text, cursor, limit)
     bound_to = fingerprint(
         "search", workspace_id, {**criteria.fingerprint_params(), "order_by": sort}
     )
@@ -101,7 +101,7 @@ def _parse_mode(value: Any) -> bool:
 
 
 def _meaning_search(
-    workspace_id: str, criteria: Criteria, cursor: Any, limit: int
+    workspace_id: str, criteria: Criteria, text: str, cursor: Any, limit: int
 ) -> dict[str, Any]:
     # Imported here: numpy and the model load on the first search by meaning, not at start-up.
     from records.selectors.meaning_search import meaning_search
@@ -112,7 +112,7 @@ def _meaning_search(
             '"meaning" ranks records against text; give text (the question, in any words) '
             'or search with mode "words".',
         )
-    return meaning_search(workspace_id, criteria, cursor, limit)
+    return meaning_search(workspace_id, criteria, text, cursor, limit)
 
 
 def _parse_order_by(value: Any) -> dict[str, Any] | None:

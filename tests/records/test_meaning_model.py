@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import threading
 
 import numpy as np
 import pytest
 
 from anchor_site.devtools.benchmarks import meaning
 from records.meaning import calibration, model
+from tests.polling import wait_until
 
 TEXTS = [
     "OAuth design decision",
@@ -60,6 +62,34 @@ def test_a_paraphrase_is_nearer_than_an_unrelated_record():
         ["what did we decide about the sign-in flow", "OAuth design decision", "Team lunch"]
     )
     assert asked @ decision > asked @ lunch + 0.1
+
+
+@pytest.mark.backend_free
+def test_at_exit_the_model_waits_for_the_run_inside_it_and_refuses_new_ones(monkeypatch):
+    # A process that ends while a thread is inside onnxruntime aborts ("terminate called
+    # without an active exception"), however long that run outlasts the catch-up's wait.
+    monkeypatch.setattr(model, "_closed", threading.Event())
+    inside, release = threading.Event(), threading.Event()
+
+    class Session:
+        def run(self, names, feed):
+            inside.set()
+            release.wait(10)
+            return [np.ones((1, 2, model.DIMENSIONS), np.float32)]
+
+    runner = threading.Thread(target=model._run, args=(Session(), [[1, 2]]))
+    runner.start()
+    assert inside.wait(10), "the run never started"
+    closer = threading.Thread(target=model.close)
+    closer.start()
+    wait_until(model._closed.is_set, "the exit hook to close the model")
+    assert closer.is_alive()  # it waits for the run inside the model
+    release.set()
+    closer.join(10)
+    runner.join(10)
+    assert not closer.is_alive() and model._inside == [0]
+    with pytest.raises(RuntimeError, match="exiting"):
+        model._run(Session(), [[1, 2]])
 
 
 @pytest.mark.slow

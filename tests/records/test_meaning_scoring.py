@@ -1,4 +1,5 @@
-"""How search by meaning scores a record: the nearer of title and whole text, centred."""
+"""How search by meaning scores a record: the nearer of title and whole text, centred, less its
+hubness."""
 
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ BUSY_NOTES = (
 
 
 def expected_similarities(question: str) -> dict[str, float]:
-    """Each active record's score computed directly in floats: the reference for the cache."""
+    """Each active record's score computed directly in floats: the reference for the cache.
+    The similarity of the nearer part, centred, less HUB_WEIGHT times the mean similarity of
+    the record's whole text to the HUB_NEIGHBOURS nearest others (all are candidates here)."""
     records = list(Record.objects.filter(workspace_id=WORKSPACE, archived_at=None))
     titles = model.embed_texts([r.title for r in records])
     wholes = model.embed_texts([record_text(r.title, r.data) for r in records])
@@ -33,6 +36,14 @@ def expected_similarities(question: str) -> dict[str, float]:
             a, r = asked - centre, vectors[position] - centre
             best = max(best, float(a @ r / np.linalg.norm(a) / np.linalg.norm(r)))
         scores[record.pk] = best
+    centred = wholes - parts[1][1]
+    centred /= np.linalg.norm(centred, axis=1, keepdims=True)
+    alike = centred @ centred.T
+    np.fill_diagonal(alike, -np.inf)
+    neighbours = min(index.HUB_NEIGHBOURS, len(records) - 1)
+    for position, record in enumerate(records):
+        hub = np.sort(alike[position])[-neighbours:].mean() if neighbours else 0.0
+        scores[record.pk] -= index.HUB_WEIGHT * float(hub)
     return scores
 
 

@@ -16,6 +16,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection, transaction
 
 from records import services, transfer
+from records.meaning.embeddings import missing_record_ids
 from records.models import (
     AuditEvent,
     Record,
@@ -24,8 +25,9 @@ from records.models import (
     Relationship,
     RevisionCounter,
 )
+from records.services import WriteContext
 from records.transfer import check_file, export_workspace, import_workspace
-from tests.conftest import make_collection, make_record
+from tests.conftest import WORKSPACE, make_collection, make_record
 from tests.e2e.server import postgres_url
 from tests.migrated_schema import migrated_copy
 
@@ -341,3 +343,17 @@ def test_a_postgres_restore_leaves_the_planner_statistics_current(history, ctx, 
         call_command("import_workspace", str(path), "--replace", verbosity=0)
         cursor.execute("SELECT reltuples FROM pg_class WHERE relname = 'records_record'")
         assert cursor.fetchone()[0] == Record.objects.count()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_restore_is_embedded_for_search_by_meaning_before_the_command_returns(tmp_path):
+    services.workspace_ensure(WORKSPACE)
+    ctx = WriteContext(workspace_id=WORKSPACE, actor_id="a", decision_reason="t")
+    notes = make_collection(ctx, "decisions", "Decisions we made and why")
+    for title in ("OAuth design decision", "Database migration to PostgreSQL 16"):
+        make_record(ctx, notes, title)
+    path = tmp_path / "export.jsonl"
+    call_command("export_workspace", str(path), verbosity=0)
+    call_command("import_workspace", str(path), "--replace", verbosity=0)
+    assert Record.objects.filter(workspace_id=WORKSPACE).count() == 2
+    assert missing_record_ids(WORKSPACE) == []

@@ -50,6 +50,10 @@ TOP = 10
 RECALL_TARGET = 80.0
 GROWTH_TARGET_MB = 120.0
 MODES = ("words", "meaning", "hybrid")
+# What outranks the answer of a question in other words that recall@10 missed (written answers
+# to other questions: the packaged model's limit on paraphrase), and what a question with no
+# answer not marked none was offered first.
+PROFILED = (("other_words", "records on the page"), ("none", "first hits"))
 
 
 def run(sizes: Sizes, ctx: WriteContext) -> list[Row]:
@@ -110,7 +114,7 @@ def latency_rows(sizes: Sizes, ctx: WriteContext) -> list[Row]:
         return by("meaning")()
 
     after_write = repeat(write_then_search, sizes.repeat)
-    shortlist = "sign-bit shortlist, then int8 rerank" if total >= index.SHORTLIST_FROM else "int8"
+    shortlist = "sign-bit shortlist, then int8 rerank" if total > index.SHORTLIST else "int8"
     return [
         Row(
             f"embed {len(sample):,} records written in bulk (catch-up)",
@@ -248,7 +252,10 @@ Found = dict[tuple[str, str], list[Any]]
 
 def measure_recall(workspace_id: str, queries: list[Any]) -> Found:
     """(mode, kind) -> for each question of that kind, the rank of its first expected title
-    (None: not on the first page); ("confidence", kind) -> the hybrid page's confidence."""
+    (None: not on the first page); ("confidence", kind) -> the hybrid page's confidence;
+    ("above", kind) -> per hybrid page that missed (its answer; for no answer, "none"): whether
+    each record on it (no answer: the first) is the written answer to a question, else filler."""
+    answers = {title for query in queries for title in query.expected}
     found: Found = {}
     for query in queries:
         for mode in MODES:
@@ -257,6 +264,10 @@ def measure_recall(workspace_id: str, queries: list[Any]) -> Found:
             found.setdefault((mode, query.kind), []).append(rank)
             if mode == "hybrid":
                 found.setdefault(("confidence", query.kind), []).append(confidence)
+                if rank is None if query.expected else confidence != "none":
+                    shown = titles if query.expected else titles[:1]
+                    written = [title in answers for title in shown]
+                    found.setdefault(("above", query.kind), []).append(written)
     return found
 
 
@@ -286,6 +297,14 @@ def recall_table(found: Found, size: int) -> list[Row]:
                     note=f"@1 {share(ranks, 1):.1f} %, @5 {share(ranks, 5):.1f} %",
                 )
             )
+    for kind, what in PROFILED:  # a miss's profile: what the page offers instead
+        missed = found.get(("above", kind), [])
+        if flags := [flag for page in missed for flag in page]:
+            written = 100.0 * sum(flags) / len(flags)
+            note = f"{len(missed)} questions; of their {len(flags)} {what}, {written:.0f} % are "
+            note += f"the written answers to other questions, {100 - written:.0f} % filler"
+            title = f"profile, {size:,} records, {kind.replace('_', ' ')}: written answers"
+            rows.append(Row(title, round(written, 1), "%", note=note))
     marks = found.get(("confidence", "none"), [])
     answerable = found.get(("confidence", "other_words"), [])
     answerable += found.get(("confidence", "same_words"), [])

@@ -8,6 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
+from records.meaning import embeddings, model
 from records.transfer import TransferError, check_file, import_workspace
 
 
@@ -39,3 +40,5 @@ class Command(BaseCommand):
             bar.close()
         if options["verbosity"]:
             self.stdout.write(self.style.SUCCESS(f"Restored {loaded} rows into {workspace!r}."))
+        if model.enabled():
+            embeddings.catch_up_now(workspace)
