@@ -91,10 +91,13 @@ def prepare_database(*, verbosity: int) -> None:
             # Another process may have made or migrated it while we waited for the lock.
             if not connection.introspection.table_names():
                 script = (SCHEMAS / f"schema.{connection.vendor}.sql").read_text()
+                # One transaction, all or nothing: on SQLite the script says BEGIN and COMMIT;
+                # on PostgreSQL one multi-statement query runs as one implicit transaction.
                 with connection.cursor() as cursor:
-                    # One transaction, all or nothing: SQLite's executescript (the script says
-                    # BEGIN and COMMIT) or, on PostgreSQL, one multi-statement query.
-                    getattr(cursor.cursor, "executescript", cursor.execute)(script)
+                    if connection.vendor == "sqlite":
+                        cursor.cursor.executescript(script)
+                    else:
+                        cursor.execute(script)
             if not _all_recorded():
                 call_command("migrate", interactive=False, verbosity=verbosity, stdout=sys.stderr)
     except (DatabaseError, sqlite3.Error) as exc:
