@@ -89,15 +89,17 @@ def test_what_the_contract_makes_anchor_carry_is_split_from_the_rest():
     record, review, fresh = (str(uuid.uuid4()) for _ in range(3))
     change = {"record_id": record, "changes": {"role": "lead"}, "expected_version": 1}
     sent = {"operation": "update_record", "arguments": change, "review_ids": [review]}
-    asked = agent.rest(sent | {"decision_reason": "Promoted."}, said=False)
+    asked = agent.uncarried(sent | {"decision_reason": "Promoted."}, in_reply=False)
     assert asked == {"arguments": {"record_id": "", "changes": {"role": "lead"}}}, "IDs written"
     made = {"record": {"record_id": record, "version": 2}, "review": {"resolution_id": fresh}}
-    committed = agent.rest({"status": "committed", "result": made}, said=True)
+    committed = agent.uncarried({"status": "committed", "result": made}, in_reply=True)
     assert committed == {"result": made}, "an ID repeated, and a create's own extra review: rest"
     uncertain = {"status": "needs_clarification", "message": "Ask.", "candidates": [{"a": 1}]}
-    assert agent.rest(uncertain, said=True) == {"message": "Ask."}, "identity evidence, whole"
+    assert agent.uncarried(uncertain, in_reply=True) == {"message": "Ask."}, (
+        "identity evidence, whole"
+    )
     context = {"record": {"title": "Kirat", "created_at": "t"}, "events": [{"kind": "k"}]}
-    assert agent.rest(context, said=True) == {"record": {"title": "Kirat"}}, "history"
+    assert agent.uncarried(context, in_reply=True) == {"record": {"title": "Kirat"}}, "history"
 
 
 def test_a_miss_is_explained_when_the_rest_meets_the_target():

@@ -54,12 +54,16 @@ def after_resolution(result: dict[str, Any], *, detail: bool = False) -> dict[st
 def after_batch_resolution(result: dict[str, Any]) -> dict[str, Any]:
     """Each item as resolve_record answers it, less a next_step an earlier item gave."""
     said: set[str] = set()
-    for item in (item for item in result["items"] if "result" in item):
-        item["result"] = answer = after_resolution(item["result"])
-        if answer.get("next_step") in said:
-            del answer["next_step"]
-        said.add(answer.get("next_step", ""))
-    return result
+    items = []
+    for item in result["items"]:
+        if "result" in item:
+            answer = after_resolution(item["result"])
+            if answer.get("next_step") in said:
+                answer = {k: v for k, v in answer.items() if k != "next_step"}
+            said.add(answer.get("next_step", ""))
+            item = {**item, "result": answer}
+        items.append(item)
+    return {**result, "items": items}
 
 
 def after_discovery(result: dict[str, Any]) -> dict[str, Any]:

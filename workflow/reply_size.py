@@ -179,7 +179,10 @@ KEPT_AFTER_COMMIT = ("version", "archived_at")
 
 def committed(result: dict[str, Any]) -> dict[str, Any]:
     lean: dict[str, Any] = _written(result, result.get("operation"), provisional=False)
-    lean = {k: v for k, v in lean.items() if k not in ("action_id", "operation", "replayed")}
+    # A write held for a person keeps its action_id: its message says to commit it again later.
+    done = result.get("status") == "committed"
+    dropped = ("operation", "replayed", "action_id") if done else ("operation", "replayed")
+    lean = {k: v for k, v in lean.items() if k not in dropped}
     if result.get("replayed"):
         lean["replayed"] = True
     if isinstance(lean.get("result"), dict) and result.get("status") == "committed":

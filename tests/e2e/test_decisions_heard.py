@@ -68,6 +68,7 @@ async def held_update(session, record_id: str, title: str, stage: str) -> str:
     )
     held = await call_ok(session, "commit_write", {"action_id": prepared["action_id"]})
     assert held["status"] == "awaiting_approval", held
+    assert held["action_id"] == prepared["action_id"], "the held write names what to commit later"
     return prepared["action_id"]
 
 

@@ -264,7 +264,8 @@ def measure_recall(workspace_id: str, queries: list[Any]) -> Found:
             found.setdefault((mode, query.kind), []).append(rank)
             if mode == "hybrid":
                 found.setdefault(("confidence", query.kind), []).append(confidence)
-                if rank is None if query.expected else confidence != "none":
+                missed = (rank is None) if query.expected else (confidence != "none")
+                if missed:
                     shown = titles if query.expected else titles[:1]
                     written = [title in answers for title in shown]
                     found.setdefault(("above", query.kind), []).append(written)

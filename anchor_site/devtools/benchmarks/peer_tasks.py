@@ -21,7 +21,7 @@ from typing import Any
 from anchor_site.devtools.benchmarks.measure import Row
 from anchor_site.devtools.benchmarks.process.tool_list import listed, tokens
 from anchor_site.devtools.benchmarks.server import client_session
-from workflow.mcp.calls import reply_text as compact
+from workflow.mcp.calls import reply_text
 from workflow.mcp.client import ClientSession, TextContent
 
 PLAN = json.loads((Path(__file__).with_suffix(".json")).read_text())
@@ -90,36 +90,41 @@ class Agent:
             arguments = fill(step["args"], self.saved)
             reply = await self.session.call_tool(step["call"], arguments)
             text = "".join(part.text for part in reply.content if isinstance(part, TextContent))
-            spent = tokens(compact(arguments)) + tokens(text)
+            spent = tokens(reply_text(arguments)) + tokens(text)
             self.said.append(text.lower())
             if not text.startswith('{"ok":'):  # the memory server's: nothing it must carry
                 self.spent.append((step["call"], spent, 0))
                 continue
             found = json.loads(text)
             answer = found.get("result", found)
-            rest = self.rest(arguments, said=False), self.rest(answer, said=True)
-            self.spent.append((step["call"], spent, spent - sum(tokens(compact(r)) for r in rest)))
+            rest = self.uncarried(arguments, in_reply=False), self.uncarried(answer, in_reply=True)
+            self.spent.append(
+                (step["call"], spent, spent - sum(tokens(reply_text(r)) for r in rest))
+            )
             if step.get("save") and found["ok"] is False:
                 raise ValueError(f"{step['call']} refused: {found['error']}")
             self.saved |= {name: pick(answer, at) for name, at in step.get("save", {}).items()}
 
-    def rest(self, value: Any, *, said: bool, cited: bool = True) -> Any:
+    def uncarried(self, value: Any, *, in_reply: bool, counts_ids: bool = True) -> Any:
         """`value` without what its contract makes Anchor carry (CARRIED)."""
         if isinstance(value, list):
-            return [self.rest(item, said=said, cited=cited) for item in value]
+            return [
+                self.uncarried(item, in_reply=in_reply, counts_ids=counts_ids) for item in value
+            ]
         if isinstance(value, dict):
             uncertain = value.get("status") == "needs_clarification"
             carried = {k for k in value if k in CARRIED or (uncertain and k == "candidates")}
-            self.seen.update(UUID.findall(compact([value[k] for k in carried])))
+            self.seen.update(UUID.findall(reply_text([value[k] for k in carried])))
             kept = {k: v for k, v in value.items() if k not in carried}
             return {
-                k: self.rest(v, said=said, cited=cited and k != "review") for k, v in kept.items()
+                k: self.uncarried(v, in_reply=in_reply, counts_ids=counts_ids and k != "review")
+                for k, v in kept.items()
             }
         if not (isinstance(value, str) and UUID.fullmatch(value)):
             return value
         known = value in self.seen
         self.seen.add(value)
-        return value if not cited or (said and known) else ""
+        return value if not counts_ids or (in_reply and known) else ""
 
     def next_task(self) -> Agent:
         return Agent(self.session, self.saved)

@@ -131,9 +131,11 @@ def _migration_lock() -> Iterator[None]:
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_lock(%s)", [POSTGRES_MIGRATION_LOCK])
-            try:
-                yield
-            finally:
+        try:
+            yield
+        finally:
+            # A cursor of its own: migrate may have closed the one that took the lock.
+            with connection.cursor() as cursor:
                 cursor.execute("SELECT pg_advisory_unlock(%s)", [POSTGRES_MIGRATION_LOCK])
         return
     # SQLite: a lock file in the temp directory, keyed by the database path.
