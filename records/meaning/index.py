@@ -165,6 +165,8 @@ class ScopeVectors:
         near = np.argpartition(-similar, min(CANDIDATES, len(rows)) - 1)[:CANDIDATES]
         rows, similar = rows[near], similar[near]
         scores = similar - HUB_WEIGHT * self._hubness(rows)
+        # Below the floor never takes a place: the order is the score, not the similarity.
+        scores = np.where(similar >= min_similarity, scores, -np.inf)
         take = min(limit, len(rows))
         best = np.argpartition(-scores, take - 1)[:take]
         kept = sorted(

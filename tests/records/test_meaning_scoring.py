@@ -178,3 +178,28 @@ def test_the_same_store_written_with_keys_in_another_order_ranks_the_same(ctx, o
         rankings.append(([item["title"] for item in page["records"]], ranked))
     assert rankings[0] == rankings[1]
     assert rankings[0][0][0] == "OAuth design decision"
+
+
+def test_a_record_below_the_floor_gives_its_place_to_one_above_it(ctx):
+    """The page is the best scores among records at or above the floor: one under it never
+    takes a place that a record above it then loses."""
+    notes = make_collection(ctx, "ops log", "What we did this week")
+    for title in ("MacBook expense claim", "Laptop stipend policy", "Kubernetes upgrade"):
+        make_record(ctx, notes, title, notes=BUSY_NOTES)
+    for title in ("Database backup rotation", "Team offsite in Goa", "Grafana alert tuning"):
+        make_record(ctx, notes, title)
+    for title in ("Expense: taxi to airport", "Expense: hotel in Pune"):
+        make_record(ctx, notes, title)
+    vectors = index.scope_vectors(WORKSPACE)
+    asked = index.query_vector("spending")
+    all_rows = np.arange(len(vectors))
+    similar = dict(zip(vectors.record_ids, vectors._similarities(asked, all_rows), strict=True))
+    scores = dict(vectors.nearest(asked, collection_id=None, limit=100, min_similarity=-1.0))
+    by_score = sorted(scores, key=lambda record_id: -scores[record_id])
+    # A floor just above the best-scored record's similarity leaves it out, and keeps those more
+    # similar than it (hubness put it first).
+    floor = float(similar[by_score[0]]) + 1e-6
+    above = [record_id for record_id in by_score if similar[record_id] >= floor]
+    assert above, "the set must hold a record more similar than the best-scored one"
+    page = vectors.nearest(asked, collection_id=None, limit=1, min_similarity=floor)
+    assert [record_id for record_id, _ in page] == above[:1]
